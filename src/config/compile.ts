@@ -1,0 +1,102 @@
+/**
+ * Turns a validated file into the immutable configuration the gateway serves: every template,
+ * URL builder and origin is prepared here, once, so the request path only looks things up.
+ */
+import type { GatewayFile, GatewaySettings, HttpMethod } from './schema.js';
+import { loadConfigFile, parseConfigText } from './load.js';
+import { validateConfig } from './validate.js';
+import type { Problem } from './problems.js';
+import { compileUrlBuilder, parseTemplate, type Template, type UrlBuilder } from '../upstream/target-url.js';
+import { parseService, type Origin } from '../upstream/origin.js';
+
+export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
+
+export interface CompiledMappingRule {
+  readonly index: number;
+  readonly tag: string;
+  readonly removeKeyMapping: boolean;
+  readonly service: string;
+  readonly origin: Origin;
+  readonly path: Template;
+  readonly buildPath: UrlBuilder;
+}
+
+export interface CompiledRoute {
+  /** `GET /users/{id}`: the label in logs and metrics (a template, never a raw path). */
+  readonly id: string;
+  readonly index: number;
+  readonly method: HttpMethod;
+  /** The route as written, without basePath. */
+  readonly route: string;
+  /** The path clients call: basePath + route. */
+  readonly clientPath: string;
+  readonly service: string;
+  readonly origin: Origin;
+  readonly path: Template;
+  readonly buildPath: UrlBuilder;
+  readonly kind: RouteKind;
+  readonly requiresAuth: boolean;
+  readonly mapping: readonly CompiledMappingRule[];
+}
+
+export interface CompiledConfig {
+  readonly file: string;
+  readonly settings: GatewaySettings;
+  /** basePath normalised: '' when there is no prefix. */
+  readonly prefix: string;
+  readonly routes: readonly CompiledRoute[];
+}
+
+export type LoadResult = { ok: true; config: CompiledConfig } | { ok: false; problems: readonly Problem[] };
+
+/** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
+  const v = validateConfig(loadConfigFile(file, env));
+  return v.ok ? { ok: true, config: compileConfig(v.config, file) } : v;
+}
+
+/** The same from text (tests, embedding). */
+export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
+  const v = validateConfig(parseConfigText(text, file, env));
+  return v.ok ? { ok: true, config: compileConfig(v.config, file) } : v;
+}
+
+/** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
+export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
+  const settings = file.config;
+  const prefix = settings.basePath === '/' ? '' : settings.basePath;
+  const routes = file.routes.map((r, index): CompiledRoute => {
+    const path = mustTemplate(r.path);
+    const mapping = (r.mapping ?? []).map((m, i): CompiledMappingRule => {
+      const t = mustTemplate(m.path);
+      return { index: i, tag: m.tag, removeKeyMapping: m.removeKeyMapping, service: m.service, origin: mustOrigin(m.service), path: t, buildPath: compileUrlBuilder(t) };
+    });
+    return Object.freeze({
+      id: `${r.method} ${r.route}`,
+      index,
+      method: r.method,
+      route: r.route,
+      clientPath: prefix + r.route,
+      service: r.service,
+      origin: mustOrigin(r.service),
+      path,
+      buildPath: compileUrlBuilder(path),
+      kind: r.isWebSocket ? 'websocket' : r.isSSE ? 'sse' : mapping.length > 0 ? 'mapping' : 'standard',
+      requiresAuth: settings.auth.defaultProtected && !r.public,
+      mapping: Object.freeze(mapping),
+    });
+  });
+  return Object.freeze({ file: fileName, settings, prefix, routes: Object.freeze(routes) });
+}
+
+function mustTemplate(source: string): Template {
+  const t = parseTemplate(source);
+  if ('error' in t) throw new Error(`unvalidated template: ${t.error}`);
+  return t;
+}
+
+function mustOrigin(service: string): Origin {
+  const o = parseService(service);
+  if ('error' in o) throw new Error(`unvalidated service: ${o.error}`);
+  return o;
+}

@@ -1,0 +1,240 @@
+/**
+ * Validation of a parsed file: the schema (types, defaults, unknown keys with hints), then the
+ * rules the schema cannot express (spec 2.6, spec 2.1 rule 2, DECISIONS.md). Every problem is
+ * collected with its position; nothing is thrown.
+ */
+import type { z } from 'zod';
+import { GatewayFileSchema, HTTP_METHODS, type GatewayFile } from './schema.js';
+import { didYouMean, type Problem } from './problems.js';
+import type { ConfigPath, ParsedConfig } from './load.js';
+import { isTemplate, parseTemplate } from '../upstream/target-url.js';
+import { isOrigin, parseService } from '../upstream/origin.js';
+
+/** Paths the gateway answers itself, outside any route. */
+export const RESERVED_PATHS = ['/health', '/ready', '/metrics'];
+
+export type Validation = { ok: true; config: GatewayFile } | { ok: false; problems: Problem[] };
+
+/** Validates parsed YAML; returns the typed file with defaults, or every problem found. */
+export function validateConfig(parsed: ParsedConfig): Validation {
+  if (parsed.value === undefined) return { ok: false, problems: parsed.problems };
+  const problems: Problem[] = [...parsed.problems];
+  const at = (path: ConfigPath, message: string, hint?: string) =>
+    problems.push({ file: parsed.file, ...parsed.locate(path), message, ...(hint ? { hint } : {}) });
+
+  const raw = parsed.value;
+  if (raw === null || raw === undefined) {
+    at([], 'the configuration file is empty; it needs at least a "routes" list');
+    return { ok: false, problems };
+  }
+  const result = GatewayFileSchema.safeParse(raw);
+  if (!result.success) {
+    for (const issue of result.error.issues) schemaProblem(issue, raw, parsed, problems);
+  }
+  semanticChecks(raw, at);
+  if (problems.length > 0 || !result.success) {
+    problems.sort((a, b) => a.line - b.line || a.col - b.col);
+    return { ok: false, problems };
+  }
+  return { ok: true, config: result.data };
+}
+
+function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConfig, problems: Problem[]): void {
+  const path = issue.path as (string | number)[];
+  const where = (p: ConfigPath) => ({ file: parsed.file, ...parsed.locate(p) });
+  const name = formatPath(path);
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const known = knownKeys(path);
+      for (const key of issue.keys) {
+        const hint = didYouMean(key, known);
+        problems.push({
+          file: parsed.file,
+          ...parsed.locateKey(path, key),
+          message: `${name ? `${name}: ` : ''}unknown key "${key}"`,
+          ...(hint ? { hint: `did you mean "${hint}"?` } : {}),
+        });
+      }
+      return;
+    }
+    case 'invalid_type': {
+      const value = valueAt(raw, path);
+      if (value === undefined) {
+        problems.push({ ...where(path.slice(0, -1)), message: `${formatPath(path.slice(0, -1)) || 'file'}: missing required key "${String(path[path.length - 1])}"` });
+      } else {
+        const yaml11 = issue.expected === 'boolean' && typeof value === 'string' && /^(yes|no|on|off|y|n)$/i.test(value);
+        problems.push({
+          ...where(path),
+          message: `${name}: expected ${describeExpected(issue.expected)}, got ${describeValue(value)}`,
+          ...(yaml11 ? { hint: 'YAML 1.2 reads this as text: write true or false' } : {}),
+        });
+      }
+      return;
+    }
+    case 'invalid_value': {
+      const value = valueAt(raw, path);
+      const options = issue.values.map(String);
+      const hint = typeof value === 'string' ? didYouMean(value, options) : undefined;
+      problems.push({
+        ...where(path),
+        message: `${name}: ${JSON.stringify(value)} is not one of ${options.join(', ')}`,
+        ...(hint ? { hint: `did you mean "${hint}"?` } : {}),
+      });
+      return;
+    }
+    case 'too_small':
+      if (issue.origin === 'string') {
+        problems.push({ ...where(path), message: `${name}: must not be empty` });
+        return;
+      }
+      problems.push({ ...where(path), message: `${name}: must be ${issue.inclusive ? 'at least' : 'greater than'} ${String(issue.minimum)}` });
+      return;
+    case 'too_big':
+      problems.push({ ...where(path), message: `${name}: must be at most ${String(issue.maximum)}` });
+      return;
+    default:
+      problems.push({ ...where(path), message: `${name}: ${issue.message}` });
+  }
+}
+
+/** The keys the schema accepts for the object at `path` (for "did you mean" on unknown keys). */
+function knownKeys(path: readonly (string | number)[]): string[] {
+  let schema: unknown = GatewayFileSchema;
+  for (const key of path) {
+    schema = unwrap(schema);
+    const def = (schema as { def?: { type?: string; shape?: Record<string, unknown>; element?: unknown } }).def;
+    if (def?.type === 'array') schema = def.element;
+    else if (def?.type === 'object' && typeof key === 'string') schema = def.shape?.[key];
+    else return [];
+  }
+  const def = (unwrap(schema) as { def?: { shape?: Record<string, unknown> } }).def;
+  return Object.keys(def?.shape ?? {});
+}
+
+function unwrap(schema: unknown): unknown {
+  let s = schema as { def?: { type?: string; innerType?: unknown; options?: unknown[] } } | undefined;
+  while (s?.def && ['optional', 'default', 'prefault', 'nullable'].includes(s.def.type ?? '')) {
+    s = s.def.innerType as typeof s;
+  }
+  return s;
+}
+
+function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hint?: string) => void): void {
+  if (!isRecord(raw)) return;
+  const config = isRecord(raw.config) ? raw.config : {};
+  const basePath = typeof config.basePath === 'string' ? config.basePath : '/api';
+  if ('basePath' in config && typeof config.basePath === 'string' && basePath !== '' && (!basePath.startsWith('/') || (basePath.endsWith('/') && basePath !== '/') || /[{}?#]/.test(basePath))) {
+    at(['config', 'basePath'], `config.basePath: "${basePath}" must start with "/", not end with "/", and hold no {param}, "?" or "#" (use "" for no prefix)`);
+  }
+  const prefix = basePath === '/' ? '' : basePath;
+
+  const auth = isRecord(config.auth) ? config.auth : {};
+  if (auth.defaultProtected === true && !auth.secret && !auth.jwksUrl && !auth.authService) {
+    at(['config', 'auth', 'defaultProtected'], 'config.auth.defaultProtected is true but no secret, jwksUrl or authService is set to validate tokens');
+  }
+  if (typeof auth.authService === 'string') checkService(auth.authService, ['config', 'auth', 'authService'], at);
+  if (typeof auth.authPath === 'string' && !auth.authPath.startsWith('/')) at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
+  if (typeof auth.jwksUrl === 'string' && !/^https?:\/\/[^/]/i.test(auth.jwksUrl)) {
+    at(['config', 'auth', 'jwksUrl'], `config.auth.jwksUrl: "${auth.jwksUrl}" must be an http:// or https:// URL`);
+  }
+
+  if (!Array.isArray(raw.routes)) return;
+  const seen = new Map<string, number>();
+  raw.routes.forEach((route: unknown, i: number) => {
+    if (!isRecord(route)) return;
+    const here = (key: string) => ['routes', i, key] as const;
+    const label = `routes[${i}]`;
+    let routeParams: readonly string[] | undefined;
+    if (typeof route.route === 'string') {
+      const t = parseTemplate(route.route);
+      if (!route.route.startsWith('/')) at(here('route'), `${label}.route: "${route.route}" must start with "/"`);
+      if (!isTemplate(t)) at(here('route'), `${label}.route: ${t.error}`);
+      else if (/[?#]/.test(route.route)) at(here('route'), `${label}.route: must not contain "?" or "#"; client query parameters are forwarded automatically`);
+      else {
+        routeParams = t.params;
+        const dup = t.params.find((p, k) => t.params.indexOf(p) !== k);
+        if (dup) at(here('route'), `${label}.route: parameter {${dup}} appears twice`);
+        if (prefix === '' && RESERVED_PATHS.includes(route.route)) at(here('route'), `${label}.route: "${route.route}" is answered by the gateway itself; set config.basePath or choose another route`);
+      }
+      if (typeof route.method === 'string' && (HTTP_METHODS as readonly string[]).includes(route.method)) {
+        const key = `${route.method} ${route.route.replace(/\{[^}]*\}/g, '{}')}`;
+        const first = seen.get(key);
+        if (first !== undefined) at(here('route'), `${label}: ${route.method} ${route.route} is already defined by routes[${first}]`);
+        else seen.set(key, i);
+      }
+    }
+    if (typeof route.path === 'string') {
+      const t = parseTemplate(route.path);
+      if (!route.path.startsWith('/')) at(here('path'), `${label}.path: "${route.path}" must start with "/"`);
+      if (!isTemplate(t)) at(here('path'), `${label}.path: ${t.error}`);
+      else if (routeParams) {
+        for (const p of new Set(t.params)) {
+          if (!routeParams.includes(p)) at(here('path'), `${label}.path: {${p}} is not a parameter of route "${String(route.route)}"`, hintParam(p, routeParams));
+        }
+        for (const p of routeParams) {
+          if (!t.params.includes(p)) at(here('route'), `${label}.route: {${p}} is not used in path "${route.path}" (spec 2.1: a parameter must appear in both)`);
+        }
+      }
+    }
+    if (typeof route.service === 'string') checkService(route.service, here('service'), at, `${label}.service`);
+    if (route.isSSE === true && route.isWebSocket === true) at(here('isWebSocket'), `${label}: a route cannot be both isSSE and isWebSocket`);
+    if (route.isWebSocket === true && typeof route.method === 'string' && route.method !== 'GET') {
+      at(here('method'), `${label}.method: a WebSocket route must use GET (the upgrade request is a GET)`);
+    }
+    if (Array.isArray(route.mapping)) {
+      if (route.isSSE === true || route.isWebSocket === true) at(here('mapping'), `${label}.mapping: a streaming route (isSSE or isWebSocket) cannot have mapping rules`);
+      route.mapping.forEach((rule: unknown, j: number) => {
+        if (!isRecord(rule)) return;
+        const rp = (key: string) => ['routes', i, 'mapping', j, key] as const;
+        const rl = `${label}.mapping[${j}]`;
+        if (typeof rule.path === 'string' && rule.path !== '') {
+          const t = parseTemplate(rule.path);
+          if (!rule.path.startsWith('/')) at(rp('path'), `${rl}.path: "${rule.path}" must start with "/"`);
+          if (!isTemplate(t)) at(rp('path'), `${rl}.path: ${t.error}`);
+        }
+        if (typeof rule.service === 'string' && rule.service !== '') checkService(rule.service, rp('service'), at, `${rl}.service`);
+      });
+    }
+  });
+}
+
+function checkService(service: string, path: ConfigPath, at: (path: ConfigPath, message: string) => void, label = formatPath(path)): void {
+  const o = parseService(service);
+  if (!isOrigin(o)) at(path, `${label}: ${o.error}`);
+}
+
+function hintParam(p: string, params: readonly string[]): string | undefined {
+  const m = didYouMean(p, params);
+  return m ? `did you mean {${m}}?` : undefined;
+}
+
+function formatPath(path: readonly (string | number | symbol)[]): string {
+  let out = '';
+  for (const k of path) out += typeof k === 'number' ? `[${k}]` : out ? `.${String(k)}` : String(k);
+  return out;
+}
+
+function valueAt(raw: unknown, path: readonly (string | number | symbol)[]): unknown {
+  let v = raw;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string | number, unknown>)[k as string | number];
+  }
+  return v;
+}
+
+function describeExpected(expected: string): string {
+  return expected === 'int' ? 'an integer' : expected === 'array' ? 'a list' : expected === 'object' ? 'a mapping' : `a ${expected}`;
+}
+
+function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}

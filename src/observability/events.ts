@@ -1,0 +1,51 @@
+/**
+ * The hot path reports what happened as events; logs and metrics subscribe. A minimal typed bus:
+ * emitting with no listener costs one array length check.
+ */
+export interface GatewayEvents {
+  'request:end': {
+    requestId: string;
+    method: string;
+    routeId: string | undefined;
+    path: string;
+    status: number;
+    durationMs: number;
+    aborted: boolean;
+    errorCode?: string | undefined;
+  };
+  'upstream:error': { requestId: string; routeId: string; origin: string; kind: string; error: unknown };
+  'circuit:change': { origin: string; from: string; to: string; consecutiveFailures: number };
+  'mapping:fail': { requestId: string; routeId: string; tag: string; url: string; reason: string };
+  'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
+  'config:reload': { file: string; ok: boolean; problems?: string[] };
+}
+
+type Listener<K extends keyof GatewayEvents> = (event: GatewayEvents[K]) => void;
+
+export interface EventBus {
+  on<K extends keyof GatewayEvents>(name: K, listener: Listener<K>): () => void;
+  emit<K extends keyof GatewayEvents>(name: K, event: GatewayEvents[K]): void;
+  has(name: keyof GatewayEvents): boolean;
+}
+
+export function createEventBus(): EventBus {
+  const listeners: { [K in keyof GatewayEvents]?: Listener<K>[] } = {};
+  return {
+    on(name, listener) {
+      const list = (listeners[name] ??= []) as Listener<typeof name>[];
+      list.push(listener);
+      return () => {
+        const i = list.indexOf(listener);
+        if (i >= 0) list.splice(i, 1);
+      };
+    },
+    emit(name, event) {
+      const list = listeners[name];
+      if (list === undefined) return;
+      for (let i = 0; i < list.length; i++) (list[i] as Listener<typeof name>)(event);
+    },
+    has(name) {
+      return (listeners[name]?.length ?? 0) > 0;
+    },
+  };
+}

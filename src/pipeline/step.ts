@@ -1,0 +1,29 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CompiledRoute } from '../config/compile.js';
+import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
+
+/** One client request on its way through a route's pipeline. */
+export interface Exchange {
+  readonly route: CompiledRoute;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly requestId: string;
+  /** Path parameters, already percent-decoded by the router. */
+  readonly params: Readonly<Record<string, string>>;
+  /** The client's query string without `?`, exactly as sent ('' when none). */
+  readonly rawQuery: string;
+  /** `X-<claim>` headers set by the auth layer; they replace client headers of the same name. */
+  claimHeaders: [name: string, value: string][] | undefined;
+  /** Status the backend answered with, when it answered. */
+  upstreamStatus: number | undefined;
+  /** Why the backend gave no answer, when it did not (the circuit counts it, unless 'aborted'). */
+  upstreamFailure: UpstreamFailureKind | undefined;
+  /** Code of the gateway error answered, if any (for logs and metrics). */
+  errorCode: string | undefined;
+}
+
+export type Step = (ex: Exchange) => Promise<void>;
+export type Layer = (next: Step) => Step;
+
+/** Wraps `end` in `layers`, first layer outermost. Done once per route at config load. */
+export const compose = (layers: readonly Layer[], end: Step): Step => layers.reduceRight<Step>((next, wrap) => wrap(next), end);

@@ -1,0 +1,82 @@
+/**
+ * The endpoint of standard routes: the request is streamed to the backend and the answer streamed
+ * back, never buffered. undici's `stream()` writes the backend body straight into the client
+ * response (the fastest path undici offers: no intermediate Readable).
+ */
+import type { Dispatcher } from 'undici';
+import type { Exchange, Step } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/compile.js';
+import type { Upstream } from '../upstream/upstream.js';
+import { appendQuery } from '../upstream/target-url.js';
+import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
+import { classifyUpstreamError } from '../upstream/upstream-error.js';
+import { sendError } from '../response/send-error.js';
+import type { EventBus } from '../observability/events.js';
+
+export interface ForwardOptions {
+  readonly upstream: Upstream;
+  readonly dropHeaders: ReadonlySet<string>;
+  /** No response headers within this time: 504. */
+  readonly headersTimeoutMs: number;
+  /** Longest silence between two body chunks; 0 for none (SSE). */
+  readonly bodyTimeoutMs: number;
+  readonly events: EventBus;
+}
+
+/** True when the client request carries a body that must be streamed on. */
+export function hasRequestBody(ex: Exchange): boolean {
+  const h = ex.req.headers;
+  return h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
+}
+
+export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): Step {
+  const { upstream, dropHeaders, headersTimeoutMs, bodyTimeoutMs, events } = options;
+  const { pool, origin } = upstream;
+  const hasQuery = route.path.hasQuery;
+  const buildPath = route.buildPath;
+  const method = route.method as Dispatcher.HttpMethod;
+
+  return (ex) =>
+    new Promise<void>((resolve) => {
+      const { req, res } = ex;
+      const abort = new AbortController();
+      // A client that leaves must release the backend connection at once (issue #8).
+      const onClose = () => {
+        if (!res.writableFinished) abort.abort();
+      };
+      res.once('close', onClose);
+      pool.stream(
+        {
+          path: appendQuery(buildPath(ex.params), hasQuery, ex.rawQuery),
+          method: req.method === 'HEAD' ? 'HEAD' : method,
+          headers: upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders),
+          body: hasRequestBody(ex) ? req : null,
+          signal: abort.signal,
+          headersTimeout: headersTimeoutMs,
+          bodyTimeout: bodyTimeoutMs,
+        },
+        ({ statusCode, headers }) => {
+          ex.upstreamStatus = statusCode;
+          res.writeHead(statusCode, downstreamResponseHeaders(headers));
+          return res;
+        },
+        (err) => {
+          res.removeListener('close', onClose);
+          if (err) {
+            const failure = classifyUpstreamError(err);
+            if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
+            if (failure.kind !== 'aborted' || !res.destroyed) {
+              events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
+            }
+            if (!res.headersSent && !res.destroyed) {
+              ex.errorCode = failure.code;
+              sendError(res, failure.code);
+            } else {
+              res.destroy();
+            }
+          }
+          resolve();
+        },
+      );
+    });
+}

@@ -1,0 +1,39 @@
+/**
+ * The only catalogue of gateway-generated errors. Every entry is documented in docs/errors.md
+ * (a unit test keeps the two in step). Bodies are `{"error": message, "success": false}`
+ * (DECISIONS.md); the code travels in the `X-Portico-Error` header for operators and scripts.
+ */
+export const ERRORS = {
+  GW_ROUTE_NOT_FOUND: { status: 404, message: 'No route matches this path' },
+  GW_METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed on this route' },
+  GW_AUTH_MISSING: { status: 401, message: 'Missing bearer token' },
+  GW_AUTH_INVALID: { status: 401, message: 'Invalid or expired token' },
+  GW_AUTH_UNAVAILABLE: { status: 503, message: 'Authentication service unavailable' },
+  GW_RATE_LIMITED: { status: 429, message: 'Too many requests' },
+  GW_CIRCUIT_OPEN: { status: 503, message: 'Service temporarily unavailable (circuit open)' },
+  GW_UPSTREAM_UNREACHABLE: { status: 502, message: 'Backend service unreachable' },
+  GW_UPSTREAM_TIMEOUT: { status: 504, message: 'Backend service did not answer in time' },
+  GW_UPGRADE_REQUIRED: { status: 426, message: 'This route only accepts WebSocket upgrades' },
+  GW_BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
+  GW_DRAINING: { status: 503, message: 'Gateway is shutting down' },
+  GW_INTERNAL: { status: 500, message: 'Internal gateway error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** An error the gateway answers itself; `cause` is logged, never sent to the client. */
+export class GatewayError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    options: { cause?: unknown; message?: string } = {},
+  ) {
+    super(options.message ?? ERRORS[code].message, { cause: options.cause });
+    this.name = 'GatewayError';
+    this.status = ERRORS[code].status;
+  }
+}
+
+export function isGatewayError(err: unknown): err is GatewayError {
+  return err instanceof GatewayError;
+}

@@ -1,0 +1,26 @@
+import type { ServerResponse } from 'node:http';
+import { ERRORS, type ErrorCode } from './errors.js';
+
+/** Pre-serialised bodies: the error path allocates nothing but the response. */
+const BODIES = new Map<string, Buffer>(
+  Object.entries(ERRORS).map(([code, e]) => [code, Buffer.from(JSON.stringify({ error: e.message, success: false }))]),
+);
+
+/**
+ * Writes a gateway error in the one JSON shape of DECISIONS.md. The only place that turns an
+ * error into a body. A response whose headers already went out can only be cut short.
+ */
+export function sendError(res: ServerResponse, code: ErrorCode, extraHeaders?: Record<string, string | number>, message?: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = message === undefined ? BODIES.get(code)! : Buffer.from(JSON.stringify({ error: message, success: false }));
+  res.writeHead(ERRORS[code].status, {
+    'content-type': 'application/json',
+    'content-length': body.length,
+    'x-portico-error': code,
+    ...extraHeaders,
+  });
+  res.end(body);
+}

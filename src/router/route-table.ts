@@ -1,0 +1,68 @@
+/**
+ * Method + path to route, on a radix tree (find-my-way) built once per configuration.
+ * `{param}` becomes find-my-way's `:param`; a literal `:` is escaped as `::`.
+ */
+import FindMyWay from 'find-my-way';
+import type { CompiledRoute } from '../config/compile.js';
+import { HTTP_METHODS, type HttpMethod } from '../config/schema.js';
+import type { Step } from '../pipeline/step.js';
+
+export interface RouteEntry {
+  readonly route: CompiledRoute;
+  readonly run: Step;
+}
+
+export type Match =
+  | { readonly kind: 'found'; readonly entry: RouteEntry; readonly params: Record<string, string> }
+  | { readonly kind: 'method-not-allowed'; readonly allow: string }
+  | { readonly kind: 'not-found' };
+
+export interface RouteTable {
+  readonly entries: readonly RouteEntry[];
+  match(method: string, path: string): Match;
+}
+
+const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
+
+/** Converts a route template to find-my-way syntax. */
+export function toRouterPath(clientPath: string): string {
+  return clientPath.replaceAll(':', '::').replace(/\{([^}]+)\}/g, ':$1');
+}
+
+/**
+ * Builds the table. A GET route also answers HEAD unless a HEAD route is configured for the same
+ * path (RFC 9110 9.3.2: HEAD is GET without the body); the backend receives HEAD.
+ */
+export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
+  const router = FindMyWay({ maxParamLength: 2048, caseSensitive: true, ignoreTrailingSlash: false });
+  const explicit = new Set(entries.map((e) => `${e.route.method} ${toRouterPath(e.route.clientPath)}`));
+  for (const entry of entries) {
+    const path = toRouterPath(entry.route.clientPath);
+    router.on(entry.route.method, path, noop, entry);
+    if (entry.route.method === 'GET' && !explicit.has(`HEAD ${path}`)) router.on('HEAD', path, noop, entry);
+  }
+  return {
+    entries,
+    match(method, path) {
+      const found = router.find(method as HttpMethod, path);
+      if (found !== null && allPresent(found.params)) {
+        return { kind: 'found', entry: found.store as RouteEntry, params: found.params as Record<string, string> };
+      }
+      // Off the hot path: which methods would this path accept?
+      const allow: string[] = [];
+      for (const m of HTTP_METHODS) {
+        const other = router.find(m, path);
+        if (other !== null && allPresent(other.params)) allow.push(m);
+      }
+      return allow.length > 0 && found === null ? { kind: 'method-not-allowed', allow: allow.join(', ') } : NOT_FOUND;
+    },
+  };
+}
+
+/** An empty parameter (`/users/`) matches no route: the backend would get a different path. */
+function allPresent(params: Record<string, string | undefined>): boolean {
+  for (const k in params) if (params[k] === '') return false;
+  return true;
+}
+
+function noop(): void {}

@@ -1,0 +1,92 @@
+/**
+ * The request entry point: request id, the gateway's own endpoints, route lookup, then the
+ * route's pipeline. The route table is read through `current()` on every request, so a reload
+ * swaps one reference and in-flight requests finish on the table they started with.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RouteTable } from '../router/route-table.js';
+import type { Exchange } from '../pipeline/step.js';
+import type { EventBus } from '../observability/events.js';
+import type { Logger } from '../observability/logger.js';
+import { requestIdFor } from '../observability/request-id.js';
+import { sendError } from '../response/send-error.js';
+import { sendHealth, sendReady } from './health.js';
+
+export interface RequestHandlerDeps {
+  current(): RouteTable;
+  readonly events: EventBus;
+  readonly logger: Logger;
+  isDraining(): boolean;
+  /** Answers GET /metrics; undefined while metrics are not wired. */
+  readonly metrics?: (res: ServerResponse) => void;
+  /** Counts requests in flight, for graceful shutdown. */
+  readonly inFlight: { count: number };
+}
+
+export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { events, logger, inFlight } = deps;
+  return (req, res) => {
+    const started = performance.now();
+    const requestId = requestIdFor(req.headers['x-request-id']);
+    res.setHeader('x-request-id', requestId);
+    if (deps.isDraining()) res.setHeader('connection', 'close');
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+
+    if (method === 'GET' || method === 'HEAD') {
+      if (path === '/health') return sendHealth(res);
+      if (path === '/ready') return sendReady(res, deps.isDraining());
+      if (path === '/metrics' && deps.metrics) return deps.metrics(res);
+    }
+
+    inFlight.count++;
+    let ex: Exchange | undefined;
+    let errorCode: string | undefined;
+    res.once('close', () => {
+      inFlight.count--;
+      events.emit('request:end', {
+        requestId,
+        method,
+        routeId: ex?.route.id,
+        path,
+        status: res.statusCode,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        aborted: !res.writableFinished,
+        errorCode: ex?.errorCode ?? errorCode,
+      });
+    });
+
+    const match = deps.current().match(method, path);
+    if (match.kind === 'not-found') {
+      errorCode = 'GW_ROUTE_NOT_FOUND';
+      req.resume();
+      return sendError(res, 'GW_ROUTE_NOT_FOUND');
+    }
+    if (match.kind === 'method-not-allowed') {
+      errorCode = 'GW_METHOD_NOT_ALLOWED';
+      req.resume();
+      return sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow });
+    }
+    ex = {
+      route: match.entry.route,
+      req,
+      res,
+      requestId,
+      params: match.params,
+      rawQuery: q < 0 ? '' : url.slice(q + 1),
+      claimHeaders: undefined,
+      upstreamStatus: undefined,
+      upstreamFailure: undefined,
+      errorCode: undefined,
+    };
+    const exchange = ex;
+    match.entry.run(exchange).catch((err: unknown) => {
+      // A bug, not a backend failure: log it with the request id, answer without internals.
+      logger.error({ reqId: requestId, route: exchange.route.id, err }, 'unhandled error in pipeline');
+      exchange.errorCode = 'GW_INTERNAL';
+      sendError(res, 'GW_INTERNAL');
+    });
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Header rules between client and backend (DECISIONS.md "HTTP behaviour"): hop-by-hop headers
+ * never cross the gateway, `Host` is the backend's, `X-Forwarded-*` and `X-Request-ID` are the
+ * gateway's, and identity headers a client could forge are dropped before auth adds real ones.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+
+/** RFC 9110 7.6.1 hop-by-hop headers, plus the legacy ones proxies still see. */
+export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization'];
+
+/** Headers the gateway sets itself on the way to a backend. */
+const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect'];
+
+/** Builds the per-configuration set of client request headers that are never forwarded. */
+export function requestDropSet(stripHeaders: readonly string[]): ReadonlySet<string> {
+  return new Set([...HOP_BY_HOP, ...GATEWAY_OWNED, ...stripHeaders.map((h) => h.toLowerCase())]);
+}
+
+export interface ForwardContext {
+  readonly req: IncomingMessage;
+  readonly requestId: string;
+  readonly hostHeader: string;
+  readonly claimHeaders: readonly [string, string][] | undefined;
+}
+
+/**
+ * The flat `[name, value, ...]` header list for the backend request, built from the client's raw
+ * headers in one pass (undici takes the flat form without copying it again).
+ */
+export function upstreamRequestHeaders(ctx: ForwardContext, drop: ReadonlySet<string>): string[] {
+  const raw = ctx.req.rawHeaders;
+  const out: string[] = ['host', ctx.hostHeader];
+  const connectionTokens = connectionListed(ctx.req.headers);
+  const claims = ctx.claimHeaders;
+  let clientXff: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (drop.has(lower)) {
+      if (lower === 'x-forwarded-for') clientXff = clientXff === undefined ? raw[i + 1] : `${clientXff}, ${raw[i + 1]}`;
+      continue;
+    }
+    if (connectionTokens !== undefined && connectionTokens.has(lower)) continue;
+    if (claims !== undefined && claims.some(([c]) => c.toLowerCase() === lower)) continue;
+    out.push(name, raw[i + 1]!);
+  }
+  if (claims !== undefined) for (const [n, v] of claims) out.push(n, v);
+  const remote = ctx.req.socket.remoteAddress ?? '';
+  out.push(
+    'x-forwarded-for', clientXff === undefined ? remote : `${clientXff}, ${remote}`,
+    'x-forwarded-proto', (ctx.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+    'x-request-id', ctx.requestId,
+  );
+  const host = ctx.req.headers.host;
+  if (host !== undefined) out.push('x-forwarded-host', host);
+  return out;
+}
+
+/** Backend response headers without hop-by-hop ones and without the backend's request id. */
+export function downstreamResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  const connectionTokens = connectionListed(headers);
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || RESPONSE_DROP.has(name)) continue;
+    if (connectionTokens !== undefined && connectionTokens.has(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+const RESPONSE_DROP = new Set([...HOP_BY_HOP, 'x-request-id']);
+
+/** Headers named in `Connection` are hop-by-hop too (RFC 9110 7.6.1). */
+function connectionListed(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Set<string> | undefined {
+  const c = headers.connection;
+  if (c === undefined) return undefined;
+  const value = Array.isArray(c) ? c.join(',') : c;
+  const lower = value.toLowerCase();
+  if (lower === 'keep-alive' || lower === 'close') return undefined;
+  return new Set(lower.split(',').map((t) => t.trim()).filter(Boolean));
+}

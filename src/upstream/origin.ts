@@ -1,0 +1,48 @@
+/**
+ * `service` strings (spec 2.1 rule 1): `host:port`, `http://host:port` or `https://host`.
+ * Without a scheme, `http://` is assumed. The origin (`scheme://host:port`, port always
+ * written) keys the connection pool and the circuit of a backend (DECISIONS.md).
+ */
+export interface Origin {
+  /** `http://host:port`, the port always explicit. */
+  readonly key: string;
+  readonly protocol: 'http:' | 'https:';
+  readonly hostname: string;
+  readonly port: number;
+  /** Value of the `Host` header sent to this backend. */
+  readonly hostHeader: string;
+}
+
+export function parseService(service: string): Origin | { error: string } {
+  const trimmed = service.trim();
+  if (trimmed === '') return { error: 'service must not be empty' };
+  const hasScheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(trimmed);
+  if (hasScheme && !/^https?:\/\//i.test(trimmed)) {
+    return { error: `service "${service}" must use http:// or https://` };
+  }
+  let url: URL;
+  try {
+    url = new URL(hasScheme ? trimmed : `http://${trimmed}`);
+  } catch {
+    return { error: `service "${service}" is not a valid host, host:port or URL` };
+  }
+  if (url.username || url.password) return { error: `service "${service}" must not contain credentials` };
+  if (url.pathname !== '/' || url.search || url.hash || /[?#]|:\/\/[^/]+\/./.test(trimmed)) {
+    return { error: `service "${service}" must be a host only; put the path in "path"` };
+  }
+  if (url.hostname === '') return { error: `service "${service}" has no host` };
+  const protocol = url.protocol as 'http:' | 'https:';
+  const defaultPort = protocol === 'https:' ? 443 : 80;
+  const port = url.port ? Number(url.port) : defaultPort;
+  return {
+    key: `${protocol}//${url.hostname}:${port}`,
+    protocol,
+    hostname: url.hostname,
+    port,
+    hostHeader: url.host,
+  };
+}
+
+export function isOrigin(o: Origin | { error: string }): o is Origin {
+  return !('error' in o);
+}

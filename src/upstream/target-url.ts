@@ -1,0 +1,88 @@
+/**
+ * `{param}` templates, parsed once at config load into literal and placeholder parts, and the
+ * URL builders made from them. Every substituted value is percent-encoded, so a value can never
+ * change the structure of the backend path or query (DECISIONS.md "HTTP behaviour").
+ */
+
+export type TemplatePart = string | { readonly param: string };
+
+export interface Template {
+  readonly source: string;
+  readonly parts: readonly TemplatePart[];
+  /** Placeholder names in order of appearance (may repeat). */
+  readonly params: readonly string[];
+  /** True when the template already holds a `?`: client query is then appended with `&`. */
+  readonly hasQuery: boolean;
+}
+
+const PARAM_NAME = /^[A-Za-z_$][\w$-]*$/;
+
+/** Parses `/users/{id}/posts?x={y}`; returns a message instead when the template is malformed. */
+export function parseTemplate(source: string): Template | { error: string } {
+  const parts: TemplatePart[] = [];
+  const params: string[] = [];
+  let i = 0;
+  let literal = '';
+  while (i < source.length) {
+    const c = source[i]!;
+    if (c === '}') return { error: `unmatched "}" at position ${i + 1} of "${source}"` };
+    if (c !== '{') {
+      literal += c;
+      i++;
+      continue;
+    }
+    const end = source.indexOf('}', i);
+    if (end < 0) return { error: `unclosed "{" at position ${i + 1} of "${source}"` };
+    const name = source.slice(i + 1, end);
+    if (!PARAM_NAME.test(name)) return { error: `"{${name}}" is not a valid parameter name (letters, digits, _ and -)` };
+    if (literal === '' && parts.length > 0) return { error: `parameters {${params[params.length - 1]}} and {${name}} must be separated by text` };
+    if (literal) parts.push(literal);
+    literal = '';
+    parts.push({ param: name });
+    params.push(name);
+    i = end + 1;
+  }
+  if (literal) parts.push(literal);
+  return { source, parts, params, hasQuery: source.includes('?') };
+}
+
+export function isTemplate(t: Template | { error: string }): t is Template {
+  return !('error' in t);
+}
+
+/**
+ * Percent-encodes one substituted value. encodeURIComponent leaves `.` alone, so a value that is
+ * only dots (`.` or `..`) would still be a path segment a backend may normalise: encode those too.
+ */
+export function encodeValue(value: string): string {
+  const encoded = encodeURIComponent(value);
+  return /^\.+$/.test(encoded) ? encoded.replaceAll('.', '%2E') : encoded;
+}
+
+export type UrlBuilder = (values: Readonly<Record<string, string>>) => string;
+
+/**
+ * A function that fills the template with encoded values. Built once per template; the
+ * hot path does one string concatenation per part.
+ */
+export function compileUrlBuilder(t: Template): UrlBuilder {
+  if (t.params.length === 0) {
+    const fixed = t.source;
+    return () => fixed;
+  }
+  const parts = t.parts;
+  return (values) => {
+    let out = '';
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      out += typeof p === 'string' ? p : encodeValue(values[p.param] ?? '');
+    }
+    return out;
+  };
+}
+
+/** Appends the client's raw query string after any query the template itself wrote. */
+export function appendQuery(path: string, hasQuery: boolean, rawQuery: string): string {
+  if (rawQuery === '') return path;
+  return path + (hasQuery ? '&' : '?') + rawQuery;
+}

@@ -1,0 +1,31 @@
+import type { ErrorCode } from '../response/errors.js';
+
+export type UpstreamFailureKind = 'timeout' | 'refused' | 'reset' | 'aborted' | 'other';
+
+/** Classifies an undici/socket error: what happened, and what the client is answered. */
+export function classifyUpstreamError(err: unknown): { kind: UpstreamFailureKind; code: ErrorCode } {
+  const code = (err as { code?: string } | null)?.code;
+  switch (code) {
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'ETIMEDOUT':
+      return { kind: 'timeout', code: 'GW_UPSTREAM_TIMEOUT' };
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return { kind: 'refused', code: 'GW_UPSTREAM_UNREACHABLE' };
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+      return { kind: 'reset', code: 'GW_UPSTREAM_UNREACHABLE' };
+    case 'UND_ERR_ABORTED':
+    case 'ABORT_ERR':
+      return { kind: 'aborted', code: 'GW_UPSTREAM_UNREACHABLE' };
+    default:
+      return { kind: 'other', code: 'GW_UPSTREAM_UNREACHABLE' };
+  }
+}

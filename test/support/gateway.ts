@@ -1,0 +1,49 @@
+/**
+ * The real gateway on 127.0.0.1:0, from YAML text. Logs are captured in `logs` (parsed JSON lines)
+ * so tests can assert what was logged.
+ */
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { loadConfigText } from '../../src/config/compile.js';
+import { formatProblem } from '../../src/config/problems.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/observability/logger.js';
+
+export interface TestGateway {
+  /** `http://127.0.0.1:PORT` */
+  readonly url: string;
+  readonly port: number;
+  readonly gateway: Gateway;
+  /** Every log line written so far, parsed. */
+  readonly logs: Record<string, unknown>[];
+  /** Reloads from new YAML text; throws on problems like `start` would refuse. */
+  reload(yaml: string): void;
+  close(): Promise<void>;
+}
+
+export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = process.env): Promise<TestGateway> {
+  const loaded = loadConfigText(yaml, 'test.yaml', env);
+  if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.map(formatProblem).join('\n')}`);
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const logger = createLogger({ level: 'debug', destination });
+  const gateway = createGateway({ config: loaded.config, logger, drainTimeoutMs: 2_000 });
+  const address: AddressInfo = await gateway.listen(0, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    port: address.port,
+    gateway,
+    logs,
+    reload(next) {
+      const r = loadConfigText(next, 'test.yaml', env);
+      if (!r.ok) throw new Error(r.problems.map(formatProblem).join('\n'));
+      gateway.reload(r.config);
+    },
+    close: () => gateway.close(),
+  };
+}
