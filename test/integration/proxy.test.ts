@@ -110,7 +110,9 @@ describe('backend failures', () => {
   });
 
   it('502 when the backend resets the connection before answering', async () => {
-    const backend = await startBackend((req) => req.socket.destroy());
+    const backend = await startBackend((req) => {
+      req.socket.destroy();
+    });
     const gw = await startGateway(`routes: [{ method: GET, route: /x, service: ${backend.host}, path: /x }]`);
     try {
       const res = await request(`${gw.url}/api/x`);
