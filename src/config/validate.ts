@@ -33,10 +33,20 @@ export function validateConfig(parsed: ParsedConfig): Validation {
   }
   semanticChecks(raw, at);
   if (problems.length > 0 || !result.success) {
-    problems.sort((a, b) => a.line - b.line || a.col - b.col);
-    return { ok: false, problems };
+    return { ok: false, problems: withoutEchoes(problems, parsed.problems.length) };
   }
   return { ok: true, config: result.data };
+}
+
+/**
+ * Sorted by position. A value that failed substitution (`${MISSING}`) is reported once: the
+ * follow-on problems its empty replacement causes at the same spot are dropped.
+ */
+function withoutEchoes(problems: Problem[], envProblemCount: number): Problem[] {
+  const envSpots = new Set(problems.slice(0, envProblemCount).map((p) => `${p.line}:${p.col}`));
+  return problems
+    .filter((p, i) => i < envProblemCount || !envSpots.has(`${p.line}:${p.col}`))
+    .sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
 function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConfig, problems: Problem[]): void {
@@ -73,6 +83,10 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
     }
     case 'invalid_value': {
       const value = valueAt(raw, path);
+      if (value === undefined) {
+        problems.push({ ...where(path.slice(0, -1)), message: `${formatPath(path.slice(0, -1)) || 'file'}: missing required key "${String(path[path.length - 1])}"` });
+        return;
+      }
       const options = issue.values.map(String);
       const hint = typeof value === 'string' ? didYouMean(value, options) : undefined;
       problems.push({

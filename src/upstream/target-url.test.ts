@@ -1,0 +1,48 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendQuery, compileUrlBuilder, encodeValue, parseTemplate, type Template } from './target-url.js';
+
+function template(source: string): Template {
+  const t = parseTemplate(source);
+  if ('error' in t) throw new Error(t.error);
+  return t;
+}
+
+describe('parseTemplate', () => {
+  it('splits literals and placeholders', () => {
+    const t = template('/users/{id}/posts?x={y}');
+    assert.deepEqual(t.parts, ['/users/', { param: 'id' }, '/posts?x=', { param: 'y' }]);
+    assert.deepEqual(t.params, ['id', 'y']);
+    assert.equal(t.hasQuery, true);
+  });
+  it('rejects malformed templates', () => {
+    assert.deepEqual(parseTemplate('/a/{id'), { error: 'unclosed "{" at position 4 of "/a/{id"' });
+    assert.deepEqual(parseTemplate('/a/id}'), { error: 'unmatched "}" at position 6 of "/a/id}"' });
+    assert.deepEqual(parseTemplate('/a/{}'), { error: '"{}" is not a valid parameter name (letters, digits, _ and -)' });
+    assert.deepEqual(parseTemplate('/a/{x}{y}'), { error: 'parameters {x} and {y} must be separated by text' });
+  });
+});
+
+describe('compileUrlBuilder', () => {
+  it('percent-encodes every value so it cannot change the structure', () => {
+    const build = compileUrlBuilder(template('/users/{id}?company={c}'));
+    assert.equal(build({ id: '../admin', c: '1&role=admin' }), '/users/..%2Fadmin?company=1%26role%3Dadmin');
+    assert.equal(build({ id: 'a b/é', c: '#x?' }), '/users/a%20b%2F%C3%A9?company=%23x%3F');
+  });
+  it('encodes dot-only values, which a backend would normalise as path segments', () => {
+    assert.equal(encodeValue('..'), '%2E%2E');
+    assert.equal(encodeValue('.'), '%2E');
+    assert.equal(encodeValue('a.b'), 'a.b');
+  });
+  it('returns the fixed path when there are no placeholders', () => {
+    assert.equal(compileUrlBuilder(template('/static?x=1'))({}), '/static?x=1');
+  });
+});
+
+describe('appendQuery', () => {
+  it('appends after the template query with &, else with ?', () => {
+    assert.equal(appendQuery('/users?companyId=7', true, 'page=2'), '/users?companyId=7&page=2');
+    assert.equal(appendQuery('/users', false, 'page=2'), '/users?page=2');
+    assert.equal(appendQuery('/users', false, ''), '/users');
+  });
+});
