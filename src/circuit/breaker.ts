@@ -3,8 +3,30 @@
  * outcome on it exactly once: `succeed()` (an answer < 500), `fail()` (5xx or no answer), or
  * `release()` (the caller gave up, e.g. the client left: no outcome counted).
  *
- * This file holds the contract and the always-closed breaker used while `circuitBreaker.enabled`
- * is false. The state machine of spec section 3 is issue #5.
+ * This file holds the contract, the always-closed breaker of a disabled circuit, and the state
+ * machine of spec section 3 (`createBreaker`).
+ *
+ * Transitions (spec 3, DECISIONS.md "Circuit breaker"):
+ *
+ * | State     | Trigger              | Condition                                  | Next      | Effect                                   |
+ * |-----------|----------------------|--------------------------------------------|-----------|------------------------------------------|
+ * | Closed    | acquire              | always                                     | Closed    | permit granted                           |
+ * | Closed    | succeed              |                                            | Closed    | consecutive failures reset to 0          |
+ * | Closed    | fail                 | consecutive failures < maxFailures         | Closed    | count + 1                                |
+ * | Closed    | fail                 | consecutive failures reach maxFailures     | Open      | timer starts                             |
+ * | Open      | acquire              | less than timeoutSec since opening         | Open      | rejected (503), backend not called       |
+ * | Open      | acquire              | timeoutSec elapsed (checked lazily here)   | Half-Open | then handled as Half-Open                |
+ * | Half-Open | acquire              | probes in flight < halfOpenRequests        | Half-Open | probe permit granted                     |
+ * | Half-Open | acquire              | probes in flight = halfOpenRequests        | Half-Open | rejected (503)                           |
+ * | Half-Open | probe succeed        | successes in this period < halfOpenRequests| Half-Open | slot freed, success counted              |
+ * | Half-Open | probe succeed        | successes reach halfOpenRequests           | Closed    | count reset                              |
+ * | Half-Open | probe fail           |                                            | Open      | timer restarts                           |
+ * | Half-Open | probe release        |                                            | Half-Open | slot freed, nothing counted              |
+ *
+ * A permit belongs to the period (closed, open or half-open spell) in which it was granted. An
+ * outcome reported after the circuit has moved on is ignored: a request admitted while closed
+ * that fails after the circuit opened must not restart the open timer, and a late success from
+ * before the outage must not close a half-open circuit.
  */
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -28,4 +50,146 @@ const NO_OP_PERMIT: CircuitPermit = Object.freeze({ succeed() {}, fail() {}, rel
 /** The breaker of a disabled circuit: always closed, no bookkeeping at all. */
 export function createDisabledBreaker(origin: string): CircuitBreaker {
   return { origin, state: 'closed', acquire: () => NO_OP_PERMIT, retryAfterSec: () => 0 };
+}
+
+/** `config.circuitBreaker` (spec 2.4). */
+export interface CircuitSettings {
+  readonly enabled: boolean;
+  readonly maxFailures: number;
+  readonly timeoutSec: number;
+  readonly halfOpenRequests: number;
+}
+
+export interface CircuitChange {
+  readonly origin: string;
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+  readonly consecutiveFailures: number;
+}
+
+export interface BreakerOptions {
+  /** `scheme://host:port` of the backend. */
+  readonly origin: string;
+  /**
+   * Read on every call, so a reload that changes `config.circuitBreaker` reaches a breaker
+   * without losing its state. While `enabled` is false the breaker admits everything.
+   */
+  readonly settings: CircuitSettings | (() => CircuitSettings);
+  /** Milliseconds from any fixed point; monotonic by default. Tests inject their own. */
+  readonly now?: () => number;
+  /** Called on every transition (the registry emits `circuit:change`). */
+  readonly onChange?: (change: CircuitChange) => void;
+}
+
+/** A breaker with the state metrics and the registry need beyond the contract. */
+export interface StatefulBreaker extends CircuitBreaker {
+  readonly consecutiveFailures: number;
+  /** Back to closed with a zero count (circuit disabled, or origin gone from the config). */
+  reset(): void;
+}
+
+/**
+ * A breaker running the state machine of spec section 3.
+ * @example
+ * const b = createBreaker({ origin: 'http://users:80', settings: config.settings.circuitBreaker });
+ * const permit = b.acquire();
+ * if (permit === undefined) return reject503(b.retryAfterSec());
+ */
+export function createBreaker(options: BreakerOptions): StatefulBreaker {
+  const { origin, onChange } = options;
+  const settingsOf = typeof options.settings === 'function' ? options.settings : constant(options.settings);
+  const now = options.now ?? (() => performance.now());
+
+  let state: CircuitState = 'closed';
+  let consecutiveFailures = 0;
+  let openedAt = 0;
+  let probesInFlight = 0;
+  let probeSuccesses = 0;
+  // Incremented on every transition: a permit only counts in the period that granted it.
+  let period = 0;
+
+  function moveTo(to: CircuitState): void {
+    const from = state;
+    state = to;
+    period++;
+    probesInFlight = 0;
+    probeSuccesses = 0;
+    if (to === 'open') openedAt = now();
+    if (to === 'closed') consecutiveFailures = 0;
+    onChange?.({ origin, from, to, consecutiveFailures });
+  }
+
+  function onSucceed(granted: number): void {
+    if (granted !== period) return;
+    consecutiveFailures = 0;
+    if (state === 'half-open') {
+      probesInFlight--;
+      probeSuccesses++;
+      if (probeSuccesses >= settingsOf().halfOpenRequests) moveTo('closed');
+    }
+  }
+
+  function onFail(granted: number): void {
+    if (granted !== period) return;
+    consecutiveFailures++;
+    // spec 3: a failed probe reopens at once; closed opens after maxFailures in a row.
+    if (state === 'half-open' || consecutiveFailures >= settingsOf().maxFailures) moveTo('open');
+  }
+
+  function onRelease(granted: number): void {
+    if (granted === period && state === 'half-open') probesInFlight--;
+  }
+
+  function permit(): CircuitPermit {
+    const granted = period;
+    let settled = false;
+    // Exactly one outcome per permit: later calls are ignored, so a caller's double report cannot
+    // free a probe slot twice. Closures, not methods: callers may pass `permit.succeed` around.
+    const once = (f: (granted: number) => void) => () => {
+      if (settled) return;
+      settled = true;
+      f(granted);
+    };
+    return { succeed: once(onSucceed), fail: once(onFail), release: once(onRelease) };
+  }
+
+  return {
+    origin,
+    get state() {
+      return state;
+    },
+    get consecutiveFailures() {
+      return consecutiveFailures;
+    },
+    acquire() {
+      const settings = settingsOf();
+      if (!settings.enabled) return NO_OP_PERMIT;
+      if (state === 'closed') return permit();
+      // Open -> Half-Open happens here, on the first request after the timeout: no timers.
+      if (state === 'open') {
+        if (now() - openedAt < settings.timeoutSec * 1000) return undefined;
+        moveTo('half-open');
+      }
+      if (probesInFlight >= settings.halfOpenRequests) return undefined;
+      probesInFlight++;
+      return permit();
+    },
+    retryAfterSec() {
+      if (!settingsOf().enabled || state === 'closed') return 0;
+      if (state === 'half-open') return 1;
+      const remainingMs = openedAt + settingsOf().timeoutSec * 1000 - now();
+      return Math.max(1, Math.ceil(remainingMs / 1000));
+    },
+    reset() {
+      if (state !== 'closed') moveTo('closed');
+      else {
+        period++;
+        consecutiveFailures = 0;
+      }
+    },
+  };
+}
+
+function constant<T>(value: T): () => T {
+  return () => value;
 }

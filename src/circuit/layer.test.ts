@@ -1,0 +1,163 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { circuitLayer } from './layer.js';
+import type { CircuitBreaker, CircuitPermit, CircuitState } from './breaker.js';
+import type { Exchange, Step } from '../pipeline/step.js';
+import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
+
+/** A breaker that records what the layer reported. */
+function recordingBreaker(admit = true, retryAfter = 7) {
+  const outcomes: string[] = [];
+  const breaker: CircuitBreaker = {
+    origin: 'http://b:80',
+    state: 'closed' as CircuitState,
+    acquire(): CircuitPermit | undefined {
+      if (!admit) return undefined;
+      return { succeed: () => outcomes.push('succeed'), fail: () => outcomes.push('fail'), release: () => outcomes.push('release') };
+    },
+    retryAfterSec: () => retryAfter,
+  };
+  return { breaker, outcomes };
+}
+
+interface FakeResponse {
+  status?: number;
+  headers?: Record<string, string | number>;
+  body?: Buffer;
+  headersSent: boolean;
+  writeHead(status: number, headers?: Record<string, string | number>): FakeResponse;
+  end(body?: Buffer): void;
+  destroy(): void;
+}
+
+function fakeExchange() {
+  let resumed = 0;
+  const res: FakeResponse = {
+    headersSent: false,
+    writeHead(status, headers) {
+      this.status = status;
+      this.headers = headers;
+      this.headersSent = true;
+      return this;
+    },
+    end(body) {
+      this.body = body;
+    },
+    destroy() {},
+  };
+  const ex = {
+    req: { resume: () => resumed++ },
+    res,
+    upstreamStatus: undefined as number | undefined,
+    upstreamFailure: undefined as UpstreamFailureKind | undefined,
+    errorCode: undefined as string | undefined,
+  };
+  return { ex: ex as unknown as Exchange, res, resumed: () => resumed };
+}
+
+const neverRuns: Step = async () => assert.fail('next must not run');
+
+describe('circuitLayer', () => {
+  it('no permit: 503 GW_CIRCUIT_OPEN with Retry-After, next never runs', async () => {
+    const { breaker, outcomes } = recordingBreaker(false, 7);
+    const { ex, res, resumed } = fakeExchange();
+    await circuitLayer(breaker)(neverRuns)(ex);
+    assert.equal(res.status, 503);
+    assert.deepEqual(res.headers, { 'content-type': 'application/json', 'content-length': 74, 'x-portico-error': 'GW_CIRCUIT_OPEN', 'retry-after': 7 });
+    assert.deepEqual(JSON.parse(res.body!.toString()), { error: 'Service temporarily unavailable (circuit open)', success: false });
+    assert.equal(ex.errorCode, 'GW_CIRCUIT_OPEN');
+    assert.equal(resumed(), 1, 'the request body is drained');
+    assert.deepEqual(outcomes, []);
+  });
+
+  it('Retry-After is a whole number of seconds, at least 1', async () => {
+    for (const [given, sent] of [[0, 1], [0.2, 1], [1.5, 2], [30, 30]] as const) {
+      const { ex, res } = fakeExchange();
+      await circuitLayer(recordingBreaker(false, given).breaker)(neverRuns)(ex);
+      assert.equal(res.headers?.['retry-after'], sent);
+    }
+  });
+
+  const cases: { name: string; status?: number; failure?: UpstreamFailureKind; expect: string }[] = [
+    { name: '200 succeeds', status: 200, expect: 'succeed' },
+    { name: '404 succeeds', status: 404, expect: 'succeed' },
+    { name: '499 succeeds', status: 499, expect: 'succeed' },
+    { name: '500 fails', status: 500, expect: 'fail' },
+    { name: '503 fails', status: 503, expect: 'fail' },
+    { name: 'refused fails', failure: 'refused', expect: 'fail' },
+    { name: 'reset fails', failure: 'reset', expect: 'fail' },
+    { name: 'timeout fails', failure: 'timeout', expect: 'fail' },
+    { name: 'other fails', failure: 'other', expect: 'fail' },
+    { name: 'client aborted releases', failure: 'aborted', expect: 'release' },
+    { name: 'no backend call releases', expect: 'release' },
+  ];
+  for (const c of cases) {
+    it(`outcome: ${c.name}`, async () => {
+      const { breaker, outcomes } = recordingBreaker();
+      const { ex } = fakeExchange();
+      let calls = 0;
+      await circuitLayer(breaker)(async (e) => {
+        calls++;
+        e.upstreamStatus = c.status;
+        e.upstreamFailure = c.failure;
+      })(ex);
+      assert.equal(calls, 1);
+      assert.deepEqual(outcomes, [c.expect]);
+    });
+  }
+
+  it('a throwing next still settles the permit, and the error propagates', async () => {
+    const { breaker, outcomes } = recordingBreaker();
+    const { ex } = fakeExchange();
+    await assert.rejects(
+      circuitLayer(breaker)(async () => {
+        throw new Error('boom');
+      })(ex),
+      /boom/,
+    );
+    assert.deepEqual(outcomes, ['release']);
+  });
+
+  it('settles after next has finished, not before', async () => {
+    const { breaker, outcomes } = recordingBreaker();
+    const { ex } = fakeExchange();
+    let finish!: () => void;
+    const running = circuitLayer(breaker)(async (e) => {
+      e.upstreamStatus = 200;
+      await new Promise<void>((r) => (finish = r));
+    })(ex);
+    await Promise.resolve();
+    assert.deepEqual(outcomes, []);
+    finish();
+    await running;
+    assert.deepEqual(outcomes, ['succeed']);
+  });
+
+  it('settleOnResponseStart: settles when the head is written, once', async () => {
+    const { breaker, outcomes } = recordingBreaker();
+    const { ex, res } = fakeExchange();
+    let finish!: () => void;
+    const running = circuitLayer(breaker, { settleOnResponseStart: true })(async (e) => {
+      e.upstreamStatus = 200;
+      (e.res as unknown as FakeResponse).writeHead(200, {});
+      await new Promise<void>((r) => (finish = r));
+    })(ex);
+    await Promise.resolve();
+    assert.deepEqual(outcomes, ['succeed'], 'the stream is still open');
+    assert.equal(res.status, 200);
+    finish();
+    await running;
+    assert.deepEqual(outcomes, ['succeed']);
+  });
+
+  it('settleOnResponseStart: a head written without a backend outcome waits for the end', async () => {
+    const { breaker, outcomes } = recordingBreaker();
+    const { ex } = fakeExchange();
+    await circuitLayer(breaker, { settleOnResponseStart: true })(async (e) => {
+      (e.res as unknown as ServerResponse).writeHead(413);
+      assert.deepEqual(outcomes, []);
+    })(ex);
+    assert.deepEqual(outcomes, ['release']);
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * The circuit step of a route: no permit means 503 at once and the backend is not even connected
+ * to (spec 3 and 7); otherwise the request goes on and its outcome is reported on the permit.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Exchange, Layer } from '../pipeline/step.js';
+import type { CircuitBreaker, CircuitPermit } from './breaker.js';
+import { sendError } from '../response/send-error.js';
+
+export interface CircuitLayerOptions {
+  /**
+   * Report the outcome as soon as the response starts instead of when the exchange ends. For SSE
+   * routes, where DECISIONS.md counts the outcome of opening the stream: a healthy stream that
+   * stays open for minutes must not hold a half-open probe slot all that time.
+   */
+  readonly settleOnResponseStart?: boolean;
+}
+
+/** Rejects calls while the route's circuit is open and reports every call's outcome to it. */
+export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptions = {}): Layer {
+  const early = options.settleOnResponseStart === true;
+  return (next) => async (ex) => {
+    const permit = breaker.acquire();
+    if (permit === undefined) {
+      ex.errorCode = 'GW_CIRCUIT_OPEN';
+      ex.req.resume();
+      sendError(ex.res, 'GW_CIRCUIT_OPEN', { 'retry-after': Math.max(1, Math.ceil(breaker.retryAfterSec())) });
+      return;
+    }
+    if (early) {
+      const settle = once(() => settlePermit(permit, ex));
+      settleOnWriteHead(ex, settle);
+      try {
+        await next(ex);
+      } finally {
+        settle();
+      }
+      return;
+    }
+    try {
+      await next(ex);
+    } finally {
+      // Also when next throws: a permit never settled would keep a half-open probe slot forever.
+      settlePermit(permit, ex);
+    }
+  };
+}
+
+/**
+ * The outcome the endpoint recorded: an answer >= 500 or no answer is a failure, any other
+ * answer a success (DECISIONS.md); a client that left, or no backend call at all, counts nothing.
+ */
+export function settlePermit(permit: CircuitPermit, ex: Pick<Exchange, 'upstreamStatus' | 'upstreamFailure'>): void {
+  if (ex.upstreamStatus !== undefined) {
+    if (ex.upstreamStatus >= 500) permit.fail();
+    else permit.succeed();
+  } else if (ex.upstreamFailure !== undefined && ex.upstreamFailure !== 'aborted') {
+    permit.fail();
+  } else {
+    permit.release();
+  }
+}
+
+/**
+ * Settles when the response head is written, if by then the endpoint knows the outcome. The
+ * endpoint records `upstreamStatus` / `upstreamFailure` before it writes the head, whatever
+ * module implements it, so watching `writeHead` needs no hook in each endpoint.
+ */
+function settleOnWriteHead(ex: Exchange, settle: () => void): void {
+  const res: ServerResponse = ex.res;
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    res.writeHead = writeHead;
+    if (ex.upstreamStatus !== undefined || ex.upstreamFailure !== undefined) settle();
+    return writeHead.apply(this, args);
+  } as ServerResponse['writeHead'];
+}
+
+function once(f: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    f();
+  };
+}
