@@ -1,0 +1,81 @@
+/**
+ * The AUTH CONTRACT shared by the HTTP auth layer and the WebSocket upgrade: one Authenticator per
+ * configuration, chosen by DECISIONS.md's priority `authService`, then `jwksUrl`, then `secret`.
+ * A refusal carries a complete response (a gateway JSON error, or the auth service's answer
+ * relayed as-is), so any writer (ServerResponse or raw socket) can send it unchanged.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { CompiledConfig } from '../config/compile.js';
+import type { EventBus } from '../observability/events.js';
+import type { Logger } from '../observability/logger.js';
+import type { ErrorCode } from '../response/errors.js';
+import type { UpstreamRegistry } from '../upstream/upstream.js';
+import { isOrigin, parseService } from '../upstream/origin.js';
+import { createLocalJwtAuthenticator } from './local-jwt.js';
+import { createJwksAuthenticator } from './jwks.js';
+import { createAuthServiceAuthenticator } from './auth-service.js';
+
+export type AuthOutcome =
+  | { ok: true; claimHeaders: [string, string][] }
+  // `detail` (optional, for logs and the auth:result event) is an addition to the shared contract.
+  | { ok: false; status: number; headers: Record<string, string>; body: Buffer; code?: ErrorCode; detail?: string };
+
+export interface Authenticator {
+  authenticate(req: IncomingMessage, requestId: string): Promise<AuthOutcome>;
+  close?(): Promise<void>;
+}
+
+export interface AuthenticatorDeps {
+  readonly events: EventBus;
+  readonly logger: Logger;
+  /** Process-level pools: the auth service's keep-alive pool survives reloads. Without it, one is made. */
+  readonly upstreams?: UpstreamRegistry;
+}
+
+/**
+ * The Authenticator of a configuration, or undefined when it names no way to validate tokens.
+ * @example const auth = createAuthenticator(config.settings, { events, logger, upstreams });
+ */
+export function createAuthenticator(settings: CompiledConfig['settings'], deps: AuthenticatorDeps): Authenticator | undefined {
+  const auth = settings.auth;
+  const { logger } = deps;
+  if (auth.authService !== undefined) {
+    const ignored = [auth.secret && 'secret', auth.jwksUrl && 'jwksUrl', auth.issuer && 'issuer', auth.audience && 'audience'].filter(Boolean);
+    // spec 5.3: in delegated mode the gateway ignores `secret`.
+    if (ignored.length > 0) logger.info({ ignored }, 'auth: delegated mode; these auth settings are ignored');
+    return createAuthServiceAuthenticator({ authService: auth.authService, authPath: auth.authPath, logger, upstreams: deps.upstreams });
+  }
+  if (auth.jwksUrl !== undefined) {
+    if (auth.secret !== undefined) logger.info('auth: jwksUrl takes priority; secret is ignored');
+    const jwksOrigin = parseService(new URL(auth.jwksUrl).origin);
+    const pool = deps.upstreams !== undefined && isOrigin(jwksOrigin) ? deps.upstreams.forOrigin(jwksOrigin).pool : undefined;
+    return createJwksAuthenticator({ jwksUrl: auth.jwksUrl, issuer: auth.issuer, audience: auth.audience, clockToleranceSec: auth.clockToleranceSec, cooldownSec: auth.jwksCooldownSec, logger, pool });
+  }
+  if (auth.secret !== undefined) {
+    return createLocalJwtAuthenticator({ secret: auth.secret, issuer: auth.issuer, audience: auth.audience, clockToleranceSec: auth.clockToleranceSec, logger });
+  }
+  return undefined;
+}
+
+/** What the auth:result event says about an outcome. */
+export function outcomeName(outcome: AuthOutcome): 'ok' | 'missing' | 'invalid' | 'unavailable' | 'denied' {
+  if (outcome.ok) return 'ok';
+  switch (outcome.code) {
+    case 'GW_AUTH_MISSING':
+      return 'missing';
+    case 'GW_AUTH_INVALID':
+      return 'invalid';
+    case 'GW_AUTH_UNAVAILABLE':
+      return 'unavailable';
+    default:
+      // The auth service's own refusal, relayed.
+      return 'denied';
+  }
+}
+
+/** Emits `auth:result` for one authentication; used by the HTTP layer and the WebSocket upgrade. */
+export function reportAuthResult(events: EventBus, requestId: string, routeId: string, outcome: AuthOutcome): void {
+  if (!events.has('auth:result')) return;
+  const detail = outcome.ok ? undefined : (outcome.detail ?? `status ${outcome.status}`);
+  events.emit('auth:result', { requestId, routeId, outcome: outcomeName(outcome), ...(detail === undefined ? {} : { detail }) });
+}

@@ -1,0 +1,64 @@
+/**
+ * Claims become backend request headers (spec 4.2, DECISIONS.md "Claims"): every string claim
+ * `name` is sent as `X-<name>`. A claim that cannot be a header (a name with non-token characters,
+ * a value with CR, LF or other control characters) is skipped, never repaired: repairing would let a
+ * token holder shape the headers a backend trusts. The caller logs what was skipped.
+ */
+
+/** Why a claim was not turned into a header. */
+export type SkippedClaim = { readonly claim: string; readonly reason: 'name' | 'value' | 'reserved' | 'duplicate' | 'too-long' };
+
+/** RFC 9110 5.6.2 token characters: what a header name may hold. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What Node and undici accept in a header value (field-vchar, obs-text, SP, HTAB): no CR, LF, NUL. */
+const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+/** Longer values would push the backend's header limit (commonly 8-16 KiB in total). */
+export const MAX_CLAIM_VALUE_LENGTH = 4096;
+/** `X-<claim>` names the gateway itself sets on the way to a backend: a claim cannot forge them. */
+const RESERVED = new Set(['x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
+
+/**
+ * The `X-<claim>` headers for the string claims of `claims`, at most one per name (case-insensitive).
+ * @example claimHeaders({ sub: 'u1', role: 'admin', exp: 1 }) // [['X-sub','u1'], ['X-role','admin']]
+ */
+export function claimHeaders(claims: Readonly<Record<string, unknown>>, skipped?: SkippedClaim[]): [string, string][] {
+  const out: [string, string][] = [];
+  let seen: Set<string> | undefined;
+  for (const claim in claims) {
+    const value = claims[claim];
+    // DECISIONS.md: string claims only; numbers (exp, iat), booleans, arrays and objects are not sent.
+    if (typeof value !== 'string') continue;
+    const skip = (reason: SkippedClaim['reason']) => skipped?.push({ claim, reason });
+    if (!TOKEN.test(claim)) {
+      skip('name');
+      continue;
+    }
+    if (value.length > MAX_CLAIM_VALUE_LENGTH) {
+      skip('too-long');
+      continue;
+    }
+    if (INVALID_VALUE_CHAR.test(value)) {
+      skip('value');
+      continue;
+    }
+    const name = `X-${claim}`;
+    const lower = name.toLowerCase();
+    if (RESERVED.has(lower)) {
+      skip('reserved');
+      continue;
+    }
+    seen ??= new Set();
+    if (seen.has(lower)) {
+      skip('duplicate');
+      continue;
+    }
+    seen.add(lower);
+    out.push([name, value]);
+  }
+  return out;
+}
+
+/** Narrows a parsed JSON value to a claims object (a plain object, not an array or null). */
+export function isClaimsObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,216 @@
+/**
+ * One contract suite for the two JWT modes (STYLE.md 6: `runAuthContract(make)`): local HMAC and
+ * JWKS keys must accept and refuse the same tokens for the same reasons. No network: the JWKS
+ * mode runs on an in-memory key set; the HTTP side is covered by test/integration/auth-*.test.ts.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { Writable } from 'node:stream';
+import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
+import { createLogger, type Logger } from '../observability/logger.js';
+import type { Authenticator, AuthOutcome } from './authenticator.js';
+import { bearerToken, createJwtAuthenticator } from './jwt-authenticator.js';
+import { createLocalJwtAuthenticator } from './local-jwt.js';
+import { createJwksKeySource, JWKS_ALGORITHMS, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
+
+const NOW_SEC = 1_700_000_000;
+const now = () => NOW_SEC * 1000;
+const SECRET = 'a-test-secret-that-is-long-enough-for-hs512-000000';
+
+function captureLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _e, cb) {
+      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
+      cb();
+    },
+  });
+  return { logger: createLogger({ level: 'debug', destination }), lines };
+}
+
+const request = (authorization?: string) => ({ headers: authorization === undefined ? {} : { authorization } }) as unknown as IncomingMessage;
+
+interface ModeOptions {
+  issuer?: string | string[];
+  audience?: string | string[];
+  clockToleranceSec?: number;
+}
+interface Mode {
+  authenticator: Authenticator;
+  /** A token this mode accepts (given valid claims). */
+  sign(payload: JWTPayload, alg?: string): Promise<string>;
+  /** A token with a valid shape signed by a key this mode does not trust. */
+  signWithOtherKey(payload: JWTPayload): Promise<string>;
+  /** A token whose `alg` belongs to the other mode (algorithm confusion). */
+  signConfused(payload: JWTPayload): Promise<string>;
+}
+
+function assertRefused(outcome: AuthOutcome, status: number, code: string): asserts outcome is AuthOutcome & { ok: false } {
+  assert.equal(outcome.ok, false);
+  if (outcome.ok) return;
+  assert.equal(outcome.status, status);
+  assert.equal(outcome.code, code);
+  assert.equal(outcome.headers['content-type'], 'application/json');
+  assert.equal(outcome.headers['x-portico-error'], code);
+  assert.equal(outcome.headers['content-length'], String(outcome.body.length));
+  const body = JSON.parse(outcome.body.toString()) as { success: boolean; error: string };
+  assert.equal(body.success, false);
+  assert.equal(typeof body.error, 'string');
+}
+
+function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): void {
+  describe(`JWT contract: ${name}`, () => {
+    it('accepts a valid token and turns its string claims into X-<claim> headers', async () => {
+      const m = await make({});
+      const token = await m.sign({ sub: 'u1', role: 'admin', n: 5, exp: NOW_SEC + 60 });
+      const outcome = await m.authenticator.authenticate(request(`Bearer ${token}`), 'r1');
+      assert.deepEqual(outcome, { ok: true, claimHeaders: [['X-sub', 'u1'], ['X-role', 'admin']] });
+    });
+
+    it('accepts the scheme in any case and a token without exp', async () => {
+      const m = await make({});
+      const outcome = await m.authenticator.authenticate(request(`bearer ${await m.sign({ sub: 'u1' })}`), 'r1');
+      assert.deepEqual(outcome, { ok: true, claimHeaders: [['X-sub', 'u1']] });
+    });
+
+    it('no Authorization: 401 GW_AUTH_MISSING with a Bearer challenge', async () => {
+      const outcome = await (await make({})).authenticator.authenticate(request(), 'r1');
+      assertRefused(outcome, 401, 'GW_AUTH_MISSING');
+      assert.deepEqual(JSON.parse(outcome.body.toString()), { error: 'Missing bearer token', success: false });
+      assert.equal(outcome.headers['www-authenticate'], 'Bearer realm="portico"');
+    });
+
+    const malformed = ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer a b', 'Token abc.def.ghi', 'Bearer abc.def.ghi', 'Bearer not-a-jwt'];
+    for (const header of malformed) {
+      it(`malformed Authorization ${JSON.stringify(header)}: 401 GW_AUTH_INVALID`, async () => {
+        const outcome = await (await make({})).authenticator.authenticate(request(header), 'r1');
+        assertRefused(outcome, 401, 'GW_AUTH_INVALID');
+        assert.deepEqual(JSON.parse(outcome.body.toString()), { error: 'Invalid or expired token', success: false });
+        assert.equal(outcome.headers['www-authenticate'], 'Bearer realm="portico", error="invalid_token"');
+      });
+    }
+
+    const refusals: { name: string; options?: ModeOptions; token: (m: Mode) => Promise<string> }[] = [
+      { name: 'a signature by another key', token: (m) => m.signWithOtherKey({ sub: 'u1' }) },
+      { name: 'a tampered payload', token: async (m) => { const [h, , s] = (await m.sign({ role: 'user' })).split('.'); return `${h}.${Buffer.from('{"role":"admin"}').toString('base64url')}.${s}`; } },
+      { name: 'alg none', token: async () => new UnsecuredJWT({ sub: 'u1', role: 'admin' }).encode() },
+      { name: 'an algorithm of the other mode (confusion)', token: (m) => m.signConfused({ sub: 'u1' }) },
+      { name: 'expired (exp = now)', token: (m) => m.sign({ exp: NOW_SEC }) },
+      { name: 'expired beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ exp: NOW_SEC - 31 }) },
+      { name: 'not yet valid (nbf in the future)', token: (m) => m.sign({ nbf: NOW_SEC + 10 }) },
+      { name: 'nbf beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ nbf: NOW_SEC + 31 }) },
+      { name: 'a wrong issuer', options: { issuer: 'https://idp.example' }, token: (m) => m.sign({ iss: 'https://evil.example' }) },
+      { name: 'no issuer when one is required', options: { issuer: 'https://idp.example' }, token: (m) => m.sign({ sub: 'u1' }) },
+      { name: 'a wrong audience', options: { audience: 'orders' }, token: (m) => m.sign({ aud: 'billing' }) },
+      { name: 'an audience list without ours', options: { audience: ['orders', 'shop'] }, token: (m) => m.sign({ aud: ['billing'] }) },
+    ];
+    for (const r of refusals) {
+      it(`refuses ${r.name}: 401 GW_AUTH_INVALID`, async () => {
+        const m = await make(r.options ?? {});
+        const outcome = await m.authenticator.authenticate(request(`Bearer ${await r.token(m)}`), 'r1');
+        assertRefused(outcome, 401, 'GW_AUTH_INVALID');
+        assert.ok(outcome.detail, 'the reason is kept for logs');
+      });
+    }
+
+    const accepted: { name: string; options: ModeOptions; payload: JWTPayload }[] = [
+      { name: 'exp within the clock tolerance', options: { clockToleranceSec: 30 }, payload: { exp: NOW_SEC - 29 } },
+      { name: 'nbf within the clock tolerance', options: { clockToleranceSec: 30 }, payload: { nbf: NOW_SEC + 29 } },
+      { name: 'nbf = now', options: {}, payload: { nbf: NOW_SEC } },
+      { name: 'the configured issuer', options: { issuer: 'https://idp.example' }, payload: { iss: 'https://idp.example' } },
+      { name: 'one of the configured issuers', options: { issuer: ['https://a.example', 'https://idp.example'] }, payload: { iss: 'https://idp.example' } },
+      { name: 'the configured audience within a list', options: { audience: 'orders' }, payload: { aud: ['billing', 'orders'] } },
+    ];
+    for (const a of accepted) {
+      it(`accepts ${a.name}`, async () => {
+        const m = await make(a.options);
+        const outcome = await m.authenticator.authenticate(request(`Bearer ${await m.sign({ ...a.payload, sub: 'u1' })}`), 'r1');
+        assert.equal(outcome.ok, true, JSON.stringify(outcome));
+      });
+    }
+  });
+}
+
+runJwtContract('local HMAC secret', async (o) => {
+  const { privateKey } = await generateKeyPair('RS256');
+  const secret = new TextEncoder().encode(SECRET);
+  const authenticator = createLocalJwtAuthenticator({ secret: SECRET, issuer: o.issuer, audience: o.audience, clockToleranceSec: o.clockToleranceSec ?? 0, logger: captureLogger().logger, now });
+  return {
+    authenticator,
+    sign: (p, alg = 'HS256') => new SignJWT(p).setProtectedHeader({ alg }).sign(secret),
+    signWithOtherKey: (p) => new SignJWT(p).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(`${SECRET}-other`)),
+    signConfused: (p) => new SignJWT(p).setProtectedHeader({ alg: 'RS256' }).sign(privateKey),
+  };
+});
+
+runJwtContract('JWKS keys', async (o) => {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const other = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  const set = { keys: [jwk] };
+  const local = createLocalJWKSet(set);
+  const remote: RemoteKeySet = Object.assign((...args: Parameters<typeof local>) => local(...args), { reload: async () => {}, jwks: () => set });
+  const logger = captureLogger().logger;
+  const source = createJwksKeySource({ remote, logger, url: 'http://jwks.test/keys', retryAfterFailureMs: 1000, now });
+  const authenticator = createJwtAuthenticator({
+    algorithms: JWKS_ALGORITHMS,
+    getKey: source.getKey,
+    issuer: o.issuer,
+    audience: o.audience,
+    clockToleranceSec: o.clockToleranceSec ?? 0,
+    logger,
+    isUnavailable: (err) => err instanceof JwksUnavailableError,
+    now,
+  });
+  // Confusion: an HS256 token whose "secret" is the public key as the server publishes it.
+  const publicBytes = new TextEncoder().encode(JSON.stringify(jwk));
+  return {
+    authenticator,
+    sign: (p) => new SignJWT(p).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).sign(privateKey),
+    signWithOtherKey: (p) => new SignJWT(p).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).sign(other.privateKey),
+    signConfused: (p) => new SignJWT(p).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).sign(publicBytes),
+  };
+});
+
+describe('local HMAC mode', () => {
+  for (const alg of ['HS256', 'HS384', 'HS512']) {
+    it(`accepts ${alg}`, async () => {
+      const a = createLocalJwtAuthenticator({ secret: SECRET, issuer: undefined, audience: undefined, clockToleranceSec: 0, logger: captureLogger().logger, now });
+      const token = await new SignJWT({ sub: alg }).setProtectedHeader({ alg }).sign(new TextEncoder().encode(SECRET));
+      assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'r'), { ok: true, claimHeaders: [['X-sub', alg]] });
+    });
+  }
+
+  it('warns at config load about a secret shorter than 32 bytes', () => {
+    const { logger, lines } = captureLogger();
+    createLocalJwtAuthenticator({ secret: 'short', issuer: undefined, audience: undefined, clockToleranceSec: 0, logger, now });
+    logger.flush();
+    assert.equal(lines.filter((l) => String(l.msg).includes('shorter than 32 bytes')).length, 1);
+  });
+
+  it('logs claims it skipped, with the request id', async () => {
+    const { logger, lines } = captureLogger();
+    const a = createLocalJwtAuthenticator({ secret: SECRET, issuer: undefined, audience: undefined, clockToleranceSec: 0, logger, now });
+    const token = await new SignJWT({ sub: 'u1', role: 'x\r\ny' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+    assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'req-7'), { ok: true, claimHeaders: [['X-sub', 'u1']] });
+    logger.flush();
+    const warn = lines.find((l) => l.msg === 'auth: claims skipped, not valid as headers');
+    assert.deepEqual(warn?.skipped, [{ claim: 'role', reason: 'value' }]);
+    assert.equal(warn?.reqId, 'req-7');
+  });
+});
+
+describe('bearerToken', () => {
+  const cases: [string, string | undefined][] = [
+    ['Bearer abc.def.ghi', 'abc.def.ghi'],
+    ['bearer abc', 'abc'],
+    ['BEARER  abc  ', 'abc'],
+    ['Bearer abc==', 'abc=='],
+    ['Bearer', undefined],
+    ['Bearer a b', undefined],
+    ['Basic abc', undefined],
+    ['Bearer a\tb', undefined],
+  ];
+  for (const [header, token] of cases) it(JSON.stringify(header), () => assert.equal(bearerToken(header), token));
+});

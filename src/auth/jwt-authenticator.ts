@@ -1,0 +1,80 @@
+/**
+ * Bearer JWT validation shared by local mode (HMAC secret) and JWKS mode: the two differ only in
+ * where keys come from and which algorithms they accept. The accepted algorithms are pinned per
+ * mode, which is what defeats algorithm confusion (an RS256 token against a secret, an HS256 token
+ * signed with a public key against a JWKS); jose never accepts `alg: none` in jwtVerify.
+ */
+import { jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
+import type { Logger } from '../observability/logger.js';
+import type { Authenticator, AuthOutcome } from './authenticator.js';
+import { claimHeaders, type SkippedClaim } from './claim-headers.js';
+import { gatewayRefusal } from './refusal.js';
+
+export interface JwtAuthenticatorOptions {
+  /** The only `alg` values accepted (DECISIONS.md: HS* for a secret, RS/PS/ES/EdDSA for a JWKS). */
+  readonly algorithms: readonly string[];
+  readonly getKey: JWTVerifyGetKey;
+  readonly issuer: string | readonly string[] | undefined;
+  readonly audience: string | readonly string[] | undefined;
+  readonly clockToleranceSec: number;
+  readonly logger: Logger;
+  /** True for key-resolution errors meaning "cannot check now" (503), not "bad token" (401). */
+  readonly isUnavailable?: (err: unknown) => boolean;
+  /** Milliseconds since the epoch; injected by tests to check exp/nbf without sleeping. */
+  readonly now?: () => number;
+}
+
+// RFC 6750 3: tell the client which scheme is expected, and why the token failed.
+const MISSING = gatewayRefusal('GW_AUTH_MISSING', 'no Authorization header', { 'www-authenticate': 'Bearer realm="portico"' });
+const INVALID_HEADERS = { 'www-authenticate': 'Bearer realm="portico", error="invalid_token"' };
+
+/** RFC 6750 2.1: `Bearer <token>`, scheme case-insensitive. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/** The token of a `Bearer` Authorization header, or undefined when the header has another shape. */
+export function bearerToken(header: string): string | undefined {
+  return BEARER.exec(header)?.[1];
+}
+
+/** An Authenticator validating `Authorization: Bearer <jwt>` with the given keys and checks. */
+export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authenticator {
+  const { getKey, logger, isUnavailable, now } = options;
+  // Built once: the hot path passes the same options object to jose.
+  const verifyOptions: JWTVerifyOptions = {
+    algorithms: [...options.algorithms],
+    clockTolerance: options.clockToleranceSec,
+    ...(options.issuer === undefined ? {} : { issuer: typeof options.issuer === 'string' ? options.issuer : [...options.issuer] }),
+    ...(options.audience === undefined ? {} : { audience: typeof options.audience === 'string' ? options.audience : [...options.audience] }),
+  };
+
+  return {
+    async authenticate(req, requestId): Promise<AuthOutcome> {
+      const header = req.headers.authorization;
+      if (header === undefined || header === '') return MISSING;
+      const token = bearerToken(header);
+      if (token === undefined) return gatewayRefusal('GW_AUTH_INVALID', 'Authorization is not "Bearer <token>"', INVALID_HEADERS);
+      let payload: Record<string, unknown>;
+      try {
+        const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: new Date(now()) };
+        payload = (await jwtVerify(token, getKey, opts)).payload;
+      } catch (err) {
+        const detail = describe(err);
+        if (isUnavailable?.(err)) return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
+        return gatewayRefusal('GW_AUTH_INVALID', detail, INVALID_HEADERS);
+      }
+      const skipped: SkippedClaim[] = [];
+      const headers = claimHeaders(payload, skipped);
+      if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
+      return { ok: true, claimHeaders: headers };
+    },
+  };
+}
+
+/** jose error code and message, for logs (never sent to the client). */
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${err.message}` : err.message;
+  }
+  return String(err);
+}

@@ -1,0 +1,102 @@
+/** The auth layer with a fake next (recording / must-never-run) and a fake authenticator. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createEventBus, type GatewayEvents } from '../observability/events.js';
+import type { Exchange, Step } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/compile.js';
+import type { Authenticator, AuthOutcome } from './authenticator.js';
+import { authLayer } from './layer.js';
+import { gatewayRefusal } from './refusal.js';
+
+function fakeExchange() {
+  const written: { status?: number; headers?: Record<string, string>; body?: Buffer; resumed: number } = { resumed: 0 };
+  const res = {
+    headersSent: false,
+    destroyed: false,
+    writeHead(status: number, headers: Record<string, string>) {
+      written.status = status;
+      written.headers = headers;
+      this.headersSent = true;
+    },
+    end(body: Buffer) {
+      written.body = body;
+    },
+  };
+  const req = { headers: {}, resume: () => written.resumed++ };
+  const ex: Exchange = {
+    route: { id: 'GET /orders' } as CompiledRoute,
+    req: req as unknown as IncomingMessage,
+    res: res as unknown as ServerResponse,
+    requestId: 'rid-1',
+    params: {},
+    rawQuery: '',
+    claimHeaders: undefined,
+    upstreamStatus: undefined,
+    upstreamFailure: undefined,
+    errorCode: undefined,
+  };
+  return { ex, written };
+}
+
+const answering = (outcome: AuthOutcome): Authenticator & { calls: number } => {
+  const a = { calls: 0, authenticate: async () => (a.calls++, outcome) };
+  return a;
+};
+
+function run(outcome: AuthOutcome) {
+  const events = createEventBus();
+  const results: GatewayEvents['auth:result'][] = [];
+  events.on('auth:result', (e) => results.push(e));
+  const seen: Exchange[] = [];
+  const next: Step = async (ex) => void seen.push(ex);
+  const authenticator = answering(outcome);
+  return { step: authLayer(authenticator, events)(next), seen, results, authenticator };
+}
+
+describe('authLayer', () => {
+  it('ok with claims: next runs with the claim headers on the exchange', async () => {
+    const { step, seen, results } = run({ ok: true, claimHeaders: [['X-role', 'admin']] });
+    const { ex, written } = fakeExchange();
+    await step(ex);
+    assert.equal(seen.length, 1);
+    assert.deepEqual(seen[0]?.claimHeaders, [['X-role', 'admin']]);
+    assert.equal(written.status, undefined);
+    assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /orders', outcome: 'ok' }]);
+  });
+
+  it('ok without claims: next runs and claimHeaders stays undefined', async () => {
+    const { step, seen } = run({ ok: true, claimHeaders: [] });
+    const { ex } = fakeExchange();
+    await step(ex);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]?.claimHeaders, undefined);
+  });
+
+  it('a gateway refusal is written as it is, next never runs, the body is drained', async () => {
+    const refusal = gatewayRefusal('GW_AUTH_INVALID', 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed');
+    const { step, seen, results } = run(refusal);
+    const { ex, written } = fakeExchange();
+    await step(ex);
+    assert.equal(seen.length, 0);
+    assert.equal(written.status, 401);
+    assert.deepEqual(written.headers, refusal.headers);
+    assert.deepEqual(JSON.parse(written.body!.toString()), { error: 'Invalid or expired token', success: false });
+    assert.equal(written.resumed, 1);
+    assert.equal(ex.errorCode, 'GW_AUTH_INVALID');
+    assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /orders', outcome: 'invalid', detail: 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed' }]);
+  });
+
+  it('a relayed auth service answer: written unchanged, no gateway error code, outcome "denied"', async () => {
+    const body = Buffer.from('forbidden');
+    const { step, seen, results } = run({ ok: false, status: 403, headers: { 'content-type': 'text/plain', 'content-length': '9' }, body, detail: 'auth service answered 403' });
+    const { ex, written } = fakeExchange();
+    await step(ex);
+    assert.equal(seen.length, 0);
+    assert.equal(written.status, 403);
+    assert.deepEqual(written.headers, { 'content-type': 'text/plain', 'content-length': '9' });
+    assert.equal(written.body, body);
+    assert.equal(ex.errorCode, undefined);
+    assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 403' }]);
+  });
+});

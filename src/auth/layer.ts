@@ -1,0 +1,28 @@
+/**
+ * The auth step of a protected route (spec 5): only routes that require a token get this layer
+ * (decided at config load), so public routes never validate tokens or call the auth service.
+ * On success the claim headers ride on the exchange to the endpoint; on refusal the outcome's
+ * complete response is written and the chain stops.
+ */
+import type { Layer } from '../pipeline/step.js';
+import type { EventBus } from '../observability/events.js';
+import { reportAuthResult, type Authenticator } from './authenticator.js';
+
+/** Authenticates each request before `next`; answers the refusal itself. */
+export function authLayer(authenticator: Authenticator, events: EventBus): Layer {
+  return (next) => async (ex) => {
+    const outcome = await authenticator.authenticate(ex.req, ex.requestId);
+    reportAuthResult(events, ex.requestId, ex.route.id, outcome);
+    if (outcome.ok) {
+      if (outcome.claimHeaders.length > 0) ex.claimHeaders = outcome.claimHeaders;
+      return next(ex);
+    }
+    if (outcome.code !== undefined) ex.errorCode = outcome.code;
+    const { res, req } = ex;
+    // The body the client sent is not wanted: drain it so the connection can be reused.
+    req.resume();
+    if (res.headersSent || res.destroyed) return;
+    res.writeHead(outcome.status, outcome.headers);
+    res.end(outcome.body);
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * Local mode (spec 5.2, DECISIONS.md `config.auth.secret`): HS256, HS384 and HS512 tokens verified
+ * with the configured secret. One HMAC key per algorithm is imported at config load, so the hot
+ * path never re-imports the secret (jose would for a raw Uint8Array on every call).
+ */
+import { webcrypto } from 'node:crypto';
+import type { JWTVerifyGetKey } from 'jose';
+import type { Logger } from '../observability/logger.js';
+import type { Authenticator } from './authenticator.js';
+import { createJwtAuthenticator } from './jwt-authenticator.js';
+
+export const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+const HASH: Record<(typeof HMAC_ALGORITHMS)[number], string> = { HS256: 'SHA-256', HS384: 'SHA-384', HS512: 'SHA-512' };
+
+/** RFC 7518 3.2: an HS256 key should be at least as long as the hash (32 bytes). */
+const MIN_SECRET_BYTES = 32;
+
+export interface LocalJwtOptions {
+  readonly secret: string;
+  readonly issuer: string | readonly string[] | undefined;
+  readonly audience: string | readonly string[] | undefined;
+  readonly clockToleranceSec: number;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+/** An Authenticator for HMAC-signed JWTs. */
+export function createLocalJwtAuthenticator(options: LocalJwtOptions): Authenticator {
+  const bytes = new TextEncoder().encode(options.secret);
+  if (bytes.length < MIN_SECRET_BYTES) {
+    options.logger.warn({ bytes: bytes.length }, `auth: config.auth.secret is shorter than ${MIN_SECRET_BYTES} bytes; tokens signed with it are easier to forge`);
+  }
+  const keys = new Map(
+    HMAC_ALGORITHMS.map((alg) => [alg as string, webcrypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: HASH[alg] }, false, ['verify'])]),
+  );
+  // jose checks `alg` against the pinned list before asking for a key, so `alg` is one of HMAC_ALGORITHMS here.
+  const getKey: JWTVerifyGetKey = (header) => keys.get(header.alg ?? '')!;
+  return createJwtAuthenticator({
+    algorithms: HMAC_ALGORITHMS,
+    getKey,
+    issuer: options.issuer,
+    audience: options.audience,
+    clockToleranceSec: options.clockToleranceSec,
+    logger: options.logger,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+}
