@@ -1,0 +1,110 @@
+/**
+ * The mapping cache (spec 2.5, 4.3; DECISIONS.md "Response mapping"): successful mapping results
+ * by URL, for `ttlSec`, at most `maxSize` entries, least recently used evicted first.
+ *
+ * Design note: storage is lru-cache (a true LRU: a read moves the entry to the front, unlike a
+ * Map in insertion order) with a per-entry TTL measured from the fetch. Only successes are
+ * stored; concurrent requests for one URL share one call through single-flight.ts, whose map is
+ * per process like this cache. The cache is made once per process (gateway.ts) and survives
+ * reloads; a reload that changes `ttlSec` or `maxSize` moves the live entries into a cache of the
+ * new shape, keeping their order and remaining lifetime.
+ */
+import { LRUCache } from 'lru-cache';
+import type { MappingCacheConfig } from '../config/schema.js';
+import { createSingleFlight } from './single-flight.js';
+
+/** The result of one mapping call: the body's JSON text, or why there is none. */
+export type MappingOutcome = { readonly ok: true; readonly json: string } | { readonly ok: false; readonly reason: string };
+
+/** Counters for metrics; they only grow, and survive reloads. */
+export interface MappingCacheStats {
+  /** Served from the cache. */
+  readonly hits: number;
+  /** Not cached: a call was made. */
+  readonly misses: number;
+  /** Not cached, but a call for the URL was running and was joined. */
+  readonly coalesced: number;
+  /** Entries dropped to make room (maxSize). */
+  readonly evictions: number;
+  /** Entries dropped because their TTL ran out. */
+  readonly expirations: number;
+  /** Entries held now. */
+  readonly size: number;
+}
+
+export interface MappingCache {
+  /**
+   * The cached result for `url`, else the running call for it, else the result of `call()`,
+   * stored when successful. `call` must resolve (never reject).
+   */
+  load(url: string, call: () => Promise<MappingOutcome>): MappingOutcome | Promise<MappingOutcome>;
+  /** Applies a (re)loaded `config.mappingCache`; disabling drops the entries. */
+  configure(settings: MappingCacheConfig): void;
+  stats(): MappingCacheStats;
+  clear(): void;
+}
+
+export interface MappingCacheOptions {
+  /** Milliseconds clock for TTLs (tests advance it by hand); must never return 0. */
+  readonly now?: () => number;
+}
+
+/** Creates the process-wide mapping cache. */
+export function createMappingCache(settings: MappingCacheConfig, options: MappingCacheOptions = {}): MappingCache {
+  const perf = options.now === undefined ? undefined : { now: options.now };
+  const counts = { hits: 0, misses: 0, coalesced: 0, evictions: 0, expirations: 0 };
+  const flight = createSingleFlight<MappingOutcome>();
+  let shape = { ttlSec: settings.ttlSec, maxSize: settings.maxSize };
+  let lru = makeLru(shape.maxSize, shape.ttlSec);
+
+  function makeLru(max: number, ttlSec: number): LRUCache<string, string> {
+    return new LRUCache<string, string>({
+      max,
+      ttl: ttlSec * 1000,
+      // lru-cache would otherwise reuse one clock reading for a while and arm a timer per read.
+      ttlResolution: 0,
+      updateAgeOnGet: false,
+      ...(perf === undefined ? {} : { perf }),
+      dispose: (_value, _key, reason) => {
+        if (reason === 'evict') counts.evictions++;
+        else if (reason === 'expire') counts.expirations++;
+      },
+    });
+  }
+
+  return {
+    load(url, call) {
+      const cached = lru.get(url);
+      if (cached !== undefined) {
+        counts.hits++;
+        return { ok: true, json: cached };
+      }
+      const { promise, joined } = flight.run(url, async () => {
+        const outcome = await call();
+        if (outcome.ok) lru.set(url, outcome.json);
+        return outcome;
+      });
+      if (joined) counts.coalesced++;
+      else counts.misses++;
+      return promise;
+    },
+    configure(next) {
+      if (!next.enabled) {
+        lru.clear();
+        return;
+      }
+      if (next.ttlSec === shape.ttlSec && next.maxSize === shape.maxSize) return;
+      const old = lru;
+      shape = { ttlSec: next.ttlSec, maxSize: next.maxSize };
+      lru = makeLru(shape.maxSize, shape.ttlSec);
+      // Least recently used first, so the order carries over; an entry never outlives the new TTL.
+      for (const [url, json] of old.rentries()) {
+        if (url === undefined || json === undefined) continue;
+        const remaining = Math.min(old.getRemainingTTL(url), shape.ttlSec * 1000);
+        if (remaining > 0) lru.set(url, json, { ttl: remaining });
+      }
+    },
+    stats: () => ({ ...counts, size: lru.size }),
+    clear: () => lru.clear(),
+  };
+}

@@ -1,0 +1,209 @@
+/**
+ * The endpoint of routes with mapping rules (spec 4.3). The request goes to the backend like a
+ * standard route; a 2xx JSON answer (an object or an array of objects) is buffered, every distinct
+ * mapping URL is fetched concurrently, and each result is spliced into its items under `tag`.
+ * Anything else is relayed unchanged (DECISIONS.md "Response mapping").
+ */
+import { setMaxListeners } from 'node:events';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import type { CompiledRoute } from '../config/compile.js';
+import type { Exchange, Step } from '../pipeline/step.js';
+import type { UpstreamRegistry } from '../upstream/upstream.js';
+import { appendQuery } from '../upstream/target-url.js';
+import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
+import { classifyUpstreamError } from '../upstream/upstream-error.js';
+import { sendError } from '../response/send-error.js';
+import { forwardEndpoint, hasRequestBody, type ForwardOptions } from '../proxy/forward.js';
+import { scanItems } from './json-scan.js';
+import { planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
+import { spliceItems, type ItemEdit } from './splice.js';
+import { callMapping } from './mapping-call.js';
+import { decodeBody, isJsonContentType, readLimited, utf8Text, type LimitedRead } from './body.js';
+import type { MappingCache, MappingOutcome } from './cache.js';
+
+export interface MappingEndpointOptions extends ForwardOptions {
+  readonly upstreams: UpstreamRegistry;
+  /** `timeouts.mappingSec` in milliseconds, per mapping call. */
+  readonly mappingTimeoutMs: number;
+  /** `limits.maxMappingBodyBytes`: larger primary bodies are relayed unchanged. */
+  readonly maxBodyBytes: number;
+  /** The process-wide cache, or undefined when `mappingCache.enabled` is false. */
+  readonly cache: MappingCache | undefined;
+}
+
+/** Headers that describe the backend's bytes and would lie about the enriched body. */
+const STALE_WHEN_CHANGED = ['content-length', 'content-encoding', 'etag', 'content-md5', 'digest', 'content-digest', 'repr-digest'];
+
+/** Builds the mapping endpoint of one route (once, at config load). */
+export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
+  const { upstream, dropHeaders, headersTimeoutMs, bodyTimeoutMs, events, cache, mappingTimeoutMs, maxBodyBytes } = options;
+  const { pool, origin } = upstream;
+  const rules = route.mapping;
+  const fieldNames = ruleFieldNames(rules);
+  const ruleUpstreams = rules.map((r) => options.upstreams.forOrigin(r.origin));
+  const method = route.method as Dispatcher.HttpMethod;
+  // HEAD has no body to enrich: it is a standard forward.
+  const forwardHead = forwardEndpoint(route, options);
+
+  /** Sends the primary answer as it came: buffered part first, then whatever is left. */
+  async function relay(ex: Exchange, status: number, headers: Record<string, string | string[]>, chunks: readonly Buffer[], rest: Readable | undefined): Promise<void> {
+    const { res } = ex;
+    res.writeHead(status, headers);
+    for (const c of chunks) res.write(c);
+    if (rest === undefined) {
+      res.end();
+      return;
+    }
+    try {
+      await pipeline(rest, res);
+    } catch (err) {
+      // Headers are out: a backend failure mid-body can only cut the response short.
+      if (!res.destroyed) res.destroy();
+      if (!ex.req.destroyed) events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: classifyUpstreamError(err).kind, error: err });
+    }
+  }
+
+  function upstreamFailed(ex: Exchange, err: unknown): void {
+    const { res } = ex;
+    const failure = classifyUpstreamError(err);
+    if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
+    if (failure.kind !== 'aborted' || !res.destroyed) {
+      events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
+    }
+    if (!res.headersSent && !res.destroyed) {
+      ex.errorCode = failure.code;
+      sendError(res, failure.code);
+    } else if (!res.destroyed) res.destroy();
+  }
+
+  /** Fetches every distinct URL concurrently (spec 4.3), through the cache when enabled. */
+  function fetchAll(ex: Exchange, calls: readonly PlannedCall[], signal: AbortSignal): Promise<MappingOutcome[]> {
+    return Promise.all(
+      calls.map((call) => {
+        const target = ruleUpstreams[call.rule.index]!;
+        if (cache === undefined) return callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, signal });
+        // A shared call serves other clients too: the one who started it leaving must not cancel it.
+        return cache.load(call.url, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes }));
+      }),
+    );
+  }
+
+  /** The enriched body, or undefined when the body is to be returned unchanged. */
+  async function enrich(ex: Exchange, raw: Buffer, contentEncoding: string | string[] | undefined, signal: AbortSignal): Promise<Buffer | undefined> {
+    const decoded = await decodeBody(raw, contentEncoding, maxBodyBytes);
+    const text = decoded === undefined ? undefined : utf8Text(decoded);
+    if (text === undefined) return undefined;
+    const items = scanItems(text);
+    if (items === undefined || items.length === 0) return undefined;
+    const plan = planCalls(text, items, rules, fieldNames);
+    if (plan.calls.length === 0) return undefined;
+    const outcomes = await fetchAll(ex, plan.calls, signal);
+    if (signal.aborted) return undefined;
+
+    const edits: (ItemEdit | undefined)[] = new Array(items.length);
+    const warned = new Set<number>();
+    for (let i = 0; i < items.length; i++) {
+      let set: Map<string, string> | undefined;
+      let remove: Set<string> | undefined;
+      for (let r = 0; r < rules.length; r++) {
+        const callIndex = plan.callOf[i * rules.length + r]!;
+        if (callIndex < 0) continue;
+        const outcome = outcomes[callIndex]!;
+        const rule = rules[r]!;
+        if (!outcome.ok) {
+          // spec 7: a failed mapping never fails the response; one warning per URL and tag.
+          const key = callIndex * rules.length + r;
+          if (!warned.has(key)) {
+            warned.add(key);
+            events.emit('mapping:fail', { requestId: ex.requestId, routeId: route.id, tag: rule.tag, url: plan.calls[callIndex]!.url, reason: outcome.reason });
+          }
+          continue;
+        }
+        (set ??= new Map()).set(rule.tag, outcome.json);
+        // DECISIONS.md: the parameter field goes only when the tag was set.
+        if (rule.removeKeyMapping) for (const p of rule.path.params) (remove ??= new Set()).add(p);
+      }
+      if (set !== undefined) edits[i] = { set, remove: remove ?? EMPTY };
+    }
+    const out = spliceItems(text, items, edits);
+    return out === text ? undefined : Buffer.from(out, 'utf8');
+  }
+
+  return async (ex) => {
+    const { req, res } = ex;
+    if (req.method === 'HEAD') return forwardHead(ex);
+    const abort = new AbortController();
+    // Every uncached mapping call of the response listens to this signal.
+    setMaxListeners(0, abort.signal);
+    // A client that leaves releases the backend connection and the calls made only for it.
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+    try {
+      let answer: Dispatcher.ResponseData;
+      try {
+        const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders);
+        answer = await pool.request({
+          path: appendQuery(route.buildPath(ex.params), route.path.hasQuery, ex.rawQuery),
+          method,
+          headers: withIdentityEncoding(headers),
+          body: hasRequestBody(ex) ? req : null,
+          signal: abort.signal,
+          headersTimeout: headersTimeoutMs,
+          bodyTimeout: bodyTimeoutMs,
+        });
+      } catch (err) {
+        upstreamFailed(ex, err);
+        return;
+      }
+      const { statusCode, body } = answer;
+      ex.upstreamStatus = statusCode;
+      const headers = downstreamResponseHeaders(answer.headers);
+      const declared = Number(answer.headers['content-length'] ?? 0);
+      if (!isMappableStatus(statusCode) || !isJsonContentType(answer.headers['content-type']) || declared > maxBodyBytes) {
+        return await relay(ex, statusCode, headers, [], body);
+      }
+      let read: LimitedRead;
+      try {
+        read = await readLimited(body, maxBodyBytes);
+      } catch (err) {
+        upstreamFailed(ex, err);
+        return;
+      }
+      if (read.overflow) return await relay(ex, statusCode, headers, read.chunks, body);
+      const raw = Buffer.concat(read.chunks, read.size);
+      const enriched = await enrich(ex, raw, answer.headers['content-encoding'], abort.signal);
+      if (res.destroyed) return;
+      if (enriched === undefined) return await relay(ex, statusCode, headers, [raw], undefined);
+      for (const h of STALE_WHEN_CHANGED) delete headers[h];
+      headers['content-length'] = String(enriched.length);
+      res.writeHead(statusCode, headers);
+      res.end(enriched);
+    } finally {
+      res.off('close', onClose);
+    }
+  };
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** 2xx with a body that can be enriched (not 204/205 without one, not a 206 fragment). */
+function isMappableStatus(status: number): boolean {
+  return status >= 200 && status < 300 && status !== 204 && status !== 205 && status !== 206;
+}
+
+/**
+ * The primary body is parsed, so ask for it uncompressed; a backend that compresses anyway is
+ * decoded (body.ts). Replaces the client's `Accept-Encoding` in the flat header list.
+ */
+function withIdentityEncoding(headers: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() !== 'accept-encoding') out.push(headers[i]!, headers[i + 1]!);
+  }
+  out.push('accept-encoding', 'identity');
+  return out;
+}

@@ -1,0 +1,56 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { scanItems, stringValue } from './json-scan.js';
+
+describe('scanItems', () => {
+  it('finds each item and its top-level members of an array of objects', () => {
+    const text = ' [ {"a": 1, "b" :"x"} , {} ] ';
+    const items = scanItems(text)!;
+    assert.equal(items.length, 2);
+    assert.equal(text.slice(items[0]!.start, items[0]!.end), '{"a": 1, "b" :"x"}');
+    assert.equal(text.slice(items[1]!.start, items[1]!.end), '{}');
+    const [a, b] = items[0]!.members;
+    assert.deepEqual({ name: a!.name, kind: a!.kind, value: text.slice(a!.valueStart, a!.valueEnd) }, { name: 'a', kind: 'number', value: '1' });
+    assert.deepEqual({ name: b!.name, kind: b!.kind, value: text.slice(b!.valueStart, b!.valueEnd) }, { name: 'b', kind: 'string', value: '"x"' });
+    assert.equal(text[a!.keyStart], '"');
+  });
+
+  it('treats a single object as one item', () => {
+    const items = scanItems('{"k":{"n":[1,{"x":"}"}]},"t":true,"f":false,"z":null,"arr":[]}')!;
+    assert.equal(items.length, 1);
+    assert.deepEqual(
+      items[0]!.members.map((m) => [m.name, m.kind]),
+      [['k', 'object'], ['t', 'true'], ['f', 'false'], ['z', 'null'], ['arr', 'array']],
+    );
+  });
+
+  it('keeps number text as written, including integers beyond 2^53', () => {
+    const text = '{"a":12345678901234567890,"b":-0.50e+10,"c":1E5}';
+    const m = scanItems(text)![0]!.members;
+    assert.deepEqual(m.map((x) => text.slice(x.valueStart, x.valueEnd)), ['12345678901234567890', '-0.50e+10', '1E5']);
+  });
+
+  it('unescapes keys', () => {
+    const m = scanItems('{"a\\u0042c":1,"q\\"":2}')![0]!.members;
+    assert.deepEqual(m.map((x) => x.name), ['aBc', 'q"']);
+  });
+
+  const notMappable = ['', ' ', '1', '"s"', 'null', 'true', '[1]', '[{}, 2]', '[[{}]]', '{', '{"a":1,}', '[{},]', '{"a" 1}', "{'a':1}", '{"a":01}', '{"a":1.}', '{"a":-}', '{"a":.5}', '{"a":1e}', '{"a":"\\x"}', '{"a":"\\u12G4"}', '{"a":"tab\there"}', '{"a":tru}', '{"a":1} {}', '{"a":[1 2]}', '{"a":{"b":1,}}', '{"a":NaN}'];
+  for (const text of notMappable) {
+    it(`undefined for ${JSON.stringify(text)}`, () => assert.equal(scanItems(text), undefined));
+  }
+
+  it('accepts an empty array (no items)', () => assert.deepEqual(scanItems('[]'), []));
+
+  it('survives deep nesting without recursion', () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    assert.equal(scanItems(`{"a":${deep}}`)!.length, 1);
+  });
+});
+
+describe('stringValue', () => {
+  it('unescapes only when needed', () => {
+    assert.equal(stringValue('"plain"', 0, 7), 'plain');
+    assert.equal(stringValue('x"a\\/b\\u00fc"', 1, 13), 'a/bü');
+  });
+});

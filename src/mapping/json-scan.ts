@@ -1,0 +1,254 @@
+/**
+ * A strict RFC 8259 scanner that finds where things are in a JSON text instead of building values.
+ *
+ * Design note: enrichment must leave every byte it does not own untouched (DECISIONS.md "Response
+ * mapping": integers beyond 2^53, number text such as `1.0` or `1e5`, key order, escapes and
+ * unicode survive exactly). `JSON.parse` loses big integers and Node 20 has no source-text access,
+ * so the mapped route never re-serialises the primary body: this scanner validates it and reports
+ * the span of each item and of each item's top-level members; splice.ts edits those spans.
+ * Nested values are skipped with an explicit stack, so deep nesting cannot overflow the call stack.
+ */
+
+export type ValueKind = 'string' | 'number' | 'true' | 'false' | 'null' | 'object' | 'array';
+
+/** One `"key": value` of an item, as offsets into the text (end offsets are exclusive). */
+export interface MemberSpan {
+  /** Offset of the key's opening quote. */
+  readonly keyStart: number;
+  /** The key, unescaped. */
+  readonly name: string;
+  readonly valueStart: number;
+  readonly valueEnd: number;
+  readonly kind: ValueKind;
+}
+
+/** One object item: `start` is its `{`, `end` is just after its `}`. */
+export interface ObjectSpan {
+  readonly start: number;
+  readonly end: number;
+  readonly members: readonly MemberSpan[];
+}
+
+/**
+ * The items of a primary body, or undefined when the text is not valid JSON or is not an object
+ * or an array of objects (that body is then returned unchanged: DECISIONS.md).
+ */
+export function scanItems(text: string): ObjectSpan[] | undefined {
+  try {
+    return new Scanner(text).items();
+  } catch (err) {
+    if (err instanceof NotMappable) return undefined;
+    throw err;
+  }
+}
+
+/** Unescapes a JSON string literal given by its span (quotes included). */
+export function stringValue(text: string, start: number, end: number): string {
+  const inner = text.slice(start + 1, end - 1);
+  return inner.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : inner;
+}
+
+class NotMappable extends Error {}
+const fail = (): never => {
+  throw new NotMappable();
+};
+
+const C_QUOTE = 0x22;
+const C_BACKSLASH = 0x5c;
+const C_COMMA = 0x2c;
+const C_COLON = 0x3a;
+const C_LBRACE = 0x7b;
+const C_RBRACE = 0x7d;
+const C_LBRACKET = 0x5b;
+const C_RBRACKET = 0x5d;
+const C_MINUS = 0x2d;
+const C_DOT = 0x2e;
+const C_0 = 0x30;
+const C_9 = 0x39;
+
+const LITERALS = ['true', 'false', 'null'] as const;
+
+const isDigit = (c: number): boolean => c >= C_0 && c <= C_9;
+const isHex = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+
+class Scanner {
+  constructor(readonly text: string) {}
+
+  items(): ObjectSpan[] {
+    const t = this.text;
+    let p = this.ws(0);
+    const c = t.charCodeAt(p);
+    let items: ObjectSpan[];
+    if (c === C_LBRACE) {
+      const item = this.object(p);
+      items = [item];
+      p = item.end;
+    } else if (c === C_LBRACKET) {
+      items = [];
+      p = this.ws(p + 1);
+      if (t.charCodeAt(p) === C_RBRACKET) p++;
+      else {
+        for (;;) {
+          if (t.charCodeAt(p) !== C_LBRACE) fail();
+          const item = this.object(p);
+          items.push(item);
+          p = this.ws(item.end);
+          const d = t.charCodeAt(p);
+          if (d === C_COMMA) p = this.ws(p + 1);
+          else if (d === C_RBRACKET) {
+            p++;
+            break;
+          } else fail();
+        }
+      }
+    } else return fail();
+    if (this.ws(p) !== t.length) fail();
+    return items;
+  }
+
+  /** An object whose top-level members are recorded; `p` is at its `{`. */
+  object(start: number): ObjectSpan {
+    const t = this.text;
+    const members: MemberSpan[] = [];
+    let p = this.ws(start + 1);
+    if (t.charCodeAt(p) === C_RBRACE) return { start, end: p + 1, members };
+    for (;;) {
+      if (t.charCodeAt(p) !== C_QUOTE) fail();
+      const keyStart = p;
+      const keyEnd = this.string(p);
+      p = this.ws(keyEnd);
+      if (t.charCodeAt(p) !== C_COLON) fail();
+      const valueStart = this.ws(p + 1);
+      const kind = this.kindAt(valueStart);
+      const valueEnd = this.skipValue(valueStart);
+      members.push({ keyStart, name: stringValue(t, keyStart, keyEnd), valueStart, valueEnd, kind });
+      p = this.ws(valueEnd);
+      const d = t.charCodeAt(p);
+      if (d === C_COMMA) p = this.ws(p + 1);
+      else if (d === C_RBRACE) return { start, end: p + 1, members };
+      else fail();
+    }
+  }
+
+  kindAt(p: number): ValueKind {
+    const c = this.text.charCodeAt(p);
+    if (c === C_QUOTE) return 'string';
+    if (c === C_LBRACE) return 'object';
+    if (c === C_LBRACKET) return 'array';
+    if (c === 0x74) return 'true';
+    if (c === 0x66) return 'false';
+    if (c === 0x6e) return 'null';
+    return 'number';
+  }
+
+  /** Skips any value starting at `p` (no whitespace before it); returns the offset after it. */
+  skipValue(p: number): number {
+    const t = this.text;
+    // Open containers: true for an object, false for an array.
+    const stack: boolean[] = [];
+    for (;;) {
+      // Here a value starts.
+      const c = t.charCodeAt(p);
+      let afterValue = true;
+      if (c === C_LBRACE || c === C_LBRACKET) {
+        const isObject = c === C_LBRACE;
+        p = this.ws(p + 1);
+        if (t.charCodeAt(p) === (isObject ? C_RBRACE : C_RBRACKET)) p++;
+        else {
+          stack.push(isObject);
+          if (isObject) p = this.keyAndColon(p);
+          afterValue = false;
+        }
+      } else p = this.primitive(p);
+      if (!afterValue) continue;
+      // A value just ended: close containers or move to the next element.
+      for (;;) {
+        if (stack.length === 0) return p;
+        p = this.ws(p);
+        const d = t.charCodeAt(p);
+        const isObject = stack[stack.length - 1]!;
+        if (d === C_COMMA) {
+          p = this.ws(p + 1);
+          if (isObject) p = this.keyAndColon(p);
+          break;
+        }
+        if (d === (isObject ? C_RBRACE : C_RBRACKET)) {
+          stack.pop();
+          p++;
+          continue;
+        }
+        fail();
+      }
+    }
+  }
+
+  /** `"key" :` then whitespace; returns where the value starts. */
+  keyAndColon(p: number): number {
+    if (this.text.charCodeAt(p) !== C_QUOTE) fail();
+    p = this.ws(this.string(p));
+    if (this.text.charCodeAt(p) !== C_COLON) fail();
+    return this.ws(p + 1);
+  }
+
+  primitive(p: number): number {
+    const t = this.text;
+    const c = t.charCodeAt(p);
+    if (c === C_QUOTE) return this.string(p);
+    if (c === C_MINUS || isDigit(c)) return this.number(p);
+    for (const word of LITERALS) if (t.startsWith(word, p)) return p + word.length;
+    return fail();
+  }
+
+  /** A string literal at `p` (its opening quote); returns the offset after the closing quote. */
+  string(p: number): number {
+    const t = this.text;
+    p++;
+    for (;;) {
+      const c = t.charCodeAt(p);
+      if (c === C_QUOTE) return p + 1;
+      if (Number.isNaN(c) || c < 0x20) fail();
+      if (c === C_BACKSLASH) {
+        const e = t.charCodeAt(p + 1);
+        if (e === 0x75) {
+          if (!(isHex(t.charCodeAt(p + 2)) && isHex(t.charCodeAt(p + 3)) && isHex(t.charCodeAt(p + 4)) && isHex(t.charCodeAt(p + 5)))) fail();
+          p += 6;
+        } else if (e === C_QUOTE || e === C_BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+          p += 2;
+        } else fail();
+      } else p++;
+    }
+  }
+
+  /** `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` */
+  number(p: number): number {
+    const t = this.text;
+    if (t.charCodeAt(p) === C_MINUS) p++;
+    if (t.charCodeAt(p) === C_0) p++;
+    else if (isDigit(t.charCodeAt(p))) while (isDigit(t.charCodeAt(p))) p++;
+    else fail();
+    if (t.charCodeAt(p) === C_DOT) {
+      p++;
+      if (!isDigit(t.charCodeAt(p))) fail();
+      while (isDigit(t.charCodeAt(p))) p++;
+    }
+    const e = t.charCodeAt(p);
+    if (e === 0x65 || e === 0x45) {
+      p++;
+      const s = t.charCodeAt(p);
+      if (s === 0x2b || s === C_MINUS) p++;
+      if (!isDigit(t.charCodeAt(p))) fail();
+      while (isDigit(t.charCodeAt(p))) p++;
+    }
+    return p;
+  }
+
+  /** Skips JSON whitespace (space, tab, LF, CR). */
+  ws(p: number): number {
+    const t = this.text;
+    for (;;) {
+      const c = t.charCodeAt(p);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) p++;
+      else return p;
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CompiledMappingRule } from '../config/compile.js';
+import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
+import { parseService, type Origin } from '../upstream/origin.js';
+import { scanItems } from './json-scan.js';
+import { planCalls, ruleFieldNames } from './plan.js';
+
+function rule(index: number, path: string, service = '127.0.0.1:9000', tag = `t${index}`): CompiledMappingRule {
+  const t = parseTemplate(path) as Template;
+  return { index, tag, removeKeyMapping: false, service, origin: parseService(service) as Origin, path: t, buildPath: compileUrlBuilder(t) };
+}
+
+function plan(text: string, rules: CompiledMappingRule[]) {
+  const items = scanItems(text)!;
+  const p = planCalls(text, items, rules, ruleFieldNames(rules));
+  return { urls: p.calls.map((c) => c.url), callOf: [...p.callOf] };
+}
+
+describe('planCalls', () => {
+  it('dedupes URLs: 100 items over 5 values -> 5 calls', () => {
+    const text = `[${Array.from({ length: 100 }, (_, i) => `{"a":${i % 5}}`).join(',')}]`;
+    const p = plan(text, [rule(0, '/u/{a}')]);
+    assert.deepEqual(p.urls, ['http://127.0.0.1:9000/u/0', 'http://127.0.0.1:9000/u/1', 'http://127.0.0.1:9000/u/2', 'http://127.0.0.1:9000/u/3', 'http://127.0.0.1:9000/u/4']);
+    assert.deepEqual(p.callOf.slice(0, 7), [0, 1, 2, 3, 4, 0, 1]);
+  });
+
+  it('the same path on two origins is two calls; the same URL from two rules is one', () => {
+    const p = plan('{"a":1,"b":1}', [rule(0, '/u/{a}'), rule(1, '/u/{a}', '127.0.0.1:9001'), rule(2, '/u/{b}')]);
+    assert.deepEqual(p.urls, ['http://127.0.0.1:9000/u/1', 'http://127.0.0.1:9001/u/1']);
+    assert.deepEqual(p.callOf, [0, 1, 0]);
+  });
+
+  it('uses values as written and percent-encodes them', () => {
+    const text = '[{"a":1000000},{"a":12345678901234567890},{"a":true},{"a":"x y&z"},{"a":"\\u00e9"},{"a":"..\\/"}]';
+    assert.deepEqual(plan(text, [rule(0, '/c?id={a}')]).urls.map((u) => u.slice('http://127.0.0.1:9000'.length)), [
+      '/c?id=1000000',
+      '/c?id=12345678901234567890',
+      '/c?id=true',
+      '/c?id=x%20y%26z',
+      '/c?id=%C3%A9',
+      '/c?id=..%2F',
+    ]);
+  });
+
+  it('skips missing, null, object and array values', () => {
+    const p = plan('[{},{"a":null},{"a":{}},{"a":[]},{"b":1}]', [rule(0, '/u/{a}')]);
+    assert.deepEqual(p.urls, []);
+    assert.deepEqual(p.callOf, [-1, -1, -1, -1, -1]);
+  });
+
+  it('needs every placeholder of a path; the last duplicate key wins', () => {
+    const p = plan('[{"a":1},{"a":1,"b":2},{"a":1,"a":3,"b":2}]', [rule(0, '/x/{a}/y/{b}')]);
+    assert.deepEqual(p.urls, ['http://127.0.0.1:9000/x/1/y/2', 'http://127.0.0.1:9000/x/3/y/2']);
+    assert.deepEqual(p.callOf, [-1, 0, 1]);
+  });
+
+  it('does not resolve inherited names such as constructor', () => {
+    assert.deepEqual(plan('{"a":1}', [rule(0, '/x/{constructor}')]).urls, []);
+  });
+});

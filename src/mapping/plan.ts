@@ -1,0 +1,109 @@
+/**
+ * From (item, rule) pairs to the distinct URLs to fetch: within one response one URL is fetched
+ * once, cache or not (spec 4.3: 100 items over 5 distinct values cause 5 calls).
+ */
+import type { CompiledMappingRule } from '../config/compile.js';
+import { stringValue, type MemberSpan, type ObjectSpan } from './json-scan.js';
+
+/** One distinct mapping call. */
+export interface PlannedCall {
+  /** `scheme://host:port/path?query`: the cache key and what logs name. */
+  readonly url: string;
+  /** Path and query sent to the rule's origin. */
+  readonly path: string;
+  /** The first rule that needs this URL (all rules sharing it share its origin). */
+  readonly rule: CompiledMappingRule;
+}
+
+export interface MappingPlan {
+  readonly calls: readonly PlannedCall[];
+  /** `callOf[item * rules.length + rule]`: index into `calls`, or -1 when the rule is skipped. */
+  readonly callOf: Int32Array;
+}
+
+/** The field names any rule of a route reads; computed once per route at config load. */
+export function ruleFieldNames(rules: readonly CompiledMappingRule[]): ReadonlySet<string> {
+  return new Set(rules.flatMap((r) => r.path.params));
+}
+
+/**
+ * Placeholder value of a member (DECISIONS.md): strings unescaped, numbers and booleans exactly as
+ * written (`1000000` stays `1000000`), anything else (null, object, array) skips the rule.
+ */
+export function placeholderValue(text: string, m: MemberSpan): string | undefined {
+  switch (m.kind) {
+    case 'string':
+      return stringValue(text, m.valueStart, m.valueEnd);
+    case 'number':
+    case 'true':
+    case 'false':
+      return text.slice(m.valueStart, m.valueEnd);
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Resolves every rule for every item and dedupes the URLs. Hot path: a URL string is built once
+ * per distinct value tuple of a rule; repeated values cost one Map lookup.
+ */
+export function planCalls(text: string, items: readonly ObjectSpan[], rules: readonly CompiledMappingRule[], fieldNames: ReadonlySet<string>): MappingPlan {
+  const callOf = new Int32Array(items.length * rules.length).fill(-1);
+  const calls: PlannedCall[] = [];
+  const byUrl = new Map<string, number>();
+  const byValues = rules.map(() => new Map<string, number>());
+  const found = new Map<string, MemberSpan>();
+  for (let i = 0; i < items.length; i++) {
+    // The last occurrence of a duplicated key wins, as with JSON.parse.
+    found.clear();
+    const members = items[i]!.members;
+    for (let k = 0; k < members.length; k++) {
+      const m = members[k]!;
+      if (fieldNames.has(m.name)) found.set(m.name, m);
+    }
+    if (found.size === 0) continue;
+    for (let r = 0; r < rules.length; r++) {
+      const rule = rules[r]!;
+      const key = valuesKey(text, rule.path.params, found);
+      // Every placeholder of the path must resolve, else the rule is skipped silently (spec 7).
+      if (key === undefined) continue;
+      let index = byValues[r]!.get(key);
+      if (index === undefined) {
+        const path = rule.buildPath(valuesOf(text, rule.path.params, found));
+        const url = rule.origin.key + path;
+        index = byUrl.get(url);
+        if (index === undefined) {
+          index = calls.length;
+          calls.push({ url, path, rule });
+          byUrl.set(url, index);
+        }
+        byValues[r]!.set(key, index);
+      }
+      callOf[i * rules.length + r] = index;
+    }
+  }
+  return { calls, callOf };
+}
+
+/** A key for the rule's placeholder values (length-prefixed when several), or undefined. */
+function valuesKey(text: string, params: readonly string[], found: ReadonlyMap<string, MemberSpan>): string | undefined {
+  if (params.length === 1) {
+    const m = found.get(params[0]!);
+    return m === undefined ? undefined : placeholderValue(text, m);
+  }
+  let key = '';
+  for (let p = 0; p < params.length; p++) {
+    const m = found.get(params[p]!);
+    const v = m === undefined ? undefined : placeholderValue(text, m);
+    if (v === undefined) return undefined;
+    key += `${v.length}:${v}`;
+  }
+  return key;
+}
+
+function valuesOf(text: string, params: readonly string[], found: ReadonlyMap<string, MemberSpan>): Record<string, string> {
+  // No prototype: a field named `constructor` must not resolve by accident.
+  const values = Object.create(null) as Record<string, string>;
+  for (const p of params) values[p] = placeholderValue(text, found.get(p)!)!;
+  return values;
+}

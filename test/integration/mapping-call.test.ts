@@ -1,0 +1,95 @@
+/**
+ * One mapping call against real local services, with a recording circuit breaker: the outcome of
+ * every call is reported exactly once (succeed for an answer < 500, fail for 5xx or no answer,
+ * release when the caller gave up), and an open circuit means no call at all (DECISIONS.md).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { Pool } from 'undici';
+import type { CircuitBreaker, CircuitPermit } from '../../src/circuit/breaker.js';
+import { parseService, type Origin } from '../../src/upstream/origin.js';
+import type { Upstream } from '../../src/upstream/upstream.js';
+import { callMapping } from '../../src/mapping/mapping-call.js';
+import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
+
+function recordingBreaker(open = false): CircuitBreaker & { reports: string[] } {
+  const reports: string[] = [];
+  const permit: CircuitPermit = {
+    succeed: () => reports.push('succeed'),
+    fail: () => reports.push('fail'),
+    release: () => reports.push('release'),
+  };
+  return { origin: 'x', state: open ? 'open' : 'closed', acquire: () => (open ? undefined : permit), retryAfterSec: () => 0, reports };
+}
+
+function upstreamFor(host: string, breaker: CircuitBreaker): Upstream {
+  const origin = parseService(host) as Origin;
+  return { origin, pool: new Pool(`http://${host}`, { connections: 4 }), breaker } as Upstream;
+}
+
+describe('callMapping', () => {
+  let backend: TestBackend;
+  const upstreams: Upstream[] = [];
+  before(async () => {
+    backend = await startBackend((req, res) => {
+      if (req.url === '/ok') return json(res, 200, { a: 1 });
+      if (req.url === '/404') return json(res, 404, { e: 1 });
+      if (req.url === '/500') return json(res, 500, { e: 1 });
+      // '/silent' never answers
+    });
+  });
+  after(async () => {
+    for (const u of upstreams) await u.pool.destroy();
+    await backend?.close();
+  });
+  const make = (open = false, host = backend.host) => {
+    const breaker = recordingBreaker(open);
+    const u = upstreamFor(host, breaker);
+    upstreams.push(u);
+    return { u, breaker };
+  };
+  const opts = { requestId: 'rid-1', timeoutMs: 300, maxBytes: 1000 };
+
+  const cases = [
+    { path: '/ok', outcome: { ok: true, json: '{"a":1}' }, reports: ['succeed'] },
+    { path: '/404', outcome: { ok: false, reason: 'status 404' }, reports: ['succeed'] },
+    { path: '/500', outcome: { ok: false, reason: 'status 500' }, reports: ['fail'] },
+    { path: '/silent', outcome: { ok: false, reason: 'timeout' }, reports: ['fail'] },
+  ];
+  for (const c of cases) {
+    it(`${c.path}: ${JSON.stringify(c.outcome)}, circuit told ${c.reports.join()}`, async () => {
+      const { u, breaker } = make();
+      assert.deepEqual(await callMapping(u, c.path, opts), c.outcome);
+      assert.deepEqual(breaker.reports, c.reports);
+      assert.equal(backend.seen.at(-1)?.headers['x-request-id'], 'rid-1');
+    });
+  }
+
+  it('connection refused: fail', async () => {
+    const { u, breaker } = make(false, `127.0.0.1:${await closedPort()}`);
+    assert.deepEqual(await callMapping(u, '/x', opts), { ok: false, reason: 'refused' });
+    assert.deepEqual(breaker.reports, ['fail']);
+  });
+
+  it('the caller giving up: release, and the backend connection is closed', async () => {
+    const { u, breaker } = make();
+    const abort = new AbortController();
+    const arrived = new Promise<IncomingMessage>((resolve) => backend.server.once('request', resolve));
+    const pending = callMapping(u, '/silent', { ...opts, timeoutMs: 10_000, signal: abort.signal });
+    const req = await arrived;
+    const closed = new Promise<void>((resolve) => req.socket.once('close', () => resolve()));
+    abort.abort();
+    assert.deepEqual(await pending, { ok: false, reason: 'aborted' });
+    assert.deepEqual(breaker.reports, ['release']);
+    await closed;
+  });
+
+  it('an open circuit: no call at all', async () => {
+    const { u, breaker } = make(true);
+    const seen = backend.seen.length;
+    assert.deepEqual(await callMapping(u, '/ok', opts), { ok: false, reason: 'circuit open' });
+    assert.equal(backend.seen.length, seen);
+    assert.deepEqual(breaker.reports, []);
+  });
+});
