@@ -1,0 +1,57 @@
+/**
+ * HTTP/1.1 responses written straight onto a socket. An `upgrade` request has no ServerResponse:
+ * Node hands over the bare socket, so refusals (404, 401, 503, a backend's own answer) and the
+ * `101 Switching Protocols` head are formatted here. Header values come from Node's or undici's
+ * parsers or from the gateway itself, so they hold no CR/LF.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+export type HeaderValue = string | number | readonly string[];
+
+/** Seconds a refused client gets to read the answer and close before the socket is destroyed. */
+const LINGER_MS = 5_000;
+
+/** `HTTP/1.1 <status> <reason>` plus the headers and the blank line. */
+export function responseHead(status: number, headers: Record<string, HeaderValue | undefined> | readonly string[], reason?: string): string {
+  let head = `HTTP/1.1 ${status} ${reason ?? STATUS_CODES[status] ?? ''}\r\n`;
+  if (Array.isArray(headers)) {
+    const flat = headers as readonly string[];
+    for (let i = 0; i + 1 < flat.length; i += 2) head += `${flat[i]}: ${flat[i + 1]}\r\n`;
+  } else {
+    const record = headers as Record<string, HeaderValue | undefined>;
+    for (const name in record) {
+      const value = record[name];
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value as readonly string[]) head += `${name}: ${v}\r\n`;
+      else head += `${name}: ${String(value)}\r\n`;
+    }
+  }
+  return `${head}\r\n`;
+}
+
+/**
+ * Writes a complete response and closes the connection (an upgrade socket serves one answer).
+ * The socket is ended, not destroyed, so the client reads the whole answer; it is destroyed once
+ * the client closed too, or after a short linger.
+ */
+export function respondOnSocket(socket: Duplex, status: number, headers: Record<string, HeaderValue | undefined>, body: Buffer | undefined): void {
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const head = responseHead(status, { ...headers, date: new Date().toUTCString(), connection: 'close' });
+  socket.write(head);
+  closeAfter(socket, body);
+}
+
+/** Ends the socket after `last` (if any) and destroys it once the peer closed or after a linger. */
+export function closeAfter(socket: Duplex, last?: Buffer): void {
+  // Keep reading so the client's FIN is seen and the socket closes on its own.
+  socket.resume();
+  if (last !== undefined && last.length > 0) socket.end(last);
+  else socket.end();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}

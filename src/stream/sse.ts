@@ -1,0 +1,117 @@
+/**
+ * The endpoint of SSE routes (spec 1.6 and 4.1, DECISIONS.md "SSE and WebSocket"): the backend's
+ * event stream reaches the client chunk by chunk, as the backend writes it.
+ *
+ * What makes that true, end to end:
+ * - the response head is flushed the moment the backend's head arrives (`flushHeaders`), so a
+ *   client sees `200 text/event-stream` before the first event;
+ * - every chunk undici reads is one `res.write`, sent at once: Nagle is off on the client socket
+ *   (undici turns it off on backend sockets), and the gateway never compresses;
+ * - the backend is asked for `accept-encoding: identity`: compressing backends buffer events;
+ * - `X-Accel-Buffering: no` tells nginx-style proxies in front of the gateway not to buffer;
+ * - no body timeout once the head arrived (an idle stream is normal); the head itself must come
+ *   within `timeouts.backendSec` (504 otherwise);
+ * - a client that leaves aborts the backend request at once; a backend that ends ends the client
+ *   response (undici's `stream()` ends the writable it was given).
+ *
+ * Streams run on the upstream's `streamPool` (unlimited connections), never on the 64-connection
+ * pool of standard and mapping calls, which a thousand idle streams would otherwise starve.
+ */
+import type { Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Step } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/compile.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { EventBus } from '../observability/events.js';
+import { appendQuery } from '../upstream/target-url.js';
+import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
+import { classifyUpstreamError } from '../upstream/upstream-error.js';
+import { hasRequestBody } from '../proxy/forward.js';
+import { sendError } from '../response/send-error.js';
+
+export interface SseOptions {
+  readonly upstream: Upstream;
+  /** Client headers never forwarded (from the pipeline deps). */
+  readonly dropHeaders: ReadonlySet<string>;
+  /** No response head from the backend within this time: 504. The body has no timeout. */
+  readonly headersTimeoutMs: number;
+  readonly events: EventBus;
+}
+
+/** Response headers of a stream: the backend's end-to-end headers plus `X-Accel-Buffering: no`. */
+export function sseResponseHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out = downstreamResponseHeaders(headers);
+  out['x-accel-buffering'] = 'no';
+  return out;
+}
+
+/** The client's `Accept-Encoding` is replaced: a compressing backend would hold events back. */
+export function sseDropSet(dropHeaders: ReadonlySet<string>): ReadonlySet<string> {
+  return new Set([...dropHeaders, 'accept-encoding']);
+}
+
+/** The endpoint of an `isSSE` route. */
+export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
+  const { upstream, headersTimeoutMs, events } = options;
+  const { origin } = upstream;
+  const dropHeaders = sseDropSet(options.dropHeaders);
+  const hasQuery = route.path.hasQuery;
+  const buildPath = route.buildPath;
+  const method = route.method as Dispatcher.HttpMethod;
+
+  return (ex) =>
+    new Promise<void>((resolve) => {
+      const { req, res } = ex;
+      req.socket.setNoDelay(true);
+      const abort = new AbortController();
+      // A client that leaves closes the backend stream at once (DECISIONS.md).
+      const onClose = () => {
+        if (!res.writableFinished) abort.abort();
+      };
+      res.once('close', onClose);
+      const started = performance.now();
+      const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders);
+      headers.push('accept-encoding', 'identity');
+      upstream.streamPool.stream(
+        {
+          path: appendQuery(buildPath(ex.params), hasQuery, ex.rawQuery),
+          method: req.method === 'HEAD' ? 'HEAD' : method,
+          headers,
+          body: hasRequestBody(ex) ? req : null,
+          signal: abort.signal,
+          headersTimeout: headersTimeoutMs,
+          bodyTimeout: 0,
+        },
+        ({ statusCode, headers: backendHeaders }) => {
+          ex.upstreamStatus = statusCode;
+          const opened = performance.now();
+          events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'backend', status: statusCode, durationMs: opened - started });
+          res.writeHead(statusCode, sseResponseHeaders(backendHeaders));
+          res.flushHeaders();
+          // A 2xx head starts the stream; anything else is an ordinary (error) answer.
+          if (statusCode < 300) {
+            events.emit('stream:open', { kind: 'sse', routeId: route.id });
+            res.once('close', () => events.emit('stream:close', { kind: 'sse', routeId: route.id, durationMs: performance.now() - opened }));
+          }
+          return res;
+        },
+        (err) => {
+          res.removeListener('close', onClose);
+          if (err) {
+            const failure = classifyUpstreamError(err);
+            if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
+            if (failure.kind !== 'aborted' || !res.destroyed) {
+              events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
+            }
+            if (!res.headersSent && !res.destroyed) {
+              ex.errorCode = failure.code;
+              sendError(res, failure.code);
+            } else {
+              res.destroy();
+            }
+          }
+          resolve();
+        },
+      );
+    });
+}

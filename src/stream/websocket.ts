@@ -1,0 +1,234 @@
+/**
+ * The WebSocket endpoint of `isWebSocket` routes (spec 1.6 and 4.1, DECISIONS.md "SSE and
+ * WebSocket"). It runs on the server's `upgrade` event, after src/server/upgrade.ts found the
+ * route, and answers on the raw socket:
+ *
+ *   auth (when the route requires it)   refusal: the Authenticator's response, no upgrade
+ *   circuit permit                      none: 503 JSON, the backend is not contacted
+ *   upgrade request to the backend      refused/reset: 502 JSON; no head in time: 504 JSON
+ *     backend answers 101               101 head relayed, then a byte tunnel (./tunnel.ts)
+ *     backend answers anything else     relayed as-is (status, headers, body), then closed
+ *
+ * The handshake is forwarded, not redone (what nginx does): the client's Sec-WebSocket-Key,
+ * -Version, -Protocol and -Extensions go to the backend and its Sec-WebSocket-Accept comes back,
+ * so subprotocol and extension negotiation is the backend's and frames cross unchanged.
+ * The circuit counts the outcome of opening the connection: 101 or any answer < 500 succeeds,
+ * a 5xx or no answer fails, a client that leaves mid-handshake counts nothing.
+ */
+import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
+import type { CompiledRoute } from '../config/compile.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { EventBus } from '../observability/events.js';
+import type { Logger } from '../observability/logger.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { reportAuthResult } from '../auth/authenticator.js';
+import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
+import { classifyUpstreamError } from '../upstream/upstream-error.js';
+import type { ErrorCode } from '../response/errors.js';
+import { errorResponse } from '../response/send-error.js';
+import { appendQuery } from '../upstream/target-url.js';
+import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
+import { closeAfter, respondOnSocket, responseHead, type HeaderValue } from '../server/socket-response.js';
+import { tunnel } from './tunnel.js';
+
+/** One upgrade request on its way to a backend (the raw-socket counterpart of `Exchange`). */
+export interface UpgradeExchange {
+  readonly route: CompiledRoute;
+  readonly req: IncomingMessage;
+  readonly socket: Duplex;
+  /** Bytes the client sent after its handshake (usually empty). */
+  readonly head: Buffer;
+  readonly requestId: string;
+  /** Path parameters, percent-decoded by the router. */
+  readonly params: Readonly<Record<string, string>>;
+  /** The client's query string without `?` ('' when none). */
+  readonly rawQuery: string;
+  claimHeaders: [name: string, value: string][] | undefined;
+  /** Status written to the client (101 once the tunnel is open); undefined if none was. */
+  status: number | undefined;
+  upstreamStatus: number | undefined;
+  upstreamFailure: UpstreamFailureKind | undefined;
+  errorCode: string | undefined;
+}
+
+/** Answers one upgrade; resolves once the client has its answer (101 or a refusal). */
+export type UpgradeStep = (ux: UpgradeExchange) => Promise<void>;
+
+export interface WebSocketOptions {
+  readonly upstream: Upstream;
+  /** Client headers never forwarded (from the pipeline deps). */
+  readonly dropHeaders: ReadonlySet<string>;
+  /** The configuration's Authenticator; required when the route requires auth. */
+  readonly authenticator: Authenticator | undefined;
+  /** No answer to the upgrade request within this time: 504 (`timeouts.backendSec`). */
+  readonly handshakeTimeoutMs: number;
+  readonly events: EventBus;
+  readonly logger: Logger;
+}
+
+/** Backend 101 headers the gateway does not relay: its own request id replaces the backend's. */
+const UPGRADE_RESPONSE_DROP = new Set(['x-request-id', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'content-length']);
+
+/** The header list of the `101` sent to the client: the backend's, in its order and spelling. */
+export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (!UPGRADE_RESPONSE_DROP.has(rawHeaders[i]!.toLowerCase())) out.push(rawHeaders[i]!, rawHeaders[i + 1]!);
+  }
+  out.push('x-request-id', requestId);
+  return out;
+}
+
+/** The flat header list of the upgrade request to the backend. */
+export function backendUpgradeHeaders(ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders'>, hostHeader: string, dropHeaders: ReadonlySet<string>): string[] {
+  const headers = upstreamRequestHeaders({ req: ux.req, requestId: ux.requestId, hostHeader, claimHeaders: ux.claimHeaders }, dropHeaders);
+  // Connection and Upgrade are hop-by-hop, so the forwarding rules dropped them: this hop upgrades too.
+  headers.push('connection', 'Upgrade', 'upgrade', 'websocket');
+  return headers;
+}
+
+/** Writes a gateway error onto the client socket and closes it. */
+export function answerError(ux: UpgradeExchange, code: ErrorCode, extraHeaders?: Record<string, string>): void {
+  const r = errorResponse(code, extraHeaders);
+  ux.errorCode = code;
+  answer(ux, r.status, r.headers, r.body);
+}
+
+function answer(ux: UpgradeExchange, status: number, headers: Record<string, HeaderValue | undefined>, body: Buffer | undefined): void {
+  ux.status = status;
+  respondOnSocket(ux.socket, status, { ...headers, 'x-request-id': ux.requestId }, body);
+}
+
+/** The endpoint of an `isWebSocket` route, built once per route at config load. */
+export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): UpgradeStep {
+  const { upstream, dropHeaders, authenticator, handshakeTimeoutMs, events, logger } = options;
+  const { origin, breaker } = upstream;
+  const request = origin.protocol === 'https:' ? httpsRequest : httpRequest;
+  const tls = upstream.tlsConnect;
+  const hasQuery = route.path.hasQuery;
+  const buildPath = route.buildPath;
+  const requiresAuth = route.requiresAuth;
+
+  return async (ux) => {
+    const { socket } = ux;
+    if (requiresAuth) {
+      if (authenticator === undefined) {
+        // validate.ts refuses defaultProtected without a way to check tokens: this is a bug.
+        logger.error({ reqId: ux.requestId, route: route.id }, 'websocket route requires auth but no authenticator is configured');
+        answerError(ux, 'GW_INTERNAL');
+        return;
+      }
+      const outcome = await authenticator.authenticate(ux.req, ux.requestId);
+      reportAuthResult(events, ux.requestId, route.id, outcome);
+      if (!outcome.ok) {
+        if (outcome.code !== undefined) ux.errorCode = outcome.code;
+        answer(ux, outcome.status, outcome.headers, outcome.body);
+        return;
+      }
+      ux.claimHeaders = outcome.claimHeaders;
+    }
+
+    // The client may have left while the route was looked up or the token checked.
+    if (socket.destroyed) {
+      ux.upstreamFailure = 'aborted';
+      return;
+    }
+    const permit = breaker.acquire();
+    if (permit === undefined) {
+      answerError(ux, 'GW_CIRCUIT_OPEN', { 'retry-after': String(Math.max(1, Math.ceil(breaker.retryAfterSec()))) });
+      return;
+    }
+
+    const started = performance.now();
+    await new Promise<void>((resolve) => {
+      let settled = false;
+      const done = (outcome: 'succeed' | 'fail' | 'release') => {
+        if (settled) return false;
+        settled = true;
+        socket.removeListener('close', onClientClose);
+        permit[outcome]();
+        resolve();
+        return true;
+      };
+      const breq: ClientRequest = request({
+        host: origin.hostname,
+        port: origin.port,
+        method: 'GET',
+        path: appendQuery(buildPath(ux.params), hasQuery, ux.rawQuery),
+        headers: backendUpgradeHeaders(ux, origin.hostHeader, dropHeaders),
+        setHost: false,
+        agent: false,
+        timeout: handshakeTimeoutMs,
+        ...(tls === undefined ? {} : { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized }),
+      });
+
+      // The client gave up during the handshake: drop the backend attempt, count nothing.
+      const onClientClose = () => {
+        ux.upstreamFailure ??= 'aborted';
+        if (done('release')) breq.destroy();
+      };
+      socket.once('close', onClientClose);
+
+      breq.on('timeout', () => {
+        breq.destroy(Object.assign(new Error(`no upgrade answer within ${handshakeTimeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      });
+
+      breq.on('error', (err) => {
+        if (settled) return;
+        const failure = classifyUpstreamError(err);
+        ux.upstreamFailure = failure.kind;
+        events.emit('upstream:error', { requestId: ux.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
+        answerError(ux, failure.code);
+        done(failure.kind === 'aborted' ? 'release' : 'fail');
+      });
+
+      // Any answer but 101: relayed as-is, and the connection ends with it.
+      breq.on('response', (bres) => {
+        const status = bres.statusCode ?? 502;
+        ux.upstreamStatus = status;
+        if (settled) {
+          bres.destroy();
+          return;
+        }
+        ux.status = status;
+        done(status >= 500 ? 'fail' : 'succeed');
+        events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'websocket', status, durationMs: performance.now() - started });
+        const headers = { ...downstreamResponseHeaders(bres.headers), 'x-request-id': ux.requestId, date: new Date().toUTCString(), connection: 'close' };
+        socket.write(responseHead(status, headers, bres.statusMessage));
+        // The body is delimited by its content-length, else by the close that follows it.
+        bres.pipe(socket, { end: false });
+        bres.on('end', () => closeAfter(socket));
+        bres.on('error', () => socket.destroy());
+        bres.on('close', () => {
+          if (!bres.complete) socket.destroy();
+        });
+        socket.once('close', () => bres.destroy());
+      });
+
+      breq.on('upgrade', (bres, backend, backendHead) => {
+        ux.upstreamStatus = bres.statusCode ?? 101;
+        if (settled || socket.destroyed) {
+          backend.destroy();
+          return;
+        }
+        ux.status = 101;
+        done('succeed');
+        const opened = performance.now();
+        events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'websocket', status: 101, durationMs: opened - started });
+        socket.write(responseHead(101, upgradeResponseHeaders(bres.rawHeaders, ux.requestId), bres.statusMessage));
+        if (backendHead.length > 0) socket.write(backendHead);
+        if (ux.head.length > 0) backend.write(ux.head);
+        events.emit('stream:open', { kind: 'websocket', routeId: route.id });
+        tunnel(socket, backend, () => {
+          const durationMs = performance.now() - opened;
+          events.emit('stream:close', { kind: 'websocket', routeId: route.id, durationMs });
+          logger.debug({ reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs) }, 'websocket tunnel closed');
+        });
+      });
+
+      breq.end();
+    });
+  };
+}
