@@ -1,0 +1,73 @@
+/**
+ * The static backend of the load benchmark (issue #8): node:http answering fixed, pre-built bodies
+ * so the backend costs as little as possible and every candidate proxies exactly the same bytes.
+ *
+ *   GET  /small        ~400 B JSON          GET /large       20 KB JSON
+ *   POST /echo         reads the body (4 KB in the bench), answers a small JSON
+ *   GET  /items?n=N    N items `{ id, userId, title }` (for the mapping scenario, bench/mapping.ts)
+ *   GET  /users/{id}   one small user object (the mapped service of that scenario)
+ *
+ * Run as its own process: `node backend.js [port]`; prints `{"ready":true,"port":N}` on stdout.
+ * Self-contained (no local imports) so bench/run.ts can transpile and run it without tsx.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A JSON body of exactly `size` bytes, so each scenario's payload size is what its name says. */
+export function jsonBody(size: number): Buffer {
+  const head = '{"ok":true,"data":"';
+  const tail = '"}';
+  return Buffer.from(head + 'x'.repeat(Math.max(0, size - head.length - tail.length)) + tail);
+}
+
+const SMALL = jsonBody(400);
+const LARGE = jsonBody(20 * 1024);
+const ITEMS = new Map<number, Buffer>();
+
+function itemsBody(n: number): Buffer {
+  let body = ITEMS.get(n);
+  if (body === undefined) {
+    const items = Array.from({ length: n }, (_, i) => ({ id: i + 1, userId: (i % 5) + 1, title: `item ${i + 1}` }));
+    body = Buffer.from(JSON.stringify(items));
+    if (ITEMS.size < 32) ITEMS.set(n, body);
+  }
+  return body;
+}
+
+function send(res: ServerResponse, status: number, body: Buffer): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length });
+  res.end(body);
+}
+
+/** The request handler, exported for in-process use. */
+export function handle(req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? '/';
+  if (req.method === 'POST') {
+    let received = 0;
+    req.on('data', (chunk: Buffer) => (received += chunk.length));
+    req.on('end', () => send(res, 200, Buffer.from(`{"ok":true,"received":${received}}`)));
+    return;
+  }
+  if (url === '/small') return send(res, 200, SMALL);
+  if (url === '/large') return send(res, 200, LARGE);
+  if (url.startsWith('/items')) {
+    const n = Number(new URL(url, 'http://x').searchParams.get('n') ?? '10');
+    return send(res, 200, itemsBody(Number.isInteger(n) && n > 0 && n <= 10_000 ? n : 10));
+  }
+  if (url.startsWith('/users/')) {
+    const id = url.slice('/users/'.length).split('?')[0] ?? '';
+    return send(res, 200, Buffer.from(JSON.stringify({ id, name: `user ${id}`, email: `user${id}@example.test` })));
+  }
+  send(res, 404, Buffer.from('{"ok":false}'));
+}
+
+// Started as a process (not imported): listen.
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const server = createServer({ keepAliveTimeout: 120_000 }, handle);
+  server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+    process.stdout.write(JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port }) + '\n');
+  });
+  process.on('SIGTERM', () => process.exit(0));
+}

@@ -1,0 +1,160 @@
+/**
+ * The candidates of issue #8, each its own process: the backend hit directly, the Node floor,
+ * @fastify/http-proxy, and Portico (built dist) on a public route, on an HS256-protected route and
+ * with metrics on. Proxies are pinned to the proxy core; the backend shares the load core.
+ * Portico runs with its defaults, except that metrics are switched off in every Portico row but
+ * the metrics row (when the build has a switch), so that row shows what metrics cost.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { SignJWT } from 'jose';
+import { CACHE_DIR, ROOT, freePort, startProcess, transpileEntry, type Pinning, type Started } from './processes.js';
+import { porticoRoute, type BenchScenario } from './scenarios.js';
+import { GatewaySettingsSchema } from '../../src/config/schema.js';
+
+export type CandidateId = 'backend' | 'node-floor' | 'fastify' | 'portico' | 'portico-hs256' | 'portico-metrics';
+
+export const CANDIDATES: readonly { readonly id: CandidateId; readonly label: string }[] = [
+  { id: 'backend', label: 'backend hit directly' },
+  { id: 'node-floor', label: 'Node floor (node:http + undici Pool.stream)' },
+  { id: 'fastify', label: '@fastify/http-proxy 11' },
+  { id: 'portico', label: 'Portico, public route' },
+  { id: 'portico-hs256', label: 'Portico, HS256-protected route' },
+  { id: 'portico-metrics', label: 'Portico, metrics on' },
+];
+
+export interface RunningCandidate {
+  readonly id: CandidateId;
+  readonly label: string;
+  /** The process whose memory is reported (the backend's own for `backend`). */
+  readonly pid: number;
+  /** `http://127.0.0.1:PORT` */
+  readonly origin: string;
+  /** Headers every request of this candidate carries (the bearer token of the HS256 route). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Facts the table must show (a feature not landed yet, a failed start). */
+  readonly notes: string[];
+  urlFor(s: BenchScenario): string;
+  stop(): Promise<void>;
+}
+
+export interface CandidateContext {
+  readonly pinning: Pinning | undefined;
+  readonly backend: Started;
+  readonly scenarios: readonly BenchScenario[];
+  /** Command that runs Portico's CLI (`node dist/src/cli/main.js` or the tsx fallback). */
+  readonly porticoCommand: readonly string[];
+  /** PORTICO_LOG_LEVEL for Portico candidates; undefined keeps Portico's default (info). */
+  readonly porticoLogLevel: string | undefined;
+  /** Extra node flags for Portico (e.g. --cpu-prof). */
+  readonly porticoNodeArgs?: readonly string[];
+}
+
+const HS256_SECRET = 'portico-bench-secret-0123456789abcdef';
+
+/** A token the HS256 candidate accepts, signed once before the run. */
+export async function benchToken(): Promise<string> {
+  return new SignJWT({ sub: 'bench-user', role: 'user' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('12h')
+    .sign(new TextEncoder().encode(HS256_SECRET));
+}
+
+/**
+ * YAML lines (under `config:`) that switch metrics on or off, in whatever form this build's schema
+ * takes (`telemetry.metrics`, or `metrics.enabled`); undefined when it has no switch.
+ */
+export function metricsSwitch(on: boolean): string[] | undefined {
+  const forms: [unknown, string[]][] = [
+    [{ telemetry: { metrics: on } }, ['  telemetry:', `    metrics: ${on}`]],
+    [{ metrics: { enabled: on } }, ['  metrics:', `    enabled: ${on}`]],
+  ];
+  for (const [value, yaml] of forms) if (GatewaySettingsSchema.safeParse(value).success) return yaml;
+  return undefined;
+}
+
+/** The YAML Portico runs with: one route per scenario, all on the bench backend. */
+export function porticoYaml(backendHost: string, scenarios: readonly BenchScenario[], extra: { auth?: boolean; metrics?: boolean }): string {
+  const lines = ['config:', '  host: 127.0.0.1'];
+  if (extra.auth) lines.push('  auth:', `    secret: ${HS256_SECRET}`, '    defaultProtected: true');
+  lines.push(...(metricsSwitch(extra.metrics === true) ?? []));
+  lines.push('routes:');
+  const seen = new Set<string>();
+  for (const s of scenarios) {
+    const r = porticoRoute(s);
+    const key = `${s.method} ${r.route}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    lines.push(`  - method: ${s.method}`, `    route: "${r.route}"`, `    service: ${backendHost}`, `    path: "${r.path}"`);
+    if (r.mapping !== undefined && r.mapping.length > 0) {
+      lines.push('    mapping:');
+      for (const m of r.mapping) {
+        lines.push(`      - path: "${m.path}"`, `        service: ${m.service === 'BACKEND' ? backendHost : m.service}`, `        tag: ${m.tag}`);
+        if (m.removeKeyMapping !== undefined) lines.push(`        removeKeyMapping: ${m.removeKeyMapping}`);
+      }
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Starts one candidate; a candidate that cannot start throws (the run reports and skips it). */
+export async function startCandidate(id: CandidateId, ctx: CandidateContext): Promise<RunningCandidate> {
+  const label = CANDIDATES.find((c) => c.id === id)?.label ?? id;
+  const backendUrl = `http://127.0.0.1:${ctx.backend.port}`;
+  const proxyCore = ctx.pinning?.proxyCore;
+  const prefixed = (origin: string) => (s: BenchScenario) => `${origin}/api${s.path}`;
+
+  if (id === 'backend') {
+    return { id, label, pid: ctx.backend.pid, origin: backendUrl, headers: {}, notes: [], urlFor: (s) => backendUrl + s.path, stop: async () => {} };
+  }
+  if (id === 'node-floor' || id === 'fastify') {
+    const entry = transpileEntry(resolve(ROOT, 'bench', id === 'node-floor' ? 'node-floor.ts' : 'fastify-proxy.ts'));
+    const p = await startProcess({ name: label, command: process.execPath, args: [entry, backendUrl], core: proxyCore, ready: { kind: 'stdout-line' } });
+    const origin = `http://127.0.0.1:${p.port}`;
+    return { id, label, pid: p.pid, origin, headers: {}, notes: [], urlFor: prefixed(origin), stop: () => p.stop() };
+  }
+
+  const auth = id === 'portico-hs256';
+  const metrics = id === 'portico-metrics';
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const configFile = resolve(CACHE_DIR, `${id}.yaml`);
+  writeFileSync(configFile, porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics }));
+  const port = await freePort();
+  const [cmd, ...cmdArgs] = ctx.porticoCommand;
+  const nodeArgs = ctx.porticoNodeArgs ?? [];
+  const p = await startProcess({
+    name: label,
+    command: cmd ?? process.execPath,
+    args: [...nodeArgs, ...cmdArgs, 'start', '--config', configFile, '--port', String(port), '--host', '127.0.0.1'],
+    core: proxyCore,
+    env: ctx.porticoLogLevel === undefined ? {} : { PORTICO_LOG_LEVEL: ctx.porticoLogLevel },
+    ready: { kind: 'health', port, path: '/health' },
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  const notes: string[] = [];
+  const headers: Record<string, string> = {};
+  if (auth) {
+    headers.authorization = `Bearer ${await benchToken()}`;
+    const first = ctx.scenarios[0];
+    if (first !== undefined) {
+      const anon = await fetch(`${origin}/api${porticoRoute(first).route}`, { method: first.method, body: first.body?.data, headers: first.body ? { 'content-type': first.body.contentType } : {} });
+      await anon.arrayBuffer();
+      if (anon.status !== 401) notes.push(`auth not enforced yet (no token got ${anon.status}): the auth feature had not landed in this build`);
+    }
+  }
+  if (metrics) {
+    const m = await fetch(`${origin}/metrics`);
+    const text = await m.text();
+    if (m.status !== 200 || !text.includes('portico_')) notes.push(`no /metrics in this build (got ${m.status}): measured without metrics`);
+    else if (metricsSwitch(false) === undefined) notes.push('metrics have no switch: every Portico row has them on');
+  }
+  return { id, label, pid: p.pid, origin, headers, notes, urlFor: (s) => `${origin}/api${porticoRoute(s).route}`, stop: () => p.stop() };
+}
+
+/** How to run Portico: the built CLI when present (realistic), else tsx on the sources. */
+export function porticoCommand(preferDist: boolean): { command: string[]; note?: string } {
+  const dist = resolve(ROOT, 'dist/src/cli/main.js');
+  if (preferDist && existsSync(dist)) return { command: [process.execPath, dist] };
+  return { command: [process.execPath, '--import', 'tsx', resolve(ROOT, 'src/cli/main.ts')], note: 'Portico ran from sources under tsx (no dist build)' };
+}

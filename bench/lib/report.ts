@@ -1,0 +1,122 @@
+/**
+ * Turns rounds into the table of issue #8: medians of the rounds, peak RSS, and ratios to the Node
+ * floor and to @fastify/http-proxy. Only ratios from one run count: absolute figures drift 20% or
+ * more between runs on shared machines.
+ */
+import type { LoadResult } from './load.js';
+
+export interface RoundSample extends LoadResult {
+  readonly round: number;
+  /** VmHWM of the candidate process during this run (MB). */
+  readonly peakRssMb: number | undefined;
+  /** VmRSS right after this run (MB): growth across rounds shows here. */
+  readonly endRssMb: number | undefined;
+}
+
+export interface Row {
+  readonly id: string;
+  readonly label: string;
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly peakRssMb: number | undefined;
+  readonly rounds: readonly RoundSample[];
+  readonly notes: readonly string[];
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** One table row from a candidate's rounds. */
+export function summarise(id: string, label: string, rounds: readonly RoundSample[], notes: readonly string[]): Row {
+  const peaks = rounds.map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
+  const allNotes = [...notes];
+  const errors = rounds.reduce((n, r) => n + r.errors, 0);
+  const bad = rounds.reduce((n, r) => n + r.badStatus, 0);
+  if (bad > 0) allNotes.push(`${bad} non-2xx answers`);
+  if (errors > 0) allNotes.push(`${errors} socket errors/timeouts`);
+  return {
+    id,
+    label,
+    rps: median(rounds.map((r) => r.rps)),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    peakRssMb: peaks.length > 0 ? Math.max(...peaks) : undefined,
+    rounds,
+    notes: allNotes,
+  };
+}
+
+const fmt = (n: number | undefined, digits: number) => (n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(digits));
+const thousands = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+
+/** A markdown table (readable in a terminal as well). */
+export function table(rows: readonly Row[]): string {
+  const floor = rows.find((r) => r.id === 'node-floor');
+  const fastify = rows.find((r) => r.id === 'fastify');
+  const ratio = (a: number, b: Row | undefined, pick: (r: Row) => number) => (b === undefined ? 'n/a' : `${fmt(a / pick(b), 2)}x`);
+  const out = [
+    '| candidate | req/s | p50 ms | p99 ms | peak RSS MB | vs floor | vs fastify | p99 vs floor | notes |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    out.push(
+      `| ${r.label} | ${thousands(r.rps)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.peakRssMb, 0)} | ${ratio(r.rps, floor, (x) => x.rps)} | ${ratio(r.rps, fastify, (x) => x.rps)} | ${ratio(r.p99Ms, floor, (x) => x.p99Ms)} | ${r.notes.join('; ')} |`,
+    );
+  }
+  return out.join('\n');
+}
+
+/** Every round's raw figures, for the results file. */
+export function roundsTable(rows: readonly Row[]): string {
+  const out = ['| candidate | round | req/s | p50 ms | p99 ms | peak RSS MB | RSS after MB | non-2xx | errors |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|'];
+  for (const r of rows) {
+    for (const s of r.rounds) {
+      out.push(`| ${r.label} | ${s.round} | ${thousands(s.rps)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.peakRssMb, 0)} | ${fmt(s.endRssMb, 0)} | ${s.badStatus} | ${s.errors} |`);
+    }
+  }
+  return out.join('\n');
+}
+
+export interface GoalCheck {
+  readonly goal: string;
+  readonly value: string;
+  readonly met: boolean | undefined;
+}
+
+/** The goals of issue #8, checked against this run's ratios. */
+export function goals(byScenario: ReadonlyMap<string, readonly Row[]>): GoalCheck[] {
+  const checks: GoalCheck[] = [];
+  const rowOf = (scenario: string, id: string) => byScenario.get(scenario)?.find((r) => r.id === id);
+  const ratioGoal = (goal: string, scenario: string, id: string, min: number) => {
+    const c = rowOf(scenario, id);
+    const f = rowOf(scenario, 'node-floor');
+    const v = c !== undefined && f !== undefined ? c.rps / f.rps : undefined;
+    checks.push({ goal, value: v === undefined ? 'not measured' : `${v.toFixed(2)}x`, met: v === undefined ? undefined : v >= min });
+  };
+  ratioGoal('public route >= 0.90x Node floor req/s (small GET)', 'small', 'portico', 0.9);
+  const p = rowOf('small', 'portico');
+  const fy = rowOf('small', 'fastify');
+  const vf = p !== undefined && fy !== undefined ? p.rps / fy.rps : undefined;
+  checks.push({ goal: 'public route >= 1.5x @fastify/http-proxy (small GET)', value: vf === undefined ? 'not measured' : `${vf.toFixed(2)}x`, met: vf === undefined ? undefined : vf >= 1.5 });
+  ratioGoal('HS256 route >= 0.80x Node floor (small GET)', 'small', 'portico-hs256', 0.8);
+  ratioGoal('20 KB GET >= 0.85x Node floor', 'large', 'portico', 0.85);
+  ratioGoal('4 KB POST >= 0.85x Node floor', 'post', 'portico', 0.85);
+  const f = rowOf('small', 'node-floor');
+  const p99 = p !== undefined && f !== undefined ? p.p99Ms / f.p99Ms : undefined;
+  checks.push({ goal: 'p99 <= 1.2x Node floor (small GET)', value: p99 === undefined ? 'not measured' : `${p99.toFixed(2)}x`, met: p99 === undefined ? undefined : p99 <= 1.2 });
+  const peaks = [...byScenario.values()].flat().filter((r) => r.id.startsWith('portico')).map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
+  const peak = peaks.length > 0 ? Math.max(...peaks) : undefined;
+  checks.push({ goal: 'Portico peak RSS under load < 120 MB', value: peak === undefined ? 'not measured' : `${peak.toFixed(0)} MB`, met: peak === undefined ? undefined : peak < 120 });
+  return checks;
+}
+
+export function goalsTable(checks: readonly GoalCheck[]): string {
+  const out = ['| goal (issue #8) | this run | met |', '|---|---:|:---:|'];
+  for (const c of checks) out.push(`| ${c.goal} | ${c.value} | ${c.met === undefined ? '-' : c.met ? 'yes' : 'no'} |`);
+  return out.join('\n');
+}
