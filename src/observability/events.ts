@@ -2,6 +2,8 @@
  * The hot path reports what happened as events; logs and metrics subscribe. A minimal typed bus:
  * emitting with no listener costs one array length check.
  */
+import type { TraceContext } from './trace-context.js';
+
 export interface GatewayEvents {
   'request:end': {
     requestId: string;
@@ -12,13 +14,29 @@ export interface GatewayEvents {
     durationMs: number;
     aborted: boolean;
     errorCode?: string | undefined;
+    /** The request's trace, only while spans are exported (telemetry.otlpEndpoint). */
+    trace?: TraceContext | undefined;
   };
   'upstream:error': { requestId: string; routeId: string; origin: string; kind: string; error: unknown };
   'circuit:change': { origin: string; from: string; to: string; consecutiveFailures: number };
   'mapping:fail': { requestId: string; routeId: string; tag: string; url: string; reason: string };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
   'config:reload': { file: string; ok: boolean; problems?: string[] };
+  /**
+   * A backend, mapping, auth-service or WebSocket call got its response head (status and
+   * headers): `durationMs` is the upstream latency seen by the gateway. Calls with no answer are
+   * 'upstream:error' instead.
+   */
+  'upstream:response': { routeId: string; origin: string; call: UpstreamCall; status: number; durationMs: number };
+  /** An SSE response started streaming, or a WebSocket tunnel opened (after the 101). */
+  'stream:open': { kind: StreamKind; routeId: string };
+  /** That stream or tunnel closed, whichever side closed it. Exactly once per 'stream:open'. */
+  'stream:close': { kind: StreamKind; routeId: string; durationMs: number };
 }
+
+/** Which kind of outgoing call an 'upstream:response' reports. */
+export type UpstreamCall = 'backend' | 'mapping' | 'auth' | 'websocket';
+export type StreamKind = 'sse' | 'websocket';
 
 type Listener<K extends keyof GatewayEvents> = (event: GatewayEvents[K]) => void;
 

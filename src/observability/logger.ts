@@ -8,7 +8,7 @@ export type { Logger };
  * slow stdout never stalls the event loop; `flushLogger` drains it before exit.
  */
 export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
   return pino({ level: options.level ?? process.env.PORTICO_LOG_LEVEL ?? 'info', base: { service: 'portico' } }, destination);
 }
 

@@ -11,6 +11,8 @@ import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { sendError } from '../response/send-error.js';
 import { sendHealth, sendReady } from './health.js';
+import type { CorsPolicy } from './cors.js';
+import { isRecording, traceOf } from '../observability/trace-context.js';
 
 export interface RequestHandlerDeps {
   current(): RouteTable;
@@ -21,6 +23,8 @@ export interface RequestHandlerDeps {
   readonly metrics?: (res: ServerResponse) => void;
   /** Counts requests in flight, for graceful shutdown. */
   readonly inFlight: { count: number };
+  /** The CORS policy of the current configuration (preflights are answered here, server/cors.ts). */
+  readonly cors?: () => CorsPolicy | undefined;
 }
 
 export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
@@ -39,6 +43,13 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       if (path === '/health') return sendHealth(res);
       if (path === '/ready') return sendReady(res, deps.isDraining());
       if (path === '/metrics' && deps.metrics) return deps.metrics(res);
+    } else if (method === 'OPTIONS' && deps.cors !== undefined) {
+      // A CORS preflight for a path some route serves is the gateway's to answer, never forwarded.
+      const cors = deps.cors();
+      const wanted = req.headers['access-control-request-method'];
+      if (cors !== undefined && cors.isPreflight(req) && typeof wanted === 'string' && deps.current().match(wanted, path).kind !== 'not-found') {
+        return cors.preflight(req, res);
+      }
     }
 
     inFlight.count++;
@@ -55,6 +66,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
         durationMs: Math.round((performance.now() - started) * 100) / 100,
         aborted: !res.writableFinished,
         errorCode: ex?.errorCode ?? errorCode,
+        trace: isRecording() ? traceOf(req) : undefined,
       });
     });
 

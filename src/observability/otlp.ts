@@ -1,0 +1,256 @@
+/**
+ * Optional span export over OTLP/HTTP with the JSON encoding (`config.telemetry.otlpEndpoint`),
+ * POSTed with undici: no OpenTelemetry SDK. The gateway loads this module with a dynamic
+ * import only when an endpoint is configured, so it costs nothing when off.
+ *
+ * Spans per sampled request: one SERVER span for the gateway (parent: the client's span, if it
+ * sent a `traceparent`) and one CLIENT span per outgoing call, whose id is the one sent to the
+ * callee in `traceparent`. Call timing comes from undici's diagnostics channels (request created,
+ * response head, error), matched by that span id, so no call site has to report anything.
+ *
+ * Design note: spans are queued and sent in batches (every second, or at 512 spans); at most
+ * 4096 wait, beyond that new spans are dropped and counted: a slow collector never grows memory
+ * or slows requests. Export errors are logged at most once a minute.
+ */
+import diagnostics from 'node:diagnostics_channel';
+import { Agent, request } from 'undici';
+import type { EventBus, GatewayEvents } from './events.js';
+import type { Logger } from './logger.js';
+import { setSpanRecorder, type ChildSpan, type SpanRecorder } from './trace-context.js';
+
+export interface OtlpOptions {
+  /** Collector base URL (`http://collector:4318`) or the full `/v1/traces` URL. */
+  readonly endpoint: string;
+  readonly serviceName: string;
+  readonly events: EventBus;
+  readonly logger: Logger;
+  readonly flushIntervalMs?: number;
+  readonly maxBatch?: number;
+  readonly maxQueue?: number;
+}
+
+export interface OtlpExporter {
+  readonly endpoint: string;
+  /** Spans dropped because the queue was full. */
+  readonly dropped: number;
+  /** Sends what is queued now. */
+  flush(): Promise<void>;
+  /** Stops recording, sends what is queued, releases the connection. */
+  close(): Promise<void>;
+}
+
+type AttributeValue = { stringValue: string } | { intValue: string };
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: { key: string; value: AttributeValue }[];
+  status: { code: number; message?: string };
+}
+
+/** A call not matched to its request's end after this long is forgotten. */
+const PENDING_TTL_MS = 10 * 60_000;
+const SPAN_KIND_SERVER = 2;
+const SPAN_KIND_CLIENT = 3;
+const STATUS_UNSET = 0;
+const STATUS_ERROR = 2;
+
+/** `performance.now()` milliseconds to OTLP's nanoseconds since the epoch (microsecond precision). */
+export function epochNanos(perfMs: number): string {
+  return (BigInt(Math.round((performance.timeOrigin + perfMs) * 1000)) * 1000n).toString();
+}
+
+const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
+const int = (key: string, value: number) => ({ key, value: { intValue: String(value) } });
+
+/** The `/v1/traces` URL of a collector base URL. */
+export function tracesUrl(endpoint: string): string {
+  const base = endpoint.replace(/\/+$/, '');
+  return base.endsWith('/v1/traces') ? base : `${base}/v1/traces`;
+}
+
+/** The span id carried in an outgoing request's `traceparent` (flat undici header list). */
+function outgoingSpanId(headers: unknown): string | undefined {
+  if (!Array.isArray(headers)) return undefined;
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    const name = headers[i] as unknown;
+    if (typeof name === 'string' && name.length === 11 && name.toLowerCase() === 'traceparent') {
+      const value = headers[i + 1] as unknown;
+      return typeof value === 'string' ? value.slice(36, 52) : undefined;
+    }
+  }
+  return undefined;
+}
+
+interface UndiciRequest {
+  readonly origin?: unknown;
+  readonly method?: unknown;
+  readonly path?: unknown;
+  readonly headers?: unknown;
+}
+
+/** Starts recording and exporting spans. */
+export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
+  const url = tracesUrl(options.endpoint);
+  const maxBatch = options.maxBatch ?? 512;
+  const maxQueue = options.maxQueue ?? 4096;
+  const dispatcher = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
+  const resource = { attributes: [str('service.name', options.serviceName), str('telemetry.sdk.name', 'portico')] };
+  let queue: OtlpSpan[] = [];
+  let dropped = 0;
+  let lastErrorLog = -Infinity;
+  let sending: Promise<void> = Promise.resolve();
+  let closed = false;
+
+  // Calls waiting for their undici request, by span id; and undici requests to their span.
+  const pending = new Map<string, ChildSpan>();
+  const byRequest = new WeakMap<object, ChildSpan>();
+  const recorder: SpanRecorder = { childStarted: (span) => void pending.set(span.spanId, span) };
+
+  const onCreate = (message: unknown) => {
+    const req = (message as { request: UndiciRequest }).request;
+    const id = outgoingSpanId(req.headers);
+    const span = id === undefined ? undefined : pending.get(id);
+    if (span === undefined) return;
+    span.start = performance.now();
+    span.name = `${String(req.method)} ${String(req.origin).replace(/^[a-z]+:\/\//, '')}`;
+    span.origin = `${String(req.origin)}${typeof req.path === 'string' ? req.path : ''}`;
+    byRequest.set(req, span);
+  };
+  const onHeaders = (message: unknown) => {
+    const m = message as { request: object; response: { statusCode: number } };
+    const span = byRequest.get(m.request);
+    if (span === undefined || span.end !== undefined) return;
+    span.end = performance.now();
+    span.status = m.response.statusCode;
+  };
+  const onError = (message: unknown) => {
+    const m = message as { request: object; error: { code?: string; message?: string } };
+    const span = byRequest.get(m.request);
+    if (span === undefined || span.end !== undefined) return;
+    span.end = performance.now();
+    span.error = m.error.code ?? m.error.message ?? 'error';
+  };
+  diagnostics.subscribe('undici:request:create', onCreate);
+  diagnostics.subscribe('undici:request:headers', onHeaders);
+  diagnostics.subscribe('undici:request:error', onError);
+
+  const enqueue = (span: OtlpSpan) => {
+    if (queue.length >= maxQueue) {
+      dropped++;
+      return;
+    }
+    queue.push(span);
+    if (queue.length >= maxBatch) void flush();
+  };
+
+  const onRequestEnd = (e: GatewayEvents['request:end']) => {
+    const trace = e.trace;
+    if (trace === undefined || !trace.sampled || trace.spanId === '') return;
+    const end = performance.now();
+    const start = end - e.durationMs;
+    enqueue({
+      traceId: trace.traceId,
+      spanId: trace.spanId,
+      ...(trace.parentId === undefined ? {} : { parentSpanId: trace.parentId }),
+      name: e.routeId ?? `${e.method} unmatched`,
+      kind: SPAN_KIND_SERVER,
+      startTimeUnixNano: epochNanos(start),
+      endTimeUnixNano: epochNanos(end),
+      attributes: [
+        str('http.request.method', e.method),
+        ...(e.routeId === undefined ? [] : [str('http.route', e.routeId.slice(e.routeId.indexOf(' ') + 1))]),
+        str('url.path', e.path),
+        int('http.response.status_code', e.status),
+        str('portico.request_id', e.requestId),
+        ...(e.errorCode === undefined ? [] : [str('error.type', e.errorCode)]),
+      ],
+      status: e.status >= 500 ? { code: STATUS_ERROR } : { code: STATUS_UNSET },
+    });
+    for (const child of trace.children ?? []) {
+      pending.delete(child.spanId);
+      const failed = child.error !== undefined || (child.status ?? 0) >= 500;
+      enqueue({
+        traceId: trace.traceId,
+        spanId: child.spanId,
+        parentSpanId: trace.spanId,
+        name: child.name ?? 'call',
+        kind: SPAN_KIND_CLIENT,
+        startTimeUnixNano: epochNanos(child.start),
+        // Still running (a stream): it ends with the request, as far as this span is concerned.
+        endTimeUnixNano: epochNanos(child.end ?? end),
+        attributes: [
+          ...(child.origin === undefined ? [] : [str('url.full', child.origin)]),
+          ...(child.status === undefined ? [] : [int('http.response.status_code', child.status)]),
+          ...(child.error === undefined ? [] : [str('error.type', child.error)]),
+        ],
+        status: failed ? { code: STATUS_ERROR, ...(child.error === undefined ? {} : { message: child.error }) } : { code: STATUS_UNSET },
+      });
+    }
+  };
+  const unsubscribe = options.events.on('request:end', onRequestEnd);
+  setSpanRecorder(recorder);
+
+  async function send(spans: OtlpSpan[]): Promise<void> {
+    const body = JSON.stringify({ resourceSpans: [{ resource, scopeSpans: [{ scope: { name: 'portico' }, spans }] }] });
+    try {
+      const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      await res.body.dump();
+      if (res.statusCode >= 300) throw new Error(`collector answered ${res.statusCode}`);
+    } catch (err) {
+      const now = performance.now();
+      if (now - lastErrorLog > 60_000) {
+        lastErrorLog = now;
+        options.logger.warn({ err, url, spans: spans.length }, 'OTLP export failed; spans dropped');
+      }
+    }
+  }
+
+  function flush(): Promise<void> {
+    if (queue.length === 0) return sending;
+    const batch = queue.slice(0, maxBatch);
+    queue = queue.slice(batch.length);
+    sending = sending.then(() => send(batch));
+    return sending;
+  }
+
+  // Calls whose request never reports an end (WebSocket upgrades have no 'request:end') must not
+  // pile up: forget them after a while.
+  const forgetPending = () => {
+    const horizon = performance.now() - PENDING_TTL_MS;
+    for (const [id, span] of pending) if (span.start < horizon) pending.delete(id);
+  };
+  const timer = setInterval(() => {
+    forgetPending();
+    void flush();
+  }, options.flushIntervalMs ?? 1_000);
+  timer.unref();
+
+  return {
+    endpoint: options.endpoint,
+    get dropped() {
+      return dropped;
+    },
+    flush: async () => {
+      while (queue.length > 0) await flush();
+      await sending;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      unsubscribe();
+      setSpanRecorder(undefined);
+      diagnostics.unsubscribe('undici:request:create', onCreate);
+      diagnostics.unsubscribe('undici:request:headers', onHeaders);
+      diagnostics.unsubscribe('undici:request:error', onError);
+      while (queue.length > 0) await flush();
+      await sending;
+      await dispatcher.close();
+    },
+  };
+}

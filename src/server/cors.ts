@@ -1,0 +1,107 @@
+/**
+ * CORS (`config.cors`, off unless present), answered by the gateway so that backends need no
+ * CORS code (Fetch standard, "CORS protocol").
+ *
+ * - Preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) on a path some route
+ *   serves: 204 from the gateway, never forwarded. An origin not allowed gets the 204 without any
+ *   `Access-Control-Allow-*` header, so the browser refuses (as Kong and the `cors` package do).
+ * - Actual request from an allowed origin: `Access-Control-Allow-Origin` (and `-Credentials`,
+ *   `-Expose-Headers`) are set before the backend answers; `Vary: Origin` keeps caches honest.
+ * - `origins: "*"` with `credentials: true` is refused at config load: browsers ignore `*` when
+ *   credentials are sent, so that combination would silently not work.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CorsConfig } from '../config/schema.js';
+import type { Layer } from '../pipeline/step.js';
+
+export interface CorsPolicy {
+  /** True when `req` is a preflight request (answered by `preflight`). */
+  isPreflight(req: IncomingMessage): boolean;
+  /** Answers a preflight with 204. */
+  preflight(req: IncomingMessage, res: ServerResponse): void;
+  /** Sets the response headers of an actual request (no-op without an allowed `Origin`). */
+  decorate(req: IncomingMessage, res: ServerResponse): void;
+}
+
+/** Why a `cors.origins` entry is unusable, or undefined. */
+export function corsOriginProblem(origin: string): string | undefined {
+  if (!/^https?:\/\/(\*\.)?[a-z0-9.-]+(:\d{1,5})?$/i.test(origin)) {
+    return `"${origin}" is not an origin: write scheme://host[:port] with no path ("https://app.example.com", "https://*.example.com")`;
+  }
+  return undefined;
+}
+
+function originMatcher(origins: CorsConfig['origins']): (origin: string) => boolean {
+  if (origins === '*') return () => true;
+  const exact = new Set<string>();
+  const patterns: RegExp[] = [];
+  for (const o of origins) {
+    const lower = o.toLowerCase();
+    const star = lower.indexOf('://*.');
+    if (star < 0) exact.add(lower);
+    // `https://*.example.com`: any subdomain depth, never example.com itself.
+    else patterns.push(new RegExp(`^${escape(lower.slice(0, star + 3))}([a-z0-9-]+\\.)+${escape(lower.slice(star + 5))}$`));
+  }
+  return (origin) => {
+    const lower = origin.toLowerCase();
+    return exact.has(lower) || patterns.some((p) => p.test(lower));
+  };
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Compiles `config.cors` once per configuration; undefined when CORS is off. */
+export function compileCors(cors: CorsConfig | undefined): CorsPolicy | undefined {
+  if (cors === undefined) return undefined;
+  const allowed = originMatcher(cors.origins);
+  const anyOrigin = cors.origins === '*' && !cors.credentials;
+  const methods = cors.methods.join(', ');
+  const allowHeaders = cors.headers === '*' ? undefined : cors.headers.join(', ');
+  const exposed = cors.exposedHeaders.length > 0 ? cors.exposedHeaders.join(', ') : undefined;
+  const maxAge = String(cors.maxAgeSec);
+
+  const allowOrigin = (res: ServerResponse, origin: string) => {
+    if (anyOrigin) {
+      res.setHeader('access-control-allow-origin', '*');
+      return;
+    }
+    res.setHeader('access-control-allow-origin', origin);
+    if (cors.credentials) res.setHeader('access-control-allow-credentials', 'true');
+  };
+
+  return {
+    isPreflight: (req) => req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined,
+    preflight(req, res) {
+      const origin = req.headers.origin!;
+      res.setHeader('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
+      if (allowed(origin)) {
+        allowOrigin(res, origin);
+        res.setHeader('access-control-allow-methods', methods);
+        const requested = req.headers['access-control-request-headers'];
+        const headers = allowHeaders ?? requested;
+        if (headers !== undefined && headers !== '') res.setHeader('access-control-allow-headers', headers);
+        res.setHeader('access-control-max-age', maxAge);
+      }
+      res.writeHead(204, { 'content-length': 0 });
+      res.end();
+    },
+    decorate(req, res) {
+      const origin = req.headers.origin;
+      if (origin === undefined) return;
+      if (!anyOrigin) res.setHeader('vary', 'Origin');
+      if (!allowed(origin)) return;
+      allowOrigin(res, origin);
+      if (exposed !== undefined) res.setHeader('access-control-expose-headers', exposed);
+    },
+  };
+}
+
+/** The actual-request half of CORS as a route layer (only on routes of a CORS-enabled config). */
+export function corsLayer(policy: CorsPolicy): Layer {
+  return (next) => (ex) => {
+    policy.decorate(ex.req, ex.res);
+    return next(ex);
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * Limits that protect the gateway from clients (DECISIONS.md leaves them to us; values follow
+ * nginx and Node defaults):
+ * - request head size (`limits.maxHeaderBytes`, Node's `maxHeaderSize`): 431;
+ * - complete request head within `timeouts.clientHeaderSec` (Node's `headersTimeout`): 408;
+ * - request body size per route (`maxBodyBytes`): 413 at once from `Content-Length`, or when
+ *   the streamed bytes of a chunked body pass the limit (counted as they flow, never buffered);
+ * - body silence longer than `timeouts.clientBodySec` while the gateway waits for it: 408;
+ * - idle keep-alive connections closed after `timeouts.keepAliveSec` (72 s by default, above
+ *   the 60 s idle timeout of common load balancers, so that they close first and never send a
+ *   request on a connection we are closing).
+ * Error bodies are the gateway's JSON (send-error.ts), also for errors Node detects itself.
+ */
+import type { IncomingMessage, Server, ServerOptions } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { GatewaySettings } from '../config/schema.js';
+import type { Exchange, Layer } from '../pipeline/step.js';
+import { errorResponse, sendError } from '../response/send-error.js';
+import type { ErrorCode } from '../response/errors.js';
+import { respondOnSocket } from './socket-response.js';
+import type { Logger } from '../observability/logger.js';
+
+type Limits = Pick<GatewaySettings, 'limits' | 'timeouts'>;
+
+/** `createServer` options from the configuration the process starts with. */
+export function serverOptions(settings: Limits): ServerOptions {
+  const headersTimeout = settings.timeouts.clientHeaderSec * 1000;
+  return {
+    keepAliveTimeout: settings.timeouts.keepAliveSec * 1000,
+    headersTimeout,
+    // Node enforces headersTimeout on this tick; it cannot change after creation.
+    connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(headersTimeout / 4))),
+    // The whole-request limit would cut slow but steady uploads; body silence is limited instead.
+    requestTimeout: 0,
+    maxHeaderSize: settings.limits.maxHeaderBytes,
+  };
+}
+
+/** Applies the limits of a reloaded configuration to the running server (new connections). */
+export function applyServerLimits(server: Server, settings: Limits): void {
+  server.keepAliveTimeout = settings.timeouts.keepAliveSec * 1000;
+  server.headersTimeout = settings.timeouts.clientHeaderSec * 1000;
+  // Read by Node for every new connection's parser.
+  (server as Server & { maxHeaderSize?: number }).maxHeaderSize = settings.limits.maxHeaderBytes;
+}
+
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  HPE_HEADER_OVERFLOW: 'GW_HEADERS_TOO_LARGE',
+  ERR_HTTP_REQUEST_TIMEOUT: 'GW_CLIENT_TIMEOUT',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'GW_BODY_TOO_LARGE',
+};
+
+/**
+ * The server's `clientError` listener: errors Node finds before a request exists (head too
+ * large, head too slow, malformed HTTP) answered in the gateway's JSON shape, then closed.
+ */
+export function clientErrorHandler(logger: Logger): (err: Error & { code?: string }, socket: Duplex) => void {
+  return (err, socket) => {
+    const code = CLIENT_ERRORS[err.code ?? ''] ?? 'GW_BAD_REQUEST';
+    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) socket.destroy();
+    else {
+      const r = errorResponse(code);
+      respondOnSocket(socket, r.status, r.headers, r.body);
+    }
+    logger.debug({ err: { code: err.code, message: err.message }, answered: code }, 'client error');
+  };
+}
+
+/**
+ * Per-route request body guard: size limit (413) and body silence (408). Requests without a
+ * body pass with two header reads.
+ */
+export function bodyLimitLayer(maxBytes: number, bodyIdleMs: number): Layer {
+  return (next) => (ex) => {
+    const { req } = ex;
+    const length = req.headers['content-length'];
+    if (length === undefined) {
+      if (req.headers['transfer-encoding'] === undefined) return next(ex);
+      countChunkedBody(ex, maxBytes);
+    } else if (length === '0') {
+      return next(ex);
+    } else if (Number(length) > maxBytes) {
+      // Refused before reading: the connection closes rather than draining a body we refuse.
+      refuse(ex, 'GW_BODY_TOO_LARGE');
+      return Promise.resolve();
+    }
+    if (!req.complete) watchBodySilence(ex, bodyIdleMs);
+    return next(ex);
+  };
+}
+
+function refuse(ex: Exchange, code: ErrorCode): void {
+  const { req, res } = ex;
+  ex.errorCode = code;
+  // Once the answer is out and the connection closed, end the request stream too: an upstream
+  // call still reading the body then aborts instead of waiting forever (Node only aborts
+  // requests whose response is still pending when their socket closes).
+  req.socket.once('close', () => {
+    if (!req.complete) req.destroy();
+  });
+  if (!res.headersSent) sendError(res, code, { connection: 'close' });
+  else res.destroy();
+}
+
+/**
+ * Counts the bytes of a chunked body as they stream to whoever reads it (undici, a mapping
+ * call...). The stream is paused first so that adding a 'data' listener does not start the flow
+ * before the endpoint reads: every reader sees every chunk. Past the limit: 413 and the
+ * connection closes, which aborts the upstream request.
+ */
+function countChunkedBody(ex: Exchange, maxBytes: number): void {
+  const { req } = ex;
+  let seen = 0;
+  const onData = (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen <= maxBytes) return;
+    req.off('data', onData);
+    req.pause();
+    refuse(ex, 'GW_BODY_TOO_LARGE');
+  };
+  req.pause();
+  req.on('data', onData);
+}
+
+/**
+ * 408 when the client stops sending its body for `idleMs` while the gateway waits for it.
+ * A socket that is quiet because the gateway stopped reading (backpressure from a slow backend,
+ * or the request still queued for a connection) is not the client's fault: the timer re-arms.
+ */
+function watchBodySilence(ex: Exchange, idleMs: number): void {
+  const { req, res } = ex;
+  const socket = req.socket;
+  const onTimeout = () => {
+    if (req.isPaused() || req.readableLength > 0) {
+      socket.setTimeout(idleMs);
+      return;
+    }
+    cleanup();
+    refuse(ex, 'GW_CLIENT_TIMEOUT');
+  };
+  const cleanup = () => {
+    req.off('timeout', onTimeout);
+    req.off('end', cleanup);
+    res.off('close', cleanup);
+    // Once the response is done Node owns the socket's timer (keepAliveTimeout): leave it.
+    if (!socket.destroyed && !res.writableFinished) socket.setTimeout(0);
+  };
+  req.on('timeout', onTimeout);
+  req.once('end', cleanup);
+  res.once('close', cleanup);
+  socket.setTimeout(idleMs);
+}
+
+/** True when the request announces a body (for callers outside the pipeline). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}

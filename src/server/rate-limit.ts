@@ -1,0 +1,120 @@
+/**
+ * Rate limiting (DECISIONS.md `config.rateLimit`): a token bucket per client IP.
+ *
+ * Design note. A bucket holds up to `burst` tokens and refills at `requestsPerSec`; a request
+ * takes one token or is answered 429. Buckets live in an LRU with a TTL equal to the time a
+ * bucket needs to refill completely: an expired bucket would be full again anyway, so forgetting
+ * it changes nothing, and memory stays bounded by `maxClients` whatever the traffic. The limiter
+ * is made once per process, so buckets survive reloads (DECISIONS.md); a reload that changes the
+ * numbers applies them to existing buckets on their next request.
+ *
+ * A route may have its own buckets (`routes[].rateLimit`) or be exempt (`enabled: false`); other
+ * routes share one bucket per client when `config.rateLimit.enabled`.
+ */
+import { LRUCache } from 'lru-cache';
+import type { CompiledRoute } from '../config/compile.js';
+import type { RateLimitConfig } from '../config/schema.js';
+import type { Layer } from '../pipeline/step.js';
+import { sendError } from '../response/send-error.js';
+import type { ClientIpResolver } from './client-ip.js';
+
+export interface RateLimitPolicy {
+  /** Bucket namespace: '' for the shared limit, the route id for a route's own. */
+  readonly scope: string;
+  readonly requestsPerSec: number;
+  readonly burst: number;
+}
+
+/** The policy of a route, or undefined when the route is not limited. Decided at config load. */
+export function routeRateLimit(route: Pick<CompiledRoute, 'id' | 'rateLimit'>, settings: RateLimitConfig): RateLimitPolicy | undefined {
+  const own = route.rateLimit;
+  if (own?.enabled === false) return undefined;
+  if (own !== undefined && (own.requestsPerSec !== undefined || own.burst !== undefined)) {
+    const requestsPerSec = own.requestsPerSec ?? settings.requestsPerSec;
+    return { scope: `${route.id}\n`, requestsPerSec, burst: own.burst ?? 2 * requestsPerSec };
+  }
+  if (!settings.enabled && own === undefined) return undefined;
+  // A route that opts in without numbers uses the shared numbers; its own buckets when the shared
+  // limit is off (so it does not share with nobody under a misleading scope).
+  return { scope: settings.enabled ? '' : `${route.id}\n`, requestsPerSec: settings.requestsPerSec, burst: settings.burst ?? 2 * settings.requestsPerSec };
+}
+
+interface Bucket {
+  tokens: number;
+  /** Clock reading (ms) of the last refill. */
+  at: number;
+}
+
+export interface RateLimiter {
+  /**
+   * Takes a token from `key`'s bucket. Returns the tokens left (>= 0) when allowed, or a
+   * negative number when refused: minus the tokens still missing before one is available.
+   */
+  take(key: string, policy: RateLimitPolicy): number;
+  /** Buckets currently held (for tests and metrics). */
+  readonly size: number;
+}
+
+export interface RateLimiterOptions {
+  /** Most buckets kept; least recently used are forgotten first. */
+  readonly maxClients?: number;
+  /** Milliseconds clock (injected in tests). */
+  readonly now?: () => number;
+}
+
+/** The process-wide bucket store. */
+export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
+  const now = options.now ?? (() => performance.now());
+  const buckets = new LRUCache<string, Bucket>({ max: options.maxClients ?? 100_000, updateAgeOnGet: true, perf: { now } });
+  return {
+    take(key, policy) {
+      const t = now();
+      const { requestsPerSec: rate, burst } = policy;
+      let b = buckets.get(key);
+      if (b === undefined) {
+        b = { tokens: burst, at: t };
+        buckets.set(key, b, { ttl: Math.ceil((burst / rate) * 1000) });
+      } else {
+        b.tokens = Math.min(burst, b.tokens + ((t - b.at) * rate) / 1000);
+        b.at = t;
+      }
+      if (b.tokens >= 1) {
+        b.tokens -= 1;
+        return b.tokens;
+      }
+      return b.tokens - 1;
+    },
+    get size() {
+      return buckets.size;
+    },
+  };
+}
+
+/**
+ * Refuses requests over the limit with 429 `GW_RATE_LIMITED`, `Retry-After` and the
+ * `RateLimit-Limit` / `RateLimit-Remaining` / `RateLimit-Reset` headers (IETF draft
+ * draft-ietf-httpapi-ratelimit-headers); allowed responses carry the `RateLimit-*` headers too.
+ */
+export function rateLimitLayer(policy: RateLimitPolicy, limiter: RateLimiter, clientIp: ClientIpResolver): Layer {
+  const { scope, requestsPerSec: rate, burst } = policy;
+  const limit = String(Math.floor(burst));
+  return (next) => (ex) => {
+    const left = limiter.take(scope + clientIp(ex.req), policy);
+    if (left >= 0) {
+      const res = ex.res;
+      res.setHeader('ratelimit-limit', limit);
+      res.setHeader('ratelimit-remaining', Math.floor(left));
+      res.setHeader('ratelimit-reset', Math.ceil((burst - left) / rate));
+      return next(ex);
+    }
+    const tokens = left + 1;
+    ex.errorCode = 'GW_RATE_LIMITED';
+    sendError(ex.res, 'GW_RATE_LIMITED', {
+      'retry-after': Math.max(1, Math.ceil(-left / rate)),
+      'ratelimit-limit': limit,
+      'ratelimit-remaining': 0,
+      'ratelimit-reset': Math.ceil((burst - tokens) / rate),
+    });
+    return Promise.resolve();
+  };
+}

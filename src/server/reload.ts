@@ -1,0 +1,78 @@
+/**
+ * Hot reload (DECISIONS.md: SIGHUP, or a file change under `--watch`). The new file is read,
+ * validated and compiled first; only a configuration with no problem replaces the running one,
+ * by one reference swap in the gateway (in-flight requests and open streams finish on the table
+ * they started with). An invalid file is logged with every problem and changes nothing.
+ */
+import { readFileSync, watch } from 'node:fs';
+import { dirname } from 'node:path';
+import { loadConfig, type CompiledConfig } from '../config/compile.js';
+import { formatProblem } from '../config/problems.js';
+import type { EventBus } from '../observability/events.js';
+import type { Logger } from '../observability/logger.js';
+
+export interface Reloadable {
+  readonly events: EventBus;
+  readonly logger: Logger;
+  reload(config: CompiledConfig): void;
+}
+
+/** Loads `file` again and applies it; true when the new configuration is being served. */
+export function reloadFromFile(target: Reloadable, file: string, env: NodeJS.ProcessEnv, why: string): boolean {
+  const next = loadConfig(file, env);
+  if (!next.ok) {
+    target.events.emit('config:reload', { file, ok: false, problems: next.problems.map(formatProblem) });
+    return false;
+  }
+  try {
+    target.reload(next.config);
+  } catch (err) {
+    // A bug in building the new table: the old one is still in place.
+    target.logger.error({ err, why }, 'reload failed; keeping the running configuration');
+    target.events.emit('config:reload', { file, ok: false, problems: [String((err as Error).message)] });
+    return false;
+  }
+  target.events.emit('config:reload', { file, ok: true });
+  target.logger.info({ why, routes: next.config.routes.length }, 'reloaded');
+  return true;
+}
+
+/** Calls `onSignal` on SIGHUP; returns the function that removes the listener. */
+export function onSighup(onSignal: () => void): () => void {
+  if (process.platform === 'win32') return () => {};
+  process.on('SIGHUP', onSignal);
+  return () => process.off('SIGHUP', onSignal);
+}
+
+/**
+ * Calls `onChange` once the content of `file` changed and stayed still for `debounceMs`.
+ * The folder is watched, not the file: editors save by replacing the file (a new inode) and
+ * Kubernetes ConfigMap volumes swap a `..data` symlink, so events name other entries. Every
+ * event is debounced and the content compared, so only real changes reload.
+ */
+export function watchConfigFile(file: string, onChange: () => void, debounceMs = 200): () => void {
+  const read = () => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  let last = read();
+  let timer: NodeJS.Timeout | undefined;
+  const watcher = watch(dirname(file), () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const now = read();
+      // A file caught mid-replace reads as missing: the next event brings the new one.
+      if (now === undefined || now === last) return;
+      last = now;
+      onChange();
+    }, debounceMs);
+  });
+  watcher.unref();
+  return () => {
+    clearTimeout(timer);
+    watcher.close();
+  };
+}
