@@ -2,15 +2,27 @@
  * The composition root: registries made once per process (upstreams with their pools and
  * circuits), a route table per configuration, the HTTP server, reload and graceful shutdown.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/compile.js';
 import { createRouteTable, type RouteTable } from './router/route-table.js';
-import { buildPipeline, createPipelineDeps } from './pipeline/build.js';
+import { buildPipeline, buildUpgrade, createPipelineDeps } from './pipeline/build.js';
+import { createUpgradeHandler } from './server/upgrade.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from './upstream/upstream.js';
+import { createCircuitRegistry, originsOf, type CircuitRegistry } from './circuit/registry.js';
 import { createEventBus, type EventBus } from './observability/events.js';
+import { createMappingCache, type MappingCache } from './mapping/cache.js';
 import { createLogger, logEvents, type Logger } from './observability/logger.js';
 import { createRequestHandler } from './server/http-server.js';
+import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
+import { createRateLimiter } from './server/rate-limit.js';
+import { compileCors } from './server/cors.js';
+import { sendError } from './response/send-error.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { clusterMetricsRenderer, inPorticoCluster } from './observability/cluster-metrics.js';
+import { configureTraceSampling } from './observability/trace-context.js';
+import type { OtlpExporter } from './observability/otlp.js';
 
 export interface GatewayOptions {
   readonly config: CompiledConfig;
@@ -24,6 +36,12 @@ export interface Gateway {
   readonly events: EventBus;
   readonly logger: Logger;
   readonly upstreams: UpstreamRegistry;
+  /** Every backend origin's circuit; `circuits.snapshot()` for metrics and status pages. */
+  readonly circuits: CircuitRegistry;
+  /** The mapping cache; `mappingCache.stats()` gives hit/miss/eviction counts for metrics. */
+  readonly mappingCache: MappingCache;
+  /** The process's metrics registry; undefined until `telemetry.metrics` is on. */
+  metrics(): Metrics | undefined;
   /** The configuration being served. */
   config(): CompiledConfig;
   listen(port?: number, host?: string): Promise<AddressInfo>;
@@ -33,42 +51,97 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** TLS settings for https:// backends, read once: pools are made once per process. */
+function upstreamTls(config: CompiledConfig): { ca?: string; rejectUnauthorized: boolean } {
+  const t = config.settings.upstreamTls;
+  return { rejectUnauthorized: t.rejectUnauthorized, ...(t.caFile ? { ca: readFileSync(t.caFile, 'utf8') } : {}) };
+}
+
 export function createGateway(options: GatewayOptions): Gateway {
   const logger = options.logger ?? createLogger();
   const events = createEventBus();
   logEvents(events, logger);
-  const upstreams = createUpstreamRegistry({ connections: options.config.settings.limits.connectionsPerOrigin });
+  // One circuit per origin for the whole process; breakers read the registry's current settings,
+  // so a reload can change or disable them without losing state (DECISIONS.md).
+  const circuits = createCircuitRegistry({ settings: options.config.settings.circuitBreaker, events });
+  const upstreams = createUpstreamRegistry({
+    connections: options.config.settings.limits.connectionsPerOrigin,
+    createBreaker: (origin) => circuits.forOrigin(origin),
+    tls: upstreamTls(options.config),
+  });
+  circuits.retain(originsOf(options.config));
 
   let config = options.config;
+  // Once per process like the upstreams: cached mapping results survive reloads (DECISIONS.md).
+  const mappingCache = createMappingCache(options.config.settings.mappingCache);
+  // Once per process too: rate-limit buckets survive reloads (DECISIONS.md).
+  const rateLimiter = createRateLimiter();
   let table = buildTable(config);
   let draining = false;
   const inFlight = { count: 0 };
+  let cors = compileCors(config.settings.cors);
+
+  // Metrics: one registry per process, kept across reloads; subscribed to the bus only while
+  // `telemetry.metrics` is on. Span export is loaded on demand (costs nothing when off).
+  let metrics: Metrics | undefined;
+  let renderMetrics: (() => Promise<string>) | undefined;
+  let otlp: Promise<OtlpExporter | undefined> = Promise.resolve(undefined);
+  function applyTelemetry(c: CompiledConfig): void {
+    const t = c.settings.telemetry;
+    if (t.metrics) {
+      metrics ??= createMetrics(events, { inFlight, circuits: () => circuits.snapshot(), mappingCache: () => mappingCache.stats(), rateLimitBuckets: () => rateLimiter.size });
+      renderMetrics ??= inPorticoCluster() ? clusterMetricsRenderer(metrics.registry) : metrics.render;
+      metrics.enable();
+    } else metrics?.disable();
+    configureTraceSampling(t.sampleRatio);
+    const endpoint = t.otlpEndpoint;
+    otlp = otlp
+      .then(async (current) => {
+        if (current !== undefined && current.endpoint === endpoint) return current;
+        await current?.close();
+        if (endpoint === undefined) return undefined;
+        const { startOtlpExporter } = await import('./observability/otlp.js');
+        return startOtlpExporter({ endpoint, serviceName: t.serviceName, events, logger });
+      })
+      .catch((err: unknown) => {
+        logger.error({ err }, 'span export could not start');
+        return undefined;
+      });
+  }
+  applyTelemetry(config);
 
   function buildTable(c: CompiledConfig): RouteTable {
-    const deps = createPipelineDeps(c, { upstreams, events, logger });
-    return createRouteTable(c.routes.map((route) => ({ route, run: buildPipeline(route, deps) })));
+    const deps = createPipelineDeps(c, { upstreams, events, logger, mappingCache, rateLimiter });
+    // WebSocket routes also carry their upgrade endpoint (read by server/upgrade.ts).
+    return createRouteTable(c.routes.map((route) => ({ route, run: buildPipeline(route, deps), upgrade: buildUpgrade(route, deps) })));
   }
 
   const server = createServer(
-    {
-      // Longer than the 60 s idle timeout of common load balancers, so they close first.
-      keepAliveTimeout: 72_000,
-      headersTimeout: 60_000,
-      requestTimeout: 0,
-    },
-    createRequestHandler({ current: () => table, events, logger, isDraining: () => draining, inFlight }),
+    // Keep-alive 72 s, client header/body timeouts, head size (server/limits.ts).
+    serverOptions(config.settings),
+    createRequestHandler({
+      current: () => table,
+      events,
+      logger,
+      isDraining: () => draining,
+      inFlight,
+      cors: () => cors,
+      metrics: (res) => (metrics?.enabled ? metrics.serve(res, renderMetrics) : sendError(res, 'GW_ROUTE_NOT_FOUND')),
+    }),
   );
-  server.on('clientError', (err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
-    else socket.destroy();
-    logger.debug({ err }, 'client error');
-  });
+  // WebSocket upgrades: routed on the current table, so a reload applies to new connections.
+  const upgrades = createUpgradeHandler({ current: () => table, events, logger, isDraining: () => draining });
+  server.on('upgrade', upgrades);
+  server.on('clientError', clientErrorHandler(logger));
 
   return {
     server,
     events,
     logger,
     upstreams,
+    circuits,
+    mappingCache,
+    metrics: () => metrics,
     config: () => config,
     listen(port = config.settings.port, host = config.settings.host) {
       return new Promise((resolve, reject) => {
@@ -83,6 +156,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       const nextTable = buildTable(next);
       table = nextTable;
       config = next;
+      circuits.configure(next.settings.circuitBreaker);
+      circuits.retain(originsOf(next));
+      mappingCache.configure(next.settings.mappingCache);
+      cors = compileCors(next.settings.cors);
+      applyServerLimits(server, next.settings);
+      applyTelemetry(next);
     },
     async close() {
       draining = true;
@@ -93,9 +172,13 @@ export function createGateway(options: GatewayOptions): Gateway {
         await new Promise((r) => setTimeout(r, 25));
         server.closeIdleConnections();
       }
+      // Tunnels are long-lived by nature: they are not waited for, only closed after the drain.
+      upgrades.closeAll();
       server.closeAllConnections();
       await closed;
       await upstreams.close();
+      metrics?.disable();
+      await (await otlp)?.close();
     },
   };
 }

@@ -5,6 +5,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { comments, categories, posts, products, users } from './data.js';
+import { authService } from './auth-service.js';
+import { serveEcho, tickerService } from './streams.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 
@@ -73,20 +75,27 @@ export function serve(handler: Handler, port: number, host = '127.0.0.1'): Promi
     server.once('error', reject);
     server.listen(port, host, () => {
       const a = server.address() as AddressInfo;
-      process.stdout.write(`demo backend listening on ${a.address}:${a.port}\n`);
+      if (port !== 0) process.stdout.write(`demo backend listening on ${a.address}:${a.port}\n`);
       resolve(server);
     });
   });
 }
 
 /** Demo service ports; `gateway.yaml` names the same ones. */
-export const DEMO_PORTS = { posts: 9101, users: 9102, comments: 9103, shop: 9104 } as const;
+export const DEMO_PORTS = { posts: 9101, users: 9102, comments: 9103, shop: 9104, auth: 9105, ticker: 9106, echo: 9107 } as const;
 
-export async function startDemoBackends(): Promise<Server[]> {
-  return Promise.all([
-    serve(postsService, DEMO_PORTS.posts),
-    serve(usersService, DEMO_PORTS.users),
-    serve(commentsService, DEMO_PORTS.comments),
-    serve(shopService, DEMO_PORTS.shop),
+export type DemoService = keyof typeof DEMO_PORTS;
+
+/** Starts every demo service; `ports` lets tests use ephemeral ones (0). */
+export async function startDemoBackends(ports: Record<DemoService, number> = DEMO_PORTS): Promise<Record<DemoService, Server>> {
+  const [posts, users, comments, shop, auth, ticker, echo] = await Promise.all([
+    serve(postsService, ports.posts),
+    serve(usersService, ports.users),
+    serve(commentsService, ports.comments),
+    serve(shopService, ports.shop),
+    serve(authService, ports.auth),
+    serve(tickerService, ports.ticker),
+    serveEcho(ports.echo),
   ]);
+  return { posts: posts!, users: users!, comments: comments!, shop: shop!, auth: auth!, ticker: ticker!, echo: echo! };
 }

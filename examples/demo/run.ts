@@ -20,6 +20,6 @@ const stop = (signal: NodeJS.Signals) => {
 process.on('SIGINT', () => stop('SIGINT'));
 process.on('SIGTERM', () => stop('SIGTERM'));
 gateway.on('exit', (code) => {
-  for (const b of backends) b.close();
+  for (const b of Object.values(backends)) b.close();
   process.exit(code ?? 0);
 });

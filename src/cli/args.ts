@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 
 export interface CliArgs {
@@ -6,6 +7,8 @@ export interface CliArgs {
   readonly port: number | undefined;
   readonly host: string | undefined;
   readonly watch: boolean;
+  /** `--workers N|auto`: processes serving the port (node:cluster); 1 = no cluster. */
+  readonly workers: number;
 }
 
 export const USAGE = `Usage: portico <command> [options]
@@ -20,6 +23,7 @@ Options:
   -p, --port N        Listen port, overrides config.port and $PORT (start)
       --host ADDR     Listen address, overrides config.host (start)
   -w, --watch         Reload when the configuration file changes (start)
+      --workers N     Serve with N worker processes, or "auto" for one per CPU (start; default 1)
   -h, --help          Show this help
   -v, --version       Show the version
 `;
@@ -39,6 +43,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
         port: { type: 'string', short: 'p' },
         host: { type: 'string' },
         watch: { type: 'boolean', short: 'w', default: false },
+        workers: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -64,11 +69,22 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
     port = Number(portText);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`invalid port "${portText}" (expected 0-65535)`);
   }
+  const workers = parseWorkers(values.workers ?? env.PORTICO_WORKERS);
   return {
     verb,
     config: values.config ?? env.PORTICO_CONFIG ?? 'gateway.yaml',
     port,
     host: values.host,
     watch: values.watch ?? false,
+    workers,
   };
+}
+
+/** `N` (1-1024) or `auto` (one per CPU the process may use). */
+function parseWorkers(text: string | undefined): number {
+  if (text === undefined || text === '') return 1;
+  if (text === 'auto') return availableParallelism();
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new UsageError(`invalid --workers "${text}" (expected a number from 1 to 1024, or auto)`);
+  return n;
 }

@@ -2,7 +2,7 @@
  * Turns a validated file into the immutable configuration the gateway serves: every template,
  * URL builder and origin is prepared here, once, so the request path only looks things up.
  */
-import type { GatewayFile, GatewaySettings, HttpMethod } from './schema.js';
+import type { GatewayFile, GatewaySettings, HttpMethod, RouteConfig } from './schema.js';
 import { loadConfigFile, parseConfigText } from './load.js';
 import { validateConfig } from './validate.js';
 import type { Problem } from './problems.js';
@@ -37,6 +37,10 @@ export interface CompiledRoute {
   readonly kind: RouteKind;
   readonly requiresAuth: boolean;
   readonly mapping: readonly CompiledMappingRule[];
+  /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes. */
+  readonly maxBodyBytes: number;
+  /** The route's own rate-limit options as written (resolved by server/rate-limit.ts). */
+  readonly rateLimit: RouteConfig['rateLimit'];
 }
 
 export interface CompiledConfig {
@@ -84,6 +88,8 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       kind: r.isWebSocket ? 'websocket' : r.isSSE ? 'sse' : mapping.length > 0 ? 'mapping' : 'standard',
       requiresAuth: settings.auth.defaultProtected && !r.public,
       mapping: Object.freeze(mapping),
+      maxBodyBytes: r.maxBodyBytes ?? settings.limits.maxBodyBytes,
+      rateLimit: r.rateLimit,
     });
   });
   return Object.freeze({ file: fileName, settings, prefix, routes: Object.freeze(routes) });

@@ -33,6 +33,15 @@ export const RouteSchema = z
     isSSE: z.boolean().default(false).describe('Stream a Server-Sent Events response without buffering'),
     isWebSocket: z.boolean().default(false).describe('Tunnel a WebSocket connection to the backend'),
     mapping: z.array(MappingRuleSchema).optional().describe('Response-mapping rules'),
+    maxBodyBytes: z.int().positive().optional().describe('Largest request body for this route; default config.limits.maxBodyBytes'),
+    rateLimit: z
+      .strictObject({
+        enabled: z.boolean().default(true).describe('false exempts this route from config.rateLimit'),
+        requestsPerSec: z.number().positive().optional().describe('This route\'s own rate per client IP; default config.rateLimit.requestsPerSec'),
+        burst: z.number().positive().optional().describe('This route\'s own bucket size; default 2 x requestsPerSec'),
+      })
+      .optional()
+      .describe('Per-route rate limit: its own token bucket per client IP, or enabled: false to exempt the route'),
   })
   .describe('A gateway route');
 
@@ -45,6 +54,7 @@ export const AuthSchema = z.strictObject({
   issuer: stringOrList.optional().describe('Accepted "iss" value(s)'),
   audience: stringOrList.optional().describe('Accepted "aud" value(s)'),
   clockToleranceSec: z.number().min(0).default(0).describe('Leeway for exp and nbf'),
+  jwksCooldownSec: z.number().min(0).default(30).describe('Minimum seconds between two JWKS refetches caused by a token with an unknown kid'),
   stripHeaders: z
     .array(z.string().min(1))
     .default(DEFAULT_STRIP_HEADERS)
@@ -73,11 +83,43 @@ export const RateLimitSchema = z.strictObject({
 export const TimeoutsSchema = z.strictObject({
   backendSec: seconds('No backend response headers within this time: 504').default(30),
   mappingSec: seconds('Per mapping call').default(10),
+  clientHeaderSec: seconds('A client must send the complete request headers within this time, else 408').default(30),
+  clientBodySec: seconds('Longest silence between two request body chunks, else 408').default(60),
+  keepAliveSec: seconds('Idle keep-alive connections are closed after this time; keep it above your load balancer idle timeout').default(72),
 });
 
 export const LimitsSchema = z.strictObject({
   maxMappingBodyBytes: z.int().positive().default(10 * 1024 * 1024).describe('Larger primary bodies are returned unmapped'),
   connectionsPerOrigin: z.int().positive().default(64).describe('Keep-alive connections per backend origin'),
+  maxBodyBytes: z.int().positive().default(1024 * 1024 * 1024).describe('Largest request body, streamed, never buffered (a route may set its own maxBodyBytes): 413'),
+  maxHeaderBytes: z.int().min(1024).default(16 * 1024).describe('Largest request head (request line and headers): 431'),
+});
+
+export const UpstreamTlsSchema = z.strictObject({
+  caFile: z.string().min(1).optional().describe('PEM file of extra CAs trusted for https:// backends (private CAs)'),
+  rejectUnauthorized: z.boolean().default(true).describe('Verify backend certificates; false only for development'),
+});
+
+export const CorsSchema = z.strictObject({
+  origins: z
+    .union([z.literal('*'), z.array(z.string().min(1)).min(1)])
+    .describe('Allowed origins ("https://app.example.com", "https://*.example.com"), or "*" for any'),
+  methods: z.array(z.enum(HTTP_METHODS)).min(1).default(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).describe('Methods a preflight may allow'),
+  headers: z
+    .union([z.literal('*'), z.array(z.string().min(1))])
+    .default('*')
+    .describe('Request headers a preflight may allow; "*" allows those the browser asks for'),
+  exposedHeaders: z.array(z.string().min(1)).default(['X-Request-ID']).describe('Response headers scripts may read'),
+  credentials: z.boolean().default(false).describe('Allow cookies and Authorization (never with origins "*")'),
+  maxAgeSec: z.int().min(0).default(600).describe('How long browsers may cache a preflight answer'),
+});
+
+export const TelemetrySchema = z.strictObject({
+  metrics: z.boolean().default(true).describe('Serve GET /metrics (Prometheus text)'),
+  propagation: z.boolean().default(true).describe('W3C traceparent/tracestate to backends, mapping calls and the auth service, a child span id per call'),
+  otlpEndpoint: z.string().min(1).optional().describe('OTLP/HTTP collector (e.g. http://otel-collector:4318); spans are POSTed as JSON to <endpoint>/v1/traces'),
+  serviceName: z.string().min(1).default('portico').describe('service.name of exported spans'),
+  sampleRatio: z.number().min(0).max(1).default(1).describe('Share of traces started by the gateway that are sampled; a client traceparent keeps its own flag'),
 });
 
 export const GatewaySettingsSchema = z.strictObject({
@@ -91,6 +133,9 @@ export const GatewaySettingsSchema = z.strictObject({
   trustProxy: z.array(z.string().min(1)).default([]).describe('Proxies (addresses or CIDRs) whose X-Forwarded-For is believed'),
   timeouts: TimeoutsSchema.prefault({}),
   limits: LimitsSchema.prefault({}),
+  cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
+  telemetry: TelemetrySchema.prefault({}),
+  upstreamTls: UpstreamTlsSchema.prefault({}),
 });
 
 export const GatewayFileSchema = z
@@ -110,3 +155,6 @@ export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
 export type AuthConfig = z.output<typeof AuthSchema>;
 export type CircuitBreakerConfig = z.output<typeof CircuitBreakerSchema>;
 export type MappingCacheConfig = z.output<typeof MappingCacheSchema>;
+export type CorsConfig = z.output<typeof CorsSchema>;
+export type TelemetryConfig = z.output<typeof TelemetrySchema>;
+export type RateLimitConfig = z.output<typeof RateLimitSchema>;

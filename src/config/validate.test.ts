@@ -25,13 +25,21 @@ describe('config defaults (spec 2.3-2.5, DECISIONS.md)', () => {
     assert.equal(settings.auth.authPath, '/auth/validate');
     assert.equal(settings.auth.defaultProtected, false);
     assert.deepEqual(settings.auth.stripHeaders, ['X-userId', 'X-username', 'X-role', 'X-sub', 'X-email']);
-    assert.deepEqual(settings.timeouts, { backendSec: 30, mappingSec: 10 });
+    assert.equal(settings.timeouts.backendSec, 30);
+    assert.equal(settings.timeouts.mappingSec, 10);
     assert.equal(settings.limits.maxMappingBodyBytes, 10 * 1024 * 1024);
     assert.equal(settings.port, 8080);
     assert.equal(settings.host, '0.0.0.0');
     assert.equal(routes[0]!.kind, 'standard');
     assert.equal(routes[0]!.requiresAuth, false);
     assert.equal(routes[0]!.clientPath, '/api/a');
+  });
+
+  it('compiles to a frozen configuration', () => {
+    const r = loadConfigText(`routes:\n${ROUTE}`, 'g.yaml', {});
+    assert.ok(r.ok);
+    assert.ok(Object.isFrozen(r.config) && Object.isFrozen(r.config.routes) && Object.isFrozen(r.config.routes[0]));
+    assert.throws(() => ((r.config.routes as unknown as unknown[]).length = 0), TypeError);
   });
 
   it('protects routes with defaultProtected unless public', () => {

@@ -3,12 +3,14 @@
  * rules the schema cannot express (spec 2.6, spec 2.1 rule 2, DECISIONS.md). Every problem is
  * collected with its position; nothing is thrown.
  */
+import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { GatewayFileSchema, HTTP_METHODS, type GatewayFile } from './schema.js';
 import { didYouMean, type Problem } from './problems.js';
 import type { ConfigPath, ParsedConfig } from './load.js';
 import { isTemplate, parseTemplate } from '../upstream/target-url.js';
 import { isOrigin, parseService } from '../upstream/origin.js';
+import { operationsChecks } from './ops-checks.js';
 
 /** Paths the gateway answers itself, outside any route. */
 export const RESERVED_PATHS = ['/health', '/ready', '/metrics'];
@@ -141,6 +143,17 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
     at(['config', 'basePath'], `config.basePath: "${basePath}" must start with "/", not end with "/", and hold no {param}, "?" or "#" (use "" for no prefix)`);
   }
   const prefix = basePath === '/' ? '' : basePath;
+
+  const tls = isRecord(config.upstreamTls) ? config.upstreamTls : {};
+  if (typeof tls.caFile === 'string' && tls.caFile !== '') {
+    try {
+      if (!readFileSync(tls.caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----')) at(['config', 'upstreamTls', 'caFile'], `config.upstreamTls.caFile: "${tls.caFile}" holds no PEM certificate`);
+    } catch (err) {
+      at(['config', 'upstreamTls', 'caFile'], `config.upstreamTls.caFile: cannot read "${tls.caFile}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+
+  operationsChecks(config, raw.routes, at);
 
   const auth = isRecord(config.auth) ? config.auth : {};
   if (auth.defaultProtected === true && !auth.secret && !auth.jwksUrl && !auth.authService) {

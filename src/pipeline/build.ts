@@ -10,6 +10,15 @@ import { compose, type Layer, type Step } from './step.js';
 import { forwardEndpoint } from '../proxy/forward.js';
 import { requestDropSet } from '../upstream/forward-headers.js';
 import { sendError } from '../response/send-error.js';
+import { circuitLayer } from '../circuit/layer.js';
+import { createAuthenticator, type Authenticator } from '../auth/authenticator.js';
+import { authLayer } from '../auth/layer.js';
+import { mappingEndpoint } from '../mapping/enrich.js';
+import type { MappingCache } from '../mapping/cache.js';
+import { sseEndpoint } from '../stream/sse.js';
+import { websocketEndpoint, type UpgradeStep } from '../stream/websocket.js';
+import { createGuards, type GuardLayers } from '../server/guards.js';
+import { createRateLimiter, type RateLimiter } from '../server/rate-limit.js';
 
 /** What every pipeline may use; made once per process (registries) or per config (the rest). */
 export interface PipelineDeps {
@@ -19,15 +28,52 @@ export interface PipelineDeps {
   readonly logger: Logger;
   /** Client headers never forwarded (hop-by-hop, gateway-owned, auth.stripHeaders). */
   readonly dropHeaders: ReadonlySet<string>;
+  /** One per configuration; undefined when no route requires a token (and none is configured). */
+  readonly authenticator: Authenticator | undefined;
+  /** The process-wide mapping cache (survives reloads); used only when mappingCache.enabled. */
+  readonly mappingCache: MappingCache;
+  /** The process-wide rate-limit buckets (survive reloads); one per config when not given. */
+  readonly rateLimiter?: RateLimiter;
+  /** CORS, rate limit and body limit layers of a route (server/guards.ts), compiled per config. */
+  readonly guards: GuardLayers;
 }
 
-export function createPipelineDeps(config: CompiledConfig, shared: Omit<PipelineDeps, 'config' | 'dropHeaders'>): PipelineDeps {
-  return { ...shared, config, dropHeaders: requestDropSet(config.settings.auth.stripHeaders) };
+export function createPipelineDeps(config: CompiledConfig, shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'guards'>): PipelineDeps {
+  // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
+  const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(config.settings, shared) : undefined;
+  const guards = createGuards(config, shared.rateLimiter ?? createRateLimiter());
+  return { ...shared, config, dropHeaders: requestDropSet(config.settings.auth.stripHeaders, config.settings.telemetry.propagation), authenticator, guards };
 }
 
 export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
-  const layers: Layer[] = [];
+  const layers: Layer[] = deps.guards(route);
+  if (route.requiresAuth) {
+    // Validation refuses defaultProtected without secret, jwksUrl or authService.
+    if (deps.authenticator === undefined) throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
+    layers.push(authLayer(deps.authenticator, deps.events));
+  }
+  // After auth: a request without a valid token never takes a probe slot. WebSocket upgrades
+  // acquire their permit in the upgrade code; a disabled breaker costs nothing here.
+  if (route.kind !== 'websocket' && deps.config.settings.circuitBreaker.enabled) {
+    layers.push(circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }));
+  }
   return compose(layers, endpointFor(route, deps));
+}
+
+/**
+ * The upgrade endpoint of a WebSocket route (undefined for other kinds). Upgrades bypass the
+ * pipeline (Node gives them a raw socket), so auth and the circuit run inside it.
+ */
+export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeStep | undefined {
+  if (route.kind !== 'websocket') return undefined;
+  return websocketEndpoint(route, {
+    upstream: deps.upstreams.forOrigin(route.origin),
+    dropHeaders: deps.dropHeaders,
+    authenticator: deps.authenticator,
+    handshakeTimeoutMs: deps.config.settings.timeouts.backendSec * 1000,
+    events: deps.events,
+    logger: deps.logger,
+  });
 }
 
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
@@ -48,8 +94,15 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         sendError(ex.res, 'GW_UPGRADE_REQUIRED', { upgrade: 'websocket', connection: 'Upgrade' });
       };
     case 'sse':
-      return forwardEndpoint(route, { ...forwardOptions, bodyTimeoutMs: 0 });
+      return sseEndpoint(route, { upstream, dropHeaders: deps.dropHeaders, headersTimeoutMs: timeouts.backendSec * 1000, events: deps.events });
     case 'mapping':
+      return mappingEndpoint(route, {
+        ...forwardOptions,
+        upstreams: deps.upstreams,
+        mappingTimeoutMs: timeouts.mappingSec * 1000,
+        maxBodyBytes: deps.config.settings.limits.maxMappingBodyBytes,
+        cache: deps.config.settings.mappingCache.enabled ? deps.mappingCache : undefined,
+      });
     case 'standard':
       return forwardEndpoint(route, forwardOptions);
   }

@@ -45,6 +45,7 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
         if (!res.writableFinished) abort.abort();
       };
       res.once('close', onClose);
+      const started = performance.now();
       pool.stream(
         {
           path: appendQuery(buildPath(ex.params), hasQuery, ex.rawQuery),
@@ -57,6 +58,7 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
         },
         ({ statusCode, headers }) => {
           ex.upstreamStatus = statusCode;
+          events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'backend', status: statusCode, durationMs: performance.now() - started });
           res.writeHead(statusCode, downstreamResponseHeaders(headers));
           return res;
         },

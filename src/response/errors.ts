@@ -14,8 +14,12 @@ export const ERRORS = {
   GW_UPSTREAM_UNREACHABLE: { status: 502, message: 'Backend service unreachable' },
   GW_UPSTREAM_TIMEOUT: { status: 504, message: 'Backend service did not answer in time' },
   GW_UPGRADE_REQUIRED: { status: 426, message: 'This route only accepts WebSocket upgrades' },
+  GW_UPGRADE_UNSUPPORTED: { status: 400, message: 'This route does not accept this upgrade; only WebSocket routes can be upgraded' },
   GW_BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
-  GW_DRAINING: { status: 503, message: 'Gateway is shutting down' },
+  GW_HEADERS_TOO_LARGE: { status: 431, message: 'Request headers too large' },
+  GW_CLIENT_TIMEOUT: { status: 408, message: 'Request not received in time' },
+  GW_BAD_REQUEST: { status: 400, message: 'Malformed HTTP request' },
+  GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -24,3 +24,16 @@ export function sendError(res: ServerResponse, code: ErrorCode, extraHeaders?: R
   });
   res.end(body);
 }
+
+/**
+ * The same gateway error as a complete response (status, headers with content-length, body), for
+ * writers that have no ServerResponse, such as the WebSocket upgrade answering on a raw socket.
+ */
+export function errorResponse(code: ErrorCode, extraHeaders?: Record<string, string>): { status: number; headers: Record<string, string>; body: Buffer } {
+  const body = BODIES.get(code)!;
+  return {
+    status: ERRORS[code].status,
+    headers: { 'content-type': 'application/json', 'content-length': String(body.length), 'x-portico-error': code, ...extraHeaders },
+    body,
+  };
+}

@@ -4,6 +4,7 @@
  * gateway's, and identity headers a client could forge are dropped before auth adds real ones.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { TRACE_HEADERS, appendTraceHeaders } from '../observability/trace-context.js';
 
 /** RFC 9110 7.6.1 hop-by-hop headers, plus the legacy ones proxies still see. */
 export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization'];
@@ -11,9 +12,13 @@ export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'tran
 /** Headers the gateway sets itself on the way to a backend. */
 const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect'];
 
-/** Builds the per-configuration set of client request headers that are never forwarded. */
-export function requestDropSet(stripHeaders: readonly string[]): ReadonlySet<string> {
-  return new Set([...HOP_BY_HOP, ...GATEWAY_OWNED, ...stripHeaders.map((h) => h.toLowerCase())]);
+/**
+ * Builds the per-configuration set of client request headers that are never forwarded. With
+ * trace propagation on (`telemetry.propagation`), the client's `traceparent`/`tracestate` are in
+ * it and `upstreamRequestHeaders` adds the gateway's child ones instead; off, they pass unchanged.
+ */
+export function requestDropSet(stripHeaders: readonly string[], propagateTrace = true): ReadonlySet<string> {
+  return new Set([...HOP_BY_HOP, ...GATEWAY_OWNED, ...(propagateTrace ? TRACE_HEADERS : []), ...stripHeaders.map((h) => h.toLowerCase())]);
 }
 
 export interface ForwardContext {
@@ -53,6 +58,8 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: ReadonlySet<st
   );
   const host = ctx.req.headers.host;
   if (host !== undefined) out.push('x-forwarded-host', host);
+  // W3C trace context: same trace, a child span id for this call (observability/trace-context.ts).
+  if (drop.has('traceparent')) appendTraceHeaders(ctx.req, out);
   return out;
 }
 

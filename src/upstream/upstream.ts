@@ -3,6 +3,7 @@
  * circuit breaker. The registry lives for the whole process, so pools and circuit state survive
  * a configuration reload for origins that still exist (DECISIONS.md).
  */
+import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
 import type { Origin } from './origin.js';
 import { createDisabledBreaker, type CircuitBreaker } from '../circuit/breaker.js';
@@ -12,12 +13,26 @@ export interface Upstream {
   /** Pooled keep-alive connections for standard and mapping calls. */
   readonly pool: Pool;
   readonly breaker: CircuitBreaker;
+  /**
+   * Unlimited connections for SSE streams, made on first use: long-lived streams must never take
+   * the 64 pooled connections standard and mapping calls wait for (issue #6).
+   */
+  readonly streamPool: Pool;
+  /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */
+  readonly tlsConnect: TlsConnectOptions | undefined;
+}
+
+export interface TlsConnectOptions {
+  readonly ca?: string[];
+  readonly rejectUnauthorized: boolean;
 }
 
 export interface UpstreamOptions {
   /** Connections per origin (spec 4.3/8: 64 idle connections per host). */
   readonly connections: number;
   readonly createBreaker?: (origin: string) => CircuitBreaker;
+  /** TLS options for https:// origins (extra CA, verification). */
+  readonly tls?: { readonly ca?: string; readonly rejectUnauthorized: boolean };
 }
 
 export interface UpstreamRegistry {
@@ -28,6 +43,7 @@ export interface UpstreamRegistry {
 
 export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegistry {
   const upstreams = new Map<string, Upstream>();
+  const streamPools = new Map<string, Pool>();
   const createBreaker = options.createBreaker ?? createDisabledBreaker;
   return {
     forOrigin(origin) {
@@ -41,8 +57,19 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
             // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
             keepAliveTimeout: 4_000,
             keepAliveMaxTimeout: 600_000,
+            ...(origin.protocol === 'https:' && options.tls ? { connect: { ...options.tls, ca: options.tls.ca === undefined ? undefined : [...rootCertificates, options.tls.ca] } } : {}),
           }),
           breaker: createBreaker(origin.key),
+          tlsConnect: tlsConnectOptions(origin, options.tls),
+          get streamPool() {
+            let p = streamPools.get(origin.key);
+            if (p === undefined) {
+              const connect = this.tlsConnect;
+              p = new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: null, pipelining: 1, keepAliveTimeout: 4_000, ...(connect ? { connect: { ...connect } } : {}) });
+              streamPools.set(origin.key, p);
+            }
+            return p;
+          },
         };
         upstreams.set(origin.key, u);
       }
@@ -51,7 +78,15 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
     all: () => upstreams.values(),
     async close() {
       await Promise.all([...upstreams.values()].map((u) => u.pool.close().catch(() => u.pool.destroy())));
+      // Streams never end by themselves; their clients are gone by now, so cut what is left.
+      await Promise.all([...streamPools.values()].map((p) => p.destroy()));
       upstreams.clear();
+      streamPools.clear();
     },
   };
+}
+
+function tlsConnectOptions(origin: Origin, tls: UpstreamOptions['tls']): TlsConnectOptions | undefined {
+  if (origin.protocol !== 'https:' || tls === undefined) return undefined;
+  return { rejectUnauthorized: tls.rejectUnauthorized, ...(tls.ca === undefined ? {} : { ca: [...rootCertificates, tls.ca] }) };
 }

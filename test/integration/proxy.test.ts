@@ -144,3 +144,25 @@ config: { timeouts: { backendSec: 0.3 } }`);
     }
   });
 });
+
+describe('connection pooling', () => {
+  it('reuses one keep-alive connection to the backend for sequential requests', async () => {
+    const backend = await startBackend();
+    let connections = 0;
+    backend.server.on('connection', () => connections++);
+    const gw = await startGateway(`routes: [{ method: GET, route: /k, service: ${backend.host}, path: /k }]`);
+    try {
+      for (let i = 0; i < 10; i++) {
+        const res = await request(`${gw.url}/api/k`);
+        await res.body.dump();
+        assert.equal(res.statusCode, 200);
+      }
+      assert.equal(backend.seen.length, 10);
+      assert.equal(connections, 1);
+    } finally {
+      await gw.close();
+      await backend.close();
+    }
+  });
+});
+

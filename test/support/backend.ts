@@ -14,7 +14,7 @@ export interface SeenRequest {
   readonly body: Buffer;
 }
 
-export type BackendHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>;
+export type BackendHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => unknown;
 
 export interface TestBackend {
   /** `http://127.0.0.1:PORT` */

@@ -1,0 +1,236 @@
+/**
+ * DECISIONS.md "HTTP behaviour" on standard routes: headers both ways, request ids, bodies
+ * streamed untouched (large, compressed, empty), https backends, health endpoints.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer as createHttpsServer } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { json, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+
+const MB = 1024 * 1024;
+/** Large enough that buffering would show far above the noise of garbage awaiting collection. */
+const BIG = 200 * MB;
+
+describe('headers and request ids', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'text/plain',
+        connection: 'keep-alive, x-hop',
+        'x-hop': 'backend-private',
+        'keep-alive': 'timeout=5',
+        'x-request-id': 'backend-made-this-up',
+        'set-cookie': ['a=1', 'b=2'],
+      });
+      res.end('hello');
+    });
+    gw = await startGateway(`routes:\n  - { method: GET, route: /h, service: ${backend.host}, path: /h }\n  - { method: POST, route: /h, service: ${backend.host}, path: /h }`);
+  });
+  after(async () => {
+    await gw?.close();
+    await backend?.close();
+  });
+
+  it('removes hop-by-hop request headers and sets Host and X-Forwarded-*', async () => {
+    const res = await rawRequest(gw.url, '/api/h?x=1', {
+      headers: { connection: 'keep-alive, x-secret-hop', 'x-secret-hop': 'drop me', te: 'trailers', 'proxy-authorization': 'Basic x', 'x-forwarded-for': '203.0.113.9', 'x-custom': 'kept', host: 'gateway.example' },
+    });
+    assert.equal(res.status, 200);
+    const seen = backend.seen.at(-1)!;
+    assert.equal(seen.headers.host, backend.host);
+    assert.equal(seen.headers['x-secret-hop'], undefined);
+    assert.equal(seen.headers.te, undefined);
+    assert.equal(seen.headers['proxy-authorization'], undefined);
+    assert.equal(seen.headers['x-custom'], 'kept');
+    assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+    assert.equal(seen.headers['x-forwarded-proto'], 'http');
+    assert.equal(seen.headers['x-forwarded-host'], 'gateway.example');
+  });
+
+  it('removes hop-by-hop response headers and keeps repeated ones', async () => {
+    const res = await request(`${gw.url}/api/h`);
+    assert.equal(await res.body.text(), 'hello');
+    assert.equal(res.headers['x-hop'], undefined);
+    assert.equal(res.headers['keep-alive'] === 'timeout=5', false);
+    assert.deepEqual(res.headers['set-cookie'], ['a=1', 'b=2']);
+  });
+
+  it('generates X-Request-ID, returns it and sends the same one to the backend', async () => {
+    const res = await request(`${gw.url}/api/h`);
+    await res.body.dump();
+    const id = res.headers['x-request-id'];
+    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    assert.equal(backend.seen.at(-1)!.headers['x-request-id'], id);
+    assert.ok(gw.logs.some((l) => l.msg === 'request' && l.reqId === id && l.route === 'GET /h' && l.status === 200 && typeof l.durationMs === 'number'));
+  });
+
+  it("keeps the client's X-Request-ID, and replaces an unusable one", async () => {
+    let res = await request(`${gw.url}/api/h`, { headers: { 'x-request-id': 'client-id-1' } });
+    await res.body.dump();
+    assert.equal(res.headers['x-request-id'], 'client-id-1');
+    assert.equal(backend.seen.at(-1)!.headers['x-request-id'], 'client-id-1');
+    res = await request(`${gw.url}/api/h`, { headers: { 'x-request-id': 'x'.repeat(300) } });
+    await res.body.dump();
+    assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  it('gateway errors carry the request id too', async () => {
+    const res = await request(`${gw.url}/api/missing`, { headers: { 'x-request-id': 'err-1' } });
+    await res.body.dump();
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.headers['x-request-id'], 'err-1');
+  });
+
+  it('forwards a chunked request body (no Content-Length) intact', async () => {
+    const res = await request(`${gw.url}/api/h`, { method: 'POST', body: Readable.from([Buffer.from('ab'), Buffer.from('cd')]) });
+    await res.body.dump();
+    assert.equal(backend.seen.at(-1)!.body.toString(), 'abcd');
+  });
+});
+
+describe('bodies pass through untouched and streamed', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  const gz = gzipSync(Buffer.from('{"compressed":true}'));
+  let uploaded = 0;
+  before(async () => {
+    backend = await startBackend(
+      (req, res) => {
+        if (req.url === '/big') {
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': BIG });
+          const chunk = Buffer.alloc(64 * 1024, 7);
+          let sent = 0;
+          const pump = () => {
+            while (sent < BIG) {
+              sent += chunk.length;
+              if (!res.write(chunk)) {
+                res.once('drain', pump);
+                return;
+              }
+            }
+            res.end();
+          };
+          pump();
+          return;
+        }
+        if (req.url === '/upload') {
+          uploaded = 0;
+          req.on('data', (c: Buffer) => (uploaded += c.length));
+          req.on('end', () => json(res, 200, { received: uploaded }));
+          return;
+        }
+        if (req.url === '/gzip') {
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': gz.length });
+          return res.end(gz);
+        }
+        if (req.url === '/empty') {
+          res.writeHead(204, { 'x-empty': '1' });
+          return res.end();
+        }
+        res.writeHead(418, { 'content-type': 'text/html' });
+        res.end('<p>teapot</p>');
+      },
+      { bufferBody: false },
+    );
+    gw = await startGateway(`routes:
+  - { method: GET, route: /big, service: ${backend.host}, path: /big }
+  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
+  - { method: GET, route: /gzip, service: ${backend.host}, path: /gzip }
+  - { method: GET, route: /empty, service: ${backend.host}, path: /empty }
+  - { method: GET, route: /teapot, service: ${backend.host}, path: /teapot }`);
+  });
+  after(async () => {
+    await gw?.close();
+    await backend?.close();
+  });
+
+  it('streams a 200 MB download with flat memory', async () => {
+    const before = process.memoryUsage().rss;
+    const res = await request(`${gw.url}/api/big`);
+    assert.equal(res.headers['content-length'], String(BIG));
+    let total = 0;
+    for await (const c of res.body) total += (c as Buffer).length;
+    assert.equal(total, BIG);
+    const grown = process.memoryUsage().rss - before;
+    // Gateway, backend and client share this process; a buffering gateway would add >= 200 MB.
+    assert.ok(grown < 100 * MB, `RSS grew by ${Math.round(grown / MB)} MB for a 200 MB body`);
+  });
+
+  it('streams a 200 MB upload with flat memory', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    async function* body() {
+      for (let i = 0; i < BIG / chunk.length; i++) yield chunk;
+    }
+    const before = process.memoryUsage().rss;
+    const res = await request(`${gw.url}/api/upload`, { method: 'POST', body: Readable.from(body()), headers: { 'content-type': 'application/octet-stream' } });
+    assert.deepEqual(await res.body.json(), { received: BIG });
+    const grown = process.memoryUsage().rss - before;
+    assert.ok(grown < 100 * MB, `RSS grew by ${Math.round(grown / MB)} MB for a 200 MB body`);
+  });
+
+  it('passes a gzip body through byte for byte', async () => {
+    const res = await request(`${gw.url}/api/gzip`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(res.headers['content-encoding'], 'gzip');
+    assert.deepEqual(Buffer.from(await res.body.arrayBuffer()), gz);
+  });
+
+  it('passes 204 and a non-JSON error status through', async () => {
+    let res = await request(`${gw.url}/api/empty`);
+    assert.equal(res.statusCode, 204);
+    assert.equal(res.headers['x-empty'], '1');
+    assert.equal(await res.body.text(), '');
+    res = await request(`${gw.url}/api/teapot`);
+    assert.equal(res.statusCode, 418);
+    assert.equal(res.headers['content-type'], 'text/html');
+    assert.equal(await res.body.text(), '<p>teapot</p>');
+  });
+});
+
+describe('https backends', () => {
+  const tls = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
+  it('proxies to https://host with a configured CA, and refuses an untrusted certificate', async () => {
+    const server = createHttpsServer({ key: readFileSync(`${tls}server.key`), cert: readFileSync(`${tls}server.crt`) }, (req, res) => json(res, 200, { secure: true, url: req.url }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const trusted = await startGateway(`routes: [{ method: GET, route: /s, service: "https://localhost:${port}", path: /secure }]\nconfig: { upstreamTls: { caFile: "${tls}ca.crt" } }`);
+    const untrusted = await startGateway(`routes: [{ method: GET, route: /s, service: "https://localhost:${port}", path: /secure }]`);
+    try {
+      let res = await request(`${trusted.url}/api/s`);
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(await res.body.json(), { secure: true, url: '/secure' });
+      res = await request(`${untrusted.url}/api/s`);
+      assert.equal(res.statusCode, 502);
+      await res.body.dump();
+    } finally {
+      await trusted.close();
+      await untrusted.close();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('health and readiness', () => {
+  it('GET /health and /ready answer outside basePath', async () => {
+    const gw = await startGateway('routes: []');
+    try {
+      let res = await request(`${gw.url}/health`);
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(await res.body.json(), { status: 'ok' });
+      res = await request(`${gw.url}/ready`);
+      assert.equal(res.statusCode, 200);
+      await res.body.dump();
+    } finally {
+      await gw.close();
+    }
+  });
+});
