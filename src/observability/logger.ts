@@ -4,20 +4,14 @@ import type { EventBus } from './events.js';
 export type { Logger };
 
 /**
- * JSON logs, one object a line (DECISIONS.md). Writes go through an asynchronous destination so a
- * slow stdout never stalls the event loop; `flushLogger` drains it before exit.
+ * JSON logs, one object a line (DECISIONS.md). Writes are asynchronous and batched: one write
+ * system call per 8 KiB of log lines under load instead of one per request (the access log alone
+ * cost about 20% of throughput unbatched, issue #8), and a line waits at most 200 ms when idle.
+ * Shutdown flushes what is left before exit (server/shutdown.ts `flushThen`).
  */
 export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 200 });
   return pino({ level: options.level ?? process.env.PORTICO_LOG_LEVEL ?? 'info', base: { service: 'portico' } }, destination);
-}
-
-export function flushLogger(logger: Logger): void {
-  try {
-    logger.flush();
-  } catch {
-    // Destination already closed: nothing left to flush.
-  }
 }
 
 /** Subscribes the logger to the gateway's events. */
