@@ -11,10 +11,17 @@
  * such strategies possible the call also carries the client's `Cookie`, and `X-Forwarded-Method` /
  * `X-Forwarded-Uri` (what the client asked for, as Traefik's forwardAuth and nginx auth_request
  * setups send), so the service can decide per route.
+ *
+ * Like every outgoing call (issue 7, DECISIONS.md "HTTP behaviour"), the call carries the request
+ * id and, with `telemetry.propagation` on, a `traceparent` with the request's trace id and a span
+ * id of its own (plus the client's `tracestate`); its answer is reported as 'upstream:response'
+ * (call 'auth') for the upstream latency metrics.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import type { Logger } from '../observability/logger.js';
+import type { EventBus } from '../observability/events.js';
+import { appendTraceHeaders } from '../observability/trace-context.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { parseService } from '../upstream/origin.js';
 import { HOP_BY_HOP } from '../upstream/forward-headers.js';
@@ -35,6 +42,10 @@ export interface AuthServiceOptions {
   /** The process-level registry; its pool for the auth service's origin survives reloads. */
   readonly upstreams?: UpstreamRegistry | undefined;
   readonly timeoutMs?: number;
+  /** `telemetry.propagation`: the call carries the request's trace (a child span id). */
+  readonly propagateTrace?: boolean;
+  /** Where answered calls are reported ('upstream:response', call 'auth'). */
+  readonly events?: EventBus | undefined;
 }
 
 /** An Authenticator that delegates every decision to the auth service. */
@@ -46,19 +57,25 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
   const ownPool = options.upstreams === undefined ? new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: 64, keepAliveTimeout: 4_000 }) : undefined;
   const pool = ownPool ?? options.upstreams!.forOrigin(origin).pool;
   const url = `${origin.key}${authPath}`;
+  const propagateTrace = options.propagateTrace ?? false;
+  const events = options.events;
 
   return {
-    async authenticate(req, requestId): Promise<AuthOutcome> {
+    async authenticate(req, requestId, routeId): Promise<AuthOutcome> {
       const abort = new AbortController();
       // One timer for connect, headers and body together: "no answer within 5 s" (spec 7).
       const timer = setTimeout(() => abort.abort(), timeoutMs);
+      const requestHeaders = authServiceRequestHeaders(req.headers, req.method ?? 'GET', req.url ?? '/', requestId, origin.hostHeader);
+      if (propagateTrace) appendTraceHeaders(req, requestHeaders);
+      const started = performance.now();
       try {
         const { statusCode, headers, body } = await pool.request({
           path: authPath,
           method: 'GET',
-          headers: authServiceRequestHeaders(req.headers, req.method ?? 'GET', req.url ?? '/', requestId, origin.hostHeader),
+          headers: requestHeaders,
           signal: abort.signal,
         });
+        events?.emit('upstream:response', { routeId: routeId ?? '', origin: origin.key, call: 'auth', status: statusCode, durationMs: performance.now() - started });
         const chunks: Buffer[] = [];
         let size = 0;
         for await (const chunk of body as AsyncIterable<Buffer>) {

@@ -11,7 +11,7 @@ import { reportAuthResult, type Authenticator } from './authenticator.js';
 /** Authenticates each request before `next`; answers the refusal itself. */
 export function authLayer(authenticator: Authenticator, events: EventBus): Layer {
   return (next) => async (ex) => {
-    const outcome = await authenticator.authenticate(ex.req, ex.requestId);
+    const outcome = await authenticator.authenticate(ex.req, ex.requestId, ex.route.id);
     reportAuthResult(events, ex.requestId, ex.route.id, outcome);
     if (outcome.ok) {
       if (outcome.claimHeaders.length > 0) ex.claimHeaders = outcome.claimHeaders;

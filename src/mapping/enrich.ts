@@ -3,6 +3,13 @@
  * standard route; a 2xx JSON answer (an object or an array of objects) is buffered, every distinct
  * mapping URL is fetched concurrently, and each result is spliced into its items under `tag`.
  * Anything else is relayed unchanged (DECISIONS.md "Response mapping").
+ *
+ * Tracing (issue 7, DECISIONS.md "the same id is sent to the backend, the mapping calls and the
+ * auth service"): every mapping call made carries the request id and, with `telemetry.propagation`,
+ * the request's trace with a span id of its own. A call shared through the cache's single-flight
+ * (one call for every client request that wants the same URL while it runs) carries the request
+ * id and trace of the request that started it; requests that join it or hit the cache make no
+ * call and get no span for it.
  */
 import { setMaxListeners } from 'node:events';
 import { pipeline } from 'node:stream/promises';
@@ -19,7 +26,7 @@ import { forwardEndpoint, hasRequestBody, type ForwardOptions } from '../proxy/f
 import { scanItems } from './json-scan.js';
 import { planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
 import { spliceItems, type ItemEdit } from './splice.js';
-import { callMapping } from './mapping-call.js';
+import { callMapping, type MappingCallObserver } from './mapping-call.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text, type LimitedRead } from './body.js';
 import type { MappingCache, MappingOutcome } from './cache.js';
 
@@ -31,6 +38,8 @@ export interface MappingEndpointOptions extends ForwardOptions {
   readonly maxBodyBytes: number;
   /** The process-wide cache, or undefined when `mappingCache.enabled` is false. */
   readonly cache: MappingCache | undefined;
+  /** `telemetry.propagation`: mapping calls carry the request's `traceparent`/`tracestate`. */
+  readonly propagateTrace: boolean;
 }
 
 /** Headers that describe the backend's bytes and would lie about the enriched body. */
@@ -38,12 +47,13 @@ const STALE_WHEN_CHANGED = ['content-length', 'content-encoding', 'etag', 'conte
 
 /** Builds the mapping endpoint of one route (once, at config load). */
 export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
-  const { upstream, dropHeaders, headersTimeoutMs, bodyTimeoutMs, events, cache, mappingTimeoutMs, maxBodyBytes } = options;
+  const { upstream, dropHeaders, headersTimeoutMs, bodyTimeoutMs, events, cache, mappingTimeoutMs, maxBodyBytes, propagateTrace } = options;
   const { pool, origin } = upstream;
   const rules = route.mapping;
   const fieldNames = ruleFieldNames(rules);
   const ruleUpstreams = rules.map((r) => options.upstreams.forOrigin(r.origin));
   const method = route.method as Dispatcher.HttpMethod;
+  const observer: MappingCallObserver = { events, routeId: route.id };
   // HEAD has no body to enrich: it is a standard forward.
   const forwardHead = forwardEndpoint(route, options);
 
@@ -80,12 +90,14 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
 
   /** Fetches every distinct URL concurrently (spec 4.3), through the cache when enabled. */
   function fetchAll(ex: Exchange, calls: readonly PlannedCall[], signal: AbortSignal): Promise<MappingOutcome[]> {
+    const traceOf = propagateTrace ? ex.req : undefined;
     return Promise.all(
       calls.map((call) => {
         const target = ruleUpstreams[call.rule.index]!;
-        if (cache === undefined) return callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, signal });
-        // A shared call serves other clients too: the one who started it leaving must not cancel it.
-        return cache.load(call.url, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes }));
+        if (cache === undefined) return callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, signal, traceOf, observer });
+        // A shared call serves other clients too: the one who started it leaving must not cancel
+        // it. It runs only on a miss nobody else is fetching, with this request's id and trace.
+        return cache.load(call.url, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, traceOf, observer }));
       }),
     );
   }
@@ -144,6 +156,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     res.once('close', onClose);
     try {
       let answer: Dispatcher.ResponseData;
+      const started = performance.now();
       try {
         const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders);
         answer = await pool.request({
@@ -161,6 +174,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       }
       const { statusCode, body } = answer;
       ex.upstreamStatus = statusCode;
+      events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'backend', status: statusCode, durationMs: performance.now() - started });
       const headers = downstreamResponseHeaders(answer.headers);
       const declared = Number(answer.headers['content-length'] ?? 0);
       if (!isMappableStatus(statusCode) || !isJsonContentType(answer.headers['content-type']) || declared > maxBodyBytes) {

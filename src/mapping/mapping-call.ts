@@ -2,8 +2,15 @@
  * One mapping call: GET on the rule's origin through its keep-alive pool (spec 4.3: 64
  * connections per host), within `timeouts.mappingSec`, under the origin's circuit.
  * It never throws: every failure becomes an outcome with a reason for the warning log.
+ *
+ * Like every outgoing call (issue 7), it carries the request id and, with `telemetry.propagation`
+ * on, a `traceparent` with the request's trace id and a span id of its own (plus `tracestate`),
+ * and reports its answer as 'upstream:response' (call 'mapping') for the metrics.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Upstream } from '../upstream/upstream.js';
+import type { EventBus } from '../observability/events.js';
+import { appendTraceHeaders } from '../observability/trace-context.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import type { MappingOutcome } from './cache.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text } from './body.js';
@@ -16,6 +23,19 @@ export interface MappingCallOptions {
   readonly maxBytes: number;
   /** Aborted when nobody needs the answer any more (the client left); absent for shared calls. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The client request whose trace the call continues (a child span id is drawn only when the
+   * call is really made); undefined when `telemetry.propagation` is off.
+   */
+  readonly traceOf?: IncomingMessage | undefined;
+  /** Where an answered call is reported ('upstream:response', call 'mapping'); made per route at config load. */
+  readonly observer?: MappingCallObserver | undefined;
+}
+
+/** The route a mapping call is made for and the bus its answers are reported on. */
+export interface MappingCallObserver {
+  readonly events: EventBus;
+  readonly routeId: string;
 }
 
 const CIRCUIT_OPEN: MappingOutcome = Object.freeze({ ok: false, reason: 'circuit open' });
@@ -41,21 +61,23 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
   const onCallerAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
+  // DECISIONS.md: no client credentials (the cache is shared between clients), the request id.
+  // A flat list: the form undici takes without copying, and the one the OTLP exporter reads.
+  const requestHeaders = ['host', upstream.origin.hostHeader, 'accept', 'application/json', 'accept-encoding', 'identity', 'x-request-id', options.requestId];
+  if (options.traceOf !== undefined) appendTraceHeaders(options.traceOf, requestHeaders);
+  const started = performance.now();
+
   try {
     const { statusCode, headers, body } = await upstream.pool.request({
       method: 'GET',
       path,
-      // DECISIONS.md: no client credentials (the cache is shared between clients), the request id.
-      headers: {
-        host: upstream.origin.hostHeader,
-        accept: 'application/json',
-        'accept-encoding': 'identity',
-        'x-request-id': options.requestId,
-      },
+      headers: requestHeaders,
       signal: abort.signal,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
+    const observer = options.observer;
+    if (observer !== undefined) observer.events.emit('upstream:response', { routeId: observer.routeId, origin: upstream.origin.key, call: 'mapping', status: statusCode, durationMs: performance.now() - started });
     // DECISIONS.md "Circuit breaker": a 5xx is a failure, any other answer a success.
     if (statusCode >= 500) report('fail');
     else report('succeed');

@@ -102,6 +102,7 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         mappingTimeoutMs: timeouts.mappingSec * 1000,
         maxBodyBytes: deps.config.settings.limits.maxMappingBodyBytes,
         cache: deps.config.settings.mappingCache.enabled ? deps.mappingCache : undefined,
+        propagateTrace: deps.config.settings.telemetry.propagation,
       });
     case 'standard':
       return forwardEndpoint(route, forwardOptions);

@@ -120,7 +120,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         answerError(ux, 'GW_INTERNAL');
         return;
       }
-      const outcome = await authenticator.authenticate(ux.req, ux.requestId);
+      const outcome = await authenticator.authenticate(ux.req, ux.requestId, route.id);
       reportAuthResult(events, ux.requestId, route.id, outcome);
       if (!outcome.ok) {
         if (outcome.code !== undefined) ux.errorCode = outcome.code;
