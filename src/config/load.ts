@@ -4,7 +4,7 @@
  * into a line and column for `FILE:LINE:COL` problems.
  */
 import { readFileSync } from 'node:fs';
-import { isMap, isScalar, isSeq, LineCounter, parse as parseYaml, parseDocument, visit, type Node } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Node } from 'yaml';
 import type { Problem } from './problems.js';
 
 export type ConfigPath = readonly (string | number)[];
@@ -16,6 +16,11 @@ export interface ParsedConfig {
   readonly problems: Problem[];
   /** Line and column of the node at `path`, or of its closest existing ancestor. */
   locate(path: ConfigPath): { line: number; col: number };
+  /**
+   * Paths of unquoted values that were one whole `${NAME}`: validation reads those as a number or
+   * boolean where the schema wants one (`port: ${PORT:-8080}`), and as text everywhere else.
+   */
+  readonly wholeEnvPaths: readonly ConfigPath[];
   /** Line and column of the key `key` inside the map at `path` (for unknown-key problems). */
   locateKey(path: ConfigPath, key: string): { line: number; col: number };
 }
@@ -47,8 +52,9 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     problems.push({ file, ...at(e.pos[0]), message: `YAML: ${e.message.split('\n')[0]}` });
   }
   const syntaxOk = problems.length === 0;
+  const wholeEnvPaths: ConfigPath[] = [];
   // A missing variable is reported, then validation goes on so that every problem shows at once.
-  if (syntaxOk) substituteEnv(doc.contents, env, (node, message) => problems.push({ file, ...at(node.range?.[0]), message }));
+  if (syntaxOk) substituteEnv(doc.contents, env, (node, message) => problems.push({ file, ...at(node.range?.[0]), message }), wholeEnvPaths);
 
   const nodeAt = (path: ConfigPath): Node | undefined => {
     let node: unknown = doc.contents;
@@ -65,6 +71,7 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     file,
     value: syntaxOk ? (doc.toJS({ maxAliasCount: 100 }) as unknown) : undefined,
     problems,
+    wholeEnvPaths,
     locate: (path) => at(nodeAt(path)?.range?.[0]),
     locateKey: (path, key) => {
       const map = nodeAt(path);
@@ -79,42 +86,49 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
 
 function unparsable(file: string, message: string): ParsedConfig {
   const origin = { line: 1, col: 1 };
-  return { file, value: undefined, problems: [{ file, ...origin, message }], locate: () => origin, locateKey: () => origin };
+  return { file, value: undefined, problems: [{ file, ...origin, message }], wholeEnvPaths: [], locate: () => origin, locateKey: () => origin };
 }
 
 /**
  * Replaces `${NAME}` and `${NAME:-default}` in every string scalar; `$$` is a literal `$`.
- * A plain (unquoted) scalar that was substituted is re-read as YAML, so `port: ${PORT:-8080}`
- * is a number, as if it had been written there.
+ * Substituted text is kept exactly as it came from the environment (a secret with ` #`, quotes or
+ * only digits stays that text); the paths of unquoted whole-value references are recorded so that
+ * validation can read them as numbers or booleans where the schema asks for one.
  */
-function substituteEnv(root: unknown, env: NodeJS.ProcessEnv, report: (node: Node, message: string) => void): void {
+function substituteEnv(root: unknown, env: NodeJS.ProcessEnv, report: (node: Node, message: string) => void, wholeEnvPaths: ConfigPath[]): void {
   visit(root as Node, {
-    Scalar(_key, node) {
+    Scalar(_key, node, ancestors) {
       if (typeof node.value !== 'string' || !node.value.includes('$')) return;
-      let replaced = false;
-      const out = node.value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
+      if (node.type === 'PLAIN' && WHOLE_REF.test(node.value)) {
+        const path = valuePath(ancestors, node);
+        if (path !== undefined) wholeEnvPaths.push(path);
+      }
+      node.value = node.value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
         if (match === '$$') return '$';
-        replaced = true;
         const value = env[name!];
         if (value !== undefined && (value !== '' || fallback === undefined)) return value;
         if (fallback !== undefined) return fallback;
         report(node, `environment variable ${name} is not set (write \${${name}:-default} to give a default)`);
         return '';
       });
-      if (!replaced) {
-        node.value = out;
-        return;
-      }
-      node.value = node.type === 'PLAIN' ? rereadPlain(out) : out;
     },
   });
 }
 
-function rereadPlain(text: string): unknown {
-  try {
-    const v: unknown = parseYaml(text);
-    return v === null || typeof v === 'object' ? text : v;
-  } catch {
-    return text;
+const WHOLE_REF = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
+
+/** The key path of a value node from its ancestors; undefined for a map key. */
+function valuePath(ancestors: readonly unknown[], node: unknown): ConfigPath | undefined {
+  const chain = [...ancestors, node];
+  const path: (string | number)[] = [];
+  for (let i = 0; i < chain.length - 1; i++) {
+    const a = chain[i];
+    const next = chain[i + 1];
+    if (isSeq(a)) path.push(a.items.indexOf(next as never));
+    else if (isPair(a)) {
+      if (a.value !== next || !isScalar(a.key)) return undefined;
+      path.push(String(a.key.value));
+    }
   }
+  return path;
 }

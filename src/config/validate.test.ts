@@ -67,6 +67,21 @@ describe('environment substitution', () => {
     assert.equal(r.config.settings.host, '127.0.0.1');
     assert.equal(r.config.settings.auth.secret, 'pre-x-$');
   });
+  it('keeps substituted text exactly: comments, quotes and digits in a secret survive', () => {
+    for (const secret of ['abc #def-super-secret', "'quoted'", '123456', 'true', 'a: b']) {
+      const r = loadConfigText('routes: []\nconfig:\n  auth:\n    secret: ${S}', 'g.yaml', { S: secret });
+      assert.ok(r.ok, `${secret}: ${JSON.stringify(r)}`);
+      assert.equal(r.config.settings.auth.secret, secret);
+    }
+  });
+  it('a whole-value substitution is a number or boolean only when strictly one', () => {
+    const r = loadConfigText('routes: []\nconfig:\n  port: ${P}\n  circuitBreaker:\n    enabled: ${E}\n  host: h${P}', 'g.yaml', { P: '9000', E: 'true' });
+    assert.ok(r.ok, JSON.stringify(r));
+    assert.equal(r.config.settings.port, 9000);
+    assert.equal(r.config.settings.circuitBreaker.enabled, true);
+    assert.equal(r.config.settings.host, 'h9000');
+    assert.deepEqual(problems('routes: []\nconfig:\n  port: ${P}', { P: '80 # x' }), ['g.yaml:3:9: config.port: expected a number, got the string "80 # x"']);
+  });
   it('an empty variable takes the default', () => {
     const r = loadConfigText('routes: []\nconfig:\n  host: ${H:-h}', 'g.yaml', { H: '' });
     assert.ok(r.ok);
