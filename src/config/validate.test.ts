@@ -122,6 +122,15 @@ describe('validation problems', () => {
       'g.yaml:1:60: routes[0].path: "a" must start with "/"',
     ]);
   });
+  it('a {param} glued to text, or router wildcards, are rejected (the router would misread them)', () => {
+    assert.deepEqual(problems('routes: [{ method: GET, route: "/u/{id}y", service: s, path: "/users/{id}" }]'), [
+      'g.yaml:1:32: routes[0].route: a {param} must be followed by "/", "." or "-" (or end the route)',
+    ]);
+    assert.deepEqual(problems('routes: [{ method: GET, route: "/files/*", service: s, path: "/f" }]'), [
+      'g.yaml:1:32: routes[0].route: "*", "(" and ")" are not allowed; use {param} segments',
+    ]);
+    assert.deepEqual(problems('routes: [{ method: GET, route: "/f/{name}.{ext}", service: s, path: "/f/{name}/{ext}" }]'), []);
+  });
   it('HEAD and GET on one path are distinct routes', () => {
     assert.deepEqual(problems(`routes:\n${ROUTE}  - { method: HEAD, route: /a, service: s, path: /a }`), []);
   });

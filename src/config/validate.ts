@@ -5,7 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import { GatewayFileSchema, HTTP_METHODS, type GatewayFile } from './schema.js';
+import FindMyWay from 'find-my-way';
+import { GatewayFileSchema, HTTP_METHODS, type GatewayFile, type HttpMethod } from './schema.js';
+import { toRouterPath } from '../router/route-table.js';
 import { didYouMean, type Problem } from './problems.js';
 import type { ConfigPath, ParsedConfig } from './load.js';
 import { isTemplate, parseTemplate } from '../upstream/target-url.js';
@@ -196,6 +198,7 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
 
   if (!Array.isArray(raw.routes)) return;
   const seen = new Map<string, number>();
+  const router = FindMyWay({ maxParamLength: 2048 });
   raw.routes.forEach((route: unknown, i: number) => {
     if (!isRecord(route)) return;
     const here = (key: string) => ['routes', i, key] as const;
@@ -206,7 +209,11 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
       if (!route.route.startsWith('/')) at(here('route'), `${label}.route: "${route.route}" must start with "/"`);
       if (!isTemplate(t)) at(here('route'), `${label}.route: ${t.error}`);
       else if (/[?#]/.test(route.route)) at(here('route'), `${label}.route: must not contain "?" or "#"; client query parameters are forwarded automatically`);
-      else {
+      else if (/[*()]/.test(route.route)) at(here('route'), `${label}.route: "*", "(" and ")" are not allowed; use {param} segments`);
+      else if (/\}[^/.\-]/.test(route.route)) {
+        // The router ends a parameter only at "/", "." or "-": `/u/{id}x` would read `idx`.
+        at(here('route'), `${label}.route: a {param} must be followed by "/", "." or "-" (or end the route)`);
+      } else {
         routeParams = t.params;
         const dup = t.params.find((p, k) => t.params.indexOf(p) !== k);
         if (dup) at(here('route'), `${label}.route: parameter {${dup}} appears twice`);
@@ -216,7 +223,17 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
         const key = `${route.method} ${route.route.replace(/\{[^}]*\}/g, '{}')}`;
         const first = seen.get(key);
         if (first !== undefined) at(here('route'), `${label}: ${route.method} ${route.route} is already defined by routes[${first}]`);
-        else seen.set(key, i);
+        else {
+          seen.set(key, i);
+          // The router has its own conflict rules: ask it now, so `check` catches what `start` would.
+          if (routeParams !== undefined) {
+            try {
+              router.on(route.method as HttpMethod, toRouterPath(prefix + route.route), () => {});
+            } catch (err) {
+              at(here('route'), `${label}.route: the router rejects "${route.route}": ${(err as Error).message}`);
+            }
+          }
+        }
       }
     }
     if (typeof route.path === 'string') {

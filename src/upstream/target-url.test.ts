@@ -45,4 +45,10 @@ describe('appendQuery', () => {
     assert.equal(appendQuery('/users', false, 'page=2'), '/users?page=2');
     assert.equal(appendQuery('/users', false, ''), '/users');
   });
+  it('drops client parameters that the template sets, however they are encoded', () => {
+    assert.equal(appendQuery('/users?companyId=7', true, 'companyId=9&page=2'), '/users?companyId=7&page=2');
+    assert.equal(appendQuery('/users?companyId=7', true, 'company%49d=9&companyId&page=2'), '/users?companyId=7&page=2');
+    assert.equal(appendQuery('/u?a=1&b=2', true, 'b=3&c=4&&a=5'), '/u?a=1&b=2&c=4');
+    assert.equal(appendQuery('/u?a=1', true, 'a=2'), '/u?a=1');
+  });
 });

@@ -81,8 +81,29 @@ export function compileUrlBuilder(t: Template): UrlBuilder {
   };
 }
 
-/** Appends the client's raw query string after any query the template itself wrote. */
+/**
+ * Appends the client's raw query string after any query the template itself wrote. A client
+ * parameter with the same name as one the template sets is dropped: `/users?companyId={id}` must
+ * not become `?companyId=7&companyId=9`, which many frameworks read as 9 (or as a list).
+ */
 export function appendQuery(path: string, hasQuery: boolean, rawQuery: string): string {
   if (rawQuery === '') return path;
-  return path + (hasQuery ? '&' : '?') + rawQuery;
+  if (!hasQuery) return `${path}?${rawQuery}`;
+  const own = new Set(path.slice(path.indexOf('?') + 1).split('&').map(queryKey));
+  let out = path;
+  for (const part of rawQuery.split('&')) {
+    if (part !== '' && !own.has(queryKey(part))) out += `&${part}`;
+  }
+  return out;
+}
+
+/** The decoded name of one `name=value` query part (`+` is a space in queries). */
+function queryKey(part: string): string {
+  const eq = part.indexOf('=');
+  const raw = (eq < 0 ? part : part.slice(0, eq)).replaceAll('+', ' ');
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }

@@ -32,6 +32,7 @@ routes:
     { name: 'path parameter', method: 'GET', path: '/api/users/42', backendSaw: '/users/42' },
     { name: 'query template from a path parameter', method: 'GET', path: '/api/company/7/users', backendSaw: '/users?companyId=7' },
     { name: 'client query after the template query', method: 'GET', path: '/api/company/7/users?page=2&sort=name', backendSaw: '/users?companyId=7&page=2&sort=name' },
+    { name: 'client cannot override a query parameter the path sets', method: 'GET', path: '/api/company/7/users?companyId=9&page=2', backendSaw: '/users?companyId=7&page=2' },
     { name: 'client query forwarded', method: 'GET', path: '/api/products?q=a%20b&tag=x&tag=y', backendSaw: '/products?q=a%20b&tag=x&tag=y' },
     { name: 'several parameters, reordered', method: 'GET', path: '/api/a/1/b/2', backendSaw: '/y/2/x/1' },
     { name: 'encoded slash stays encoded', method: 'GET', path: '/api/users/..%2Fadmin', backendSaw: '/users/..%2Fadmin' },
