@@ -10,7 +10,8 @@ export type { Logger };
  * Shutdown flushes what is left before exit (server/shutdown.ts `flushThen`).
  */
 export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 200 });
+  // maxLength bounds the buffer when stdout blocks: past 16 MiB lines are dropped, not queued.
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 200, maxLength: 16 * 1024 * 1024 });
   return pino({ level: options.level ?? process.env.PORTICO_LOG_LEVEL ?? 'info', base: { service: 'portico' } }, destination);
 }
 

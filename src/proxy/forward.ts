@@ -36,6 +36,8 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
   const buildPath = route.buildPath;
   const method = route.method as Dispatcher.HttpMethod;
 
+  const load = upstream.load;
+
   return (ex) =>
     new Promise<void>((resolve) => {
       const { req, res } = ex;
@@ -45,6 +47,28 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
         if (!res.writableFinished) abort.abort();
       };
       res.once('close', onClose);
+      // undici starts headersTimeout when the request gets a connection. With every pooled
+      // connection busy the request first waits in the queue, and undici acts on an abort only
+      // once the request is dispatched: so the gateway answers the 504 itself at the deadline
+      // (backendSec after arrival, DECISIONS.md) and the queued request is dropped at dispatch.
+      let settled = false;
+      const settle = () => {
+        settled = true;
+        resolve();
+      };
+      let deadline: NodeJS.Timeout | undefined;
+      if (load.inFlight >= load.connections) {
+        deadline = setTimeout(() => {
+          abort.abort();
+          if (ex.upstreamStatus !== undefined || settled) return;
+          ex.upstreamFailure = 'timeout';
+          ex.errorCode = 'GW_UPSTREAM_TIMEOUT';
+          events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: 'timeout', error: new Error('no connection and no response headers within backendSec') });
+          sendError(res, 'GW_UPSTREAM_TIMEOUT');
+          settle();
+        }, headersTimeoutMs);
+      }
+      load.inFlight++;
       const started = performance.now();
       pool.stream(
         {
@@ -57,13 +81,17 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
           bodyTimeout: bodyTimeoutMs,
         },
         ({ statusCode, headers }) => {
+          if (deadline !== undefined) clearTimeout(deadline);
           ex.upstreamStatus = statusCode;
           events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'backend', status: statusCode, durationMs: performance.now() - started });
           res.writeHead(statusCode, downstreamResponseHeaders(headers));
           return res;
         },
         (err) => {
+          load.inFlight--;
+          if (deadline !== undefined) clearTimeout(deadline);
           res.removeListener('close', onClose);
+          if (settled) return;
           if (err) {
             const failure = classifyUpstreamError(err);
             if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
@@ -77,7 +105,7 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
               res.destroy();
             }
           }
-          resolve();
+          settle();
         },
       );
     });

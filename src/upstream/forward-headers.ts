@@ -37,6 +37,7 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: ReadonlySet<st
   const out: string[] = ['host', ctx.hostHeader];
   const connectionTokens = connectionListed(ctx.req.headers);
   const claims = ctx.claimHeaders;
+  const claimNames = claims === undefined ? undefined : new Set(claims.map(([c]) => c.toLowerCase()));
   let clientXff: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
@@ -46,7 +47,7 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: ReadonlySet<st
       continue;
     }
     if (connectionTokens !== undefined && connectionTokens.has(lower)) continue;
-    if (claims !== undefined && claims.some(([c]) => c.toLowerCase() === lower)) continue;
+    if (claimNames !== undefined && claimNames.has(lower)) continue;
     out.push(name, raw[i + 1]!);
   }
   if (claims !== undefined) for (const [n, v] of claims) out.push(n, v);

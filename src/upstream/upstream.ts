@@ -12,6 +12,11 @@ export interface Upstream {
   readonly origin: Origin;
   /** Pooled keep-alive connections for standard and mapping calls. */
   readonly pool: Pool;
+  /**
+   * Proxied requests on `pool` right now, and the pool's size: when they are equal, the next
+   * request waits in undici's queue, where its headers timeout has not started yet.
+   */
+  readonly load: { inFlight: number; readonly connections: number };
   readonly breaker: CircuitBreaker;
   /**
    * Unlimited connections for SSE streams, made on first use: long-lived streams must never take
@@ -60,6 +65,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
             ...(origin.protocol === 'https:' && options.tls ? { connect: { ...options.tls, ca: options.tls.ca === undefined ? undefined : [...rootCertificates, options.tls.ca] } } : {}),
           }),
           breaker: createBreaker(origin.key),
+          load: { inFlight: 0, connections: options.connections },
           tlsConnect: tlsConnectOptions(origin, options.tls),
           get streamPool() {
             let p = streamPools.get(origin.key);

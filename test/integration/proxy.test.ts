@@ -146,6 +146,35 @@ config: { timeouts: { backendSec: 0.3 } }`);
   });
 });
 
+describe('the backend timeout covers the wait for a pooled connection', () => {
+  it('queued requests get their 504 after backendSec, not backendSec after a connection frees', async () => {
+    const backend = await startBackend(() => {
+      /* never answers */
+    });
+    const gw = await startGateway(`
+routes: [{ method: GET, route: /slow, service: ${backend.host}, path: /slow }]
+config: { timeouts: { backendSec: 1 }, limits: { connectionsPerOrigin: 1 } }`);
+    try {
+      const started = Date.now();
+      const results = await Promise.all(
+        [1, 2, 3].map(async () => {
+          const res = await request(`${gw.url}/api/slow`);
+          await res.body.dump();
+          return { status: res.statusCode, ms: Date.now() - started };
+        }),
+      );
+      assert.deepEqual(results.map((r) => r.status), [504, 504, 504]);
+      // Serialised behind one connection they would end at about 1, 2 and 3 s.
+      // undici's own headers timer has about 1 s granularity; the gateway's queue deadline is exact.
+      for (const r of results) assert.ok(r.ms < 1600, `504 after ${r.ms} ms`);
+      assert.equal(backend.seen.length, 1, 'only the request that got the connection reached the backend');
+    } finally {
+      await gw.close();
+      await backend.close();
+    }
+  });
+});
+
 describe('connection pooling', () => {
   it('reuses one keep-alive connection to the backend for sequential requests', async () => {
     const backend = await startBackend();
