@@ -13,7 +13,9 @@ import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { isOrigin, parseService } from '../upstream/origin.js';
 import { createLocalJwtAuthenticator } from './local-jwt.js';
 import { createJwksAuthenticator } from './jwks.js';
+import { createJwksRegistry, type JwksRegistry } from './jwks-registry.js';
 import { createAuthServiceAuthenticator } from './auth-service.js';
+import { refuseSeveralAuthorization } from './single-authorization.js';
 
 export type AuthOutcome =
   | { ok: true; claimHeaders: [string, string][] }
@@ -31,13 +33,21 @@ export interface AuthenticatorDeps {
   readonly logger: Logger;
   /** Process-level pools: the auth service's keep-alive pool survives reloads. Without it, one is made. */
   readonly upstreams?: UpstreamRegistry;
+  /** Process-level JWKS key sources: keys survive reloads. Without it, a private one is made. */
+  readonly jwks?: JwksRegistry;
 }
 
 /**
  * The Authenticator of a configuration, or undefined when it names no way to validate tokens.
- * @example const auth = createAuthenticator(config.settings, { events, logger, upstreams });
+ * Every mode refuses a request with several Authorization headers first (single-authorization.ts).
+ * @example const auth = createAuthenticator(config.settings, { events, logger, upstreams, jwks });
  */
 export function createAuthenticator(settings: CompiledConfig['settings'], deps: AuthenticatorDeps): Authenticator | undefined {
+  const inner = createModeAuthenticator(settings, deps);
+  return inner === undefined ? undefined : refuseSeveralAuthorization(inner);
+}
+
+function createModeAuthenticator(settings: CompiledConfig['settings'], deps: AuthenticatorDeps): Authenticator | undefined {
   const auth = settings.auth;
   const { logger } = deps;
   if (auth.authService !== undefined) {
@@ -50,7 +60,9 @@ export function createAuthenticator(settings: CompiledConfig['settings'], deps: 
     if (auth.secret !== undefined) logger.info('auth: jwksUrl takes priority; secret is ignored');
     const jwksOrigin = parseService(new URL(auth.jwksUrl).origin);
     const pool = deps.upstreams !== undefined && isOrigin(jwksOrigin) ? deps.upstreams.forOrigin(jwksOrigin).pool : undefined;
-    return createJwksAuthenticator({ jwksUrl: auth.jwksUrl, issuer: auth.issuer, audience: auth.audience, clockToleranceSec: auth.clockToleranceSec, cooldownSec: auth.jwksCooldownSec, logger, pool });
+    const jwks = deps.jwks ?? createJwksRegistry({ logger });
+    const keys = jwks.keySource({ url: auth.jwksUrl, cooldownSec: auth.jwksCooldownSec, pool });
+    return createJwksAuthenticator({ keys, issuer: auth.issuer, audience: auth.audience, clockToleranceSec: auth.clockToleranceSec, logger });
   }
   if (auth.secret !== undefined) {
     return createLocalJwtAuthenticator({ secret: auth.secret, issuer: auth.issuer, audience: auth.audience, clockToleranceSec: auth.clockToleranceSec, logger });
@@ -65,6 +77,8 @@ export function outcomeName(outcome: AuthOutcome): 'ok' | 'missing' | 'invalid' 
     case 'GW_AUTH_MISSING':
       return 'missing';
     case 'GW_AUTH_INVALID':
+    case 'GW_AUTH_AMBIGUOUS':
+      // Several credentials: none can be trusted, like an invalid one.
       return 'invalid';
     case 'GW_AUTH_UNAVAILABLE':
       return 'unavailable';

@@ -115,6 +115,26 @@ describe('JWKS key source', () => {
     assert.equal(state.fetches, 3);
   });
 
+  it('version() moves when the loaded key set changes content, not on a refetch of the same keys or a failure', async () => {
+    const { source, state, clock } = setup(await keySet('k1'));
+    state.up = true;
+    await source.prefetch();
+    const loaded = source.version();
+    // Same content in a new object (what every jose fetch gives): no change.
+    state.serving = structuredClone(state.serving);
+    await assert.rejects(async () => source.getKey(header('nope'), TOKEN), errors.JWKSNoMatchingKey);
+    assert.equal(state.fetches, 2);
+    assert.equal(source.version(), loaded);
+    state.up = false;
+    await assert.rejects(async () => source.getKey(header('nope2'), TOKEN), JwksUnavailableError);
+    assert.equal(source.version(), loaded, 'a failed fetch keeps the keys (and the version)');
+    state.up = true;
+    clock.ms += 1000;
+    state.serving = await keySet('k2');
+    await source.getKey(header('k2'), TOKEN);
+    assert.equal(source.version(), loaded + 1);
+  });
+
   it('a broken endpoint answer (not a key set, timeout) counts as unavailable', async () => {
     for (const failure of [new errors.JWKSInvalid('JSON Web Key Set malformed'), new errors.JWKSTimeout(), new errors.JOSEError('Expected 200 OK from the JSON Web Key Set HTTP response')]) {
       const { source, state } = setup(await keySet('k1'));

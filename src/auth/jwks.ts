@@ -13,8 +13,11 @@
  *     does not match any key" (401 GW_AUTH_INVALID).
  * The gateway never waits for the endpoint to start: keys are prefetched in the background, and
  * until they load protected requests get 503 (a fetch is retried by requests after the backoff).
+ * A key source is made once per process per URL (jwks-registry.ts), so its keys, backoff and
+ * stale keys survive configuration reloads; it counts key set changes (`version`) so the
+ * authenticator's verified-token cache is dropped on rotation.
  */
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, type FetchImplementation, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwksCache, type FetchImplementation, type JSONWebKeySet, type JWKSCacheInput, type JWTVerifyGetKey } from 'jose';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { Logger } from '../observability/logger.js';
 import type { Authenticator } from './authenticator.js';
@@ -42,6 +45,12 @@ export interface RemoteKeySet {
   (...args: Parameters<JWTVerifyGetKey>): ReturnType<JWTVerifyGetKey>;
   reload(): Promise<void>;
   jwks(): JSONWebKeySet | undefined;
+  /**
+   * The key set as last loaded, not copied: a new object after each applied fetch. jose's `jwks()`
+   * copies on every call, so the real set provides this (from jose's `jwksCache` hook) and change
+   * detection costs one comparison; without it `jwks()` is compared by content.
+   */
+  loadedKeys?(): JSONWebKeySet | undefined;
 }
 
 export interface JwksKeySourceOptions {
@@ -57,6 +66,8 @@ export interface JwksKeySource {
   readonly getKey: JWTVerifyGetKey;
   /** Fetches now (at config load), so the first request does not wait; never throws. */
   prefetch(): Promise<void>;
+  /** Increases each time the loaded key set changes content (a rotation); stays put on refetches of the same keys. */
+  version(): number;
 }
 
 /** Key resolution with failure backoff and stale-if-error around a remote key set. */
@@ -66,6 +77,21 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
   /** The last keys that loaded, used while the endpoint fails. */
   let stale: JWTVerifyGetKey | undefined;
   let failing = false;
+  const loadedKeys = remote.loadedKeys ?? remote.jwks;
+  let lastSet: JSONWebKeySet | undefined;
+  let lastContent: string | undefined;
+  let version = 0;
+
+  /** Called after every successful key lookup or load: a new set object may carry other keys. */
+  function noteKeySet(): void {
+    const set = loadedKeys();
+    if (set === lastSet) return;
+    lastSet = set;
+    const content = JSON.stringify(set?.keys ?? []);
+    if (content === lastContent) return;
+    lastContent = content;
+    version++;
+  }
 
   function markFailure(err: unknown): void {
     retryAt = now() + retryAfterFailureMs;
@@ -98,10 +124,15 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
     if (failing && now() < retryAt) return fromStale(...args);
     try {
       const key = await remote(...args);
+      noteKeySet();
       if (failing) markSuccess();
       return key;
     } catch (err) {
-      if (err instanceof errors.JOSEError && TOKEN_ERRORS.has(err.code)) throw err;
+      if (err instanceof errors.JOSEError && TOKEN_ERRORS.has(err.code)) {
+        // An unknown kid may have made jose refetch: the set can have changed even though this token failed.
+        noteKeySet();
+        throw err;
+      }
       markFailure(err);
       return fromStale(...args);
     }
@@ -109,9 +140,11 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
 
   return {
     getKey,
+    version: () => version,
     async prefetch() {
       try {
         await remote.reload();
+        noteKeySet();
         failing = false;
         logger.info({ url, keys: remote.jwks()?.keys.length ?? 0 }, 'auth: JWKS keys loaded');
       } catch (err) {
@@ -121,11 +154,8 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
   };
 }
 
-export interface JwksOptions {
-  readonly jwksUrl: string;
-  readonly issuer: string | readonly string[] | undefined;
-  readonly audience: string | readonly string[] | undefined;
-  readonly clockToleranceSec: number;
+export interface RemoteKeySourceOptions {
+  readonly url: string;
   /** Minimum time between two refetches caused by an unknown `kid` (jose's cooldownDuration). */
   readonly cooldownSec: number;
   readonly logger: Logger;
@@ -138,24 +168,46 @@ export interface JwksOptions {
   readonly pool?: Dispatcher | undefined;
 }
 
-/** An Authenticator for tokens signed with the keys of a JWKS endpoint; starts fetching the keys at once. */
-export function createJwksAuthenticator(options: JwksOptions): Authenticator {
-  const remote = createRemoteJWKSet(new URL(options.jwksUrl), {
+/** The key source of a JWKS URL; starts fetching the keys at once (in the background). */
+export function createRemoteKeySource(options: RemoteKeySourceOptions): JwksKeySource {
+  // jose writes each applied key set here (`jwks`, a new object per fetch): cheap change detection.
+  const applied: JWKSCacheInput = {};
+  const jose = createRemoteJWKSet(new URL(options.url), {
     // The same bound as the delegated auth service call (spec 8: 5 s).
     timeoutDuration: 5_000,
     cooldownDuration: options.cooldownSec * 1000,
+    [jwksCache]: applied,
     ...(options.pool === undefined ? {} : { [customFetch]: fetchThrough(options.pool) }),
   });
-  const source = createJwksKeySource({ remote, logger: options.logger, url: options.jwksUrl, retryAfterFailureMs: options.retryAfterFailureMs ?? 1_000, now: Date.now });
+  const remote: RemoteKeySet = Object.assign(jose, { loadedKeys: () => (applied as { jwks?: JSONWebKeySet }).jwks });
+  const source = createJwksKeySource({ remote, logger: options.logger, url: options.url, retryAfterFailureMs: options.retryAfterFailureMs ?? 1_000, now: Date.now });
   void source.prefetch();
+  return source;
+}
+
+export interface JwksOptions {
+  /** The process-wide key source of the JWKS URL (jwks-registry.ts). */
+  readonly keys: JwksKeySource;
+  readonly issuer: string | readonly string[] | undefined;
+  readonly audience: string | readonly string[] | undefined;
+  readonly clockToleranceSec: number;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+/** An Authenticator for tokens signed with the keys of a JWKS endpoint. */
+export function createJwksAuthenticator(options: JwksOptions): Authenticator {
   return createJwtAuthenticator({
     algorithms: JWKS_ALGORITHMS,
-    getKey: source.getKey,
+    getKey: options.keys.getKey,
+    // Rotation drops the verified-token cache.
+    keySetVersion: options.keys.version,
     issuer: options.issuer,
     audience: options.audience,
     clockToleranceSec: options.clockToleranceSec,
     logger: options.logger,
     isUnavailable: (err) => err instanceof JwksUnavailableError,
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
 }
 

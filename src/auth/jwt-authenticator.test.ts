@@ -12,7 +12,8 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
 import { bearerToken, createJwtAuthenticator } from './jwt-authenticator.js';
 import { createLocalJwtAuthenticator } from './local-jwt.js';
-import { createJwksKeySource, JWKS_ALGORITHMS, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
+import { createJwksAuthenticator, createJwksKeySource, JWKS_ALGORITHMS, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
+import { HMAC_ALGORITHMS } from './local-jwt.js';
 
 const NOW_SEC = 1_700_000_000;
 const now = () => NOW_SEC * 1000;
@@ -153,16 +154,7 @@ runJwtContract('JWKS keys', async (o) => {
   const remote: RemoteKeySet = Object.assign((...args: Parameters<typeof local>) => local(...args), { reload: async () => {}, jwks: () => set });
   const logger = captureLogger().logger;
   const source = createJwksKeySource({ remote, logger, url: 'http://jwks.test/keys', retryAfterFailureMs: 1000, now });
-  const authenticator = createJwtAuthenticator({
-    algorithms: JWKS_ALGORITHMS,
-    getKey: source.getKey,
-    issuer: o.issuer,
-    audience: o.audience,
-    clockToleranceSec: o.clockToleranceSec ?? 0,
-    logger,
-    isUnavailable: (err) => err instanceof JwksUnavailableError,
-    now,
-  });
+  const authenticator = createJwksAuthenticator({ keys: source, issuer: o.issuer, audience: o.audience, clockToleranceSec: o.clockToleranceSec ?? 0, logger, now });
   // Confusion: an HS256 token whose "secret" is the public key as the server publishes it.
   const publicBytes = new TextEncoder().encode(JSON.stringify(jwk));
   return {
@@ -198,6 +190,138 @@ describe('local HMAC mode', () => {
     const warn = lines.find((l) => l.msg === 'auth: claims skipped, not valid as headers');
     assert.deepEqual(warn?.skipped, [{ claim: 'role', reason: 'value' }]);
     assert.equal(warn?.reqId, 'req-7');
+  });
+});
+
+describe('verified-token cache (issue 8)', () => {
+  const secret = new TextEncoder().encode(SECRET);
+  const hs256 = (p: JWTPayload) => new SignJWT(p).setProtectedHeader({ alg: 'HS256' }).sign(secret);
+
+  /** An HMAC authenticator on a hand-driven clock, counting verifications (one key lookup each). */
+  function hmac(options: { clockToleranceSec?: number; cache?: false; failLookups?: number } = {}) {
+    const clock = { ms: NOW_SEC * 1000 };
+    const counter = { lookups: 0, failLookups: options.failLookups ?? 0 };
+    const authenticator = createJwtAuthenticator({
+      algorithms: HMAC_ALGORITHMS,
+      getKey: async () => {
+        counter.lookups++;
+        if (counter.failLookups > 0) {
+          counter.failLookups--;
+          throw new JwksUnavailableError('keys unavailable in this test');
+        }
+        return secret;
+      },
+      issuer: undefined,
+      audience: undefined,
+      clockToleranceSec: options.clockToleranceSec ?? 0,
+      logger: captureLogger().logger,
+      isUnavailable: (err) => err instanceof JwksUnavailableError,
+      now: () => clock.ms,
+      ...(options.cache === false ? { tokenCache: false as const } : {}),
+    });
+    return { authenticator, clock, counter };
+  }
+
+  it('a hit skips verification; another token is verified', async () => {
+    const { authenticator, counter } = hmac();
+    const token = await hs256({ sub: 'u1', role: 'admin', exp: NOW_SEC + 60 });
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await authenticator.authenticate(request(`Bearer ${token}`), 'r'), { ok: true, claimHeaders: [['X-sub', 'u1'], ['X-role', 'admin']] });
+    }
+    assert.equal(counter.lookups, 1);
+    await authenticator.authenticate(request(`bearer ${token}`), 'r');
+    assert.equal(counter.lookups, 1, 'the same token under another scheme case is the same token');
+    await authenticator.authenticate(request(`Bearer ${await hs256({ sub: 'u2' })}`), 'r');
+    assert.equal(counter.lookups, 2);
+  });
+
+  for (const tolerance of [0, 5]) {
+    it(`tolerance ${tolerance} s: a cached token expires at the same instant as an uncached one`, async () => {
+      const cached = hmac({ clockToleranceSec: tolerance });
+      const uncached = hmac({ clockToleranceSec: tolerance, cache: false });
+      const exp = NOW_SEC + 60;
+      const token = `Bearer ${await hs256({ sub: 'u1', exp })}`;
+      assert.equal((await cached.authenticator.authenticate(request(token), 'r')).ok, true);
+      const limit = (exp + tolerance) * 1000;
+      for (const at of [limit - 1_001, limit - 1, limit, limit + 1, limit + 60_000]) {
+        cached.clock.ms = uncached.clock.ms = at;
+        const a = await cached.authenticator.authenticate(request(token), 'r');
+        const b = await uncached.authenticator.authenticate(request(token), 'r');
+        assert.equal(a.ok, b.ok, `at exp + tolerance ${at - limit} ms`);
+        assert.equal(a.ok, at < limit);
+        if (!a.ok) assert.equal(a.code, 'GW_AUTH_INVALID');
+      }
+      assert.equal(cached.counter.lookups, 1 + 3, 'hits before the limit; the expired token is verified (and refused) each time');
+    });
+  }
+
+  it('nbf is re-checked on a hit: a clock stepping back refuses the cached token as it would an uncached one', async () => {
+    const { authenticator, clock } = hmac();
+    const token = `Bearer ${await hs256({ sub: 'u1', nbf: NOW_SEC })}`;
+    assert.equal((await authenticator.authenticate(request(token), 'r')).ok, true);
+    clock.ms -= 1000;
+    const outcome = await authenticator.authenticate(request(token), 'r');
+    assert.equal(outcome.ok, false);
+  });
+
+  it('failures are not cached: a refused token is verified each time; an outage does not stick', async () => {
+    const { authenticator, counter } = hmac({ failLookups: 1 });
+    const token = `Bearer ${await hs256({ sub: 'u1' })}`;
+    const first = await authenticator.authenticate(request(token), 'r');
+    assert.equal(first.ok, false);
+    if (!first.ok) assert.equal(first.code, 'GW_AUTH_UNAVAILABLE');
+    assert.equal((await authenticator.authenticate(request(token), 'r')).ok, true);
+    assert.equal(counter.lookups, 2);
+    const expired = `Bearer ${await hs256({ sub: 'u1', exp: NOW_SEC - 1 })}`;
+    for (let i = 0; i < 2; i++) assert.equal((await authenticator.authenticate(request(expired), 'r')).ok, false);
+    assert.equal(counter.lookups, 4);
+  });
+
+  it('JWKS: a change of the key set (rotation) empties the cache; a refetch of the same keys does not', async () => {
+    const k1 = await generateKeyPair('ES256', { extractable: true });
+    const k2 = await generateKeyPair('ES256', { extractable: true });
+    const jwk = async (pair: typeof k1, kid: string) => ({ ...(await exportJWK(pair.publicKey)), kid, alg: 'ES256' });
+    const state = { serving: { keys: [await jwk(k1, 'k1')] }, loaded: undefined as { keys: unknown[] } | undefined, fetches: 0, lookups: 0 };
+    const fetchNow = async () => {
+      state.fetches++;
+      // A fresh object per fetch, as jose's key set cache holds.
+      state.loaded = structuredClone(state.serving);
+    };
+    const lookup = async (...args: Parameters<RemoteKeySet>) => {
+      state.lookups++;
+      if (state.loaded === undefined) await fetchNow();
+      try {
+        return await createLocalJWKSet(state.loaded as never)(...args);
+      } catch {
+        await fetchNow();
+        return createLocalJWKSet(state.loaded as never)(...args);
+      }
+    };
+    const remote: RemoteKeySet = Object.assign(lookup, { reload: fetchNow, jwks: () => state.loaded as never, loadedKeys: () => state.loaded as never });
+    const source = createJwksKeySource({ remote, logger: captureLogger().logger, url: 'http://jwks.test/keys', retryAfterFailureMs: 1000, now });
+    await source.prefetch();
+    const authenticator = createJwksAuthenticator({ keys: source, issuer: undefined, audience: undefined, clockToleranceSec: 0, logger: captureLogger().logger, now });
+    const sign = (pair: typeof k1, kid: string, p: JWTPayload) => new SignJWT(p).setProtectedHeader({ alg: 'ES256', kid }).sign(pair.privateKey);
+    const old = `Bearer ${await sign(k1, 'k1', { sub: 'old' })}`;
+
+    assert.equal((await authenticator.authenticate(request(old), 'r')).ok, true);
+    assert.equal((await authenticator.authenticate(request(old), 'r')).ok, true);
+    assert.equal(state.lookups, 1, 'the second was a hit');
+
+    // An unknown kid refetches the same keys: same content, the cache stays.
+    assert.equal((await authenticator.authenticate(request(`Bearer ${await sign(k2, 'k9', { sub: 'x' })}`), 'r')).ok, false);
+    assert.equal(state.fetches, 2);
+    const versionBefore = source.version();
+    assert.equal((await authenticator.authenticate(request(old), 'r')).ok, true);
+    assert.equal(state.lookups, 2, 'still a hit after a refetch of identical keys');
+
+    // Rotation: k1 withdrawn, k2 published; the first k2 token makes the source refetch.
+    state.serving = { keys: [await jwk(k2, 'k2')] };
+    assert.equal((await authenticator.authenticate(request(`Bearer ${await sign(k2, 'k2', { sub: 'new' })}`), 'r')).ok, true);
+    assert.equal(source.version(), versionBefore + 1);
+    const outcome = await authenticator.authenticate(request(old), 'r');
+    assert.equal(outcome.ok, false, 'a token cached under the withdrawn key is verified again, and refused');
+    assert.equal(state.lookups, 4);
   });
 });
 

@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
 import { claimHeaders, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
+import { createTokenCache, type AuthSuccess } from './token-cache.js';
 
 export interface JwtAuthenticatorOptions {
   /** The only `alg` values accepted (DECISIONS.md: HS* for a secret, RS/PS/ES/EdDSA for a JWKS). */
@@ -22,6 +23,13 @@ export interface JwtAuthenticatorOptions {
   readonly isUnavailable?: (err: unknown) => boolean;
   /** Milliseconds since the epoch; injected by tests to check exp/nbf without sleeping. */
   readonly now?: () => number;
+  /**
+   * Changes whenever the trusted key set changes (JWKS rotation): cached verifications made with
+   * the previous keys are dropped. Absent for a fixed key (a secret is fixed per configuration).
+   */
+  readonly keySetVersion?: () => number;
+  /** Bounds of the verified-token cache (token-cache.ts); `false` turns it off. */
+  readonly tokenCache?: false | { readonly maxEntries?: number; readonly maxBytes?: number; readonly maxTtlMs?: number };
 }
 
 // RFC 6750 3: tell the client which scheme is expected, and why the token failed.
@@ -38,7 +46,7 @@ export function bearerToken(header: string): string | undefined {
 
 /** An Authenticator validating `Authorization: Bearer <jwt>` with the given keys and checks. */
 export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authenticator {
-  const { getKey, logger, isUnavailable, now } = options;
+  const { getKey, logger, isUnavailable, now, keySetVersion } = options;
   // Built once: the hot path passes the same options object to jose.
   const verifyOptions: JWTVerifyOptions = {
     algorithms: [...options.algorithms],
@@ -47,12 +55,29 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
     ...(options.audience === undefined ? {} : { audience: typeof options.audience === 'string' ? options.audience : [...options.audience] }),
   };
 
+  // One per authenticator, i.e. per configuration: a reload with another secret starts empty.
+  const cache = options.tokenCache === false ? undefined : createTokenCache({ ...options.tokenCache, clockToleranceSec: options.clockToleranceSec, now: now ?? Date.now });
+  let cachedVersion = keySetVersion?.();
+
   return {
     async authenticate(req, requestId): Promise<AuthOutcome> {
       const header = req.headers.authorization;
       if (header === undefined || header === '') return MISSING;
       const token = bearerToken(header);
       if (token === undefined) return gatewayRefusal('GW_AUTH_INVALID', 'Authorization is not "Bearer <token>"', INVALID_HEADERS);
+      let version: number | undefined;
+      if (cache !== undefined) {
+        if (keySetVersion !== undefined) {
+          version = keySetVersion();
+          // Rotation: a verification made with keys no longer published must not be served.
+          if (version !== cachedVersion) {
+            cache.clear();
+            cachedVersion = version;
+          }
+        }
+        const hit = cache.get(token);
+        if (hit !== undefined) return hit;
+      }
       let payload: Record<string, unknown>;
       try {
         const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: new Date(now()) };
@@ -65,7 +90,10 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
       const skipped: SkippedClaim[] = [];
       const headers = claimHeaders(payload, skipped);
       if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
-      return { ok: true, claimHeaders: headers };
+      const outcome: AuthSuccess = { ok: true, claimHeaders: headers };
+      // Not cached if the key set changed while this token was verified (which set checked it is unknown).
+      if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version)) cache.set(token, payload, outcome);
+      return outcome;
     },
   };
 }

@@ -238,3 +238,81 @@ config:
     }
   });
 });
+
+describe('JWKS keys survive a configuration reload (one key source per URL per process)', () => {
+  it('same jwksUrl: no refetch on reload; while the endpoint is down the keys loaded before keep verifying', async () => {
+    const key = await signingKey('k1', 'ES256');
+    const backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
+    const jwks = await startJwksServer([key]);
+    // The audience changes between reloads: the authenticator is rebuilt, the key source is not.
+    const yaml = (audience: string) => `${routes(backend.host)}
+config:
+  auth:
+    jwksUrl: ${jwks.url}
+    jwksCooldownSec: 0
+    defaultProtected: true
+    audience: ${audience}
+`;
+    const gw = await startGateway(yaml('aud-1'));
+    try {
+      await eventually(() => jwks.state.fetches === 1);
+      assert.equal((await get(gw, '/api/orders', await key.sign({ aud: 'aud-1', sub: 'before' }))).status, 200);
+
+      gw.reload(yaml('aud-2'));
+      const afterReload = await get(gw, '/api/orders', await key.sign({ aud: 'aud-2', sub: 'after-1' }));
+      assert.equal(afterReload.status, 200);
+      assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-1');
+      assert.equal(jwks.state.fetches, 1, 'the reload fetched nothing');
+
+      // The endpoint goes down, then a reload: the keys loaded before still verify.
+      jwks.state.up = false;
+      gw.reload(yaml('aud-3'));
+      const whileDown = await get(gw, '/api/orders', await key.sign({ aud: 'aud-3', sub: 'after-2' }));
+      assert.equal(whileDown.status, 200);
+      assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-2');
+      assert.equal(jwks.state.fetches, 1);
+
+      // An unknown kid makes the source refetch, which fails: it now serves stale keys (stale-if-error).
+      const stranger = await signingKey('k-unknown', 'ES256');
+      const unknown = await get(gw, '/api/orders', await stranger.sign({ aud: 'aud-3' }));
+      assert.equal(unknown.status, 503);
+      assert.equal(jwks.state.fetches, 2);
+      gw.reload(yaml('aud-4'));
+      const stale = await get(gw, '/api/orders', await key.sign({ aud: 'aud-4', sub: 'after-3' }));
+      assert.equal(stale.status, 200, 'stale keys are kept across the reload');
+      assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-3');
+      assert.equal(jwks.state.fetches, 2, 'no fetch during the failure backoff, reload or not');
+    } finally {
+      await gw.close();
+      await jwks.server.close();
+      await backend.close();
+    }
+  });
+
+  it('a reload naming another jwksUrl fetches that URL once', async () => {
+    const key = await signingKey('k1', 'RS256');
+    const backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
+    const first = await startJwksServer([key]);
+    const second = await startJwksServer([key]);
+    const yaml = (url: string) => `${routes(backend.host)}
+config:
+  auth: { jwksUrl: "${url}", defaultProtected: true }
+`;
+    const gw = await startGateway(yaml(first.url));
+    try {
+      await eventually(() => first.state.fetches === 1);
+      gw.reload(yaml(second.url));
+      await eventually(() => second.state.fetches === 1);
+      assert.equal((await get(gw, '/api/orders', await key.sign({ sub: 'u' }))).status, 200);
+      gw.reload(yaml(first.url));
+      assert.equal((await get(gw, '/api/orders', await key.sign({ sub: 'v' }))).status, 200);
+      assert.equal(first.state.fetches, 1, 'back to the first URL: its keys were kept');
+      assert.equal(second.state.fetches, 1);
+    } finally {
+      await gw.close();
+      await first.server.close();
+      await second.server.close();
+      await backend.close();
+    }
+  });
+});

@@ -4,9 +4,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { request } from 'undici';
 import { generateKeyPair, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
-import { json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
+import { closedPort, json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import type { GatewayEvents } from '../../src/observability/events.js';
 
@@ -268,6 +269,139 @@ config:
       assert.deepEqual(rawValues(backend.seen.at(-1), 'x-role'), [], 'identity headers are stripped on public routes too');
     } finally {
       await gw.close();
+    }
+  });
+});
+
+describe('several Authorization headers (a backend may read the last one, the gateway checks the first)', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  let wsPort: number;
+  const results: GatewayEvents['auth:result'][] = [];
+  before(async () => {
+    backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
+    // Nothing listens there: an upgrade that got past auth would answer 502, not 400.
+    wsPort = await closedPort();
+    gw = await startGateway(`
+routes:
+  - method: GET
+    route: /private
+    service: ${backend.host}
+    path: /private
+  - method: GET
+    route: /public
+    service: ${backend.host}
+    path: /public
+    public: true
+  - method: GET
+    route: /socket
+    service: 127.0.0.1:${wsPort}
+    path: /socket
+    isWebSocket: true
+config:
+  auth: { secret: ${SECRET}, defaultProtected: true }
+`);
+    gw.gateway.events.on('auth:result', (e) => results.push(e));
+  });
+  after(async () => {
+    await gw?.close();
+    await backend?.close();
+  });
+
+  const forged = () => new SignJWT({ sub: 'root', role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('not-the-gateway-secret-0123456789abcdef'));
+  const cases: { name: string; headers: () => Promise<string[]> }[] = [
+    { name: 'valid first, forged second', headers: async () => ['authorization', `Bearer ${await sign({ sub: 'u-1' })}`, 'authorization', `Bearer ${await forged()}`] },
+    { name: 'forged first, valid second', headers: async () => ['Authorization', `Bearer ${await forged()}`, 'authorization', `Bearer ${await sign({ sub: 'u-1' })}`] },
+    { name: 'the same valid token twice, names in other cases', headers: async () => { const t = `Bearer ${await sign({ sub: 'u-1' })}`; return ['AUTHORIZATION', t, 'Authorization', t]; } },
+    { name: 'a valid token and an empty second header', headers: async () => ['authorization', `Bearer ${await sign({ sub: 'u-1' })}`, 'authorization', ''] },
+  ];
+  for (const c of cases) {
+    it(`protected route, ${c.name}: 400 JSON GW_AUTH_AMBIGUOUS, backend not called`, async () => {
+      const before = backend.seen.length;
+      const res = await request(`${gw.url}/api/private`, { headers: [...(await c.headers()), 'x-request-id', 'two-auth'] });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.headers['content-type'], 'application/json');
+      assert.equal(res.headers['x-portico-error'], 'GW_AUTH_AMBIGUOUS');
+      assert.equal(res.headers['x-request-id'], 'two-auth');
+      assert.deepEqual(await res.body.json(), { error: 'Several Authorization headers', success: false });
+      assert.equal(backend.seen.length, before);
+      assert.deepEqual(results.at(-1), { requestId: 'two-auth', routeId: 'GET /private', outcome: 'invalid', detail: 'several Authorization headers' });
+    });
+  }
+
+  it('protected route, one Authorization header: forwarded once, as sent', async () => {
+    const token = `Bearer ${await sign({ sub: 'u-1' })}`;
+    const res = await request(`${gw.url}/api/private`, { headers: ['Authorization', token] });
+    assert.equal(res.statusCode, 200);
+    await res.body.dump();
+    assert.deepEqual(rawValues(backend.seen.at(-1), 'authorization'), [token]);
+  });
+
+  it('public route: unchanged, both headers reach the backend and nothing is validated', async () => {
+    const count = results.length;
+    const res = await request(`${gw.url}/api/public`, { headers: ['authorization', 'Bearer one', 'Authorization', 'Bearer two'] });
+    assert.equal(res.statusCode, 200);
+    await res.body.dump();
+    assert.deepEqual(rawValues(backend.seen.at(-1), 'authorization'), ['Bearer one', 'Bearer two']);
+    assert.equal(results.length, count);
+  });
+
+  it('WebSocket upgrade with two Authorization headers: 400 GW_AUTH_AMBIGUOUS, no backend connection attempted', async () => {
+    const token = `Bearer ${await sign({ sub: 'u-1' })}`;
+    const head = [
+      'GET /api/socket HTTP/1.1',
+      `Host: 127.0.0.1:${gw.port}`,
+      'Connection: Upgrade',
+      'Upgrade: websocket',
+      'Sec-WebSocket-Version: 13',
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+      `Authorization: ${token}`,
+      `authorization: Bearer ${await forged()}`,
+      '',
+      '',
+    ].join('\r\n');
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(gw.port, '127.0.0.1', () => socket.write(head));
+      let text = '';
+      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 400 /);
+    assert.match(answer, /\r\nx-portico-error: GW_AUTH_AMBIGUOUS\r\n/i);
+    assert.ok(answer.endsWith('{"error":"Several Authorization headers","success":false}'), answer);
+  });
+});
+
+describe('the verified-token cache belongs to one configuration', () => {
+  it('a reload that changes the secret refuses a token accepted (and cached) just before', async () => {
+    const backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
+    const yaml = (secret: string) => `
+routes:
+  - method: GET
+    route: /private
+    service: ${backend.host}
+    path: /private
+config:
+  auth: { secret: ${secret}, defaultProtected: true }
+`;
+    const gw = await startGateway(yaml(SECRET));
+    try {
+      const token = `Bearer ${await sign({ sub: 'u-1', exp: nowSec() + 600 })}`;
+      for (let i = 0; i < 2; i++) {
+        const res = await request(`${gw.url}/api/private`, { headers: { authorization: token } });
+        assert.equal(res.statusCode, 200);
+        await res.body.dump();
+      }
+      gw.reload(yaml('a-rotated-secret-0123456789abcdef0123456789'));
+      const res = await request(`${gw.url}/api/private`, { headers: { authorization: token } });
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.headers['x-portico-error'], 'GW_AUTH_INVALID');
+      assert.deepEqual(await res.body.json(), { error: 'Invalid or expired token', success: false });
+      assert.equal(backend.seen.length, 2);
+    } finally {
+      await gw.close();
+      await backend.close();
     }
   });
 });

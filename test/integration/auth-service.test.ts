@@ -144,6 +144,18 @@ config:
     assert.deepEqual(results.at(-1), { requestId: 'deleg-401', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 401' });
   });
 
+  it('two Authorization headers: 400 JSON GW_AUTH_AMBIGUOUS, the auth service and the backend are not called', async () => {
+    const before = { auth: auth.seen.length, backend: backend.seen.length };
+    const res = await request(`${gw.url}/api/orders`, { headers: ['authorization', 'Bearer claims', 'Authorization', 'Bearer forged', 'x-request-id', 'deleg-two'] });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.headers['content-type'], 'application/json');
+    assert.equal(res.headers['x-portico-error'], 'GW_AUTH_AMBIGUOUS');
+    assert.deepEqual(await res.body.json(), { error: 'Several Authorization headers', success: false });
+    assert.equal(auth.seen.length, before.auth);
+    assert.equal(backend.seen.length, before.backend);
+    assert.deepEqual(results.at(-1), { requestId: 'deleg-two', routeId: 'GET /orders', outcome: 'invalid', detail: 'several Authorization headers' });
+  });
+
   it('403 with a text body: relayed unchanged', async () => {
     const before = backend.seen.length;
     const res = await call({ authorization: 'Bearer forbidden' });

@@ -1,0 +1,52 @@
+/**
+ * JWKS key sources, made once per process (STYLE.md 3: stateful parts live in registries made at
+ * startup; DECISIONS.md: caches survive a reload). A reload that keeps `jwksUrl` (and
+ * `jwksCooldownSec`) gets the same source back: no refetch, and keys loaded before keep
+ * verifying while the endpoint is down (stale-if-error), exactly as without the reload.
+ * The authenticator built on a source is still per configuration (issuer, audience, tolerance).
+ */
+import type { Dispatcher } from 'undici';
+import type { Logger } from '../observability/logger.js';
+import { createRemoteKeySource, type JwksKeySource, type RemoteKeySourceOptions } from './jwks.js';
+
+/** URLs kept after they leave the configuration; the oldest goes first (a source holds no timers). */
+export const JWKS_REGISTRY_MAX_SOURCES = 16;
+
+export interface JwksRegistry {
+  /** The key source of `url` with these cooldown settings; fetched once, then shared across reloads. */
+  keySource(options: { readonly url: string; readonly cooldownSec: number; readonly pool?: Dispatcher | undefined }): JwksKeySource;
+  readonly size: number;
+}
+
+export interface JwksRegistryOptions {
+  readonly logger: Logger;
+  /** Default 1 s (jwks.ts). */
+  readonly retryAfterFailureMs?: number;
+  /** Makes a source; tests count or fake it. Default: a jose remote key set, prefetched at once. */
+  readonly createSource?: (options: RemoteKeySourceOptions) => JwksKeySource;
+}
+
+/** The per-process registry of JWKS key sources, keyed by URL and cooldown. */
+export function createJwksRegistry(options: JwksRegistryOptions): JwksRegistry {
+  const sources = new Map<string, JwksKeySource>();
+  const create = options.createSource ?? createRemoteKeySource;
+  return {
+    keySource({ url, cooldownSec, pool }) {
+      const key = `${cooldownSec} ${url}`;
+      const existing = sources.get(key);
+      if (existing !== undefined) {
+        // Most recently used last, so the eviction below drops URLs no configuration uses any more.
+        sources.delete(key);
+        sources.set(key, existing);
+        return existing;
+      }
+      const source = create({ url, cooldownSec, logger: options.logger, pool, ...(options.retryAfterFailureMs === undefined ? {} : { retryAfterFailureMs: options.retryAfterFailureMs }) });
+      sources.set(key, source);
+      if (sources.size > JWKS_REGISTRY_MAX_SOURCES) sources.delete(sources.keys().next().value!);
+      return source;
+    },
+    get size() {
+      return sources.size;
+    },
+  };
+}
