@@ -10,6 +10,11 @@
  * (one call for every client request that wants the same URL while it runs) carries the request
  * id and trace of the request that started it; requests that join it or hit the cache make no
  * call and get no span for it.
+ *
+ * Bounds (README "Response mapping"): at most `limits.connectionsPerOrigin` calls per response and
+ * origin in flight at once (limit.ts), at most MAX_MAPPING_CALLS_PER_RESPONSE distinct URLs per
+ * response (plan.ts), and an enriched body of at most 2 x `limits.maxMappingBodyBytes`; past a
+ * bound, or on any error while enriching, the primary answer is still returned (spec 7).
  */
 import { setMaxListeners } from 'node:events';
 import { pipeline } from 'node:stream/promises';
@@ -18,13 +23,15 @@ import type { Dispatcher } from 'undici';
 import type { CompiledRoute } from '../config/compile.js';
 import type { Exchange, Step } from '../pipeline/step.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
+import type { Logger } from '../observability/logger.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import { sendError } from '../response/send-error.js';
 import { forwardEndpoint, hasRequestBody, type ForwardOptions } from '../proxy/forward.js';
 import { scanItems } from './json-scan.js';
-import { planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
+import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
+import { createLimiter, type Limiter } from './limit.js';
 import { spliceItems, type ItemEdit } from './splice.js';
 import { callMapping, type MappingCallObserver } from './mapping-call.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text, type LimitedRead } from './body.js';
@@ -40,18 +47,39 @@ export interface MappingEndpointOptions extends ForwardOptions {
   readonly cache: MappingCache | undefined;
   /** `telemetry.propagation`: mapping calls carry the request's `traceparent`/`tracestate`. */
   readonly propagateTrace: boolean;
+  /** `limits.connectionsPerOrigin`: mapping calls of one response in flight at once, per origin. */
+  readonly connectionsPerOrigin: number;
+  /** For what is not an event of its own: enrichment given up (limits, errors). */
+  readonly logger: Logger;
 }
 
 /** Headers that describe the backend's bytes and would lie about the enriched body. */
 const STALE_WHEN_CHANGED = ['content-length', 'content-encoding', 'etag', 'content-md5', 'digest', 'content-digest', 'repr-digest'];
 
+/**
+ * The client headers never sent with the primary request of a mapped route: the pipeline's set
+ * plus `Accept-Encoding`, which the endpoint replaces by `identity` (the body is parsed; a backend
+ * that compresses anyway is decoded by body.ts). Made once per route, like sse.ts's.
+ */
+export function mappingDropSet(dropHeaders: ReadonlySet<string>): ReadonlySet<string> {
+  return new Set([...dropHeaders, 'accept-encoding']);
+}
+
 /** Builds the mapping endpoint of one route (once, at config load). */
 export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
-  const { upstream, dropHeaders, headersTimeoutMs, bodyTimeoutMs, events, cache, mappingTimeoutMs, maxBodyBytes, propagateTrace } = options;
+  const { upstream, headersTimeoutMs, bodyTimeoutMs, events, cache, mappingTimeoutMs, maxBodyBytes, propagateTrace, logger } = options;
   const { pool, origin } = upstream;
+  const dropHeaders = mappingDropSet(options.dropHeaders);
   const rules = route.mapping;
   const fieldNames = ruleFieldNames(rules);
   const ruleUpstreams = rules.map((r) => options.upstreams.forOrigin(r.origin));
+  // One concurrency limit per distinct origin and response: `originSlot[rule]` indexes them.
+  const originKeys = [...new Set(rules.map((r) => r.origin.key))];
+  const originSlot = rules.map((r) => originKeys.indexOf(r.origin.key));
+  const maxInFlight = Math.max(1, options.connectionsPerOrigin);
+  // Bytes a set tag adds besides its value: `,"tag":` (an upper bound when the key exists).
+  const tagBytes = rules.map((r) => Buffer.byteLength(JSON.stringify(r.tag)) + 2);
+  const maxOutputBytes = 2 * maxBodyBytes;
   const method = route.method as Dispatcher.HttpMethod;
   const observer: MappingCallObserver = { events, routeId: route.id };
   // HEAD has no body to enrich: it is a standard forward.
@@ -88,16 +116,25 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     } else if (!res.destroyed) res.destroy();
   }
 
-  /** Fetches every distinct URL concurrently (spec 4.3), through the cache when enabled. */
+  /**
+   * Fetches every distinct URL concurrently (spec 4.3), through the cache when enabled, with at
+   * most `connectionsPerOrigin` calls of this response in flight per origin (limit.ts).
+   */
   function fetchAll(ex: Exchange, calls: readonly PlannedCall[], signal: AbortSignal): Promise<MappingOutcome[]> {
     const traceOf = propagateTrace ? ex.req : undefined;
+    const limiters: (Limiter | undefined)[] = new Array(originKeys.length);
+    const limited = (call: PlannedCall, run: () => Promise<MappingOutcome>): Promise<MappingOutcome> => {
+      const slot = originSlot[call.rule.index]!;
+      return (limiters[slot] ??= createLimiter(maxInFlight)).run(run);
+    };
     return Promise.all(
       calls.map((call) => {
         const target = ruleUpstreams[call.rule.index]!;
-        if (cache === undefined) return callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, signal, traceOf, observer });
+        if (cache === undefined) return limited(call, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, signal, traceOf, observer }));
         // A shared call serves other clients too: the one who started it leaving must not cancel
-        // it. It runs only on a miss nobody else is fetching, with this request's id and trace.
-        return cache.load(call.url, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, traceOf, observer }));
+        // it. It runs only on a miss nobody else is fetching, with this request's id and trace;
+        // a hit takes no slot.
+        return cache.load(call.url, () => limited(call, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, traceOf, observer })));
       }),
     );
   }
@@ -105,15 +142,23 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   /** The enriched body, or undefined when the body is to be returned unchanged. */
   async function enrich(ex: Exchange, raw: Buffer, contentEncoding: string | string[] | undefined, signal: AbortSignal): Promise<Buffer | undefined> {
     const decoded = await decodeBody(raw, contentEncoding, maxBodyBytes);
-    const text = decoded === undefined ? undefined : utf8Text(decoded);
+    if (decoded === undefined) return undefined;
+    const text = utf8Text(decoded);
     if (text === undefined) return undefined;
     const items = scanItems(text);
     if (items === undefined || items.length === 0) return undefined;
     const plan = planCalls(text, items, rules, fieldNames);
+    if (plan.overLimit > 0) {
+      logger.warn({ reqId: ex.requestId, route: route.id, limit: MAX_MAPPING_CALLS_PER_RESPONSE, skipped: plan.overLimit }, 'mapping calls over the per-response limit; extra (item, rule) pairs skipped');
+    }
     if (plan.calls.length === 0) return undefined;
     const outcomes = await fetchAll(ex, plan.calls, signal);
     if (signal.aborted) return undefined;
 
+    // A tag's JSON (up to maxMappingBodyBytes) is copied into every item that shares its URL:
+    // the output is counted before it is built, and is never built past its bound.
+    const jsonBytes = outcomes.map((o) => (o.ok ? Buffer.byteLength(o.json) : 0));
+    let outputBytes = decoded.length;
     const edits: (ItemEdit | undefined)[] = new Array(items.length);
     const warned = new Set<number>();
     for (let i = 0; i < items.length; i++) {
@@ -134,10 +179,15 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
           continue;
         }
         (set ??= new Map()).set(rule.tag, outcome.json);
+        outputBytes += tagBytes[r]! + jsonBytes[callIndex]!;
         // DECISIONS.md: the parameter field goes only when the tag was set.
         if (rule.removeKeyMapping) for (const p of rule.path.params) (remove ??= new Set()).add(p);
       }
       if (set !== undefined) edits[i] = { set, remove: remove ?? EMPTY };
+    }
+    if (outputBytes > maxOutputBytes) {
+      logger.warn({ reqId: ex.requestId, route: route.id, bytes: outputBytes, limit: maxOutputBytes }, 'mapping output over its limit; primary body returned unchanged');
+      return undefined;
     }
     const out = spliceItems(text, items, edits);
     return out === text ? undefined : Buffer.from(out, 'utf8');
@@ -159,10 +209,11 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       const started = performance.now();
       try {
         const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders);
+        headers.push('accept-encoding', 'identity');
         answer = await pool.request({
           path: appendQuery(route.buildPath(ex.params), route.path.hasQuery, ex.rawQuery),
           method,
-          headers: withIdentityEncoding(headers),
+          headers,
           body: hasRequestBody(ex) ? req : null,
           signal: abort.signal,
           headersTimeout: headersTimeoutMs,
@@ -189,7 +240,13 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       }
       if (read.overflow) return await relay(ex, statusCode, headers, read.chunks, body);
       const raw = Buffer.concat(read.chunks, read.size);
-      const enriched = await enrich(ex, raw, answer.headers['content-encoding'], abort.signal);
+      let enriched: Buffer | undefined;
+      try {
+        enriched = await enrich(ex, raw, answer.headers['content-encoding'], abort.signal);
+      } catch (err) {
+        // spec 7: the primary response is always returned, whatever went wrong while enriching.
+        logger.error({ reqId: ex.requestId, route: route.id, err }, 'mapping failed with an error; primary body returned unchanged');
+      }
       if (res.destroyed) return;
       if (enriched === undefined) return await relay(ex, statusCode, headers, [raw], undefined);
       for (const h of STALE_WHEN_CHANGED) delete headers[h];
@@ -207,17 +264,4 @@ const EMPTY: ReadonlySet<string> = new Set();
 /** 2xx with a body that can be enriched (not 204/205 without one, not a 206 fragment). */
 function isMappableStatus(status: number): boolean {
   return status >= 200 && status < 300 && status !== 204 && status !== 205 && status !== 206;
-}
-
-/**
- * The primary body is parsed, so ask for it uncompressed; a backend that compresses anyway is
- * decoded (body.ts). Replaces the client's `Accept-Encoding` in the flat header list.
- */
-function withIdentityEncoding(headers: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i]!.toLowerCase() !== 'accept-encoding') out.push(headers[i]!, headers[i + 1]!);
-  }
-  out.push('accept-encoding', 'identity');
-  return out;
 }

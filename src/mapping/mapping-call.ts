@@ -3,6 +3,12 @@
  * connections per host), within `timeouts.mappingSec`, under the origin's circuit.
  * It never throws: every failure becomes an outcome with a reason for the warning log.
  *
+ * `mappingSec` runs from the moment the call has a connection, never while it waits in the
+ * gateway's own pool queue: undici's `headersTimeout` starts when the request is written, and the
+ * body then gets `mappingSec` of its own. Waiting for a free connection is the gateway's doing,
+ * not the backend's, so it can neither time a call out nor count as a circuit failure
+ * (DECISIONS.md "Circuit breaker": a failure is a 5xx or no answer from the backend).
+ *
  * Like every outgoing call (issue 7), it carries the request id and, with `telemetry.propagation`
  * on, a `traceparent` with the request's trace id and a span id of its own (plus `tracestate`),
  * and reports its answer as 'upstream:response' (call 'mapping') for the metrics.
@@ -17,7 +23,7 @@ import { decodeBody, isJsonContentType, readLimited, utf8Text } from './body.js'
 
 export interface MappingCallOptions {
   readonly requestId: string;
-  /** Whole-call budget (headers and body). */
+  /** Budget for the answer's headers once the call has a connection, and again for its body. */
   readonly timeoutMs: number;
   /** Largest answer accepted. */
   readonly maxBytes: number;
@@ -39,9 +45,18 @@ export interface MappingCallObserver {
 }
 
 const CIRCUIT_OPEN: MappingOutcome = Object.freeze({ ok: false, reason: 'circuit open' });
+const ABORTED: MappingOutcome = Object.freeze({ ok: false, reason: 'aborted' });
+const NOT_SENT: MappingOutcome = Object.freeze({ ok: false, reason: 'not sent (connection pool closed)' });
+
+/** undici errors of a request that never left the gateway (its pool was closed or destroyed). */
+const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
 
 /** Fetches `path` from the upstream and returns its JSON text, or why there is none. */
 export async function callMapping(upstream: Upstream, path: string, options: MappingCallOptions): Promise<MappingOutcome> {
+  // A function, not a narrowed property read: the signal may abort while the call runs.
+  const callerGaveUp = () => options.signal?.aborted === true;
+  // The caller left while this call waited its turn (enrich.ts): no permit, no call.
+  if (callerGaveUp()) return ABORTED;
   // DECISIONS.md: while its circuit is open a mapping rule is skipped without a call.
   const permit = upstream.breaker.acquire();
   if (permit === undefined) return CIRCUIT_OPEN;
@@ -54,10 +69,7 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
 
   const abort = new AbortController();
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    abort.abort();
-  }, options.timeoutMs);
+  let bodyTimer: NodeJS.Timeout | undefined;
   const onCallerAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
@@ -76,6 +88,11 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
+    // bodyTimeout only bounds the silence between chunks; a trickle must not hold the response.
+    bodyTimer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, options.timeoutMs);
     const observer = options.observer;
     if (observer !== undefined) observer.events.emit('upstream:response', { routeId: observer.routeId, origin: upstream.origin.key, call: 'mapping', status: statusCode, durationMs: performance.now() - started });
     // DECISIONS.md "Circuit breaker": a 5xx is a failure, any other answer a success.
@@ -101,20 +118,24 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
     if (!isValidJson(json)) return { ok: false, reason: 'non-JSON body' };
     return { ok: true, json };
   } catch (err) {
-    if (timedOut) {
-      report('fail');
-      return { ok: false, reason: 'timeout' };
-    }
-    if (options.signal?.aborted === true) {
+    // Only the body timer sets this: the answer's headers were already counted on the circuit.
+    if (timedOut) return { ok: false, reason: 'timeout' };
+    if (callerGaveUp()) {
       // The client left: nobody waits for this answer, and the backend is not to blame.
       report('release');
-      return { ok: false, reason: 'aborted' };
+      return ABORTED;
+    }
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) {
+      // The gateway closed its own pool (shutdown): the backend never saw the call.
+      report('release');
+      return NOT_SENT;
     }
     const kind = classifyUpstreamError(err).kind;
     report('fail');
-    return { ok: false, reason: kind === 'other' ? `error ${(err as { code?: string }).code ?? String(err)}` : kind };
+    return { ok: false, reason: kind === 'other' ? `error ${typeof code === 'string' ? code : String(err)}` : kind };
   } finally {
-    clearTimeout(timer);
+    clearTimeout(bodyTimer);
     options.signal?.removeEventListener('abort', onCallerAbort);
   }
 }

@@ -4,17 +4,17 @@ import type { CompiledMappingRule } from '../config/compile.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
 import { scanItems } from './json-scan.js';
-import { planCalls, ruleFieldNames } from './plan.js';
+import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames } from './plan.js';
 
 function rule(index: number, path: string, service = '127.0.0.1:9000', tag = `t${index}`): CompiledMappingRule {
   const t = parseTemplate(path) as Template;
   return { index, tag, removeKeyMapping: false, service, origin: parseService(service) as Origin, path: t, buildPath: compileUrlBuilder(t) };
 }
 
-function plan(text: string, rules: CompiledMappingRule[]) {
+function plan(text: string, rules: CompiledMappingRule[], maxCalls?: number) {
   const items = scanItems(text)!;
-  const p = planCalls(text, items, rules, ruleFieldNames(rules));
-  return { urls: p.calls.map((c) => c.url), callOf: [...p.callOf] };
+  const p = planCalls(text, items, rules, ruleFieldNames(rules), maxCalls);
+  return { urls: p.calls.map((c) => c.url), callOf: [...p.callOf], overLimit: p.overLimit };
 }
 
 describe('planCalls', () => {
@@ -57,5 +57,19 @@ describe('planCalls', () => {
 
   it('does not resolve inherited names such as constructor', () => {
     assert.deepEqual(plan('{"a":1}', [rule(0, '/x/{constructor}')]).urls, []);
+  });
+
+  it('stops at maxCalls distinct URLs: pairs needing a new URL are skipped and counted, known URLs still resolve', () => {
+    const p = plan('[{"a":1},{"a":2},{"a":3},{"a":1},{"a":3}]', [rule(0, '/u/{a}'), rule(1, '/v/{a}')], 3);
+    assert.deepEqual(p.urls, ['http://127.0.0.1:9000/u/1', 'http://127.0.0.1:9000/v/1', 'http://127.0.0.1:9000/u/2']);
+    assert.deepEqual(p.callOf, [0, 1, 2, -1, -1, -1, 0, 1, -1, -1]);
+    assert.equal(p.overLimit, 5);
+  });
+
+  it('MAX_MAPPING_CALLS_PER_RESPONSE is the default limit', () => {
+    const text = `[${Array.from({ length: MAX_MAPPING_CALLS_PER_RESPONSE + 2 }, (_, i) => `{"a":${i}}`).join(',')}]`;
+    const p = plan(text, [rule(0, '/u/{a}')]);
+    assert.equal(p.urls.length, MAX_MAPPING_CALLS_PER_RESPONSE);
+    assert.equal(p.overLimit, 2);
   });
 });

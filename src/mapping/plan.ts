@@ -1,6 +1,7 @@
 /**
  * From (item, rule) pairs to the distinct URLs to fetch: within one response one URL is fetched
- * once, cache or not (spec 4.3: 100 items over 5 distinct values cause 5 calls).
+ * once, cache or not (spec 4.3: 100 items over 5 distinct values cause 5 calls), and at most
+ * `MAX_MAPPING_CALLS_PER_RESPONSE` distinct URLs per response.
  */
 import type { CompiledMappingRule } from '../config/compile.js';
 import { stringValue, type MemberSpan, type ObjectSpan } from './json-scan.js';
@@ -19,7 +20,16 @@ export interface MappingPlan {
   readonly calls: readonly PlannedCall[];
   /** `callOf[item * rules.length + rule]`: index into `calls`, or -1 when the rule is skipped. */
   readonly callOf: Int32Array;
+  /** (item, rule) pairs skipped because their URL would have been a call past the limit. */
+  readonly overLimit: number;
 }
+
+/**
+ * Distinct mapping URLs fetched for one response (README "Response mapping"): a body of a few
+ * MiB can name hundreds of thousands of URLs, and every one is a call, a connection-pool slot
+ * and a circuit permit. Pairs needing a URL past the limit are skipped (and logged by enrich.ts).
+ */
+export const MAX_MAPPING_CALLS_PER_RESPONSE = 1000;
 
 /** The field names any rule of a route reads; computed once per route at config load. */
 export function ruleFieldNames(rules: readonly CompiledMappingRule[]): ReadonlySet<string> {
@@ -47,7 +57,8 @@ export function placeholderValue(text: string, m: MemberSpan): string | undefine
  * Resolves every rule for every item and dedupes the URLs. Hot path: a URL string is built once
  * per distinct value tuple of a rule; repeated values cost one Map lookup.
  */
-export function planCalls(text: string, items: readonly ObjectSpan[], rules: readonly CompiledMappingRule[], fieldNames: ReadonlySet<string>): MappingPlan {
+export function planCalls(text: string, items: readonly ObjectSpan[], rules: readonly CompiledMappingRule[], fieldNames: ReadonlySet<string>, maxCalls = MAX_MAPPING_CALLS_PER_RESPONSE): MappingPlan {
+  let overLimit = 0;
   const callOf = new Int32Array(items.length * rules.length).fill(-1);
   const calls: PlannedCall[] = [];
   const byUrl = new Map<string, number>();
@@ -73,6 +84,10 @@ export function planCalls(text: string, items: readonly ObjectSpan[], rules: rea
         const url = rule.origin.key + path;
         index = byUrl.get(url);
         if (index === undefined) {
+          if (calls.length >= maxCalls) {
+            overLimit++;
+            continue;
+          }
           index = calls.length;
           calls.push({ url, path, rule });
           byUrl.set(url, index);
@@ -82,7 +97,7 @@ export function planCalls(text: string, items: readonly ObjectSpan[], rules: rea
       callOf[i * rules.length + r] = index;
     }
   }
-  return { calls, callOf };
+  return { calls, callOf, overLimit };
 }
 
 /** A key for the rule's placeholder values (length-prefixed when several), or undefined. */

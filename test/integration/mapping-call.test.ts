@@ -36,6 +36,15 @@ describe('callMapping', () => {
       if (req.url === '/ok') return json(res, 200, { a: 1 });
       if (req.url === '/404') return json(res, 404, { e: 1 });
       if (req.url === '/500') return json(res, 500, { e: 1 });
+      if (req.url === '/sleep') return void setTimeout(() => json(res, 200, { slept: true }), 250);
+      if (req.url === '/trickle') {
+        // Headers at once, then a byte every 50 ms, never the end: no idle gap for bodyTimeout.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('[');
+        const tick = setInterval(() => res.write(' '), 50);
+        res.once('close', () => clearInterval(tick));
+        return;
+      }
       // '/silent' never answers
     });
   });
@@ -83,6 +92,43 @@ describe('callMapping', () => {
     assert.deepEqual(await pending, { ok: false, reason: 'aborted' });
     assert.deepEqual(breaker.reports, ['release']);
     await closed;
+  });
+
+  it('mappingSec counts from dispatch: a call queued behind a busy connection longer than that still succeeds', async () => {
+    const breaker = recordingBreaker();
+    const u = { ...upstreamFor(backend.host, breaker), pool: new Pool(backend.url, { connections: 1 }) } as Upstream;
+    upstreams.push(u);
+    const busy = callMapping(u, '/sleep', { ...opts, timeoutMs: 5_000 });
+    const queued = callMapping(u, '/ok', { ...opts, timeoutMs: 150 });
+    assert.deepEqual(await queued, { ok: true, json: '{"a":1}' }, 'waited ~250 ms for the only connection, then answered at once');
+    assert.deepEqual(await busy, { ok: true, json: '{"slept":true}' });
+    assert.deepEqual(breaker.reports, ['succeed', 'succeed']);
+  });
+
+  it('a body still arriving mappingSec after the headers: timeout; the circuit counted the answer (headers < 500) as a success', async () => {
+    const { u, breaker } = make();
+    const started = performance.now();
+    assert.deepEqual(await callMapping(u, '/trickle', opts), { ok: false, reason: 'timeout' });
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed >= 250 && elapsed < 2_000, `bounded by the body budget (${Math.round(elapsed)} ms)`);
+    assert.deepEqual(breaker.reports, ['succeed']);
+  });
+
+  it('a call that never left the gateway (its pool is closed): release, not fail', async () => {
+    const { u, breaker } = make();
+    await u.pool.close();
+    const seen = backend.seen.length;
+    assert.deepEqual(await callMapping(u, '/ok', opts), { ok: false, reason: 'not sent (connection pool closed)' });
+    assert.deepEqual(breaker.reports, ['release']);
+    assert.equal(backend.seen.length, seen);
+  });
+
+  it('a caller that already gave up: no permit taken, no call', async () => {
+    const { u, breaker } = make();
+    const seen = backend.seen.length;
+    assert.deepEqual(await callMapping(u, '/ok', { ...opts, signal: AbortSignal.abort() }), { ok: false, reason: 'aborted' });
+    assert.deepEqual(breaker.reports, []);
+    assert.equal(backend.seen.length, seen);
   });
 
   it('an open circuit: no call at all', async () => {
