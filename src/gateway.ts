@@ -9,6 +9,7 @@ import type { CompiledConfig } from './config/compile.js';
 import { createRouteTable, type RouteTable } from './router/route-table.js';
 import { buildPipeline, buildUpgrade, createPipelineDeps } from './pipeline/build.js';
 import { createUpgradeHandler } from './server/upgrade.js';
+import { serveWithoutUpgrade } from './server/ignore-upgrade.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from './upstream/upstream.js';
 import { createCircuitRegistry, originsOf, type CircuitRegistry } from './circuit/registry.js';
 import { createEventBus, type EventBus } from './observability/events.js';
@@ -17,6 +18,8 @@ import { createLogger, logEvents, type Logger } from './observability/logger.js'
 import { createRequestHandler } from './server/http-server.js';
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
 import { createRateLimiter } from './server/rate-limit.js';
+import { createOpenStreams } from './stream/open-streams.js';
+import { createJwksRegistry } from './auth/jwks-registry.js';
 import { compileCors } from './server/cors.js';
 import { sendError } from './response/send-error.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
@@ -76,6 +79,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const mappingCache = createMappingCache(options.config.settings.mappingCache);
   // Once per process too: rate-limit buckets survive reloads (DECISIONS.md).
   const rateLimiter = createRateLimiter();
+  // Open SSE streams, ended when the drain starts (they would otherwise hold it for 15 s).
+  const streams = createOpenStreams();
+  // Once per process too: JWKS keys survive reloads, no refetch for an unchanged jwksUrl (DECISIONS.md).
+  const jwks = createJwksRegistry({ logger });
   let table = buildTable(config);
   let draining = false;
   const inFlight = { count: 0 };
@@ -111,7 +118,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   applyTelemetry(config);
 
   function buildTable(c: CompiledConfig): RouteTable {
-    const deps = createPipelineDeps(c, { upstreams, events, logger, mappingCache, rateLimiter });
+    const deps = createPipelineDeps(c, { upstreams, events, logger, mappingCache, rateLimiter, jwks, streams });
     // WebSocket routes also carry their upgrade endpoint (read by server/upgrade.ts).
     return createRouteTable(c.routes.map((route) => ({ route, run: buildPipeline(route, deps), upgrade: buildUpgrade(route, deps) })));
   }
@@ -130,7 +137,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     }),
   );
   // WebSocket upgrades: routed on the current table, so a reload applies to new connections.
-  const upgrades = createUpgradeHandler({ current: () => table, events, logger, isDraining: () => draining });
+  // Other upgrades (h2c, a handshake for a standard route) are served as plain requests.
+  const upgrades = createUpgradeHandler({
+    current: () => table,
+    events,
+    logger,
+    isDraining: () => draining,
+    serveAsRequest: (req, socket, head) => serveWithoutUpgrade(server, req, socket, head),
+  });
   server.on('upgrade', upgrades);
   server.on('clientError', clientErrorHandler(logger));
 
@@ -165,6 +179,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     async close() {
       draining = true;
+      streams.endAll();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const deadline = Date.now() + (options.drainTimeoutMs ?? 15_000);

@@ -8,9 +8,13 @@
  * callee in `traceparent`. Call timing comes from undici's diagnostics channels (request created,
  * response head, error), matched by that span id, so no call site has to report anything.
  *
- * Design note: spans are queued and sent in batches (every second, or at 512 spans); at most
- * 4096 wait, beyond that new spans are dropped and counted: a slow collector never grows memory
- * or slows requests. Export errors are logged at most once a minute.
+ * Design note: spans are queued and sent in batches (every second, or at 512 spans), with at
+ * most one send in flight: a batch stays in the queue until its send finished (answered, failed
+ * or timed out after 10 s), so the queue's cap (4096 spans) bounds everything the exporter holds.
+ * Beyond it new spans are dropped and counted: a slow or silent collector never grows memory or
+ * slows requests. close() sends what it can within a hard deadline (2 s), then aborts the send in
+ * flight and drops (and counts) what is left, so shutdown never waits on a collector.
+ * Export errors are logged at most once a minute.
  */
 import diagnostics from 'node:diagnostics_channel';
 import { Agent, request } from 'undici';
@@ -27,15 +31,19 @@ export interface OtlpOptions {
   readonly flushIntervalMs?: number;
   readonly maxBatch?: number;
   readonly maxQueue?: number;
+  /** Longest close() waits for queued spans to be sent (default 2 s). */
+  readonly closeTimeoutMs?: number;
 }
 
 export interface OtlpExporter {
   readonly endpoint: string;
-  /** Spans dropped because the queue was full. */
+  /** Spans never exported: the queue was full, their send failed, or close()'s deadline came. */
   readonly dropped: number;
-  /** Sends what is queued now. */
+  /** Spans waiting, including the batch being sent. */
+  readonly queued: number;
+  /** Sends what is queued now, one batch at a time. */
   flush(): Promise<void>;
-  /** Stops recording, sends what is queued, releases the connection. */
+  /** Stops recording, sends what is queued within the close deadline, releases the connection. */
   close(): Promise<void>;
 }
 
@@ -100,11 +108,14 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
   const maxQueue = options.maxQueue ?? 4096;
   const dispatcher = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
   const resource = { attributes: [str('service.name', options.serviceName), str('telemetry.sdk.name', 'portico')] };
+  // The first `sending` spans are the batch in flight; they leave the queue when its send ends.
   let queue: OtlpSpan[] = [];
   let dropped = 0;
   let lastErrorLog = -Infinity;
-  let sending: Promise<void> = Promise.resolve();
+  let sending: Promise<void> | undefined;
   let closed = false;
+  // Aborts the send in flight at close()'s deadline.
+  const giveUp = new AbortController();
 
   // Calls waiting for their undici request, by span id; and undici requests to their span.
   const pending = new Map<string, ChildSpan>();
@@ -152,7 +163,10 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
     const trace = e.trace;
     if (trace === undefined || !trace.sampled || trace.spanId === '') return;
     const end = performance.now();
-    const start = end - e.durationMs;
+    // The event carries a duration, not a start, and earlier listeners (the log line) ran since it
+    // was measured: keep the server span over its calls so that a fast request stays well formed.
+    let start = end - e.durationMs;
+    for (const child of trace.children ?? []) if (child.start < start) start = child.start;
     enqueue({
       traceId: trace.traceId,
       spanId: trace.spanId,
@@ -198,10 +212,12 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
   async function send(spans: OtlpSpan[]): Promise<void> {
     const body = JSON.stringify({ resourceSpans: [{ resource, scopeSpans: [{ scope: { name: 'portico' }, spans }] }] });
     try {
-      const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body, headersTimeout: 10_000, bodyTimeout: 10_000 });
+      const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body, headersTimeout: 10_000, bodyTimeout: 10_000, signal: giveUp.signal });
       await res.body.dump();
       if (res.statusCode >= 300) throw new Error(`collector answered ${res.statusCode}`);
     } catch (err) {
+      if (giveUp.signal.aborted) return;
+      dropped += spans.length;
       const now = performance.now();
       if (now - lastErrorLog > 60_000) {
         lastErrorLog = now;
@@ -210,11 +226,18 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
     }
   }
 
+  /** Starts sending the oldest batch unless a send is in flight; resolves when that send ends. */
   function flush(): Promise<void> {
-    if (queue.length === 0) return sending;
+    if (sending !== undefined) return sending;
+    if (queue.length === 0 || giveUp.signal.aborted) return Promise.resolve();
     const batch = queue.slice(0, maxBatch);
-    queue = queue.slice(batch.length);
-    sending = sending.then(() => send(batch));
+    sending = send(batch).finally(() => {
+      sending = undefined;
+      // Aborted at close()'s deadline: the batch is dropped and counted with the rest of the queue.
+      if (giveUp.signal.aborted) return;
+      queue.splice(0, batch.length);
+      if (!closed && queue.length >= maxBatch) void flush();
+    });
     return sending;
   }
 
@@ -235,9 +258,11 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
     get dropped() {
       return dropped;
     },
+    get queued() {
+      return queue.length;
+    },
     flush: async () => {
-      while (queue.length > 0) await flush();
-      await sending;
+      while (queue.length > 0 && !giveUp.signal.aborted) await flush();
     },
     async close() {
       if (closed) return;
@@ -248,9 +273,14 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
       diagnostics.unsubscribe('undici:request:create', onCreate);
       diagnostics.unsubscribe('undici:request:headers', onHeaders);
       diagnostics.unsubscribe('undici:request:error', onError);
-      while (queue.length > 0) await flush();
-      await sending;
-      await dispatcher.close();
+      const deadline = setTimeout(() => giveUp.abort(), options.closeTimeoutMs ?? 2_000);
+      while (queue.length > 0 && !giveUp.signal.aborted) await flush();
+      clearTimeout(deadline);
+      if (queue.length > 0) {
+        dropped += queue.length;
+        queue = [];
+        await dispatcher.destroy();
+      } else await dispatcher.close();
     },
   };
 }

@@ -12,10 +12,12 @@ import { requestDropSet } from '../upstream/forward-headers.js';
 import { sendError } from '../response/send-error.js';
 import { circuitLayer } from '../circuit/layer.js';
 import { createAuthenticator, type Authenticator } from '../auth/authenticator.js';
+import type { JwksRegistry } from '../auth/jwks-registry.js';
 import { authLayer } from '../auth/layer.js';
 import { mappingEndpoint } from '../mapping/enrich.js';
 import type { MappingCache } from '../mapping/cache.js';
 import { sseEndpoint } from '../stream/sse.js';
+import type { OpenStreams } from '../stream/open-streams.js';
 import { websocketEndpoint, type UpgradeStep } from '../stream/websocket.js';
 import { createGuards, type GuardLayers } from '../server/guards.js';
 import { createRateLimiter, type RateLimiter } from '../server/rate-limit.js';
@@ -34,8 +36,12 @@ export interface PipelineDeps {
   readonly mappingCache: MappingCache;
   /** The process-wide rate-limit buckets (survive reloads); one per config when not given. */
   readonly rateLimiter?: RateLimiter;
+  /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
+  readonly jwks?: JwksRegistry;
   /** CORS, rate limit and body limit layers of a route (server/guards.ts), compiled per config. */
   readonly guards: GuardLayers;
+  /** The process-wide open SSE streams, ended when the gateway drains (stream/open-streams.ts). */
+  readonly streams?: OpenStreams;
 }
 
 export function createPipelineDeps(config: CompiledConfig, shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'guards'>): PipelineDeps {
@@ -62,18 +68,23 @@ export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
 
 /**
  * The upgrade endpoint of a WebSocket route (undefined for other kinds). Upgrades bypass the
- * pipeline (Node gives them a raw socket), so auth and the circuit run inside it.
+ * pipeline (Node gives them a raw socket), so the guards wrap it and auth and the circuit run
+ * inside it.
  */
 export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeStep | undefined {
   if (route.kind !== 'websocket') return undefined;
-  return websocketEndpoint(route, {
-    upstream: deps.upstreams.forOrigin(route.origin),
-    dropHeaders: deps.dropHeaders,
-    authenticator: deps.authenticator,
-    handshakeTimeoutMs: deps.config.settings.timeouts.backendSec * 1000,
-    events: deps.events,
-    logger: deps.logger,
-  });
+  // Rate limit and Origin check first (server/guards.ts), as the HTTP guards come before auth.
+  return deps.guards.upgrade(
+    route,
+    websocketEndpoint(route, {
+      upstream: deps.upstreams.forOrigin(route.origin),
+      dropHeaders: deps.dropHeaders,
+      authenticator: deps.authenticator,
+      handshakeTimeoutMs: deps.config.settings.timeouts.backendSec * 1000,
+      events: deps.events,
+      logger: deps.logger,
+    }),
+  );
 }
 
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
@@ -94,7 +105,7 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         sendError(ex.res, 'GW_UPGRADE_REQUIRED', { upgrade: 'websocket', connection: 'Upgrade' });
       };
     case 'sse':
-      return sseEndpoint(route, { upstream, dropHeaders: deps.dropHeaders, headersTimeoutMs: timeouts.backendSec * 1000, events: deps.events });
+      return sseEndpoint(route, { upstream, dropHeaders: deps.dropHeaders, headersTimeoutMs: timeouts.backendSec * 1000, events: deps.events, streams: deps.streams });
     case 'mapping':
       return mappingEndpoint(route, {
         ...forwardOptions,
@@ -103,6 +114,8 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         maxBodyBytes: deps.config.settings.limits.maxMappingBodyBytes,
         cache: deps.config.settings.mappingCache.enabled ? deps.mappingCache : undefined,
         propagateTrace: deps.config.settings.telemetry.propagation,
+        connectionsPerOrigin: deps.config.settings.limits.connectionsPerOrigin,
+        logger: deps.logger,
       });
     case 'standard':
       return forwardEndpoint(route, forwardOptions);

@@ -110,3 +110,23 @@ describe('CORS policy', () => {
     assert.deepEqual(none.out, {});
   });
 });
+
+describe('CORS for WebSocket handshakes', () => {
+  const allows = (headers: Record<string, string>, config: CorsConfig = BASE) => compileCors(config)!.allowsUpgrade(call(headers).req);
+
+  it('admits no Origin, an allowed origin, a wildcard match, and the gateway\'s own origin', () => {
+    assert.equal(allows({ host: 'gw.test' }), true);
+    assert.equal(allows({ host: 'gw.test', origin: 'https://APP.example.com' }), true);
+    assert.equal(allows({ host: 'gw.test', origin: 'https://a.b.example.org' }), true);
+    assert.equal(allows({ host: 'gw.test:8080', origin: 'http://gw.test:8080' }), true);
+    assert.equal(allows({ host: 'anything', origin: 'https://evil.test' }, { ...BASE, origins: '*' }), true);
+  });
+
+  it('refuses a foreign origin, another port of the gateway host, "null", and a foreign origin without Host', () => {
+    assert.equal(allows({ host: 'gw.test', origin: 'https://evil.test' }), false);
+    assert.equal(allows({ host: 'gw.test:8080', origin: 'http://gw.test:9090' }), false);
+    assert.equal(allows({ host: 'gw.test', origin: 'null' }), false);
+    assert.equal(allows({ origin: 'https://evil.test' }), false);
+    assert.equal(allows({ host: 'gw.test', origin: 'https://example.org' }), false);
+  });
+});

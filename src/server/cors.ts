@@ -9,6 +9,9 @@
  *   `-Expose-Headers`) are set before the backend answers; `Vary: Origin` keeps caches honest.
  * - `origins: "*"` with `credentials: true` is refused at config load: browsers ignore `*` when
  *   credentials are sent, so that combination would silently not work.
+ * - WebSocket handshakes: browsers apply no CORS to them but always send `Origin`, so the
+ *   gateway checks it itself (the defence against cross-site WebSocket hijacking): an origin that
+ *   is neither allowed nor the gateway's own is refused with 403 (server/guards.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from '../config/schema.js';
@@ -21,6 +24,11 @@ export interface CorsPolicy {
   preflight(req: IncomingMessage, res: ServerResponse): void;
   /** Sets the response headers of an actual request (no-op without an allowed `Origin`). */
   decorate(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Whether a WebSocket handshake may proceed: no `Origin` (not a browser), an allowed one, or
+   * the gateway's own (`Origin` host equals `Host`, a same-origin page).
+   */
+  allowsUpgrade(req: IncomingMessage): boolean;
 }
 
 /** Why a `cors.origins` entry is unusable, or undefined. */
@@ -94,6 +102,13 @@ export function compileCors(cors: CorsConfig | undefined): CorsPolicy | undefine
       if (!allowed(origin)) return;
       allowOrigin(res, origin);
       if (exposed !== undefined) res.setHeader('access-control-expose-headers', exposed);
+    },
+    allowsUpgrade(req) {
+      const origin = req.headers.origin;
+      if (origin === undefined || allowed(origin)) return true;
+      const host = req.headers.host;
+      const at = origin.indexOf('://');
+      return host !== undefined && at > 0 && origin.slice(at + 3).toLowerCase() === host.toLowerCase();
     },
   };
 }

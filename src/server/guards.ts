@@ -4,15 +4,25 @@
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals
  * come before authentication so that abusive traffic costs no token check or auth-service call.
  * A route only gets the layers its configuration asks for.
+ *
+ * WebSocket upgrades never reach a pipeline (Node hands over a raw socket), so their guards wrap
+ * the upgrade endpoint instead: rate limit (429, the same process-wide buckets as HTTP requests)
+ * -> Origin check when `config.cors` is set (403) -> the endpoint (auth, circuit, backend).
  */
 import type { CompiledConfig, CompiledRoute } from '../config/compile.js';
 import type { Layer } from '../pipeline/step.js';
+import { answerError, type UpgradeStep } from '../stream/websocket.js';
 import { createClientIpResolver } from './client-ip.js';
 import { compileCors, corsLayer } from './cors.js';
 import { bodyLimitLayer } from './limits.js';
-import { rateLimitLayer, routeRateLimit, type RateLimiter } from './rate-limit.js';
+import { rateLimitLayer, rateLimitedHeaders, routeRateLimit, type RateLimiter } from './rate-limit.js';
 
-export type GuardLayers = (route: CompiledRoute) => Layer[];
+export interface GuardLayers {
+  /** The guard layers of a route's HTTP pipeline. */
+  (route: CompiledRoute): Layer[];
+  /** A WebSocket route's upgrade endpoint behind the route's guards. */
+  upgrade(route: CompiledRoute, endpoint: UpgradeStep): UpgradeStep;
+}
 
 /** Compiles the guards of a configuration; `rateLimiter` is the process-wide bucket store. */
 export function createGuards(config: CompiledConfig, rateLimiter: RateLimiter): GuardLayers {
@@ -20,13 +30,32 @@ export function createGuards(config: CompiledConfig, rateLimiter: RateLimiter): 
   const cors = compileCors(settings.cors);
   const clientIp = createClientIpResolver(settings.trustProxy);
   const bodyIdleMs = settings.timeouts.clientBodySec * 1000;
-  return (route) => {
-    const layers: Layer[] = [];
-    if (cors !== undefined) layers.push(corsLayer(cors));
+  const layers = (route: CompiledRoute): Layer[] => {
+    const out: Layer[] = [];
+    if (cors !== undefined) out.push(corsLayer(cors));
     const policy = routeRateLimit(route, settings.rateLimit);
-    if (policy !== undefined) layers.push(rateLimitLayer(policy, rateLimiter, clientIp));
+    if (policy !== undefined) out.push(rateLimitLayer(policy, rateLimiter, clientIp));
     // Upgrades never reach the pipeline; a plain request on a WebSocket route is answered 426.
-    if (route.kind !== 'websocket') layers.push(bodyLimitLayer(route.maxBodyBytes, bodyIdleMs));
-    return layers;
+    if (route.kind !== 'websocket') out.push(bodyLimitLayer(route.maxBodyBytes, bodyIdleMs));
+    return out;
   };
+  const upgrade = (route: CompiledRoute, endpoint: UpgradeStep): UpgradeStep => {
+    const policy = routeRateLimit(route, settings.rateLimit);
+    if (policy === undefined && cors === undefined) return endpoint;
+    return (ux) => {
+      if (policy !== undefined) {
+        const left = rateLimiter.take(policy.scope + clientIp(ux.req), policy);
+        if (left < 0) {
+          answerError(ux, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
+          return Promise.resolve();
+        }
+      }
+      if (cors !== undefined && !cors.allowsUpgrade(ux.req)) {
+        answerError(ux, 'GW_ORIGIN_NOT_ALLOWED');
+        return Promise.resolve();
+      }
+      return endpoint(ux);
+    };
+  };
+  return Object.assign(layers, { upgrade });
 }

@@ -1,9 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
+import { Duplex } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyLimitLayer, serverOptions } from './limits.js';
+import { bodyLimitLayer, clientErrorHandler, serverOptions } from './limits.js';
 import type { Exchange } from '../pipeline/step.js';
+import { createLogger } from '../observability/logger.js';
 
 const SETTINGS = {
   limits: { maxMappingBodyBytes: 1, connectionsPerOrigin: 1, maxBodyBytes: 100, maxHeaderBytes: 8192 },
@@ -63,5 +65,30 @@ describe('body limit layer', () => {
     assert.equal(sent.headers?.connection, 'close');
     assert.equal(sent.headers?.['x-portico-error'], 'GW_BODY_TOO_LARGE');
     assert.equal(ex.errorCode, 'GW_BODY_TOO_LARGE');
+  });
+});
+
+describe('client error handler', () => {
+  it('answers in the JSON shape with a generated X-Request-ID, then ends the socket', async () => {
+    const written: Buffer[] = [];
+    const socket = new Duplex({
+      read() {},
+      write(chunk: Buffer, _enc, cb) {
+        written.push(Buffer.from(chunk));
+        cb();
+      },
+      final(cb) {
+        this.push(null);
+        cb();
+      },
+    });
+    clientErrorHandler(createLogger({ level: 'silent' }))(Object.assign(new Error('Header overflow'), { code: 'HPE_HEADER_OVERFLOW' }), socket);
+    await new Promise((r) => socket.once('finish', r));
+    const text = Buffer.concat(written).toString('utf8');
+    assert.ok(text.startsWith('HTTP/1.1 431 Request Header Fields Too Large\r\n'), text);
+    assert.match(text, /\r\nx-request-id: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\r\n/);
+    assert.match(text, /\r\nx-portico-error: GW_HEADERS_TOO_LARGE\r\n/);
+    assert.match(text, /\r\n\r\n\{"error":"Request headers too large","success":false\}$/);
+    socket.destroy();
   });
 });

@@ -19,6 +19,7 @@ import { errorResponse, sendError } from '../response/send-error.js';
 import type { ErrorCode } from '../response/errors.js';
 import { respondOnSocket } from './socket-response.js';
 import type { Logger } from '../observability/logger.js';
+import { requestIdFor } from '../observability/request-id.js';
 
 type Limits = Pick<GatewaySettings, 'limits' | 'timeouts'>;
 
@@ -53,17 +54,21 @@ const CLIENT_ERRORS: Record<string, ErrorCode> = {
 /**
  * The server's `clientError` listener: errors Node finds before a request exists (head too
  * large, head too slow, malformed HTTP) answered in the gateway's JSON shape, then closed.
+ * The head was not parsed, so the client's X-Request-ID is unknown: the answer carries a new one
+ * (DECISIONS.md: every response carries X-Request-ID), also logged.
  */
 export function clientErrorHandler(logger: Logger): (err: Error & { code?: string }, socket: Duplex) => void {
   return (err, socket) => {
     const code = CLIENT_ERRORS[err.code ?? ''] ?? 'GW_BAD_REQUEST';
     const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    let reqId: string | undefined;
     if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) socket.destroy();
     else {
-      const r = errorResponse(code);
+      reqId = requestIdFor(undefined);
+      const r = errorResponse(code, { 'x-request-id': reqId });
       respondOnSocket(socket, r.status, r.headers, r.body);
     }
-    logger.debug({ err: { code: err.code, message: err.message }, answered: code }, 'client error');
+    logger.debug({ reqId, err: { code: err.code, message: err.message }, answered: code }, 'client error');
   };
 }
 
@@ -127,6 +132,12 @@ function countChunkedBody(ex: Exchange, maxBytes: number): void {
  * 408 when the client stops sending its body for `idleMs` while the gateway waits for it.
  * A socket that is quiet because the gateway stopped reading (backpressure from a slow backend,
  * or the request still queued for a connection) is not the client's fault: the timer re-arms.
+ *
+ * Once the body is complete the limit no longer applies: the wait for the backend is bounded by
+ * `timeouts.backendSec`. A complete body may still be unread (the request queued for a pool
+ * connection), so no 'end' came to stop the timer; when it fires, Node emits 'timeout' on the
+ * response only (never on a complete request) and destroys the socket unless someone listens,
+ * which would drop a valid request without an answer. The response listener turns it off.
  */
 function watchBodySilence(ex: Exchange, idleMs: number): void {
   const { req, res } = ex;
@@ -139,14 +150,20 @@ function watchBodySilence(ex: Exchange, idleMs: number): void {
     cleanup();
     refuse(ex, 'GW_CLIENT_TIMEOUT');
   };
+  // Node emits on the request first (while incomplete, handled above), then on the response.
+  const onResponseTimeout = () => {
+    if (req.complete) cleanup();
+  };
   const cleanup = () => {
     req.off('timeout', onTimeout);
     req.off('end', cleanup);
+    res.off('timeout', onResponseTimeout);
     res.off('close', cleanup);
     // Once the response is done Node owns the socket's timer (keepAliveTimeout): leave it.
     if (!socket.destroyed && !res.writableFinished) socket.setTimeout(0);
   };
   req.on('timeout', onTimeout);
+  res.on('timeout', onResponseTimeout);
   req.once('end', cleanup);
   res.once('close', cleanup);
   socket.setTimeout(idleMs);

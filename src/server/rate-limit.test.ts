@@ -116,10 +116,10 @@ describe('rate limit layer', () => {
     assert.equal(sent.status, 429);
     assert.equal(ex.errorCode, 'GW_RATE_LIMITED');
     assert.deepEqual(JSON.parse(sent.body!), { error: 'Too many requests', success: false });
-    assert.equal(headers['retry-after'], 1);
-    assert.equal(headers['ratelimit-remaining'], 0);
+    assert.equal(headers['retry-after'], '1');
+    assert.equal(headers['ratelimit-remaining'], '0');
     assert.equal(headers['ratelimit-limit'], '2');
-    assert.equal(headers['ratelimit-reset'], 2);
+    assert.equal(headers['ratelimit-reset'], '2');
     assert.equal(headers['x-portico-error'], 'GW_RATE_LIMITED');
   });
 });

@@ -107,14 +107,19 @@ export function rateLimitLayer(policy: RateLimitPolicy, limiter: RateLimiter, cl
       res.setHeader('ratelimit-reset', Math.ceil((burst - left) / rate));
       return next(ex);
     }
-    const tokens = left + 1;
     ex.errorCode = 'GW_RATE_LIMITED';
-    sendError(ex.res, 'GW_RATE_LIMITED', {
-      'retry-after': Math.max(1, Math.ceil(-left / rate)),
-      'ratelimit-limit': limit,
-      'ratelimit-remaining': 0,
-      'ratelimit-reset': Math.ceil((burst - tokens) / rate),
-    });
+    sendError(ex.res, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
     return Promise.resolve();
+  };
+}
+
+/** The headers of a 429: `Retry-After` and `RateLimit-*`, from `take`'s negative answer `left`. */
+export function rateLimitedHeaders(policy: RateLimitPolicy, left: number): Record<string, string> {
+  const { requestsPerSec: rate, burst } = policy;
+  return {
+    'retry-after': String(Math.max(1, Math.ceil(-left / rate))),
+    'ratelimit-limit': String(Math.floor(burst)),
+    'ratelimit-remaining': '0',
+    'ratelimit-reset': String(Math.ceil((burst - (left + 1)) / rate)),
   };
 }

@@ -55,8 +55,15 @@ routes:
   const events = createEventBus();
   const ends: GatewayEvents['request:end'][] = [];
   events.on('request:end', (e) => ends.push(e));
-  const handler = createUpgradeHandler({ current: () => table, events, logger: createLogger({ level: 'silent' }), isDraining: () => options.draining === true });
-  return { handler, calls, ends };
+  const served: { req: IncomingMessage; socket: Duplex; head: Buffer }[] = [];
+  const handler = createUpgradeHandler({
+    current: () => table,
+    events,
+    logger: createLogger({ level: 'silent' }),
+    isDraining: () => options.draining === true,
+    serveAsRequest: (req, socket, head) => void served.push({ req, socket, head }),
+  });
+  return { handler, calls, ends, served };
 }
 
 describe('isWebSocketUpgrade', () => {
@@ -69,45 +76,52 @@ describe('isWebSocketUpgrade', () => {
 });
 
 describe('createUpgradeHandler', () => {
-  const refusals = [
-    { name: 'a non-WebSocket upgrade', url: '/api/rooms/1', headers: { connection: 'Upgrade', upgrade: 'h2c' }, status: '400 Bad Request', code: 'GW_UPGRADE_UNSUPPORTED' },
-    { name: 'an unknown path', url: '/api/nowhere', headers: WS, status: '404 Not Found', code: 'GW_ROUTE_NOT_FOUND' },
-    { name: 'a path without a GET route', url: '/api/post-only', headers: WS, status: '405 Method Not Allowed', code: 'GW_METHOD_NOT_ALLOWED' },
-    { name: 'a route that is not isWebSocket', url: '/api/plain', headers: WS, status: '400 Bad Request', code: 'GW_UPGRADE_UNSUPPORTED' },
+  const plain = [
+    { name: 'a non-WebSocket upgrade (h2c) on a WebSocket route', url: '/api/rooms/1', headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c' } },
+    { name: 'a WebSocket handshake with another method', url: '/api/rooms/1', headers: WS, method: 'POST' },
+    { name: 'a WebSocket handshake for an unknown path', url: '/api/nowhere', headers: WS },
+    { name: 'a WebSocket handshake for a path without a GET route', url: '/api/post-only', headers: WS },
+    { name: 'a WebSocket handshake for a route that is not isWebSocket', url: '/api/plain', headers: WS },
   ];
-  for (const c of refusals) {
-    it(`answers ${c.name} with JSON on the socket and calls no endpoint`, async () => {
-      const { handler, calls, ends } = setup();
+  for (const c of plain) {
+    it(`hands ${c.name} to the request handler, untouched, with its head bytes`, () => {
+      const { handler, calls, ends, served } = setup();
       const socket = new RecordingSocket();
-      handler(fakeRequest(c.url, { ...c.headers, 'x-request-id': 'r-1' }), socket, Buffer.alloc(0));
-      await once(socket, 'close');
-      const text = socket.text();
-      assert.ok(text.startsWith(`HTTP/1.1 ${c.status}\r\n`), text);
-      assert.match(text, new RegExp(`\\r\\nx-portico-error: ${c.code}\\r\\n`));
-      assert.match(text, /\r\nx-request-id: r-1\r\n/);
-      assert.match(text, /\r\n\r\n\{"error":".+","success":false\}$/);
+      const req = fakeRequest(c.url, c.headers, c.method);
+      const head = Buffer.from('body');
+      handler(req, socket, head);
+      assert.equal(served.length, 1);
+      assert.equal(served[0]!.req, req);
+      assert.equal(served[0]!.socket, socket);
+      assert.equal(served[0]!.head, head);
+      assert.equal(socket.written.length, 0);
       assert.equal(calls.length, 0);
-      assert.equal(ends.length, 1);
-      assert.equal(ends[0]!.errorCode, c.code);
-      assert.equal(ends[0]!.requestId, 'r-1');
+      assert.equal(ends.length, 0, 'the request handler reports it');
+      assert.equal(handler.open(), 0);
     });
   }
 
-  it('sends Allow with a 405', async () => {
-    const { handler } = setup();
-    const socket = new RecordingSocket();
-    handler(fakeRequest('/api/post-only', WS), socket, Buffer.alloc(0));
-    await once(socket, 'close');
-    assert.match(socket.text(), /\r\nallow: POST\r\n/);
+  it('hands a non-WebSocket upgrade to the request handler while draining too', () => {
+    const { handler, served } = setup({ draining: true });
+    handler(fakeRequest('/api/plain', { connection: 'Upgrade', upgrade: 'h2c' }), new RecordingSocket(), Buffer.alloc(0));
+    assert.equal(served.length, 1);
   });
 
-  it('answers 503 while draining', async () => {
-    const { handler, calls } = setup({ draining: true });
+  it('answers a WebSocket handshake for a WebSocket route 503 JSON while draining', async () => {
+    const { handler, calls, ends, served } = setup({ draining: true });
     const socket = new RecordingSocket();
-    handler(fakeRequest('/api/rooms/1', WS), socket, Buffer.alloc(0));
+    handler(fakeRequest('/api/rooms/1', { ...WS, 'x-request-id': 'r-1' }), socket, Buffer.alloc(0));
     await once(socket, 'close');
-    assert.ok(socket.text().startsWith('HTTP/1.1 503 Service Unavailable\r\n'));
+    const text = socket.text();
+    assert.ok(text.startsWith('HTTP/1.1 503 Service Unavailable\r\n'), text);
+    assert.match(text, /\r\nx-portico-error: GW_GATEWAY_DRAINING\r\n/);
+    assert.match(text, /\r\nx-request-id: r-1\r\n/);
+    assert.match(text, /\r\n\r\n\{"error":"Gateway is shutting down","success":false\}$/);
     assert.equal(calls.length, 0);
+    assert.equal(served.length, 0);
+    assert.equal(ends.length, 1);
+    assert.equal(ends[0]!.errorCode, 'GW_GATEWAY_DRAINING');
+    assert.equal(ends[0]!.routeId, 'GET /rooms/{room}');
   });
 
   it('hands a WebSocket route its exchange: route, decoded params, raw query, request id, head bytes', async () => {

@@ -3,14 +3,17 @@
  * request handler or a pipeline (Node hands over the raw socket). The current route table is read
  * on every upgrade, so a reload applies to new connections while open tunnels keep going.
  *
- * What an upgrade may be answered here, before any route endpoint runs (JSON errors written
- * onto the socket, then the connection closes; the choice is documented in docs/streaming.md):
- *   gateway draining                              503 GW_GATEWAY_DRAINING
- *   not `GET` + `Upgrade: websocket` (e.g. h2c)   400 GW_UPGRADE_UNSUPPORTED
- *   no route for the path                         404 GW_ROUTE_NOT_FOUND
- *   the path has routes, but no GET route         405 GW_METHOD_NOT_ALLOWED (Allow)
- *   a GET route that is not `isWebSocket`         400 GW_UPGRADE_UNSUPPORTED
- * Everything after that (auth, circuit, backend) is the route's endpoint: src/stream/websocket.ts.
+ * Only a WebSocket handshake (`GET` + `Upgrade: websocket`) for a path whose GET route is
+ * `isWebSocket` is upgraded. Every other request that carries `Upgrade` (`h2c` from Java's
+ * HttpClient or `curl --http2`, a WebSocket handshake for a standard route or an unknown path)
+ * is served as a plain HTTP/1.1 request by the normal request handler, the `Upgrade` ignored
+ * (RFC 9110 7.8; ./ignore-upgrade.ts): the client gets the route's ordinary answer (a 404, a 405,
+ * a backend's 200, a 426 on a WebSocket route...) as with nginx. The choice is documented in
+ * docs/streaming.md.
+ *
+ * A WebSocket upgrade for a WebSocket route while the gateway drains: 503 GW_GATEWAY_DRAINING,
+ * written onto the socket. Everything after that (rate limit, Origin check, auth, circuit,
+ * backend) is the route's upgrade endpoint: server/guards.ts and src/stream/websocket.ts.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -18,7 +21,6 @@ import type { RouteEntry, RouteTable } from '../router/route-table.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
-import type { ErrorCode } from '../response/errors.js';
 import { errorResponse } from '../response/send-error.js';
 import { answerError, type UpgradeExchange, type UpgradeStep } from '../stream/websocket.js';
 import { respondOnSocket } from './socket-response.js';
@@ -33,6 +35,8 @@ export interface UpgradeHandlerDeps {
   readonly events: EventBus;
   readonly logger: Logger;
   isDraining(): boolean;
+  /** Serves a request whose upgrade the gateway declines as a plain request (./ignore-upgrade.ts). */
+  serveAsRequest(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
 
 export interface UpgradeHandler {
@@ -58,19 +62,27 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
   const sockets = new Set<Duplex>();
 
   const handler = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const match = isWebSocketUpgrade(req) ? deps.current().match('GET', path) : undefined;
+    const entry = match?.kind === 'found' ? (match.entry as UpgradeRouteEntry) : undefined;
+    if (match?.kind !== 'found' || entry?.upgrade === undefined) {
+      deps.serveAsRequest(req, socket, head);
+      return;
+    }
+    const upgrade = entry.upgrade;
+
     // Node removed its own listeners from this socket: without one, an error would crash.
     socket.on('error', (err) => logger.debug({ err }, 'upgrade socket error'));
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     const started = performance.now();
     const requestId = requestIdFor(req.headers['x-request-id']);
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const rawQuery = q < 0 ? '' : url.slice(q + 1);
+    const routeId = entry.route.id;
     let status: number | undefined;
     let errorCode: string | undefined;
-    const report = (routeId: string | undefined) => {
+    const report = () => {
       events.emit('request:end', {
         requestId,
         method: req.method ?? 'GET',
@@ -82,22 +94,15 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
         errorCode,
       });
     };
-    const refuse = (code: ErrorCode, routeId?: string, extraHeaders?: Record<string, string>) => {
-      const r = errorResponse(code, { ...extraHeaders, 'x-request-id': requestId });
-      status = r.status;
-      errorCode = code;
-      respondOnSocket(socket, r.status, r.headers, r.body);
-      report(routeId);
-    };
 
-    if (deps.isDraining()) return refuse('GW_GATEWAY_DRAINING');
-    if (!isWebSocketUpgrade(req)) return refuse('GW_UPGRADE_UNSUPPORTED');
-    const match = deps.current().match('GET', path);
-    if (match.kind === 'not-found') return refuse('GW_ROUTE_NOT_FOUND');
-    if (match.kind === 'method-not-allowed') return refuse('GW_METHOD_NOT_ALLOWED', undefined, { allow: match.allow });
-    const entry = match.entry as UpgradeRouteEntry;
-    const routeId = entry.route.id;
-    if (entry.upgrade === undefined) return refuse('GW_UPGRADE_UNSUPPORTED', routeId);
+    if (deps.isDraining()) {
+      const r = errorResponse('GW_GATEWAY_DRAINING', { 'x-request-id': requestId });
+      status = r.status;
+      errorCode = 'GW_GATEWAY_DRAINING';
+      respondOnSocket(socket, r.status, r.headers, r.body);
+      report();
+      return;
+    }
 
     const ux: UpgradeExchange = {
       route: entry.route,
@@ -106,7 +111,7 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
       head,
       requestId,
       params: match.params,
-      rawQuery,
+      rawQuery: q < 0 ? '' : url.slice(q + 1),
       claimHeaders: undefined,
       status: undefined,
       upstreamStatus: undefined,
@@ -116,9 +121,9 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
     const finish = () => {
       status = ux.status;
       errorCode = ux.errorCode;
-      report(routeId);
+      report();
     };
-    entry.upgrade(ux).then(finish, (err: unknown) => {
+    upgrade(ux).then(finish, (err: unknown) => {
       // A bug, not a backend failure: log it with the request id, answer without internals.
       logger.error({ reqId: requestId, route: routeId, err }, 'unhandled error in websocket upgrade');
       if (ux.status === undefined) answerError(ux, 'GW_INTERNAL');

@@ -16,9 +16,15 @@
  *
  * Streams run on the upstream's `streamPool` (unlimited connections), never on the 64-connection
  * pool of standard and mapping calls, which a thousand idle streams would otherwise starve.
+ *
+ * When the gateway starts draining it ends open streams itself (./open-streams.ts): the client
+ * response is finished cleanly (the client sees a normal end and reconnects elsewhere) and the
+ * backend stream is aborted. undici destroys the writable it streams into when its request is
+ * aborted, so a stream is written through a thin relay (`relayTo`) that can be detached first.
  */
 import type { Dispatcher } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { Writable } from 'node:stream';
 import type { Step } from '../pipeline/step.js';
 import type { CompiledRoute } from '../config/compile.js';
 import type { Upstream } from '../upstream/upstream.js';
@@ -28,6 +34,7 @@ import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/f
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import { hasRequestBody } from '../proxy/forward.js';
 import { sendError } from '../response/send-error.js';
+import type { OpenStreams } from './open-streams.js';
 
 export interface SseOptions {
   readonly upstream: Upstream;
@@ -36,6 +43,8 @@ export interface SseOptions {
   /** No response head from the backend within this time: 504. The body has no timeout. */
   readonly headersTimeoutMs: number;
   readonly events: EventBus;
+  /** Open streams, ended by the gateway when it drains; none when not given. */
+  readonly streams?: OpenStreams;
 }
 
 /** Response headers of a stream: the backend's end-to-end headers plus `X-Accel-Buffering: no`. */
@@ -50,9 +59,30 @@ export function sseDropSet(dropHeaders: ReadonlySet<string>): ReadonlySet<string
   return new Set([...dropHeaders, 'accept-encoding']);
 }
 
+/** A writable relaying into `res`, with backpressure, until `detach()`; then it ignores writes. */
+export function relayTo(res: ServerResponse): { sink: Writable; detach(): void } {
+  let detached = false;
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      if (detached || res.write(chunk)) cb();
+      else res.once('drain', () => cb());
+    },
+    final(cb) {
+      if (!detached) res.end();
+      cb();
+    },
+    // undici destroys the sink after a normal end too (no error): only an error cuts the response.
+    destroy(err, cb) {
+      if (err && !detached) res.destroy(err);
+      cb(err);
+    },
+  });
+  return { sink, detach: () => void (detached = true) };
+}
+
 /** The endpoint of an `isSSE` route. */
 export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
-  const { upstream, headersTimeoutMs, events } = options;
+  const { upstream, headersTimeoutMs, events, streams } = options;
   const { origin } = upstream;
   const dropHeaders = sseDropSet(options.dropHeaders);
   const hasQuery = route.path.hasQuery;
@@ -64,6 +94,8 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
       const { req, res } = ex;
       req.socket.setNoDelay(true);
       const abort = new AbortController();
+      // Set when the gateway ended the stream itself (draining): the abort that follows is ours.
+      let endedByGateway = false;
       // A client that leaves closes the backend stream at once (DECISIONS.md).
       const onClose = () => {
         if (!res.writableFinished) abort.abort();
@@ -89,15 +121,25 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
           res.writeHead(statusCode, sseResponseHeaders(backendHeaders));
           res.flushHeaders();
           // A 2xx head starts the stream; anything else is an ordinary (error) answer.
-          if (statusCode < 300) {
-            events.emit('stream:open', { kind: 'sse', routeId: route.id });
-            res.once('close', () => events.emit('stream:close', { kind: 'sse', routeId: route.id, durationMs: performance.now() - opened }));
-          }
-          return res;
+          if (statusCode >= 300) return res;
+          events.emit('stream:open', { kind: 'sse', routeId: route.id });
+          const relay = relayTo(res);
+          const unregister = streams?.add(() => {
+            if (res.writableEnded || res.destroyed) return;
+            endedByGateway = true;
+            relay.detach();
+            res.end();
+            abort.abort();
+          });
+          res.once('close', () => {
+            unregister?.();
+            events.emit('stream:close', { kind: 'sse', routeId: route.id, durationMs: performance.now() - opened });
+          });
+          return relay.sink;
         },
         (err) => {
           res.removeListener('close', onClose);
-          if (err) {
+          if (err && !endedByGateway) {
             const failure = classifyUpstreamError(err);
             if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
             if (failure.kind !== 'aborted' || !res.destroyed) {

@@ -1,0 +1,31 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createOpenStreams } from './open-streams.js';
+
+describe('open streams', () => {
+  it('ends every registered stream once on endAll, not the unregistered ones', () => {
+    const streams = createOpenStreams();
+    const ended: string[] = [];
+    streams.add(() => ended.push('a'));
+    const removeB = streams.add(() => ended.push('b'));
+    streams.add(() => ended.push('c'));
+    removeB();
+    assert.equal(streams.size, 2);
+    streams.endAll();
+    assert.deepEqual(ended, ['a', 'c']);
+    assert.equal(streams.size, 0);
+    streams.endAll();
+    assert.deepEqual(ended, ['a', 'c']);
+  });
+
+  it('ends a stream registered after endAll on the next microtask, not inside add', async () => {
+    const streams = createOpenStreams();
+    streams.endAll();
+    let ended = 0;
+    streams.add(() => ended++);
+    assert.equal(ended, 0);
+    await Promise.resolve();
+    assert.equal(ended, 1);
+    assert.equal(streams.size, 0);
+  });
+});

@@ -1,0 +1,166 @@
+/**
+ * WebSocket upgrades pass the route's guards like HTTP requests: the rate limit (the same
+ * process-wide buckets, 429 JSON with Retry-After and RateLimit-* on the socket) and, with
+ * `config.cors` set, the Origin check (403 JSON for a browser page of a foreign origin).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rawRequest, startBackend, type TestBackend } from '../support/backend.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { bounded, handshakeHeaders, startWsBackend, upgradeRequest, type UpgradeAnswer, type WsBackend } from '../support/ws-backend.js';
+
+/** Closes an upgraded socket at once (the tests only look at the 101). */
+function done(answer: UpgradeAnswer): void {
+  if (answer.kind === 'upgrade') answer.socket.destroy();
+}
+
+describe('WebSocket upgrades are rate limited with the HTTP buckets', () => {
+  let wsBackend: WsBackend;
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    wsBackend = await startWsBackend();
+    backend = await startBackend();
+    gw = await startGateway(`
+routes:
+  - method: GET
+    route: /echo
+    service: ${wsBackend.host}
+    path: /echo
+    isWebSocket: true
+  - method: GET
+    route: /own
+    service: ${wsBackend.host}
+    path: /echo
+    isWebSocket: true
+    rateLimit:
+      requestsPerSec: 0.1
+      burst: 1
+  - method: GET
+    route: /free
+    service: ${wsBackend.host}
+    path: /echo
+    isWebSocket: true
+    rateLimit:
+      enabled: false
+  - method: GET
+    route: /plain
+    service: ${backend.host}
+    path: /plain
+config:
+  rateLimit:
+    enabled: true
+    requestsPerSec: 0.2
+    burst: 2
+`);
+  });
+  after(async () => {
+    await gw?.close();
+    await wsBackend?.close();
+    await backend?.close();
+  });
+
+  it('takes upgrades from the shared bucket and answers 429 JSON with Retry-After and RateLimit-* without contacting the backend', async () => {
+    const plain = await rawRequest(gw.url, '/api/plain');
+    assert.equal(plain.status, 200);
+    const first = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders());
+    assert.equal(first.status, 101);
+    done(first);
+    assert.equal(wsBackend.upgrades.length, 1);
+
+    const refused = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders({ 'x-request-id': 'ws-limited' }));
+    assert.equal(refused.kind, 'response');
+    if (refused.kind !== 'response') return;
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers['content-type'], 'application/json');
+    assert.equal(refused.headers['x-portico-error'], 'GW_RATE_LIMITED');
+    assert.equal(refused.headers['x-request-id'], 'ws-limited');
+    assert.equal(refused.headers.connection, 'close');
+    const retryAfter = Number(refused.headers['retry-after']);
+    assert.ok(retryAfter >= 1 && retryAfter <= 5, `retry-after ${retryAfter}`);
+    assert.equal(refused.headers['ratelimit-limit'], '2');
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    assert.ok(Number(refused.headers['ratelimit-reset']) >= 5 && Number(refused.headers['ratelimit-reset']) <= 10);
+    assert.deepEqual(JSON.parse(refused.body), { error: 'Too many requests', success: false });
+    await bounded(refused.closed, 3_000, 'connection close');
+    assert.equal(wsBackend.upgrades.length, 1, 'the backend was not contacted');
+
+    // The same bucket refuses the next HTTP request too.
+    const after = await rawRequest(gw.url, '/api/plain');
+    assert.equal(after.status, 429);
+    assert.equal(backend.seen.length, 1);
+    const line = gw.logs.find((l) => l.reqId === 'ws-limited' && l.msg === 'request');
+    assert.equal(line?.status, 429);
+  });
+
+  it('keeps a route\'s own bucket apart and exempts a route with rateLimit.enabled: false', async () => {
+    const before = wsBackend.upgrades.length;
+    const own = await upgradeRequest(gw.url, '/api/own', handshakeHeaders());
+    assert.equal(own.status, 101);
+    done(own);
+    const ownAgain = await upgradeRequest(gw.url, '/api/own', handshakeHeaders());
+    assert.equal(ownAgain.status, 429);
+    assert.equal(ownAgain.kind === 'response' && ownAgain.headers['ratelimit-limit'], '1');
+    for (let i = 0; i < 3; i++) {
+      const free = await upgradeRequest(gw.url, '/api/free', handshakeHeaders());
+      assert.equal(free.status, 101);
+      done(free);
+    }
+    assert.equal(wsBackend.upgrades.length, before + 4);
+  });
+});
+
+describe('WebSocket upgrades honour the CORS origins', () => {
+  let wsBackend: WsBackend;
+  let gw: TestGateway;
+  before(async () => {
+    wsBackend = await startWsBackend();
+    gw = await startGateway(`
+routes:
+  - method: GET
+    route: /echo
+    service: ${wsBackend.host}
+    path: /echo
+    isWebSocket: true
+config:
+  cors:
+    origins: ["https://app.example.com", "https://*.partner.example"]
+`);
+  });
+  after(async () => {
+    await gw?.close();
+    await wsBackend?.close();
+  });
+
+  it('refuses a browser handshake from a foreign origin with 403 JSON, without contacting the backend', async () => {
+    const res = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders({ origin: 'https://evil.example', 'x-request-id': 'ws-foreign' }));
+    assert.equal(res.kind, 'response');
+    if (res.kind !== 'response') return;
+    assert.equal(res.status, 403);
+    assert.equal(res.headers['content-type'], 'application/json');
+    assert.equal(res.headers['x-portico-error'], 'GW_ORIGIN_NOT_ALLOWED');
+    assert.equal(res.headers['x-request-id'], 'ws-foreign');
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+    assert.deepEqual(JSON.parse(res.body), { error: 'Origin not allowed', success: false });
+    await bounded(res.closed, 3_000, 'connection close');
+    assert.equal(wsBackend.upgrades.length, 0);
+  });
+
+  const admitted = [
+    { name: 'an allowed origin', origin: 'https://app.example.com' },
+    { name: 'an origin matching a wildcard entry', origin: 'https://eu.partner.example' },
+    { name: 'the gateway\'s own origin (same-origin page)', origin: 'self' },
+    { name: 'no Origin (not a browser)', origin: undefined },
+  ];
+  for (const c of admitted) {
+    it(`upgrades a handshake with ${c.name}`, async () => {
+      const before = wsBackend.upgrades.length;
+      const origin = c.origin === 'self' ? `http://127.0.0.1:${gw.port}` : c.origin;
+      const res = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders(origin === undefined ? {} : { origin }));
+      assert.equal(res.status, 101);
+      done(res);
+      assert.equal(wsBackend.upgrades.length, before + 1);
+      assert.equal(wsBackend.upgrades.at(-1)!.headers.origin, origin);
+    });
+  }
+});
