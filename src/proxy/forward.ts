@@ -9,8 +9,8 @@ import type { CompiledRoute } from '../config/compile.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
-import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import { sendError } from '../response/send-error.js';
+import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import type { EventBus } from '../observability/events.js';
 
 export interface ForwardOptions {
@@ -92,19 +92,7 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
           if (deadline !== undefined) clearTimeout(deadline);
           res.removeListener('close', onClose);
           if (settled) return;
-          if (err) {
-            const failure = classifyUpstreamError(err);
-            if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
-            if (failure.kind !== 'aborted' || !res.destroyed) {
-              events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
-            }
-            if (!res.headersSent && !res.destroyed) {
-              ex.errorCode = failure.code;
-              sendError(res, failure.code);
-            } else {
-              res.destroy();
-            }
-          }
+          if (err) answerUpstreamFailure(ex, err, origin.key, events);
           settle();
         },
       );

@@ -31,9 +31,8 @@ import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
-import { classifyUpstreamError } from '../upstream/upstream-error.js';
+import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import { hasRequestBody } from '../proxy/forward.js';
-import { sendError } from '../response/send-error.js';
 import type { OpenStreams } from './open-streams.js';
 
 export interface SseOptions {
@@ -139,19 +138,7 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
         },
         (err) => {
           res.removeListener('close', onClose);
-          if (err && !endedByGateway) {
-            const failure = classifyUpstreamError(err);
-            if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
-            if (failure.kind !== 'aborted' || !res.destroyed) {
-              events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
-            }
-            if (!res.headersSent && !res.destroyed) {
-              ex.errorCode = failure.code;
-              sendError(res, failure.code);
-            } else {
-              res.destroy();
-            }
-          }
+          if (err && !endedByGateway) answerUpstreamFailure(ex, err, origin.key, events);
           resolve();
         },
       );
