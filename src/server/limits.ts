@@ -90,7 +90,12 @@ export function bodyLimitLayer(maxBytes: number, bodyIdleMs: number): Layer {
       refuse(ex, 'GW_BODY_TOO_LARGE');
       return Promise.resolve();
     }
-    if (!req.complete) watchBodySilence(ex, bodyIdleMs);
+    // A small body usually arrives in the same read as the headers, but Node marks the request
+    // complete only after this handler returns: look once the current read is parsed, and arm
+    // the silence timer (a socket timer and four listeners) only for a body still on its way.
+    queueMicrotask(() => {
+      if (!req.complete && !ex.res.writableEnded) watchBodySilence(ex, bodyIdleMs);
+    });
     return next(ex);
   };
 }
