@@ -1,25 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import { respondOnSocket, responseHead } from './socket-response.js';
+import { RecordingSocket } from '../../test/support/recording-socket.js';
 
-class RecordingSocket extends Duplex {
-  readonly written: Buffer[] = [];
-  override _read(): void {}
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: () => void): void {
-    this.written.push(Buffer.from(chunk));
-    cb();
-  }
-  override _final(cb: () => void): void {
-    // The peer closes when it saw our FIN.
-    this.push(null);
-    cb();
-  }
-  text(): string {
-    return Buffer.concat(this.written).toString('utf8');
-  }
-}
 
 describe('responseHead', () => {
   it('writes the status line with the standard reason, then each header, repeated for lists', () => {

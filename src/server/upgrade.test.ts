@@ -9,22 +9,8 @@ import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
 import type { UpgradeExchange, UpgradeStep } from '../stream/websocket.js';
 import { createUpgradeHandler, isWebSocketUpgrade, type UpgradeRouteEntry } from './upgrade.js';
+import { RecordingSocket } from '../../test/support/recording-socket.js';
 
-class RecordingSocket extends Duplex {
-  readonly written: Buffer[] = [];
-  override _read(): void {}
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: () => void): void {
-    this.written.push(Buffer.from(chunk));
-    cb();
-  }
-  override _final(cb: () => void): void {
-    this.push(null);
-    cb();
-  }
-  text(): string {
-    return Buffer.concat(this.written).toString('utf8');
-  }
-}
 
 function fakeRequest(url: string, headers: Record<string, string>, method = 'GET'): IncomingMessage {
   return { url, method, headers } as unknown as IncomingMessage;

@@ -11,22 +11,8 @@ import { requestDropSet } from '../upstream/forward-headers.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
 import { backendUpgradeHeaders, upgradeResponseHeaders, websocketEndpoint, type UpgradeExchange } from './websocket.js';
+import { RecordingSocket } from '../../test/support/recording-socket.js';
 
-class RecordingSocket extends Duplex {
-  readonly written: Buffer[] = [];
-  override _read(): void {}
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: () => void): void {
-    this.written.push(Buffer.from(chunk));
-    cb();
-  }
-  override _final(cb: () => void): void {
-    this.push(null);
-    cb();
-  }
-  text(): string {
-    return Buffer.concat(this.written).toString('utf8');
-  }
-}
 
 function fakeRequest(rawHeaders: string[]): IncomingMessage {
   const headers: Record<string, string> = {};
