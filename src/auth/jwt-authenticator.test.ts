@@ -12,7 +12,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
 import { bearerToken, createJwtAuthenticator } from './jwt-authenticator.js';
 import { createLocalJwtAuthenticator } from './local-jwt.js';
-import { createJwksAuthenticator, createJwksKeySource, JWKS_ALGORITHMS, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
+import { createJwksAuthenticator, createJwksKeySource, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
 import { HMAC_ALGORITHMS } from './local-jwt.js';
 
 const NOW_SEC = 1_700_000_000;

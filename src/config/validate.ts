@@ -210,7 +210,7 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
       if (!isTemplate(t)) at(here('route'), `${label}.route: ${t.error}`);
       else if (/[?#]/.test(route.route)) at(here('route'), `${label}.route: must not contain "?" or "#"; client query parameters are forwarded automatically`);
       else if (/[*()]/.test(route.route)) at(here('route'), `${label}.route: "*", "(" and ")" are not allowed; use {param} segments`);
-      else if (/\}[^/.\-]/.test(route.route)) {
+      else if (/\}[^/.-]/.test(route.route)) {
         // The router ends a parameter only at "/", "." or "-": `/u/{id}x` would read `idx`.
         at(here('route'), `${label}.route: a {param} must be followed by "/", "." or "-" (or end the route)`);
       } else {

@@ -52,9 +52,24 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       }
     }
 
+    const match = deps.current().match(method, path);
+    const ex: Exchange | undefined =
+      match.kind === 'found'
+        ? {
+            route: match.entry.route,
+            req,
+            res,
+            requestId,
+            params: match.params,
+            rawQuery: q < 0 ? '' : url.slice(q + 1),
+            claimHeaders: undefined,
+            upstreamStatus: undefined,
+            upstreamFailure: undefined,
+            errorCode: undefined,
+          }
+        : undefined;
+    const errorCode = match.kind === 'not-found' ? 'GW_ROUTE_NOT_FOUND' : match.kind === 'method-not-allowed' ? 'GW_METHOD_NOT_ALLOWED' : undefined;
     inFlight.count++;
-    let ex: Exchange | undefined;
-    let errorCode: string | undefined;
     res.once('close', () => {
       inFlight.count--;
       events.emit('request:end', {
@@ -70,29 +85,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       });
     });
 
-    const match = deps.current().match(method, path);
-    if (match.kind === 'not-found') {
-      errorCode = 'GW_ROUTE_NOT_FOUND';
+    if (match.kind !== 'found' || ex === undefined) {
       req.resume();
-      return sendError(res, 'GW_ROUTE_NOT_FOUND');
+      return match.kind === 'method-not-allowed' ? sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow }) : sendError(res, 'GW_ROUTE_NOT_FOUND');
     }
-    if (match.kind === 'method-not-allowed') {
-      errorCode = 'GW_METHOD_NOT_ALLOWED';
-      req.resume();
-      return sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow });
-    }
-    ex = {
-      route: match.entry.route,
-      req,
-      res,
-      requestId,
-      params: match.params,
-      rawQuery: q < 0 ? '' : url.slice(q + 1),
-      claimHeaders: undefined,
-      upstreamStatus: undefined,
-      upstreamFailure: undefined,
-      errorCode: undefined,
-    };
     const exchange = ex;
     match.entry.run(exchange).catch((err: unknown) => {
       // A bug, not a backend failure: log it with the request id, answer without internals.

@@ -1,0 +1,25 @@
+// Lint rules on top of `tsc --strict`: the recommended sets of ESLint and typescript-eslint,
+// plus the habits STYLE.md asks for (no focused or skipped tests, no `any`).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'schema/', '.tmp/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'describe', property: 'only' },
+        { object: 'it', property: 'only' },
+        { object: 'test', property: 'only' },
+        { object: 'describe', property: 'skip' },
+        { object: 'it', property: 'skip' },
+        { object: 'test', property: 'skip' },
+      ],
+    },
+  },
+);
