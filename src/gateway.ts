@@ -183,6 +183,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const deadline = Date.now() + (options.drainTimeoutMs ?? 15_000);
+      // Poll rather than wait for one event: each round also closes the keep-alive connections
+      // whose last response just finished, which server.close() alone leaves open.
       while (inFlight.count > 0 && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 25));
         server.closeIdleConnections();
