@@ -211,7 +211,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
         const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders);
         headers.push('accept-encoding', 'identity');
         answer = await pool.request({
-          path: appendQuery(route.buildPath(ex.params), route.path.hasQuery, ex.rawQuery),
+          path: appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery),
           method,
           headers,
           body: hasRequestBody(ex) ? req : null,

@@ -32,7 +32,7 @@ export function hasRequestBody(ex: Exchange): boolean {
 export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): Step {
   const { upstream, dropHeaders, headersTimeoutMs, bodyTimeoutMs, events } = options;
   const { pool, origin } = upstream;
-  const hasQuery = route.path.hasQuery;
+  const template = route.path;
   const buildPath = route.buildPath;
   const method = route.method as Dispatcher.HttpMethod;
 
@@ -72,7 +72,7 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
       const started = performance.now();
       pool.stream(
         {
-          path: appendQuery(buildPath(ex.params), hasQuery, ex.rawQuery),
+          path: appendQuery(buildPath(ex.params), template, ex.rawQuery),
           method: req.method === 'HEAD' ? 'HEAD' : method,
           headers: upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders),
           body: hasRequestBody(ex) ? req : null,

@@ -84,7 +84,7 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
   const { upstream, headersTimeoutMs, events, streams } = options;
   const { origin } = upstream;
   const dropHeaders = sseDropSet(options.dropHeaders);
-  const hasQuery = route.path.hasQuery;
+  const template = route.path;
   const buildPath = route.buildPath;
   const method = route.method as Dispatcher.HttpMethod;
 
@@ -105,7 +105,7 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
       headers.push('accept-encoding', 'identity');
       upstream.streamPool.stream(
         {
-          path: appendQuery(buildPath(ex.params), hasQuery, ex.rawQuery),
+          path: appendQuery(buildPath(ex.params), template, ex.rawQuery),
           method: req.method === 'HEAD' ? 'HEAD' : method,
           headers,
           body: hasRequestBody(ex) ? req : null,

@@ -107,7 +107,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
   const { origin, breaker } = upstream;
   const request = origin.protocol === 'https:' ? httpsRequest : httpRequest;
   const tls = upstream.tlsConnect;
-  const hasQuery = route.path.hasQuery;
+  const template = route.path;
   const buildPath = route.buildPath;
   const requiresAuth = route.requiresAuth;
 
@@ -156,7 +156,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         host: origin.hostname,
         port: origin.port,
         method: 'GET',
-        path: appendQuery(buildPath(ux.params), hasQuery, ux.rawQuery),
+        path: appendQuery(buildPath(ux.params), template, ux.rawQuery),
         headers: backendUpgradeHeaders(ux, origin.hostHeader, dropHeaders),
         setHost: false,
         agent: false,

@@ -41,14 +41,16 @@ describe('compileUrlBuilder', () => {
 
 describe('appendQuery', () => {
   it('appends after the template query with &, else with ?', () => {
-    assert.equal(appendQuery('/users?companyId=7', true, 'page=2'), '/users?companyId=7&page=2');
-    assert.equal(appendQuery('/users', false, 'page=2'), '/users?page=2');
-    assert.equal(appendQuery('/users', false, ''), '/users');
+    assert.equal(appendQuery('/users?companyId=7', template('/users?companyId={c}'), 'page=2'), '/users?companyId=7&page=2');
+    assert.equal(appendQuery('/users', template('/users'), 'page=2'), '/users?page=2');
+    assert.equal(appendQuery('/users', template('/users'), ''), '/users');
   });
   it('drops client parameters that the template sets, however they are encoded', () => {
-    assert.equal(appendQuery('/users?companyId=7', true, 'companyId=9&page=2'), '/users?companyId=7&page=2');
-    assert.equal(appendQuery('/users?companyId=7', true, 'company%49d=9&companyId&page=2'), '/users?companyId=7&page=2');
-    assert.equal(appendQuery('/u?a=1&b=2', true, 'b=3&c=4&&a=5'), '/u?a=1&b=2&c=4');
-    assert.equal(appendQuery('/u?a=1', true, 'a=2'), '/u?a=1');
+    const users = template('/users?companyId={c}');
+    assert.deepEqual([...users.queryKeys], ['companyId']);
+    assert.equal(appendQuery('/users?companyId=7', users, 'companyId=9&page=2'), '/users?companyId=7&page=2');
+    assert.equal(appendQuery('/users?companyId=7', users, 'company%49d=9&companyId&page=2'), '/users?companyId=7&page=2');
+    assert.equal(appendQuery('/u?a=1&b=2', template('/u?a={x}&b={y}'), 'b=3&c=4&&a=5'), '/u?a=1&b=2&c=4');
+    assert.equal(appendQuery('/u?a=1', template('/u?a=1'), 'a=2'), '/u?a=1');
   });
 });

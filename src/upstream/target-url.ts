@@ -13,6 +13,8 @@ export interface Template {
   readonly params: readonly string[];
   /** True when the template already holds a `?`: client query is then appended with `&`. */
   readonly hasQuery: boolean;
+  /** Names of the query parameters the template writes itself (decoded); empty without a query. */
+  readonly queryKeys: ReadonlySet<string>;
 }
 
 const PARAM_NAME = /^[A-Za-z_$][\w$-]*$/;
@@ -43,7 +45,9 @@ export function parseTemplate(source: string): Template | { error: string } {
     i = end + 1;
   }
   if (literal) parts.push(literal);
-  return { source, parts, params, hasQuery: source.includes('?') };
+  const q = source.indexOf('?');
+  const queryKeys = new Set(q < 0 ? [] : source.slice(q + 1).split('&').filter(Boolean).map(queryKey));
+  return { source, parts, params, hasQuery: q >= 0, queryKeys };
 }
 
 export function isTemplate(t: Template | { error: string }): t is Template {
@@ -84,12 +88,13 @@ export function compileUrlBuilder(t: Template): UrlBuilder {
 /**
  * Appends the client's raw query string after any query the template itself wrote. A client
  * parameter with the same name as one the template sets is dropped: `/users?companyId={id}` must
- * not become `?companyId=7&companyId=9`, which many frameworks read as 9 (or as a list).
+ * not become `?companyId=7&companyId=9`, which many frameworks read as 9 (or as a list). The
+ * template's names are known at config load (`Template.queryKeys`).
  */
-export function appendQuery(path: string, hasQuery: boolean, rawQuery: string): string {
+export function appendQuery(path: string, template: Pick<Template, 'hasQuery' | 'queryKeys'>, rawQuery: string): string {
   if (rawQuery === '') return path;
-  if (!hasQuery) return `${path}?${rawQuery}`;
-  const own = new Set(path.slice(path.indexOf('?') + 1).split('&').map(queryKey));
+  if (!template.hasQuery) return `${path}?${rawQuery}`;
+  const own = template.queryKeys;
   let out = path;
   for (const part of rawQuery.split('&')) {
     if (part !== '' && !own.has(queryKey(part))) out += `&${part}`;
@@ -100,7 +105,9 @@ export function appendQuery(path: string, hasQuery: boolean, rawQuery: string): 
 /** The decoded name of one `name=value` query part (`+` is a space in queries). */
 function queryKey(part: string): string {
   const eq = part.indexOf('=');
-  const raw = (eq < 0 ? part : part.slice(0, eq)).replaceAll('+', ' ');
+  const name = eq < 0 ? part : part.slice(0, eq);
+  if (!name.includes('%') && !name.includes('+')) return name;
+  const raw = name.replaceAll('+', ' ');
   try {
     return decodeURIComponent(raw);
   } catch {
