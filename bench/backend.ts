@@ -4,8 +4,10 @@
  *
  *   GET  /small        ~400 B JSON          GET /large       20 KB JSON
  *   POST /echo         reads the body (4 KB in the bench), answers a small JSON
- *   GET  /items?n=N    N items `{ id, userId, title }` (for the mapping scenario, bench/mapping.ts)
- *   GET  /users/{id}   one small user object (the mapped service of that scenario)
+ *   GET  /items?n=N    N items `{ id, userId, authorId, groupId, title }` (the mapping scenario of
+ *                      bench/mapping.ts; authorId and groupId take 10 distinct values each)
+ *   GET  /users/{id}   one small user object        GET /comments?postId=X  two small comments
+ *   GET  /delay/MS/... any of the above, answered after MS milliseconds (a slow service)
  *
  * Run as its own process: `node backend.js [port]`; prints `{"ready":true,"port":N}` on stdout.
  * Self-contained (no local imports) so bench/run.ts can transpile and run it without tsx.
@@ -29,7 +31,7 @@ const ITEMS = new Map<number, Buffer>();
 function itemsBody(n: number): Buffer {
   let body = ITEMS.get(n);
   if (body === undefined) {
-    const items = Array.from({ length: n }, (_, i) => ({ id: i + 1, userId: (i % 5) + 1, title: `item ${i + 1}` }));
+    const items = Array.from({ length: n }, (_, i) => ({ id: i + 1, userId: (i % 5) + 1, authorId: i % 10, groupId: (i * 7) % 10, title: `item ${i + 1}` }));
     body = Buffer.from(JSON.stringify(items));
     if (ITEMS.size < 32) ITEMS.set(n, body);
   }
@@ -44,6 +46,15 @@ function send(res: ServerResponse, status: number, body: Buffer): void {
 /** The request handler, exported for in-process use. */
 export function handle(req: IncomingMessage, res: ServerResponse): void {
   const url = req.url ?? '/';
+  const delayed = /^\/delay\/(\d{1,5})(\/.*)$/.exec(url);
+  if (delayed !== null) {
+    setTimeout(() => answer(req, res, delayed[2]!), Number(delayed[1]));
+    return;
+  }
+  answer(req, res, url);
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, url: string): void {
   if (req.method === 'POST') {
     let received = 0;
     req.on('data', (chunk: Buffer) => (received += chunk.length));
@@ -59,6 +70,10 @@ export function handle(req: IncomingMessage, res: ServerResponse): void {
   if (url.startsWith('/users/')) {
     const id = url.slice('/users/'.length).split('?')[0] ?? '';
     return send(res, 200, Buffer.from(JSON.stringify({ id, name: `user ${id}`, email: `user${id}@example.test` })));
+  }
+  if (url.startsWith('/comments')) {
+    const postId = new URL(url, 'http://x').searchParams.get('postId') ?? '';
+    return send(res, 200, Buffer.from(JSON.stringify([{ postId, body: 'Nice post.' }, { postId, body: 'Agreed.' }])));
   }
   send(res, 404, Buffer.from('{"ok":false}'));
 }

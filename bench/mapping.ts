@@ -10,6 +10,7 @@
  *   - requests/s (and p50/p99) under load with the cache off and on; goal: on >= 5x off.
  * Three processes: backends, gateways (cache off and cache on, one port each) and the load
  * generator (this one); pinned to different cores when `taskset` exists.
+ * The same workload also runs inside `npm run bench` as the `mapping` scenario (`benchScenarios`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -17,11 +18,42 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { BenchScenario } from './lib/scenarios.js';
 
 const DELAY_MS = 20;
 const ITEMS = 100;
 const DISTINCT = 10;
+
+/**
+ * The same workload inside `npm run bench` (bench/lib/scenarios.ts hook): bench/backend.ts serves
+ * 100 items whose `authorId` and `groupId` take 10 values each, every call slowed to 20 ms by the
+ * `/delay/20` prefix; two rules (path and query style). Measured on Portico with the mapping
+ * cache off (`portico`) and on (`portico-mapcache`), and on the backend alone (the primary call
+ * without mapping: the floor of the latency). Run: `npm run bench -- --scenarios mapping`.
+ */
+export const benchScenarios: BenchScenario[] = [
+  {
+    id: 'mapping',
+    title: `mapped GET (${ITEMS} items, 2 rules x ${DISTINCT} distinct values, backends answer after ${DELAY_MS} ms)`,
+    method: 'GET',
+    path: `/delay/${DELAY_MS}/items?n=${ITEMS}`,
+    portico: {
+      route: '/mapped-items',
+      path: `/delay/${DELAY_MS}/items?n=${ITEMS}`,
+      mapping: [
+        { path: `/delay/${DELAY_MS}/users/{authorId}`, service: 'BACKEND', tag: 'author', removeKeyMapping: true },
+        { path: `/delay/${DELAY_MS}/comments?postId={groupId}`, service: 'BACKEND', tag: 'comments' },
+      ],
+    },
+    candidates: ['backend', 'portico', 'portico-mapcache'],
+    notApplicable: {
+      'node-floor': 'cannot map responses (a plain proxy)',
+      fastify: 'cannot map responses (a plain proxy)',
+    },
+  },
+];
 
 // ---- role: backends -------------------------------------------------------------------------
 
@@ -103,11 +135,13 @@ type Autocannon = (opts: { url: string; connections: number; duration: number; p
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const self = fileURLToPath(import.meta.url);
-const canPin = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' }).status === 0;
+let pinnable: boolean | undefined;
+// Asked on first use, not at import (bench/run.ts imports this file).
+const canPin = () => (pinnable ??= availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' }).status === 0);
 
 function startRole<T>(role: string, arg: string, core: number): Promise<{ child: ChildProcess; info: T }> {
   const args = ['--import', 'tsx', self, role, arg];
-  const child = canPin ? spawn('taskset', ['-c', String(core), process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = canPin() ? spawn('taskset', ['-c', String(core), process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${role} exited with ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve({ child, info: (JSON.parse(line) as { ports: T }).ports }));
@@ -163,7 +197,7 @@ async function main(): Promise<void> {
     const speedup = tOn.requests.average / tOff.requests.average;
     const lines = [
       `# Mapping benchmark (${ITEMS} items, 2 rules x ${DISTINCT} distinct values, backends answer after ${DELAY_MS} ms)`,
-      `node ${process.version}, ${availableParallelism()} cores, pinned: ${canPin ? 'gateway core 0, backends + load core 1' : 'no'}, ${duration} s per measurement`,
+      `node ${process.version}, ${availableParallelism()} cores, pinned: ${canPin() ? 'gateway core 0, backends + load core 1' : 'no'}, ${duration} s per measurement`,
       '',
       '| measurement | p50 | p99 | req/s |',
       '|---|---|---|---|',
@@ -185,7 +219,10 @@ async function main(): Promise<void> {
   }
 }
 
-const role = process.argv[2];
-if (role === '--role-backends') await serveBackends();
-else if (role === '--role-gateways') await serveGateways(JSON.parse(process.argv[3]!) as { posts: number; users: number; comments: number });
-else await main();
+// Run only when started as a script: bench/run.ts imports this file for `benchScenarios`.
+if (process.argv[1] !== undefined && self === resolve(process.argv[1])) {
+  const role = process.argv[2];
+  if (role === '--role-backends') await serveBackends();
+  else if (role === '--role-gateways') await serveGateways(JSON.parse(process.argv[3]!) as { posts: number; users: number; comments: number });
+  else await main();
+}

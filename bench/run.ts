@@ -79,7 +79,9 @@ async function main(): Promise<number> {
   const scenarios = o.scenarios === undefined ? allScenarios : allScenarios.filter((s) => o.scenarios!.includes(s.id));
   const unknownScenarios = (o.scenarios ?? []).filter((id) => !allScenarios.some((s) => s.id === id));
   if (unknownScenarios.length > 0) throw new Error(`unknown scenario(s): ${unknownScenarios.join(', ')} (have ${allScenarios.map((s) => s.id).join(', ')})`);
-  const ids = (o.candidates ?? CANDIDATES.map((c) => c.id)) as CandidateId[];
+  // Opt-in candidates (the mapping cache row) start only when a selected scenario names them.
+  const wanted = (c: (typeof CANDIDATES)[number]) => !c.optIn || scenarios.some((s) => s.candidates?.includes(c.id) === true);
+  const ids = (o.candidates ?? CANDIDATES.filter(wanted).map((c) => c.id)) as CandidateId[];
   const unknown = ids.filter((id) => !CANDIDATES.some((c) => c.id === id));
   if (unknown.length > 0) throw new Error(`unknown candidate(s): ${unknown.join(', ')}`);
 
@@ -116,7 +118,8 @@ async function main(): Promise<number> {
     const skip = new Map<string, string>();
     for (const s of scenarios) {
       for (const c of running) {
-        if (s.candidates !== undefined && !s.candidates.includes(c.id)) {
+        const optIn = CANDIDATES.find((x) => x.id === c.id)?.optIn === true;
+        if (s.candidates !== undefined ? !s.candidates.includes(c.id) : optIn) {
           skip.set(`${s.id}/${c.id}`, 'not applicable');
           continue;
         }
@@ -155,7 +158,12 @@ async function main(): Promise<number> {
         const label = CANDIDATES.find((c) => c.id === id)!.label;
         const c = running.find((x) => x.id === id);
         const reason = failedToStart.get(id) ?? skip.get(`${s.id}/${id}`);
-        if (reason === 'not applicable') continue;
+        if (reason === 'not applicable') {
+          // A scenario that says why a candidate cannot take part gets an n/a row with that note.
+          const why = s.notApplicable?.[id];
+          if (why !== undefined) rows.push(summarise(id, label, [], [`n/a: ${why}`]));
+          continue;
+        }
         rows.push(summarise(id, label, samples.get(`${s.id}/${id}`) ?? [], [...(c?.notes ?? []), ...(reason ? [reason] : [])]));
       }
       byScenario.set(s.id, rows);

@@ -12,15 +12,20 @@ import { CACHE_DIR, ROOT, freePort, startProcess, transpileEntry, type Pinning, 
 import { porticoRoute, type BenchScenario } from './scenarios.js';
 import { GatewaySettingsSchema } from '../../src/config/schema.js';
 
-export type CandidateId = 'backend' | 'node-floor' | 'fastify' | 'portico' | 'portico-hs256' | 'portico-metrics';
+export type CandidateId = 'backend' | 'node-floor' | 'fastify' | 'portico' | 'portico-hs256' | 'portico-metrics' | 'portico-mapcache';
 
-export const CANDIDATES: readonly { readonly id: CandidateId; readonly label: string }[] = [
+/**
+ * `optIn`: measured only in scenarios that name it in their `candidates` (the mapping-cache row
+ * means nothing for a plain GET), and started only when such a scenario runs.
+ */
+export const CANDIDATES: readonly { readonly id: CandidateId; readonly label: string; readonly optIn?: boolean }[] = [
   { id: 'backend', label: 'backend hit directly' },
   { id: 'node-floor', label: 'Node floor (node:http + undici Pool.stream)' },
   { id: 'fastify', label: '@fastify/http-proxy 11' },
   { id: 'portico', label: 'Portico, public route' },
   { id: 'portico-hs256', label: 'Portico, HS256-protected route' },
   { id: 'portico-metrics', label: 'Portico, metrics on' },
+  { id: 'portico-mapcache', label: 'Portico, mapping cache on', optIn: true },
 ];
 
 export interface RunningCandidate {
@@ -75,9 +80,11 @@ export function metricsSwitch(on: boolean): string[] | undefined {
 }
 
 /** The YAML Portico runs with: one route per scenario, all on the bench backend. */
-export function porticoYaml(backendHost: string, scenarios: readonly BenchScenario[], extra: { auth?: boolean; metrics?: boolean }): string {
+export function porticoYaml(backendHost: string, scenarios: readonly BenchScenario[], extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean }): string {
   const lines = ['config:', '  host: 127.0.0.1'];
   if (extra.auth) lines.push('  auth:', `    secret: ${HS256_SECRET}`, '    defaultProtected: true');
+  // The mapping cache is off by default (DECISIONS.md); only the mapping-cache candidate turns it on.
+  if (extra.mappingCache) lines.push('  mappingCache:', '    enabled: true');
   lines.push(...(metricsSwitch(extra.metrics === true) ?? []));
   lines.push('routes:');
   const seen = new Set<string>();
@@ -117,9 +124,10 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
 
   const auth = id === 'portico-hs256';
   const metrics = id === 'portico-metrics';
+  const mappingCache = id === 'portico-mapcache';
   mkdirSync(CACHE_DIR, { recursive: true });
   const configFile = resolve(CACHE_DIR, `${id}.yaml`);
-  writeFileSync(configFile, porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics }));
+  writeFileSync(configFile, porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics, mappingCache }));
   const port = await freePort();
   const [cmd, ...cmdArgs] = ctx.porticoCommand;
   const nodeArgs = ctx.porticoNodeArgs ?? [];

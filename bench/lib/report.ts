@@ -58,7 +58,10 @@ const thousands = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleStr
 export function table(rows: readonly Row[]): string {
   const floor = rows.find((r) => r.id === 'node-floor');
   const fastify = rows.find((r) => r.id === 'fastify');
-  const ratio = (a: number, b: Row | undefined, pick: (r: Row) => number) => (b === undefined ? 'n/a' : `${fmt(a / pick(b), 2)}x`);
+  const ratio = (a: number, b: Row | undefined, pick: (r: Row) => number) => {
+    const q = b === undefined ? Number.NaN : a / pick(b);
+    return Number.isFinite(q) ? `${q.toFixed(2)}x` : 'n/a';
+  };
   const out = [
     '| candidate | req/s | p50 ms | p99 ms | peak RSS MB | vs floor | vs fastify | p99 vs floor | notes |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---|',
@@ -109,9 +112,11 @@ export function goals(byScenario: ReadonlyMap<string, readonly Row[]>): GoalChec
   const f = rowOf('small', 'node-floor');
   const p99 = p !== undefined && f !== undefined ? p.p99Ms / f.p99Ms : undefined;
   checks.push({ goal: 'p99 <= 1.2x Node floor (small GET)', value: p99 === undefined ? 'not measured' : `${p99.toFixed(2)}x`, met: p99 === undefined ? undefined : p99 <= 1.2 });
-  const peaks = [...byScenario.values()].flat().filter((r) => r.id.startsWith('portico')).map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
+  // The memory goal is for proxying (issue #8); the mapping scenario holds 1,000 mapping calls in
+  // flight by design and is reported in its own table, not against this bound.
+  const peaks = [...byScenario.entries()].filter(([id]) => id !== 'mapping').flatMap(([, rows]) => rows).filter((r) => r.id.startsWith('portico')).map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
   const peak = peaks.length > 0 ? Math.max(...peaks) : undefined;
-  checks.push({ goal: 'Portico peak RSS under load < 120 MB', value: peak === undefined ? 'not measured' : `${peak.toFixed(0)} MB`, met: peak === undefined ? undefined : peak < 120 });
+  checks.push({ goal: 'Portico peak RSS under load < 120 MB (all but mapping)', value: peak === undefined ? 'not measured' : `${peak.toFixed(0)} MB`, met: peak === undefined ? undefined : peak < 120 });
   return checks;
 }
 

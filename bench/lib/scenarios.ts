@@ -6,7 +6,8 @@
  * file exists and exports that name, and runs those scenarios like the built-in ones
  * (`npm run bench -- --scenarios mapping`). Such a file must not start anything at import time
  * (guard its own main). The backend (bench/backend.ts) serves `/items?n=N` (N items with `userId`)
- * and `/users/{id}` for mapping scenarios; `service` in a mapping rule may be written `BACKEND`.
+ * `/users/{id}` and `/comments?postId=X` for mapping scenarios, each slowed by a `/delay/MS` prefix;
+ * `service` in a mapping rule may be written `BACKEND`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -31,8 +32,10 @@ export interface BenchScenario {
   readonly body?: { readonly contentType: string; readonly data: string };
   /** Portico's route for this scenario; default `route` = `path` = the scenario path. */
   readonly portico?: { readonly route: string; readonly path: string; readonly mapping?: readonly BenchMappingRule[] };
-  /** Candidate ids this scenario is meaningful for (default: all). */
+  /** Candidate ids this scenario is meaningful for (default: all but the opt-in ones). */
   readonly candidates?: readonly string[];
+  /** Why a candidate left out of `candidates` is: its row shows n/a with this note (else no row). */
+  readonly notApplicable?: Readonly<Record<string, string>>;
 }
 
 /** A JSON document of exactly `size` bytes. */
