@@ -1,6 +1,6 @@
 /**
  * Enrichment of N items by M rules with every mapping call a cache hit: the pure pipeline of
- * src/mapping/enrich.ts without I/O (scanItems -> planCalls -> cache lookups -> edits ->
+ * src/mapping/enrich.ts without I/O (scanItems -> planCalls -> cache lookups -> buildItemEdits ->
  * spliceItems). This is the gateway's CPU cost per mapped response once the cache is warm; the
  * `Promise.all` over the outcomes and the body read/write are left out.
  * Standalone: `node --import tsx bench/micro/enrich.ts`.
@@ -9,12 +9,12 @@ import type { CompiledMappingRule } from '../../src/config/compile.js';
 import { createMappingCache, type MappingCache, type MappingOutcome } from '../../src/mapping/cache.js';
 import { scanItems } from '../../src/mapping/json-scan.js';
 import { planCalls, ruleFieldNames } from '../../src/mapping/plan.js';
-import { spliceItems, type ItemEdit } from '../../src/mapping/splice.js';
+import { spliceItems } from '../../src/mapping/splice.js';
+import { buildItemEdits, tagPrefixBytes } from '../../src/mapping/edits.js';
 import { compile } from './fixtures.js';
 import { isMain, measure, runStandalone, type MicroResult, type MicroSuite } from './measure.js';
 
 const FIELDS = ['authorId', 'groupId', 'storeId', 'tagId', 'regionId'];
-const EMPTY: ReadonlySet<string> = new Set();
 
 /** The compiled rules of a route with `m` rules, rule r reading item field FIELDS[r]. */
 function rulesOf(m: number): readonly CompiledMappingRule[] {
@@ -42,21 +42,7 @@ function enrichOnce(text: string, rules: readonly CompiledMappingRule[], fieldNa
   const items = scanItems(text)!;
   const plan = planCalls(text, items, rules, fieldNames);
   const outcomes = plan.calls.map((c) => cache.load(c.url, miss) as MappingOutcome);
-  const edits: (ItemEdit | undefined)[] = new Array(items.length);
-  for (let i = 0; i < items.length; i++) {
-    let set: Map<string, string> | undefined;
-    let remove: Set<string> | undefined;
-    for (let r = 0; r < rules.length; r++) {
-      const callIndex = plan.callOf[i * rules.length + r]!;
-      if (callIndex < 0) continue;
-      const outcome = outcomes[callIndex]!;
-      if (!outcome.ok) continue;
-      const rule = rules[r]!;
-      (set ??= new Map()).set(rule.tag, outcome.json);
-      if (rule.removeKeyMapping) for (const p of rule.path.params) (remove ??= new Set()).add(p);
-    }
-    if (set !== undefined) edits[i] = { set, remove: remove ?? EMPTY };
-  }
+  const { edits } = buildItemEdits(items.length, rules, plan.callOf, outcomes, tagPrefixBytes(rules));
   return spliceItems(text, items, edits);
 }
 

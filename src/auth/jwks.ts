@@ -21,7 +21,7 @@ import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwksCache, 
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { Logger } from '../observability/logger.js';
 import type { Authenticator } from './authenticator.js';
-import { createJwtAuthenticator } from './jwt-authenticator.js';
+import { createJwtAuthenticator, type JwtCheckOptions } from './jwt-authenticator.js';
 
 /** Asymmetric algorithms only: an HS256 token "signed" with a public key is refused (algorithm confusion). */
 export const JWKS_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
@@ -185,14 +185,9 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions): JwksKeyS
   return source;
 }
 
-export interface JwksOptions {
+export interface JwksOptions extends JwtCheckOptions {
   /** The process-wide key source of the JWKS URL (jwks-registry.ts). */
   readonly keys: JwksKeySource;
-  readonly issuer: string | readonly string[] | undefined;
-  readonly audience: string | readonly string[] | undefined;
-  readonly clockToleranceSec: number;
-  readonly logger: Logger;
-  readonly now?: () => number;
 }
 
 /** An Authenticator for tokens signed with the keys of a JWKS endpoint. */

@@ -11,18 +11,22 @@ import { claimHeaders, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
 import { createTokenCache, type AuthSuccess } from './token-cache.js';
 
-export interface JwtAuthenticatorOptions {
-  /** The only `alg` values accepted (DECISIONS.md: HS* for a secret, RS/PS/ES/EdDSA for a JWKS). */
-  readonly algorithms: readonly string[];
-  readonly getKey: JWTVerifyGetKey;
+/** The claim checks and clock every JWT mode shares (config.auth). */
+export interface JwtCheckOptions {
   readonly issuer: string | readonly string[] | undefined;
   readonly audience: string | readonly string[] | undefined;
   readonly clockToleranceSec: number;
   readonly logger: Logger;
-  /** True for key-resolution errors meaning "cannot check now" (503), not "bad token" (401). */
-  readonly isUnavailable?: (err: unknown) => boolean;
   /** Milliseconds since the epoch; injected by tests to check exp/nbf without sleeping. */
   readonly now?: () => number;
+}
+
+export interface JwtAuthenticatorOptions extends JwtCheckOptions {
+  /** The only `alg` values accepted (DECISIONS.md: HS* for a secret, RS/PS/ES/EdDSA for a JWKS). */
+  readonly algorithms: readonly string[];
+  readonly getKey: JWTVerifyGetKey;
+  /** True for key-resolution errors meaning "cannot check now" (503), not "bad token" (401). */
+  readonly isUnavailable?: (err: unknown) => boolean;
   /**
    * Changes whenever the trusted key set changes (JWKS rotation): cached verifications made with
    * the previous keys are dropped. Absent for a fixed key (a secret is fixed per configuration).

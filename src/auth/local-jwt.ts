@@ -5,9 +5,8 @@
  */
 import { webcrypto } from 'node:crypto';
 import type { JWTVerifyGetKey } from 'jose';
-import type { Logger } from '../observability/logger.js';
 import type { Authenticator } from './authenticator.js';
-import { createJwtAuthenticator } from './jwt-authenticator.js';
+import { createJwtAuthenticator, type JwtCheckOptions } from './jwt-authenticator.js';
 
 export const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 const HASH: Record<(typeof HMAC_ALGORITHMS)[number], string> = { HS256: 'SHA-256', HS384: 'SHA-384', HS512: 'SHA-512' };
@@ -15,13 +14,8 @@ const HASH: Record<(typeof HMAC_ALGORITHMS)[number], string> = { HS256: 'SHA-256
 /** RFC 7518 3.2: an HS256 key should be at least as long as the hash (32 bytes). */
 const MIN_SECRET_BYTES = 32;
 
-export interface LocalJwtOptions {
+export interface LocalJwtOptions extends JwtCheckOptions {
   readonly secret: string;
-  readonly issuer: string | readonly string[] | undefined;
-  readonly audience: string | readonly string[] | undefined;
-  readonly clockToleranceSec: number;
-  readonly logger: Logger;
-  readonly now?: () => number;
 }
 
 /** An Authenticator for HMAC-signed JWTs. */

@@ -32,7 +32,8 @@ import { forwardEndpoint, hasRequestBody, type ForwardOptions } from '../proxy/f
 import { scanItems } from './json-scan.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';
-import { spliceItems, type ItemEdit } from './splice.js';
+import { spliceItems } from './splice.js';
+import { buildItemEdits, tagPrefixBytes } from './edits.js';
 import { callMapping, type MappingCallObserver } from './mapping-call.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text, type LimitedRead } from './body.js';
 import type { MappingCache, MappingOutcome } from './cache.js';
@@ -78,7 +79,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   const originSlot = rules.map((r) => originKeys.indexOf(r.origin.key));
   const maxInFlight = Math.max(1, options.connectionsPerOrigin);
   // Bytes a set tag adds besides its value: `,"tag":` (an upper bound when the key exists).
-  const tagBytes = rules.map((r) => Buffer.byteLength(JSON.stringify(r.tag)) + 2);
+  const tagBytes = tagPrefixBytes(rules);
   const maxOutputBytes = 2 * maxBodyBytes;
   const method = route.method as Dispatcher.HttpMethod;
   const observer: MappingCallObserver = { events, routeId: route.id };
@@ -157,34 +158,14 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
 
     // A tag's JSON (up to maxMappingBodyBytes) is copied into every item that shares its URL:
     // the output is counted before it is built, and is never built past its bound.
-    const jsonBytes = outcomes.map((o) => (o.ok ? Buffer.byteLength(o.json) : 0));
-    let outputBytes = decoded.length;
-    const edits: (ItemEdit | undefined)[] = new Array(items.length);
-    const warned = new Set<number>();
-    for (let i = 0; i < items.length; i++) {
-      let set: Map<string, string> | undefined;
-      let remove: Set<string> | undefined;
-      for (let r = 0; r < rules.length; r++) {
-        const callIndex = plan.callOf[i * rules.length + r]!;
-        if (callIndex < 0) continue;
-        const outcome = outcomes[callIndex]!;
-        const rule = rules[r]!;
-        if (!outcome.ok) {
-          // spec 7: a failed mapping never fails the response; one warning per URL and tag.
-          const key = callIndex * rules.length + r;
-          if (!warned.has(key)) {
-            warned.add(key);
-            events.emit('mapping:fail', { requestId: ex.requestId, routeId: route.id, tag: rule.tag, url: plan.calls[callIndex]!.url, reason: outcome.reason });
-          }
-          continue;
-        }
-        (set ??= new Map()).set(rule.tag, outcome.json);
-        outputBytes += tagBytes[r]! + jsonBytes[callIndex]!;
-        // DECISIONS.md: the parameter field goes only when the tag was set.
-        if (rule.removeKeyMapping) for (const p of rule.path.params) (remove ??= new Set()).add(p);
-      }
-      if (set !== undefined) edits[i] = { set, remove: remove ?? EMPTY };
+    const { edits, addedBytes, failures } = buildItemEdits(items.length, rules, plan.callOf, outcomes, tagBytes);
+    for (const f of failures) {
+      // spec 7: a failed mapping never fails the response; one warning per URL and tag.
+      const outcome = outcomes[f.callIndex]!;
+      const reason = outcome.ok ? '' : outcome.reason;
+      events.emit('mapping:fail', { requestId: ex.requestId, routeId: route.id, tag: rules[f.rule]!.tag, url: plan.calls[f.callIndex]!.url, reason });
     }
+    const outputBytes = decoded.length + addedBytes;
     if (outputBytes > maxOutputBytes) {
       logger.warn({ reqId: ex.requestId, route: route.id, bytes: outputBytes, limit: maxOutputBytes }, 'mapping output over its limit; primary body returned unchanged');
       return undefined;
@@ -259,7 +240,6 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   };
 }
 
-const EMPTY: ReadonlySet<string> = new Set();
 
 /** 2xx with a body that can be enriched (not 204/205 without one, not a 206 fragment). */
 function isMappableStatus(status: number): boolean {
