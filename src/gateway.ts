@@ -10,6 +10,7 @@ import { createRouteTable, type RouteTable } from './router/route-table.js';
 import { buildPipeline, buildUpgrade, createPipelineDeps } from './pipeline/build.js';
 import { createUpgradeHandler } from './server/upgrade.js';
 import { serveWithoutUpgrade } from './server/ignore-upgrade.js';
+import { GatewayResponse } from './server/gateway-response.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from './upstream/upstream.js';
 import { createCircuitRegistry, originsOf, type CircuitRegistry } from './circuit/registry.js';
 import { createEventBus, type EventBus } from './observability/events.js';
@@ -125,7 +126,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const server = createServer(
     // Keep-alive 72 s, client header/body timeouts, head size (server/limits.ts).
-    serverOptions(config.settings),
+    { ...serverOptions(config.settings), ServerResponse: GatewayResponse },
     createRequestHandler({
       current: () => table,
       events,

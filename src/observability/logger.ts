@@ -1,26 +1,26 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import type { EventBus } from './events.js';
+import { LineBatch } from './line-batch.js';
+import { accessLogWriter } from './access-log.js';
 
 export type { Logger };
 
 /**
  * JSON logs, one object a line (DECISIONS.md). Writes are asynchronous and batched: one write
  * system call per 8 KiB of log lines under load instead of one per request (the access log alone
- * cost about 20% of throughput unbatched, issue #8), and a line waits at most 200 ms when idle.
- * Shutdown flushes what is left before exit (server/shutdown.ts `flushThen`).
+ * cost about 20% of throughput unbatched, issue #8), and a line waits at most 200 ms when idle
+ * (observability/line-batch.ts). Shutdown flushes what is left before exit (server/shutdown.ts
+ * `flushThen`).
  */
 export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
   // maxLength bounds the buffer when stdout blocks: past 16 MiB lines are dropped, not queued.
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 200, maxLength: 16 * 1024 * 1024 });
+  const destination = options.destination ?? new LineBatch(pino.destination({ dest: 1, sync: false, maxLength: 16 * 1024 * 1024 }));
   return pino({ level: options.level ?? process.env.PORTICO_LOG_LEVEL ?? 'info', base: { service: 'portico' } }, destination);
 }
 
 /** Subscribes the logger to the gateway's events. */
 export function logEvents(bus: EventBus, logger: Logger): void {
-  bus.on('request:end', (e) => {
-    const level = e.status >= 500 ? 'warn' : 'info';
-    logger[level]({ reqId: e.requestId, method: e.method, route: e.routeId, path: e.path, status: e.status, durationMs: e.durationMs, aborted: e.aborted || undefined, error: e.errorCode }, 'request');
-  });
+  bus.on('request:end', accessLogWriter(logger));
   bus.on('upstream:error', (e) => logger.warn({ reqId: e.requestId, route: e.routeId, origin: e.origin, kind: e.kind, err: e.error }, 'upstream error'));
   bus.on('circuit:change', (e) => logger.warn(e, 'circuit state change'));
   bus.on('mapping:fail', (e) => logger.warn({ reqId: e.requestId, route: e.routeId, tag: e.tag, url: e.url, reason: e.reason }, 'mapping failed'));

@@ -13,6 +13,7 @@ import { sendError } from '../response/send-error.js';
 import { sendHealth, sendReady } from './health.js';
 import type { CorsPolicy } from './cors.js';
 import { isRecording, traceOf } from '../observability/trace-context.js';
+import { stampRequestId } from './gateway-response.js';
 
 export interface RequestHandlerDeps {
   current(): RouteTable;
@@ -32,7 +33,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
   return (req, res) => {
     const started = performance.now();
     const requestId = requestIdFor(req.headers['x-request-id']);
-    res.setHeader('x-request-id', requestId);
+    stampRequestId(res, requestId);
     if (deps.isDraining()) res.setHeader('connection', 'close');
     const url = req.url ?? '/';
     const q = url.indexOf('?');
