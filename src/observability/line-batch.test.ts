@@ -8,8 +8,8 @@ function output() {
   return {
     chunks,
     next: () => new Promise<void>((resolve) => (wrote = resolve)),
-    write(chunk: string) {
-      chunks.push(chunk);
+    write(chunk: Buffer) {
+      chunks.push(chunk.toString('utf8'));
       wrote?.();
     },
     flushes: 0,
@@ -21,16 +21,27 @@ function output() {
 }
 
 describe('LineBatch', () => {
-  it('hands lines over in one chunk once the batch size is reached, in order', () => {
+  it('hands lines over in one chunk before the batch could overflow, in order', () => {
     const out = output();
-    const batch = new LineBatch(out, 30, 60_000);
+    const batch = new LineBatch(out, 100, 60_000);
     batch.write('line one......\n');
-    assert.deepEqual(out.chunks, []);
     batch.write('line two......\n');
+    assert.deepEqual(out.chunks, [], '30 bytes, worst case 90: still fits');
+    const third = 'c'.repeat(30) + '\n'; // 30 + 3 x 31 > 100: the first two go first
+    batch.write(third);
     assert.deepEqual(out.chunks, ['line one......\nline two......\n']);
-    batch.write('three\n');
     batch.flush();
-    assert.deepEqual(out.chunks, ['line one......\nline two......\n', 'three\n']);
+    assert.deepEqual(out.chunks, ['line one......\nline two......\n', third]);
+  });
+
+  it('encodes UTF-8 exactly and writes a line longer than a batch on its own', () => {
+    const out = output();
+    const batch = new LineBatch(out, 64, 60_000);
+    batch.write('é😀\n');
+    const long = 'x'.repeat(100) + '\n';
+    batch.write(long);
+    batch.flush();
+    assert.deepEqual(out.chunks, ['é😀\n', long]);
   });
 
   it('passes a quiet batch on after the idle time', async () => {
