@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: the load benchmark of issue #8. Starts the static backend and every candidate on
- * 127.0.0.1 (each its own process, pinned where taskset exists), runs the load generator in rounds
- * that alternate the candidates, prints one table per scenario (medians of the rounds) and writes
- * it to bench/results/<date>-<commit>.md. `npm run bench -- --help` lists the flags.
+ * 127.0.0.1 (each its own process, pinned where taskset exists; fresh processes for every
+ * scenario), runs the load generator in rounds that alternate the candidates, prints one table
+ * per scenario (medians of the rounds) and writes it to bench/results/<date>-<commit>.md.
+ * `npm run bench -- --help` lists the flags.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -104,43 +105,47 @@ async function main(): Promise<number> {
     });
     started.push(backend);
     const ctx = { pinning, backend, scenarios, porticoCommand: portico.command, porticoLogLevel: o.porticoLogLevel };
-    const failedToStart = new Map<CandidateId, string>();
-    for (const id of ids) {
-      try {
-        running.push(await startCandidate(id, ctx));
-      } catch (err) {
-        failedToStart.set(id, `did not start: ${(err as Error).message.split('\n').slice(0, 4).join(' / ')}`);
-        log(`! ${id} ${failedToStart.get(id)}`);
-      }
-    }
-
-    // Which (scenario, candidate) pairs answer 200; others are reported with the reason.
+    const applicable = (s: BenchScenario, id: CandidateId) => {
+      const optIn = CANDIDATES.find((x) => x.id === id)?.optIn === true;
+      return s.candidates !== undefined ? s.candidates.includes(id) : !optIn;
+    };
+    // Why a (scenario, candidate) pair was not measured, and what a started candidate noted.
     const skip = new Map<string, string>();
-    for (const s of scenarios) {
-      for (const c of running) {
-        const optIn = CANDIDATES.find((x) => x.id === c.id)?.optIn === true;
-        if (s.candidates !== undefined ? !s.candidates.includes(c.id) : optIn) {
-          skip.set(`${s.id}/${c.id}`, 'not applicable');
-          continue;
-        }
-        const why = await probe(c, s);
-        if (why !== undefined) skip.set(`${s.id}/${c.id}`, why);
-      }
-    }
-
-    const pairs = scenarios.length * running.length - skip.size;
+    const notesOf = new Map<string, string[]>();
+    const samples = new Map<string, RoundSample[]>();
+    const pairs = scenarios.reduce((n, s) => n + ids.filter((id) => applicable(s, id)).length, 0);
     log(
       `load generator ${loadGeneratorVersion(gen)}, ${o.connections} connections, ${o.rounds} rounds of ${o.durationSec} s (+${o.warmupSec} s warm-up); ` +
-        `${pairs} measured pairs, about ${Math.ceil((pairs * (o.rounds * o.durationSec + o.warmupSec + 1)) / 60)} min`,
+        `${pairs} pairs, about ${Math.ceil((pairs * (o.rounds * o.durationSec + o.warmupSec + 3)) / 60)} min`,
     );
-    const samples = new Map<string, RoundSample[]>();
-    for (let round = 1; round <= o.rounds; round++) {
-      for (const s of scenarios) {
+    for (const s of scenarios) {
+      // Fresh processes for every scenario: memory one scenario leaves behind (the mapping
+      // scenario buffers and parses bodies) must not show in the next one's peak RSS.
+      const here: RunningCandidate[] = [];
+      for (const id of ids) {
+        const key = `${s.id}/${id}`;
+        if (!applicable(s, id)) {
+          skip.set(key, 'not applicable');
+          continue;
+        }
+        try {
+          const c = await startCandidate(id, ctx);
+          running.push(c);
+          notesOf.set(key, c.notes);
+          // A combination that does not answer 200 is reported with the reason, not measured.
+          const why = await probe(c, s);
+          if (why === undefined) here.push(c);
+          else skip.set(key, why);
+        } catch (err) {
+          skip.set(key, `did not start: ${(err as Error).message.split('\n').slice(0, 4).join(' / ')}`);
+          log(`! ${id} ${skip.get(key)}`);
+        }
+      }
+      for (let round = 1; round <= o.rounds; round++) {
         // Rotate the order every round so no candidate always runs first (or right after a heavy one).
-        const order = running.map((_, i) => running[(i + round - 1) % running.length]!);
+        const order = here.map((_, i) => here[(i + round - 1) % here.length]!);
         for (const c of order) {
           const key = `${s.id}/${c.id}`;
-          if (skip.has(key)) continue;
           if (round === 1) await measure(gen, o, c, s, pinning?.loadCore, o.warmupSec);
           const canReset = resetPeakRss(c.pid);
           const r = await measure(gen, o, c, s, pinning?.loadCore, o.durationSec);
@@ -149,6 +154,8 @@ async function main(): Promise<number> {
           log(`[round ${round}/${o.rounds}] ${s.id.padEnd(6)} ${c.label.padEnd(44)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms${r.badStatus + r.errors > 0 ? `  (${r.badStatus} non-2xx, ${r.errors} errors)` : ''}`);
         }
       }
+      await Promise.all(here.map((c) => c.stop().catch(() => undefined)));
+      running.splice(0, running.length, ...running.filter((c) => !here.includes(c)));
     }
 
     const byScenario = new Map<string, Row[]>();
@@ -156,15 +163,14 @@ async function main(): Promise<number> {
       const rows: Row[] = [];
       for (const id of ids) {
         const label = CANDIDATES.find((c) => c.id === id)!.label;
-        const c = running.find((x) => x.id === id);
-        const reason = failedToStart.get(id) ?? skip.get(`${s.id}/${id}`);
+        const reason = skip.get(`${s.id}/${id}`);
         if (reason === 'not applicable') {
           // A scenario that says why a candidate cannot take part gets an n/a row with that note.
           const why = s.notApplicable?.[id];
           if (why !== undefined) rows.push(summarise(id, label, [], [`n/a: ${why}`]));
           continue;
         }
-        rows.push(summarise(id, label, samples.get(`${s.id}/${id}`) ?? [], [...(c?.notes ?? []), ...(reason ? [reason] : [])]));
+        rows.push(summarise(id, label, samples.get(`${s.id}/${id}`) ?? [], [...(notesOf.get(`${s.id}/${id}`) ?? []), ...(reason ? [reason] : [])]));
       }
       byScenario.set(s.id, rows);
     }
