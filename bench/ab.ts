@@ -1,0 +1,94 @@
+/**
+ * A/B of two Portico builds on one scenario: `npm run bench:ab -- --old DIR --new DIR`. Both run
+ * side by side (pinned like `npm run bench`) and are measured in many short interleaved rounds
+ * (ABBA order); the result is the median new/old ratio of requests/s with its interquartile
+ * range. On these shared machines a single run of the same build against itself moves by
+ * 0.86x-1.18x, so a 3-5% change only shows in a median of 12 or more rounds (issue #8).
+ *
+ * A build is a `dist/` directory inside the checkout (so that node_modules resolves), e.g.:
+ *   npm run build && cp -r dist .tmp/dist-before     # before the change
+ *   (change, then) npm run build
+ *   npm run bench:ab -- --old .tmp/dist-before --new dist [--scenario post] [--rounds 16]
+ */
+import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ROOT, detectPinning, peakRssMb, startProcess, transpileEntry } from './lib/processes.js';
+import { pickLoadGenerator, runLoad } from './lib/load.js';
+import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
+import { startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
+
+const { values } = parseArgs({
+  options: {
+    old: { type: 'string' },
+    new: { type: 'string', default: 'dist' },
+    scenario: { type: 'string', default: 'small' },
+    candidate: { type: 'string', default: 'portico' },
+    rounds: { type: 'string', default: '16' },
+    duration: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+  },
+});
+const main = (dir: string) => {
+  const file = resolve(ROOT, dir, 'src/cli/main.js');
+  if (!existsSync(file)) throw new Error(`${file} not found: --old and --new name dist/ directories inside the checkout`);
+  return file;
+};
+if (values.old === undefined) throw new Error('--old DIR is required (a copy of dist/ from before the change)');
+const builds = { old: main(values.old), new: main(values.new) };
+const scenario = BUILT_IN_SCENARIOS.find((s) => s.id === values.scenario);
+if (scenario === undefined) throw new Error(`unknown scenario ${values.scenario} (have ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')})`);
+const id = values.candidate as CandidateId;
+if (!id.startsWith('portico') || id === 'portico-mapcache') throw new Error('--candidate must be portico, portico-hs256 or portico-metrics');
+const rounds = Math.max(2, Number(values.rounds));
+const durationSec = Math.max(1, Number(values.duration));
+
+const pinning = detectPinning(true);
+const gen = pickLoadGenerator(undefined);
+const backend = await startProcess({ name: 'backend', command: process.execPath, args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))], core: pinning?.loadCore, ready: { kind: 'stdout-line' } });
+const started: RunningCandidate[] = [];
+try {
+  const start = async (build: string) => {
+    const c = await startCandidate(id, { pinning, backend, scenarios: [scenario], porticoCommand: [process.execPath, build], porticoLogLevel: undefined });
+    started.push(c);
+    return c;
+  };
+  const a = await start(builds.old);
+  const b = await start(builds.new);
+  const measure = (c: RunningCandidate, seconds: number) =>
+    runLoad(gen, {
+      url: c.urlFor(scenario),
+      method: scenario.method,
+      headers: { ...c.headers, ...(scenario.body ? { 'content-type': scenario.body.contentType } : {}) },
+      body: scenario.body?.data,
+      connections: Number(values.connections),
+      durationSec: seconds,
+      core: pinning?.loadCore,
+    });
+  await measure(a, 1);
+  await measure(b, 1);
+  const ratios: number[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    // ABBA: neither build always runs first.
+    const [first, second] = round % 2 === 1 ? [a, b] : [b, a];
+    const r1 = await measure(first, durationSec);
+    const r2 = await measure(second, durationSec);
+    const [ra, rb] = first === a ? [r1, r2] : [r2, r1];
+    ratios.push(rb.rps / ra.rps);
+    process.stderr.write(`round ${round}/${rounds}: old ${Math.round(ra.rps)} req/s, new ${Math.round(rb.rps)} req/s, new/old ${(rb.rps / ra.rps).toFixed(3)}\n`);
+  }
+  const sorted = [...ratios].sort((x, y) => x - y);
+  // Quantile by linear interpolation between the two nearest rounds.
+  const at = (q: number) => {
+    const pos = q * (sorted.length - 1);
+    const lo = sorted[Math.floor(pos)]!;
+    return lo + (sorted[Math.ceil(pos)]! - lo) * (pos - Math.floor(pos));
+  };
+  process.stdout.write(
+    `${scenario.title}, ${id}: new/old requests/s median ${at(0.5).toFixed(3)} (IQR ${at(0.25).toFixed(3)}-${at(0.75).toFixed(3)}, ${rounds} rounds of ${durationSec} s)\n` +
+      `peak RSS: old ${peakRssMb(a.pid)?.toFixed(0) ?? '?'} MB, new ${peakRssMb(b.pid)?.toFixed(0) ?? '?'} MB\n`,
+  );
+} finally {
+  await Promise.all(started.map((c) => c.stop().catch(() => undefined)));
+  await backend.stop();
+}
