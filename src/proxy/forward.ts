@@ -56,16 +56,27 @@ class ForwardCall implements Dispatcher.DispatchHandler {
   private finished = false;
   private readonly started = performance.now();
   private readonly onDrain = () => this.controller?.resume();
+  /**
+   * The exchange and the pipeline's resolve, dropped once the call is finished and settled:
+   * undici keeps a finished handler reachable for a while, and the request's whole object graph
+   * with it, long enough to be promoted to the old generation (~1 KB a request on 4 KB POSTs,
+   * measured with --trace-gc-nvp). Callbacks that come later find them gone and do nothing.
+   */
+  private ex: Exchange | undefined;
+  private resolve: (() => void) | undefined;
 
   constructor(
-    private readonly ex: Exchange,
+    ex: Exchange,
     private readonly call: RouteCall,
-    private readonly resolve: () => void,
-  ) {}
+    resolve: () => void,
+  ) {
+    this.ex = ex;
+    this.resolve = resolve;
+  }
 
   /** The client left (its response closed before it finished): release the backend connection. */
   readonly onClientClose = (): void => {
-    if (this.ex.res.writableFinished) return;
+    if (this.ex === undefined || this.ex.res.writableFinished) return;
     this.abort(new ClientGone());
   };
 
@@ -83,7 +94,7 @@ class ForwardCall implements Dispatcher.DispatchHandler {
     this.deadline = setTimeout(() => {
       const { ex, call } = this;
       const why = new Error('no connection and no response headers within backendSec');
-      if (ex.upstreamStatus === undefined && !this.settled) {
+      if (ex !== undefined && ex.upstreamStatus === undefined && !this.settled) {
         // Answered before the abort: aborting a dispatched call reports its error synchronously.
         ex.upstreamFailure = 'timeout';
         ex.errorCode = 'GW_UPSTREAM_TIMEOUT';
@@ -105,7 +116,7 @@ class ForwardCall implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     if (this.deadline !== undefined) clearTimeout(this.deadline);
     const { ex, call } = this;
-    if (this.settled) {
+    if (ex === undefined || this.settled) {
       controller.abort(new ClientGone());
       return;
     }
@@ -122,26 +133,27 @@ class ForwardCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const res = this.ex.res;
-    if (!res.write(chunk)) {
+    const res = this.ex?.res;
+    if (res !== undefined && !res.write(chunk)) {
       controller.pause();
       res.once('drain', this.onDrain);
     }
   }
 
   onResponseEnd(): void {
+    this.ex?.res.end();
     this.finish();
-    this.ex.res.end();
     this.settle();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
-    this.finish();
-    if (this.settled) return;
     const { ex, call } = this;
-    // A request body still streaming from the client has nowhere to go any more.
-    if (!ex.req.complete && !ex.req.destroyed) ex.req.destroy();
-    answerUpstreamFailure(ex, err, call.options.upstream.origin.key, call.options.events);
+    if (ex !== undefined && !this.settled) {
+      // A request body still streaming from the client has nowhere to go any more.
+      if (!ex.req.complete && !ex.req.destroyed) ex.req.destroy();
+      answerUpstreamFailure(ex, err, call.options.upstream.origin.key, call.options.events);
+    }
+    this.finish();
     this.settle();
   }
 
@@ -150,13 +162,21 @@ class ForwardCall implements Dispatcher.DispatchHandler {
     this.finished = true;
     this.call.options.upstream.load.inFlight--;
     if (this.deadline !== undefined) clearTimeout(this.deadline);
-    this.ex.res.removeListener('close', this.onClientClose);
+    this.ex?.res.removeListener('close', this.onClientClose);
+    this.release();
   }
 
   private settle(): void {
     if (this.settled) return;
     this.settled = true;
-    this.resolve();
+    this.resolve?.();
+    this.release();
+  }
+
+  private release(): void {
+    if (!this.finished || !this.settled) return;
+    this.ex = undefined;
+    this.resolve = undefined;
   }
 }
 
