@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { ROOT, detectPinning, peakRssMb, startProcess, transpileEntry } from './lib/processes.js';
 import { pickLoadGenerator, runLoad } from './lib/load.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
+import { loadSpecFor, startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
 
 const { values } = parseArgs({
   options: {
@@ -56,15 +56,7 @@ try {
   const a = await start(builds.old);
   const b = await start(builds.new);
   const measure = (c: RunningCandidate, seconds: number) =>
-    runLoad(gen, {
-      url: c.urlFor(scenario),
-      method: scenario.method,
-      headers: { ...c.headers, ...(scenario.body ? { 'content-type': scenario.body.contentType } : {}) },
-      body: scenario.body?.data,
-      connections: Number(values.connections),
-      durationSec: seconds,
-      core: pinning?.loadCore,
-    });
+    runLoad(gen, loadSpecFor(c, scenario, { connections: Number(values.connections), durationSec: seconds, core: pinning?.loadCore }));
   await measure(a, 1);
   await measure(b, 1);
   const ratios: number[] = [];

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { ROOT, detectPinning, startProcess, transpileEntry } from './lib/processes.js';
 import { pickLoadGenerator, runLoad } from './lib/load.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { porticoCommand, startCandidate, type CandidateId } from './lib/candidates.js';
+import { loadSpecFor, porticoCommand, startCandidate, type CandidateId } from './lib/candidates.js';
 import { describeMachine, load1 } from './lib/machine.js';
 import { formatSummary, summariseProfile, type CpuProfile } from './profile-summary.js';
 
@@ -48,15 +48,8 @@ try {
     porticoLogLevel: values['portico-log-level'],
     porticoNodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
   });
-  const spec = {
-    url: candidate.urlFor(scenario),
-    method: scenario.method,
-    headers: { ...candidate.headers, ...(scenario.body ? { 'content-type': scenario.body.contentType } : {}) },
-    body: scenario.body?.data,
-    connections: Number(values.connections),
-    core: pinning?.loadCore,
-  };
-  const r = await runLoad(gen, { ...spec, durationSec });
+  const spec = loadSpecFor(candidate, scenario, { connections: Number(values.connections), durationSec, core: pinning?.loadCore });
+  const r = await runLoad(gen, spec);
   process.stderr.write(`${candidate.label}, ${scenario.title}: ${Math.round(r.rps)} req/s, p99 ${r.p99Ms.toFixed(2)} ms (profiling slows it down)\n`);
   await candidate.stop(); // SIGTERM: Portico drains and exits, and V8 writes the profile
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => resolve(dir, f));

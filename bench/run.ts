@@ -12,7 +12,7 @@ import { parseOptions, USAGE, type BenchOptions } from './lib/options.js';
 import { ROOT, detectPinning, peakRssMb, resetPeakRss, rssMb, startProcess, transpileEntry, type Started } from './lib/processes.js';
 import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadGenerator } from './lib/load.js';
 import { BUILT_IN_SCENARIOS, hookScenarios, type BenchScenario } from './lib/scenarios.js';
-import { CANDIDATES, metricsSwitch, porticoCommand, porticoYaml, startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
+import { CANDIDATES, loadSpecFor, requestHeaders, metricsSwitch, porticoCommand, porticoYaml, startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
 import { goals, goalsTable, roundsTable, summarise, table, type RoundSample, type Row } from './lib/report.js';
 import { describeMachine, load1 } from './lib/machine.js';
 
@@ -32,7 +32,7 @@ async function probe(c: RunningCandidate, s: BenchScenario): Promise<string | un
   try {
     const res = await fetch(c.urlFor(s), {
       method: s.method,
-      headers: { ...c.headers, ...(s.body ? { 'content-type': s.body.contentType } : {}) },
+      headers: requestHeaders(c, s),
       body: s.body?.data,
       signal: AbortSignal.timeout(5_000),
     });
@@ -44,15 +44,7 @@ async function probe(c: RunningCandidate, s: BenchScenario): Promise<string | un
 }
 
 async function measure(gen: LoadGenerator, o: BenchOptions, c: RunningCandidate, s: BenchScenario, core: number | undefined, durationSec: number) {
-  return runLoad(gen, {
-    url: c.urlFor(s),
-    method: s.method,
-    headers: { ...c.headers, ...(s.body ? { 'content-type': s.body.contentType } : {}) },
-    body: s.body?.data,
-    connections: o.connections,
-    durationSec,
-    core,
-  });
+  return runLoad(gen, loadSpecFor(c, s, { connections: o.connections, durationSec, core }));
 }
 
 async function main(): Promise<number> {

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { ROOT, detectPinning, peakRssMb, rssMb, startProcess, transpileEntry } from './lib/processes.js';
 import { pickLoadGenerator, runLoad } from './lib/load.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { CANDIDATES, porticoCommand, startCandidate, type CandidateId } from './lib/candidates.js';
+import { CANDIDATES, loadSpecFor, porticoCommand, startCandidate, type CandidateId } from './lib/candidates.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,15 +34,7 @@ try {
   const samples: { t: number; rss: number | undefined }[] = [];
   const started = Date.now();
   const timer = setInterval(() => samples.push({ t: Math.round((Date.now() - started) / 1000), rss: rssMb(c.pid) }), 5_000);
-  const r = await runLoad(pickLoadGenerator(undefined), {
-    url: c.urlFor(scenario),
-    method: scenario.method,
-    headers: { ...c.headers, ...(scenario.body ? { 'content-type': scenario.body.contentType } : {}) },
-    body: scenario.body?.data,
-    connections: 50,
-    durationSec,
-    core: pinning?.loadCore,
-  });
+  const r = await runLoad(pickLoadGenerator(undefined), loadSpecFor(c, scenario, { connections: 50, durationSec, core: pinning?.loadCore }));
   clearInterval(timer);
   const mb = (v: number | undefined) => (v === undefined ? 'n/a' : `${v.toFixed(1)} MB`);
   const first = samples[0]?.rss;

@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { SignJWT } from 'jose';
 import { CACHE_DIR, ROOT, freePort, startProcess, transpileEntry, type Pinning, type Started } from './processes.js';
 import { porticoRoute, type BenchScenario } from './scenarios.js';
+import type { LoadSpec } from './load.js';
 import { GatewaySettingsSchema } from '../../src/config/schema.js';
 
 export type CandidateId = 'backend' | 'node-floor' | 'fastify' | 'portico' | 'portico-hs256' | 'portico-metrics' | 'portico-mapcache';
@@ -165,4 +166,14 @@ export function porticoCommand(preferDist: boolean): { command: string[]; note?:
   const dist = resolve(ROOT, 'dist/src/cli/main.js');
   if (preferDist && existsSync(dist)) return { command: [process.execPath, dist] };
   return { command: [process.execPath, '--import', 'tsx', resolve(ROOT, 'src/cli/main.ts')], note: 'Portico ran from sources under tsx (no dist build)' };
+}
+
+/** The headers a scenario's requests carry to a candidate (its token, the body's content type). */
+export function requestHeaders(c: RunningCandidate, s: BenchScenario): Record<string, string> {
+  return { ...c.headers, ...(s.body ? { 'content-type': s.body.contentType } : {}) };
+}
+
+/** The load generator's job for one candidate and scenario. */
+export function loadSpecFor(c: RunningCandidate, s: BenchScenario, run: Pick<LoadSpec, 'connections' | 'durationSec' | 'core'>): LoadSpec {
+  return { url: c.urlFor(s), method: s.method, headers: requestHeaders(c, s), body: s.body?.data, ...run };
 }
