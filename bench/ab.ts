@@ -9,6 +9,7 @@
  *   npm run build && cp -r dist .tmp/dist-before     # before the change
  *   (change, then) npm run build
  *   npm run bench:ab -- --old .tmp/dist-before --new dist [--scenario post] [--rounds 16]
+ * The same build under two sets of Node/V8 flags: --old dist --old-node-args '' --new-node-args='--flag=1'.
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '16' },
     duration: { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
+    'old-node-args': { type: 'string', default: '' },
+    'new-node-args': { type: 'string', default: '' },
   },
 });
 const main = (dir: string) => {
@@ -48,13 +51,14 @@ const gen = pickLoadGenerator(undefined);
 const backend = await startProcess({ name: 'backend', command: process.execPath, args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))], core: pinning?.loadCore, ready: { kind: 'stdout-line' } });
 const started: RunningCandidate[] = [];
 try {
-  const start = async (build: string) => {
-    const c = await startCandidate(id, { pinning, backend, scenarios: [scenario], porticoCommand: [process.execPath, build], porticoLogLevel: undefined });
+  const start = async (build: string, nodeArgs: string) => {
+    const porticoNodeArgs = nodeArgs.split(' ').filter((a) => a !== '');
+    const c = await startCandidate(id, { pinning, backend, scenarios: [scenario], porticoCommand: [process.execPath, build], porticoNodeArgs, porticoLogLevel: undefined });
     started.push(c);
     return c;
   };
-  const a = await start(builds.old);
-  const b = await start(builds.new);
+  const a = await start(builds.old, values['old-node-args']);
+  const b = await start(builds.new, values['new-node-args']);
   const measure = (c: RunningCandidate, seconds: number) =>
     runLoad(gen, loadSpecFor(c, scenario, { connections: Number(values.connections), durationSec: seconds, core: pinning?.loadCore }));
   await measure(a, 1);
