@@ -65,9 +65,12 @@ export interface RateLimiterOptions {
 /** The process-wide bucket store. */
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
   const now = options.now ?? (() => performance.now());
-  const buckets = new LRUCache<string, Bucket>({ max: options.maxClients ?? 100_000, updateAgeOnGet: true, perf: { now } });
+  // Made on the first request that is limited: lru-cache allocates its arrays for `max` entries up
+  // front (~2.5 MB for 100,000), which a configuration without rate limits should not pay.
+  let buckets: LRUCache<string, Bucket> | undefined;
   return {
     take(key, policy) {
+      buckets ??= new LRUCache<string, Bucket>({ max: options.maxClients ?? 100_000, updateAgeOnGet: true, perf: { now } });
       const t = now();
       const { requestsPerSec: rate, burst } = policy;
       let b = buckets.get(key);
@@ -85,7 +88,7 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
       return b.tokens - 1;
     },
     get size() {
-      return buckets.size;
+      return buckets?.size ?? 0;
     },
   };
 }
