@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `portico start | check | routes` (DECISIONS.md). Parses arguments and calls into the rest. */
+import './tune-v8.js';
 import { readFileSync } from 'node:fs';
 import { parseCli, USAGE, UsageError } from './args.js';
 import { loadConfig } from '../config/compile.js';

@@ -1,0 +1,58 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { givenFlags, growthFactorFor, tuningFlags } from './v8-tuning.js';
+
+const ALL = ['--no-allocation-site-pretenuring', '--heap-growing-percent=30', '--no-wasm-loop-unrolling'];
+
+describe('V8 tuning: flags', () => {
+  it('reads flag names from node options and NODE_OPTIONS, with _ as -', () => {
+    const given = givenFlags(['--max-old-space-size=512', '--import', 'tsx'], '--heap_growing_percent=10  --no-wasm-loop-unrolling');
+    assert.deepEqual([...given].sort(), ['--heap-growing-percent', '--import', '--max-old-space-size', '--no-wasm-loop-unrolling', '--wasm-loop-unrolling']);
+  });
+  it('sets every flag when the operator set none', () => assert.deepEqual(tuningFlags(givenFlags([], undefined)), ALL));
+  it('leaves heap growth alone when the operator sized the old generation', () =>
+    assert.deepEqual(tuningFlags(givenFlags(['--max-old-space-size=2048'], undefined)), [ALL[0], ALL[2]]));
+  it('leaves pretenuring alone when the operator chose it either way', () => {
+    assert.deepEqual(tuningFlags(givenFlags([], '--allocation-site-pretenuring')), [ALL[1], ALL[2]]);
+    assert.deepEqual(tuningFlags(givenFlags(['--no-allocation-site-pretenuring'], undefined)), [ALL[1], ALL[2]]);
+  });
+  it('leaves WebAssembly alone when the operator chose a tier', () => assert.deepEqual(tuningFlags(givenFlags(['--liftoff-only'], undefined)), [ALL[0], ALL[1]]));
+});
+
+describe('V8 tuning: young generation cap', () => {
+  const MB = 1024 * 1024;
+  it('grows below the cap and stops at it (sizes count both semi-spaces)', () => {
+    assert.equal(growthFactorFor(8 * MB, 8), 2);
+    assert.equal(growthFactorFor(16 * MB - 1, 8), 2);
+    assert.equal(growthFactorFor(16 * MB, 8), 1);
+    assert.equal(growthFactorFor(32 * MB, 8), 1);
+  });
+
+  // A real V8 heap: a child allocates objects that survive a few scavenges (as requests in flight
+  // do) and reports the young generation's size, with and without a 2 MB semi-space cap.
+  const tuning = fileURLToPath(new URL('./v8-tuning.ts', import.meta.url));
+  const churn = (cap: boolean) => `
+    import { getHeapSpaceStatistics } from 'node:v8';
+    import { capYoungGeneration } from ${JSON.stringify(tuning)};
+    if (${cap}) capYoungGeneration(2);
+    const alive = [];
+    for (let i = 0; i < 4e6; i++) {
+      alive.push({ i, list: [i] });
+      if (alive.length > 20000) alive.length = 0;
+      if (i % 50000 === 0) await new Promise((r) => setImmediate(r));
+    }
+    process.stdout.write(String(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
+  const youngBytes = async (cap: boolean) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', churn(cap)]);
+    return Number(stdout);
+  };
+
+  it('keeps the semi-spaces at the cap while V8 alone grows them past it', async () => {
+    const [capped, free] = await Promise.all([youngBytes(true), youngBytes(false)]);
+    assert.equal(capped, 4 * MB);
+    assert.ok(free > 4 * MB, `without the cap the young generation grew to ${free} bytes`);
+  });
+});
