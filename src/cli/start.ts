@@ -7,6 +7,7 @@ import { createGateway } from '../gateway.js';
 import { createLogger } from '../observability/logger.js';
 import { onSighup, reloadFromFile, watchConfigFile } from '../server/reload.js';
 import { installShutdown } from '../server/shutdown.js';
+import { appliedV8Tuning } from './v8-tuning.js';
 import { listenForPrimary, runPrimary } from './workers.js';
 
 /** Resolves -1 once listening (the process keeps running); 1 when it cannot start. */
@@ -34,6 +35,6 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   if (args.watch && !cluster.isWorker) watchConfigFile(args.config, () => reload('file change'));
   const stop = installShutdown(gateway, { logger });
   if (cluster.isWorker) listenForPrimary({ reload: () => reload('primary'), stop });
-  logger.info({ address: address.address, port: address.port, routes: result.config.routes.length, config: args.config }, `portico listening on ${address.address}:${address.port}`);
+  logger.info({ address: address.address, port: address.port, routes: result.config.routes.length, config: args.config, v8: appliedV8Tuning() }, `portico listening on ${address.address}:${address.port}`);
   return -1;
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { givenFlags, growthFactorFor, tuningFlags } from './v8-tuning.js';
+import { givenFlags, growthFactorFor, tuningFlags, tuningWanted } from './v8-tuning.js';
 
 const ALL = ['--no-allocation-site-pretenuring', '--heap-growing-percent=30', '--no-wasm-loop-unrolling'];
 
@@ -18,6 +18,10 @@ describe('V8 tuning: flags', () => {
   it('leaves pretenuring alone when the operator chose it either way', () => {
     assert.deepEqual(tuningFlags(givenFlags([], '--allocation-site-pretenuring')), [ALL[1], ALL[2]]);
     assert.deepEqual(tuningFlags(givenFlags(['--no-allocation-site-pretenuring'], undefined)), [ALL[1], ALL[2]]);
+  });
+  it('is on unless PORTICO_V8_TUNING turns it off', () => {
+    for (const on of [undefined, '', 'on', '1']) assert.equal(tuningWanted(on), true, String(on));
+    for (const off of ['off', 'OFF', 'false', '0', 'no', ' off ']) assert.equal(tuningWanted(off), false, off);
   });
   it('leaves WebAssembly alone when the operator chose a tier', () => assert.deepEqual(tuningFlags(givenFlags(['--liftoff-only'], undefined)), [ALL[0], ALL[1]]));
 });

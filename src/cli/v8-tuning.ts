@@ -94,11 +94,27 @@ export function capYoungGeneration(semiSpaceCapMb: number): () => void {
   return () => observer.disconnect();
 }
 
-/** Sets the tuning in this process; returns the flags it set. */
-export function applyV8Tuning(execArgv: readonly string[], nodeOptions: string | undefined): string[] {
+/** False when `PORTICO_V8_TUNING` turns the tuning off (`off`, `false`, `0`, `no`). */
+export function tuningWanted(setting: string | undefined): boolean {
+  return !['off', 'false', '0', 'no'].includes((setting ?? '').trim().toLowerCase());
+}
+
+let applied: readonly string[] = [];
+
+/** What `applyV8Tuning` set in this process (the `portico listening` log line shows it). */
+export function appliedV8Tuning(): readonly string[] {
+  return applied;
+}
+
+/** Sets the tuning in this process; returns what it set, the semi-space cap as `semi-space cap 8 MB`. */
+export function applyV8Tuning(execArgv: readonly string[], nodeOptions: string | undefined): readonly string[] {
   const given = givenFlags(execArgv, nodeOptions);
   const flags = tuningFlags(given);
   for (const flag of flags) setFlagsFromString(flag);
-  if (!SEMI_SPACE_FLAGS.some((f) => given.has(f))) capYoungGeneration(SEMI_SPACE_CAP_MB);
-  return flags;
+  if (!SEMI_SPACE_FLAGS.some((f) => given.has(f))) {
+    capYoungGeneration(SEMI_SPACE_CAP_MB);
+    flags.push(`semi-space cap ${SEMI_SPACE_CAP_MB} MB`);
+  }
+  applied = flags;
+  return applied;
 }
