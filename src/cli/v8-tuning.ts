@@ -32,14 +32,14 @@ interface Tuning {
   readonly unlessGiven: readonly string[];
 }
 
-export const V8_TUNING: readonly Tuning[] = [
+const V8_TUNING: readonly Tuning[] = [
   { flag: '--no-allocation-site-pretenuring', unlessGiven: ['--allocation-site-pretenuring'] },
   { flag: '--heap-growing-percent=30', unlessGiven: ['--heap-growing-percent', '--max-old-space-size', '--max-heap-size'] },
   { flag: '--no-wasm-loop-unrolling', unlessGiven: ['--wasm-loop-unrolling', '--liftoff-only', '--no-liftoff'] },
 ];
 
 /** Semi-space size (MB) the young generation is capped at, unless the operator sized it. */
-export const SEMI_SPACE_CAP_MB = 8;
+const SEMI_SPACE_CAP_MB = 8;
 const SEMI_SPACE_FLAGS = ['--max-semi-space-size', '--min-semi-space-size', '--semi-space-growth-factor', '--max-heap-size'];
 
 /** Flag names (`--no-` kept, `_` read as `-`) in node's own arguments and NODE_OPTIONS. */
@@ -78,9 +78,9 @@ function newSpaceBytes(): number {
  * once the cap is reached and back to 2 below it (after V8 shrank the space while idle). Growth
  * needs a semi-space's worth of survivors since the last growth, many scavenges, so the observer
  * (which runs right after a collection) is always in time. The observer does not keep the
- * process alive. Returns a function that stops it.
+ * process alive.
  */
-export function capYoungGeneration(semiSpaceCapMb: number): () => void {
+export function capYoungGeneration(semiSpaceCapMb: number): void {
   let factor = 2;
   const adjust = () => {
     const wanted = growthFactorFor(newSpaceBytes(), semiSpaceCapMb);
@@ -91,7 +91,6 @@ export function capYoungGeneration(semiSpaceCapMb: number): () => void {
   const observer = new PerformanceObserver(adjust);
   observer.observe({ entryTypes: ['gc'] });
   adjust();
-  return () => observer.disconnect();
 }
 
 /** False when `PORTICO_V8_TUNING` turns the tuning off (`off`, `false`, `0`, `no`). */
@@ -106,8 +105,8 @@ export function appliedV8Tuning(): readonly string[] {
   return applied;
 }
 
-/** Sets the tuning in this process; returns what it set, the semi-space cap as `semi-space cap 8 MB`. */
-export function applyV8Tuning(execArgv: readonly string[], nodeOptions: string | undefined): readonly string[] {
+/** Sets the tuning in this process and records it (the semi-space cap as `semi-space cap 8 MB`). */
+export function applyV8Tuning(execArgv: readonly string[], nodeOptions: string | undefined): void {
   const given = givenFlags(execArgv, nodeOptions);
   const flags = tuningFlags(given);
   for (const flag of flags) setFlagsFromString(flag);
@@ -116,5 +115,4 @@ export function applyV8Tuning(execArgv: readonly string[], nodeOptions: string |
     flags.push(`semi-space cap ${SEMI_SPACE_CAP_MB} MB`);
   }
   applied = flags;
-  return applied;
 }
