@@ -4,6 +4,7 @@
  * gateway's, and identity headers a client could forge are dropped before auth adds real ones.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import { TRACE_HEADERS, appendTraceHeaders } from '../observability/trace-context.js';
 
 /** RFC 9110 7.6.1 hop-by-hop headers, plus the legacy ones proxies still see. */
@@ -77,7 +78,52 @@ export function downstreamResponseHeaders(headers: Record<string, string | strin
   return out;
 }
 
-const RESPONSE_DROP = new Set([...HOP_BY_HOP, 'x-request-id']);
+/**
+ * The same rules for undici's raw `[name, value, ...]` response list, building the one object
+ * Node's `writeHead` takes (the proxy's hot path: this replaces undici's own parse into an object
+ * plus the copy above; proxy/forward.ts has the figures). Repeated names become arrays, as in
+ * undici's parse and Node's `IncomingMessage`.
+ */
+export function downstreamHeadersFromRaw(raw: readonly Buffer[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  let connection: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = headerName(raw[i]!);
+    const value = raw[i + 1]!.toString('latin1');
+    if (RESPONSE_DROP.has(name)) {
+      if (name === 'connection') connection = connection === undefined ? value : `${connection},${value}`;
+      continue;
+    }
+    const seen = out[name];
+    if (seen === undefined) out[name] = value;
+    else if (typeof seen === 'string') out[name] = [seen, value];
+    else seen.push(value);
+  }
+  const listed = connection === undefined ? undefined : connectionListed({ connection });
+  if (listed !== undefined) for (const name of listed) delete out[name];
+  return out;
+}
+
+// `__proto__` as a key would set the object's prototype instead of a header: never forwarded.
+const RESPONSE_DROP = new Set([...HOP_BY_HOP, 'x-request-id', '__proto__']);
+
+/**
+ * undici's reader of raw header names: known names come back as interned lower-case strings
+ * without allocating (a byte trie); lower-casing here instead ran at 0.985x (bench:ab, 16
+ * rounds). It is internal to undici 7, so it is looked up defensively, and
+ * `headerNamesFromUndici` lets a test notice when an upgrade moves it.
+ */
+export const headerNamesFromUndici = loadUndiciHeaderName();
+const headerName: (raw: Buffer) => string = headerNamesFromUndici ?? ((raw) => raw.toString('latin1').toLowerCase());
+
+function loadUndiciHeaderName(): ((raw: Buffer) => string) | undefined {
+  try {
+    const util = createRequire(import.meta.url)('undici/lib/core/util.js') as { headerNameToString?: unknown };
+    return typeof util.headerNameToString === 'function' ? (util.headerNameToString as (raw: Buffer) => string) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Headers named in `Connection` are hop-by-hop too (RFC 9110 7.6.1). */
 function connectionListed(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Set<string> | undefined {
