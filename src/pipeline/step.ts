@@ -20,6 +20,12 @@ export interface Exchange {
   upstreamFailure: UpstreamFailureKind | undefined;
   /** Code of the gateway error answered, if any (for logs and metrics). */
   errorCode: string | undefined;
+  /**
+   * Called when the client response closes, finished or not, before the request is reported:
+   * the endpoint's hook to release its backend call when the client leaves. One listener on the
+   * response (server/http-server.ts) calls it, rather than a second `once('close')` per request.
+   */
+  onClose?: (() => void) | undefined;
 }
 
 export type Step = (ex: Exchange) => Promise<void>;

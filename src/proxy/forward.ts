@@ -177,7 +177,7 @@ class ForwardCall implements Dispatcher.DispatchHandler {
     this.finished = true;
     this.call.options.upstream.load.inFlight--;
     if (this.deadline !== undefined) clearTimeout(this.deadline);
-    this.ex?.res.removeListener('close', this.onClientClose);
+    if (this.ex !== undefined) this.ex.onClose = undefined;
     this.release();
   }
 
@@ -205,10 +205,10 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
 
   return (ex) =>
     new Promise<void>((resolve) => {
-      const { req, res } = ex;
+      const { req } = ex;
       const handler = new ForwardCall(ex, call, resolve);
       // A client that leaves must release the backend connection at once (issue #8).
-      res.once('close', handler.onClientClose);
+      ex.onClose = handler.onClientClose;
       if (load.inFlight >= load.connections) handler.armQueueDeadline(headersTimeoutMs);
       load.inFlight++;
       pool.dispatch(

@@ -67,11 +67,13 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
             upstreamStatus: undefined,
             upstreamFailure: undefined,
             errorCode: undefined,
+            onClose: undefined,
           }
         : undefined;
     const errorCode = match.kind === 'not-found' ? 'GW_ROUTE_NOT_FOUND' : match.kind === 'method-not-allowed' ? 'GW_METHOD_NOT_ALLOWED' : undefined;
     inFlight.count++;
     res.once('close', () => {
+      ex?.onClose?.();
       inFlight.count--;
       events.emit('request:end', {
         requestId,
