@@ -1,6 +1,6 @@
 /**
- * The candidates of issue #8, each its own process: the backend hit directly, the Node floor,
- * @fastify/http-proxy, and Portico (built dist) on a public route, on an HS256-protected route and
+ * The candidates of issue #8, each its own process: the backend hit directly, the Node floor, the
+ * Node ceiling (bench/node-ceiling.ts), @fastify/http-proxy, and Portico (built dist) on a public route, on an HS256-protected route and
  * with metrics on. Proxies are pinned to the proxy core; the backend shares the load core.
  * Portico runs with its defaults, except that metrics are switched off in every Portico row but
  * the metrics row (when the build has a switch), so that row shows what metrics cost.
@@ -12,8 +12,9 @@ import { CACHE_DIR, ROOT, freePort, startProcess, transpileEntry, type Pinning, 
 import { porticoRoute, type BenchScenario } from './scenarios.js';
 import type { LoadSpec } from './load.js';
 import { GatewaySettingsSchema } from '../../src/config/schema.js';
+import { SEMI_SPACE_CAP_MB, tuningFlags } from '../../src/cli/v8-tuning.js';
 
-export type CandidateId = 'backend' | 'node-floor' | 'fastify' | 'portico' | 'portico-hs256' | 'portico-metrics' | 'portico-mapcache';
+export type CandidateId = 'backend' | 'node-floor' | 'node-ceiling' | 'fastify' | 'portico' | 'portico-hs256' | 'portico-metrics' | 'portico-mapcache';
 
 /**
  * `optIn`: measured only in scenarios that name it in their `candidates` (the mapping-cache row
@@ -22,6 +23,7 @@ export type CandidateId = 'backend' | 'node-floor' | 'fastify' | 'portico' | 'po
 export const CANDIDATES: readonly { readonly id: CandidateId; readonly label: string; readonly optIn?: boolean }[] = [
   { id: 'backend', label: 'backend hit directly' },
   { id: 'node-floor', label: 'Node floor (node:http + undici Pool.stream)' },
+  { id: 'node-ceiling', label: 'Node ceiling (bare undici dispatch, tuned V8)' },
   { id: 'fastify', label: '@fastify/http-proxy 11' },
   { id: 'portico', label: 'Portico, public route' },
   { id: 'portico-hs256', label: 'Portico, HS256-protected route' },
@@ -116,9 +118,11 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
   if (id === 'backend') {
     return { id, label, pid: ctx.backend.pid, origin: backendUrl, headers: {}, notes: [], urlFor: (s) => backendUrl + s.path, stop: async () => {} };
   }
-  if (id === 'node-floor' || id === 'fastify') {
-    const entry = transpileEntry(resolve(ROOT, 'bench', id === 'node-floor' ? 'node-floor.ts' : 'fastify-proxy.ts'));
-    const p = await startProcess({ name: label, command: process.execPath, args: [entry, backendUrl], core: proxyCore, ready: { kind: 'stdout-line' } });
+  if (id === 'node-floor' || id === 'node-ceiling' || id === 'fastify') {
+    const entry = transpileEntry(resolve(ROOT, 'bench', `${id === 'fastify' ? 'fastify-proxy' : id}.ts`));
+    // The ceiling runs under the V8 settings Portico gives itself (src/cli/v8-tuning.ts), as flags.
+    const v8 = id === 'node-ceiling' ? [...tuningFlags(new Set()), `--max-semi-space-size=${SEMI_SPACE_CAP_MB}`] : [];
+    const p = await startProcess({ name: label, command: process.execPath, args: [...v8, entry, backendUrl], core: proxyCore, ready: { kind: 'stdout-line' } });
     const origin = `http://127.0.0.1:${p.port}`;
     return { id, label, pid: p.pid, origin, headers: {}, notes: [], urlFor: prefixed(origin), stop: () => p.stop() };
   }

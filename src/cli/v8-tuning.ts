@@ -39,7 +39,7 @@ const V8_TUNING: readonly Tuning[] = [
 ];
 
 /** Semi-space size (MB) the young generation is capped at, unless the operator sized it. */
-const SEMI_SPACE_CAP_MB = 8;
+export const SEMI_SPACE_CAP_MB = 8;
 const SEMI_SPACE_FLAGS = ['--max-semi-space-size', '--min-semi-space-size', '--semi-space-growth-factor', '--max-heap-size'];
 
 /** Flag names (`--no-` kept, `_` read as `-`) in node's own arguments and NODE_OPTIONS. */
