@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { accessLogWriter } from './access-log.js';
+import { accessLogWriter, hundredths } from './access-log.js';
 import type { GatewayEvents } from './events.js';
 
 type RequestEnd = GatewayEvents['request:end'];
@@ -55,5 +55,30 @@ describe('access log line', () => {
     logger.level = 'info';
     write(base);
     assert.equal(lines.length, 2);
+  });
+
+  it('keeps each line at its own level within one millisecond', () => {
+    const { logger, lines } = capture();
+    const write = accessLogWriter(logger);
+    write(base);
+    write({ ...base, status: 502 });
+    write(base);
+    assert.deepEqual(lines.map((l) => (JSON.parse(l) as { level: number }).level), [30, 40, 30]);
+  });
+});
+
+describe('hundredths', () => {
+  it('writes every duration in hundredths of a millisecond as JavaScript writes the number', () => {
+    for (let h = 0; h <= 200_000; h++) {
+      const ms = h / 100;
+      if (hundredths(ms) !== String(ms)) assert.fail(`${ms}: ${hundredths(ms)}`);
+    }
+    assert.equal(hundredths(3_600_000.07), '3600000.07');
+  });
+
+  it('rounds a finer duration to hundredths', () => {
+    assert.equal(hundredths(1.234), '1.23');
+    assert.equal(hundredths(0.996), '1');
+    assert.equal(hundredths(2.0049), '2');
   });
 });

@@ -27,15 +27,39 @@ export function accessLogWriter(logger: Logger): (e: RequestEnd) => void {
   const stream = internals[symbols.streamSym] as PinoInternals;
   const info = logger.levels.values.info!;
   const warn = logger.levels.values.warn!;
+  // The line's head changes once a millisecond: made once per millisecond and level, not per line.
+  let headMs = -1;
+  let headLevel = -1;
+  let head = '';
   return (e) => {
     const level = e.status >= 500 ? warn : info;
     // Read per line: the level can change while the gateway runs.
     if (level < logger.levelVal) return;
-    let line = `{"level":${level},"time":${Date.now()}${bindings},"reqId":${json(e.requestId)},"method":${json(e.method)}`;
-    if (e.routeId !== undefined) line += `,"route":${json(e.routeId)}`;
-    line += `,"path":${json(e.path)},"status":${e.status},"durationMs":${Number.isFinite(e.durationMs) ? e.durationMs : null}`;
+    const now = Date.now();
+    if (now !== headMs || level !== headLevel) {
+      headMs = now;
+      headLevel = level;
+      head = `{"level":${level},"time":${now}${bindings},"reqId":`;
+    }
+    let line = head + json(e.requestId) + ',"method":' + json(e.method);
+    if (e.routeId !== undefined) line += ',"route":' + json(e.routeId);
+    line += ',"path":' + json(e.path) + ',"status":' + e.status + ',"durationMs":' + (Number.isFinite(e.durationMs) ? hundredths(e.durationMs) : 'null');
     if (e.aborted) line += ',"aborted":true';
-    if (e.errorCode !== undefined) line += `,"error":${json(e.errorCode)}`;
-    stream.write(`${line},"msg":"request"}\n`);
+    if (e.errorCode !== undefined) line += ',"error":' + json(e.errorCode);
+    stream.write(line + ',"msg":"request"}\n');
   };
+}
+
+/**
+ * A duration rounded to hundredths of a millisecond, written as JavaScript writes that number
+ * (1, 1.2, 1.23), from integers: converting the double itself is the slow path of number
+ * formatting (together with the cached head, ~25% of the line's cost in a micro-benchmark).
+ */
+export function hundredths(ms: number): string {
+  const h = Math.round(ms * 100);
+  const whole = Math.floor(h / 100);
+  const frac = h - whole * 100;
+  if (frac === 0) return `${whole}`;
+  if (frac % 10 === 0) return `${whole}.${frac / 10}`;
+  return frac < 10 ? `${whole}.0${frac}` : `${whole}.${frac}`;
 }
