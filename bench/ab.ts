@@ -10,6 +10,7 @@
  *   (change, then) npm run build
  *   npm run bench:ab -- --old .tmp/dist-before --new dist [--scenario post] [--rounds 16]
  * The same build under two sets of Node/V8 flags: --old dist --old-node-args '' --new-node-args='--flag=1'.
+ * What the access log costs: --old dist --new dist --new-log-level warn (PORTICO_LOG_LEVEL).
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     'old-node-args': { type: 'string', default: '' },
     'new-node-args': { type: 'string', default: '' },
+    'old-log-level': { type: 'string' },
+    'new-log-level': { type: 'string' },
   },
 });
 const main = (dir: string) => {
@@ -51,14 +54,14 @@ const gen = pickLoadGenerator(undefined);
 const backend = await startProcess({ name: 'backend', command: process.execPath, args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))], core: pinning?.loadCore, ready: { kind: 'stdout-line' } });
 const started: RunningCandidate[] = [];
 try {
-  const start = async (build: string, nodeArgs: string) => {
+  const start = async (build: string, nodeArgs: string, porticoLogLevel: string | undefined) => {
     const porticoNodeArgs = nodeArgs.split(' ').filter((a) => a !== '');
-    const c = await startCandidate(id, { pinning, backend, scenarios: [scenario], porticoCommand: [process.execPath, build], porticoNodeArgs, porticoLogLevel: undefined });
+    const c = await startCandidate(id, { pinning, backend, scenarios: [scenario], porticoCommand: [process.execPath, build], porticoNodeArgs, porticoLogLevel });
     started.push(c);
     return c;
   };
-  const a = await start(builds.old, values['old-node-args']);
-  const b = await start(builds.new, values['new-node-args']);
+  const a = await start(builds.old, values['old-node-args'], values['old-log-level']);
+  const b = await start(builds.new, values['new-node-args'], values['new-log-level']);
   const measure = (c: RunningCandidate, seconds: number) =>
     runLoad(gen, loadSpecFor(c, scenario, { connections: Number(values.connections), durationSec: seconds, core: pinning?.loadCore }));
   await measure(a, 1);
