@@ -1,7 +1,8 @@
 /**
  * The candidates of issue #8, each its own process: the backend hit directly, the Node floor, the
- * Node ceiling (bench/node-ceiling.ts), @fastify/http-proxy, and Portico (built dist) on a public route, on an HS256-protected route and
- * with metrics on. Proxies are pinned to the proxy core; the backend shares the load core.
+ * Node ceiling (bench/node-ceiling.ts), @fastify/http-proxy, and Portico (built dist) on a public
+ * route, on an HS256-protected route and with metrics on. Proxies are pinned to the proxy core;
+ * the backend shares the load core.
  * Portico runs with its defaults, except that metrics are switched off in every Portico row but
  * the metrics row (when the build has a switch), so that row shows what metrics cost.
  */
