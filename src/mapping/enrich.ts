@@ -149,6 +149,9 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     const items = scanItems(text);
     if (items === undefined || items.length === 0) return undefined;
     const plan = planCalls(text, items, rules, fieldNames);
+    if (plan.dotSegments > 0) {
+      logger.warn({ reqId: ex.requestId, route: route.id, skipped: plan.dotSegments }, 'mapping values that are dot-segments (. or ..) skipped; those items go out without the tag');
+    }
     if (plan.overLimit > 0) {
       logger.warn({ reqId: ex.requestId, route: route.id, limit: MAX_MAPPING_CALLS_PER_RESPONSE, skipped: plan.overLimit }, 'mapping calls over the per-response limit; extra (item, rule) pairs skipped');
     }

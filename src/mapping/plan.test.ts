@@ -32,15 +32,22 @@ describe('planCalls', () => {
   });
 
   it('uses values as written and percent-encodes them', () => {
-    const text = '[{"a":1000000},{"a":12345678901234567890},{"a":true},{"a":"x y&z"},{"a":"\\u00e9"},{"a":"..\\/"}]';
+    const text = '[{"a":1000000},{"a":12345678901234567890},{"a":true},{"a":"x y&z"},{"a":"\\u00e9"},{"a":"..x\\/"}]';
     assert.deepEqual(plan(text, [rule(0, '/c?id={a}')]).urls.map((u) => u.slice('http://127.0.0.1:9000'.length)), [
       '/c?id=1000000',
       '/c?id=12345678901234567890',
       '/c?id=true',
       '/c?id=x%20y%26z',
       '/c?id=%C3%A9',
-      '/c?id=..%2F',
+      '/c?id=..x%2F',
     ]);
+  });
+
+  it('skips dot-segment values and counts them; dots inside a name are kept', () => {
+    const text = '[{"a":".."},{"a":"."},{"a":"..\\/x"},{"a":"x\\\\.."},{"a":"a..b"},{"a":"..."}]';
+    const p = planCalls(text, scanItems(text)!, [rule(0, '/u/{a}')], new Set(['a']));
+    assert.deepEqual(p.calls.map((c) => c.path), ['/u/a..b', '/u/%2E%2E%2E']);
+    assert.equal(p.dotSegments, 4);
   });
 
   it('skips missing, null, object and array values', () => {

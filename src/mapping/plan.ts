@@ -4,6 +4,7 @@
  * `MAX_MAPPING_CALLS_PER_RESPONSE` distinct URLs per response.
  */
 import type { CompiledMappingRule } from '../config/compile.js';
+import { isDotSegmentValue } from '../upstream/target-url.js';
 import { stringValue, type MemberSpan, type ObjectSpan } from './json-scan.js';
 
 /** One distinct mapping call. */
@@ -22,6 +23,8 @@ export interface MappingPlan {
   readonly callOf: Int32Array;
   /** (item, rule) pairs skipped because their URL would have been a call past the limit. */
   readonly overLimit: number;
+  /** (item, rule) pairs skipped because a placeholder value is a dot-segment (`..`, `a/../b`). */
+  readonly dotSegments: number;
 }
 
 /**
@@ -59,6 +62,7 @@ export function placeholderValue(text: string, m: MemberSpan): string | undefine
  */
 export function planCalls(text: string, items: readonly ObjectSpan[], rules: readonly CompiledMappingRule[], fieldNames: ReadonlySet<string>, maxCalls = MAX_MAPPING_CALLS_PER_RESPONSE): MappingPlan {
   let overLimit = 0;
+  let dotSegments = 0;
   const callOf = new Int32Array(items.length * rules.length).fill(-1);
   const calls: PlannedCall[] = [];
   const byUrl = new Map<string, number>();
@@ -80,7 +84,12 @@ export function planCalls(text: string, items: readonly ObjectSpan[], rules: rea
       if (key === undefined) continue;
       let index = byValues[r]!.get(key);
       if (index === undefined) {
-        const path = rule.buildPath(valuesOf(text, rule.path.params, found));
+        const values = valuesOf(text, rule.path.params, found);
+        if (hasDotSegment(values)) {
+          dotSegments++;
+          continue;
+        }
+        const path = rule.buildPath(values);
         const url = rule.origin.key + path;
         index = byUrl.get(url);
         if (index === undefined) {
@@ -97,7 +106,13 @@ export function planCalls(text: string, items: readonly ObjectSpan[], rules: rea
       callOf[i * rules.length + r] = index;
     }
   }
-  return { calls, callOf, overLimit };
+  return { calls, callOf, overLimit, dotSegments };
+}
+
+/** A value that would climb out of the rule's path once the service decodes it is never sent. */
+function hasDotSegment(values: Readonly<Record<string, string>>): boolean {
+  for (const k in values) if (isDotSegmentValue(values[k]!)) return true;
+  return false;
 }
 
 /** A key for the rule's placeholder values (length-prefixed when several), or undefined. */

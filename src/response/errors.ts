@@ -20,6 +20,7 @@ export const ERRORS = {
   GW_HEADERS_TOO_LARGE: { status: 431, message: 'Request headers too large' },
   GW_CLIENT_TIMEOUT: { status: 408, message: 'Request not received in time' },
   GW_BAD_REQUEST: { status: 400, message: 'Malformed HTTP request' },
+  GW_PATH_PARAM_INVALID: { status: 400, message: 'A path parameter may not be a dot-segment (. or ..)' },
   GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -6,6 +6,7 @@ import FindMyWay from 'find-my-way';
 import type { CompiledRoute } from '../config/compile.js';
 import { HTTP_METHODS, type HttpMethod } from '../config/schema.js';
 import type { Step } from '../pipeline/step.js';
+import { isDotSegmentValue } from '../upstream/target-url.js';
 
 export interface RouteEntry {
   readonly route: CompiledRoute;
@@ -15,6 +16,8 @@ export interface RouteEntry {
 export type Match =
   | { readonly kind: 'found'; readonly entry: RouteEntry; readonly params: Record<string, string> }
   | { readonly kind: 'method-not-allowed'; readonly allow: string }
+  /** A route matched, but a parameter's decoded value is a dot-segment (`..`): refused with 400. */
+  | { readonly kind: 'bad-parameter'; readonly param: string }
   | { readonly kind: 'not-found' };
 
 export interface RouteTable {
@@ -46,7 +49,10 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
     match(method, path) {
       const found = router.find(method as HttpMethod, path);
       if (found !== null && allPresent(found.params)) {
-        return { kind: 'found', entry: found.store as RouteEntry, params: found.params as Record<string, string> };
+        const params = found.params as Record<string, string>;
+        const bad = dotSegmentParam(params);
+        if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
+        return { kind: 'found', entry: found.store as RouteEntry, params };
       }
       // Off the hot path: which methods would this path accept?
       const allow: string[] = [];
@@ -63,6 +69,15 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
 function allPresent(params: Record<string, string | undefined>): boolean {
   for (const k in params) if (params[k] === '') return false;
   return true;
+}
+
+/**
+ * The name of a parameter whose decoded value is a dot-segment. Encoding it is not enough: many
+ * backends decode `%2E%2E` before they normalise the path, and would serve the parent resource.
+ */
+function dotSegmentParam(params: Record<string, string>): string | undefined {
+  for (const k in params) if (isDotSegmentValue(params[k]!)) return k;
+  return undefined;
 }
 
 function noop(): void {}

@@ -4,7 +4,8 @@
  * swaps one reference and in-flight requests finish on the table they started with.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RouteTable } from '../router/route-table.js';
+import type { Match, RouteTable } from '../router/route-table.js';
+import type { ErrorCode } from '../response/errors.js';
 import type { Exchange } from '../pipeline/step.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
@@ -14,6 +15,13 @@ import { sendHealth, sendReady } from './health.js';
 import type { CorsPolicy } from './cors.js';
 import { isRecording, traceOf } from '../observability/trace-context.js';
 import { stampRequestId } from './gateway-response.js';
+
+/** What the gateway answers when a path finds no route to run. */
+const MATCH_ERRORS = {
+  'not-found': 'GW_ROUTE_NOT_FOUND',
+  'method-not-allowed': 'GW_METHOD_NOT_ALLOWED',
+  'bad-parameter': 'GW_PATH_PARAM_INVALID',
+} as const satisfies Record<Exclude<Match['kind'], 'found'>, ErrorCode>;
 
 export interface RequestHandlerDeps {
   current(): RouteTable;
@@ -70,7 +78,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
             onClose: undefined,
           }
         : undefined;
-    const errorCode = match.kind === 'not-found' ? 'GW_ROUTE_NOT_FOUND' : match.kind === 'method-not-allowed' ? 'GW_METHOD_NOT_ALLOWED' : undefined;
+    const errorCode = match.kind === 'found' ? undefined : MATCH_ERRORS[match.kind];
     inFlight.count++;
     res.once('close', () => {
       ex?.onClose?.();
@@ -90,7 +98,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
 
     if (match.kind !== 'found' || ex === undefined) {
       req.resume();
-      return match.kind === 'method-not-allowed' ? sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow }) : sendError(res, 'GW_ROUTE_NOT_FOUND');
+      return match.kind === 'method-not-allowed' ? sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow }) : sendError(res, errorCode ?? 'GW_ROUTE_NOT_FOUND');
     }
     const exchange = ex;
     match.entry.run(exchange).catch((err: unknown) => {

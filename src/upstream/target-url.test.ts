@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendQuery, compileUrlBuilder, encodeValue, parseTemplate, type Template } from './target-url.js';
+import { appendQuery, compileUrlBuilder, encodeValue, isDotSegmentValue, parseTemplate, type Template } from './target-url.js';
 
 function template(source: string): Template {
   const t = parseTemplate(source);
@@ -52,5 +52,14 @@ describe('appendQuery', () => {
     assert.equal(appendQuery('/users?companyId=7', users, 'company%49d=9&companyId&page=2'), '/users?companyId=7&page=2');
     assert.equal(appendQuery('/u?a=1&b=2', template('/u?a={x}&b={y}'), 'b=3&c=4&&a=5'), '/u?a=1&b=2&c=4');
     assert.equal(appendQuery('/u?a=1', template('/u?a=1'), 'a=2'), '/u?a=1');
+  });
+});
+
+describe('isDotSegmentValue', () => {
+  it('refuses values that act as a dot-segment once decoded', () => {
+    for (const v of ['.', '..', '../', '../admin', 'a/..', 'a/../b', '..\\', 'a\\..\\b', '/..']) assert.equal(isDotSegmentValue(v), true, v);
+  });
+  it('keeps dots that are part of a name', () => {
+    for (const v of ['...', 'a..b', '..a', 'a..', 'v1.2', '.hidden', 'x/.../y', '']) assert.equal(isDotSegmentValue(v), false, v);
   });
 });

@@ -63,6 +63,24 @@ export function encodeValue(value: string): string {
   return /^\.+$/.test(encoded) ? encoded.replaceAll('.', '%2E') : encoded;
 }
 
+/**
+ * True when a decoded value would act as a dot-segment once a backend decodes and normalises the
+ * path it is placed in: the whole value is `.` or `..`, or a `..` stands between separators
+ * (`/` or `\\`, which some servers treat alike). Such values are refused, not encoded: many
+ * backends decode `%2E%2E` and `%2F` before they normalise, so encoding alone does not protect.
+ */
+export function isDotSegmentValue(value: string): boolean {
+  if (value === '.' || value === '..') return true;
+  let from = value.indexOf('..');
+  while (from >= 0) {
+    const before = from === 0 ? '/' : value[from - 1];
+    const after = from + 2 === value.length ? '/' : value[from + 2];
+    if ((before === '/' || before === '\\') && (after === '/' || after === '\\')) return true;
+    from = value.indexOf('..', from + 1);
+  }
+  return false;
+}
+
 export type UrlBuilder = (values: Readonly<Record<string, string>>) => string;
 
 /**
