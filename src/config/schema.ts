@@ -82,6 +82,7 @@ export const RateLimitSchema = z.strictObject({
 
 export const TimeoutsSchema = z.strictObject({
   backendSec: seconds('No backend response headers within this time: 504').default(30),
+  backendIdleSec: z.number().min(0).default(60).describe('Longest silence between two chunks of a backend response body once its headers came; the response is then cut. 0 for none'),
   mappingSec: seconds('Per mapping call').default(10),
   clientHeaderSec: seconds('A client must send the complete request headers within this time, else 408').default(30),
   clientBodySec: seconds('Longest silence between two request body chunks, else 408').default(60),

@@ -94,7 +94,8 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
     upstream,
     dropHeaders: deps.dropHeaders,
     headersTimeoutMs: timeouts.backendSec * 1000,
-    bodyTimeoutMs: timeouts.backendSec * 1000,
+    // backendSec bounds the wait for the head only: a long download may pause between chunks.
+    bodyTimeoutMs: timeouts.backendIdleSec * 1000,
     events: deps.events,
   };
   switch (route.kind) {
