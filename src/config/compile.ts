@@ -39,6 +39,8 @@ export interface CompiledRoute {
   readonly mapping: readonly CompiledMappingRule[];
   /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes. */
   readonly maxBodyBytes: number;
+  /** Read the whole request body before the backend call (server/request-buffer.ts). */
+  readonly buffersRequest: boolean;
   /** The route's own rate-limit options as written (resolved by server/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
 }
@@ -89,6 +91,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       requiresAuth: settings.auth.defaultProtected && !r.public,
       mapping: Object.freeze(mapping),
       maxBodyBytes: r.maxBodyBytes ?? settings.limits.maxBodyBytes,
+      buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,
       rateLimit: r.rateLimit,
     });
   });

@@ -34,6 +34,10 @@ export const RouteSchema = z
     isWebSocket: z.boolean().default(false).describe('Tunnel a WebSocket connection to the backend'),
     mapping: z.array(MappingRuleSchema).optional().describe('Response-mapping rules'),
     maxBodyBytes: z.int().positive().optional().describe('Largest request body for this route; default config.limits.maxBodyBytes'),
+    requestBuffering: z
+      .boolean()
+      .default(true)
+      .describe('Read the whole request body before calling the backend (false: stream it as it arrives, for uploads that must start at once)'),
     rateLimit: z
       .strictObject({
         enabled: z.boolean().default(true).describe('false exempts this route from config.rateLimit'),
@@ -92,7 +96,12 @@ export const TimeoutsSchema = z.strictObject({
 export const LimitsSchema = z.strictObject({
   maxMappingBodyBytes: z.int().positive().default(10 * 1024 * 1024).describe('Larger primary bodies are returned unmapped'),
   connectionsPerOrigin: z.int().positive().default(64).describe('Keep-alive connections per backend origin'),
-  maxBodyBytes: z.int().positive().default(1024 * 1024 * 1024).describe('Largest request body, streamed, never buffered (a route may set its own maxBodyBytes): 413'),
+  maxBodyBytes: z.int().positive().default(1024 * 1024 * 1024).describe('Largest request body (a route may set its own maxBodyBytes): 413'),
+  requestBufferBytes: z
+    .int()
+    .min(0)
+    .default(64 * 1024)
+    .describe('Request bodies are read whole before the backend call; this much stays in memory, the rest goes to an unlinked temporary file'),
   maxHeaderBytes: z.int().min(1024).default(16 * 1024).describe('Largest request head (request line and headers): 431'),
 });
 

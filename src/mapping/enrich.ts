@@ -28,7 +28,8 @@ import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import { sendError } from '../response/send-error.js';
-import { forwardEndpoint, hasRequestBody, type ForwardOptions } from '../proxy/forward.js';
+import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
+import { bufferedLength, upstreamBody } from '../server/request-buffer.js';
 import { scanItems } from './json-scan.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';
@@ -192,13 +193,13 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       let answer: Dispatcher.ResponseData;
       const started = performance.now();
       try {
-        const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders);
+        const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders, bodyLength: bufferedLength(ex) }, dropHeaders);
         headers.push('accept-encoding', 'identity');
         answer = await pool.request({
           path: appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery),
           method,
           headers,
-          body: hasRequestBody(ex) ? req : null,
+          body: upstreamBody(ex),
           signal: abort.signal,
           headersTimeout: headersTimeoutMs,
           bodyTimeout: bodyTimeoutMs,

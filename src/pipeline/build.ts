@@ -21,6 +21,7 @@ import type { OpenStreams } from '../stream/open-streams.js';
 import { websocketEndpoint, type UpgradeStep } from '../stream/websocket.js';
 import { createGuards, type GuardLayers } from '../server/guards.js';
 import { createRateLimiter, type RateLimiter } from '../server/rate-limit.js';
+import { requestBufferLayer } from '../server/request-buffer.js';
 
 /** What every pipeline may use; made once per process (registries) or per config (the rest). */
 export interface PipelineDeps {
@@ -58,6 +59,9 @@ export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
     if (deps.authenticator === undefined) throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
     layers.push(authLayer(deps.authenticator, deps.events));
   }
+  // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
+  // must not hold a half-open probe slot while it uploads.
+  if (route.buffersRequest) layers.push(requestBufferLayer({ memoryBytes: deps.config.settings.limits.requestBufferBytes, logger: deps.logger }));
   // After auth: a request without a valid token never takes a probe slot. WebSocket upgrades
   // acquire their permit in the upgrade code; a disabled breaker costs nothing here.
   if (route.kind !== 'websocket' && deps.config.settings.circuitBreaker.enabled) {

@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FileHandle } from 'node:fs/promises';
 import type { CompiledRoute } from '../config/compile.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
+
+/**
+ * A request body read completely before the backend call (server/request-buffer.ts): in memory,
+ * or in an unlinked temporary file once it outgrew the memory buffer.
+ */
+export type RequestBody = Buffer | { readonly handle: FileHandle; readonly size: number };
 
 /** One client request on its way through a route's pipeline. */
 export interface Exchange {
@@ -18,6 +25,8 @@ export interface Exchange {
   upstreamStatus: number | undefined;
   /** Why the backend gave no answer, when it did not (the circuit counts it, unless 'aborted'). */
   upstreamFailure: UpstreamFailureKind | undefined;
+  /** The client's body once buffered; undefined while it is unread or streamed as it comes. */
+  body?: RequestBody | undefined;
   /** Code of the gateway error answered, if any (for logs and metrics). */
   errorCode: string | undefined;
   /**

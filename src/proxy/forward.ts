@@ -21,6 +21,7 @@ import type { Upstream } from '../upstream/upstream.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamHeadersFromRaw, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { sendError } from '../response/send-error.js';
+import { bufferedLength, upstreamBody } from '../server/request-buffer.js';
 import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import type { EventBus } from '../observability/events.js';
 
@@ -215,8 +216,8 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
         {
           path: appendQuery(buildPath(ex.params), template, ex.rawQuery),
           method: req.method === 'HEAD' ? 'HEAD' : method,
-          headers: upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders),
-          body: hasRequestBody(ex) ? req : null,
+          headers: upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders, bodyLength: bufferedLength(ex) }, dropHeaders),
+          body: upstreamBody(ex),
           headersTimeout: headersTimeoutMs,
           bodyTimeout: bodyTimeoutMs,
         },

@@ -74,6 +74,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
             claimHeaders: undefined,
             upstreamStatus: undefined,
             upstreamFailure: undefined,
+            body: undefined,
             errorCode: undefined,
             onClose: undefined,
           }

@@ -8,8 +8,8 @@ import type { Exchange } from '../pipeline/step.js';
 import { createLogger } from '../observability/logger.js';
 
 const SETTINGS = {
-  limits: { maxMappingBodyBytes: 1, connectionsPerOrigin: 1, maxBodyBytes: 100, maxHeaderBytes: 8192 },
-  timeouts: { backendSec: 30, mappingSec: 10, clientHeaderSec: 30, clientBodySec: 60, keepAliveSec: 72 },
+  limits: { maxMappingBodyBytes: 1, connectionsPerOrigin: 1, maxBodyBytes: 100, maxHeaderBytes: 8192, requestBufferBytes: 65536 },
+  timeouts: { backendSec: 30, backendIdleSec: 60, mappingSec: 10, clientHeaderSec: 30, clientBodySec: 60, keepAliveSec: 72 },
 };
 
 function exchange(headers: Record<string, string>, complete = true): { ex: Exchange; sent: { status?: number; headers?: Record<string, unknown> } } {

@@ -27,6 +27,8 @@ export interface ForwardContext {
   readonly requestId: string;
   readonly hostHeader: string;
   readonly claimHeaders: readonly [string, string][] | undefined;
+  /** The length of a body the gateway buffered from a chunked upload (it goes out with a length). */
+  readonly bodyLength?: number | undefined;
 }
 
 /**
@@ -52,6 +54,7 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: ReadonlySet<st
     out.push(name, raw[i + 1]!);
   }
   if (claims !== undefined) for (const [n, v] of claims) out.push(n, v);
+  if (ctx.bodyLength !== undefined) out.push('content-length', String(ctx.bodyLength));
   const remote = ctx.req.socket.remoteAddress ?? '';
   out.push(
     'x-forwarded-for', clientXff === undefined ? remote : `${clientXff}, ${remote}`,
