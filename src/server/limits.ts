@@ -17,7 +17,7 @@ import type { GatewaySettings } from '../config/schema.js';
 import type { Exchange, Layer } from '../pipeline/step.js';
 import { errorResponse, sendError } from '../response/send-error.js';
 import type { ErrorCode } from '../response/errors.js';
-import { respondOnSocket } from './socket-response.js';
+import { afterAnswersBefore, respondOnSocket } from './socket-response.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 
@@ -51,24 +51,51 @@ const CLIENT_ERRORS: Record<string, ErrorCode> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: 'GW_BODY_TOO_LARGE',
 };
 
+/** Marks a connection whose parse error is already being answered. */
+const HANDLED = Symbol('portico.clientErrorHandled');
+
 /**
- * The server's `clientError` listener: errors Node finds before a request exists (head too
- * large, head too slow, malformed HTTP) answered in the gateway's JSON shape, then closed.
+ * The server's `clientError` listener: errors Node finds outside a request it could hand over
+ * (head too large, head too slow, malformed HTTP) answered in the gateway's JSON shape, then closed.
  * The head was not parsed, so the client's X-Request-ID is unknown: the answer carries a new one
  * (DECISIONS.md: every response carries X-Request-ID), also logged.
+ *
+ * A parse error on a connection never takes an answer away from a request before it: complete
+ * requests already received (pipelined, or one still waiting for its backend) get their answers
+ * first, whole and in order, and only then the error answer and the close. Bytes after a request
+ * that closes the connection (`Connection: close`, HTTP/1.0) are dropped without an answer: that
+ * request's own answer closes the connection.
  */
 export function clientErrorHandler(logger: Logger): (err: Error & { code?: string }, socket: Duplex) => void {
   return (err, socket) => {
+    const s = socket as Duplex & { [HANDLED]?: true; parser?: { incoming?: IncomingMessage | null } | null };
+    // Node reports the error again for every later read of the same connection: answer once.
+    if (s[HANDLED] === true) return;
+    s[HANDLED] = true;
     const code = CLIENT_ERRORS[err.code ?? ''] ?? 'GW_BAD_REQUEST';
-    const pending = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    let reqId: string | undefined;
-    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) socket.destroy();
-    else {
-      reqId = requestIdFor(undefined);
+    const log = (reqId: string | undefined, answered: ErrorCode | undefined) =>
+      logger.debug({ reqId, err: { code: err.code, message: err.message }, answered }, 'client error');
+    if (err.code === 'ECONNRESET') {
+      socket.destroy();
+      return log(undefined, undefined);
+    }
+    if (err.code === 'HPE_CLOSED_CONNECTION') return log(undefined, undefined);
+    // A request whose own body broke off is the one the error answers; a complete one is not.
+    const incoming = s.parser?.incoming ?? undefined;
+    const broken = incoming !== undefined && !incoming.complete ? incoming : undefined;
+    afterAnswersBefore(socket, broken, (current) => {
+      // Closing already: the last answer asked for the close (Connection: close), or the client left.
+      if (socket.destroyed || socket.writableEnded) return log(undefined, undefined);
+      // The broken request's answer has begun: it cannot be replaced, only cut.
+      if (current?.headersSent === true || !socket.writable) {
+        socket.destroy();
+        return log(undefined, undefined);
+      }
+      const reqId = requestIdFor(undefined);
       const r = errorResponse(code, { 'x-request-id': reqId });
       respondOnSocket(socket, r.status, r.headers, r.body);
-    }
-    logger.debug({ reqId, err: { code: err.code, message: err.message }, answered: code }, 'client error');
+      log(reqId, code);
+    });
   };
 }
 

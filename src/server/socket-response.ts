@@ -55,3 +55,26 @@ export function closeAfter(socket: Duplex, last?: Buffer): void {
   timer.unref();
   socket.once('close', () => clearTimeout(timer));
 }
+
+/** What a server socket carries while Node serves HTTP on it (fields Node sets on the socket). */
+interface ServingSocket extends Duplex {
+  /** The response being written on the socket now; later pipelined ones wait their turn. */
+  _httpMessage?: { readonly req?: unknown; readonly headersSent: boolean; once(event: 'finish', fn: () => void): unknown } | null;
+}
+
+/**
+ * Calls `then` once every response ahead of `stopAt` on this connection has been written: the
+ * answers to complete requests that came before a malformed one are the client's and go out in
+ * order, whole. Node hands the socket to the next pipelined response in its own 'finish' listener,
+ * which runs before this one, so the socket's current response is re-read each time. The wait is
+ * bounded by those responses, which the backend timeouts bound in turn.
+ * `then` gets the response of `stopAt` if the socket has reached it, else undefined.
+ */
+export function afterAnswersBefore(socket: Duplex, stopAt: unknown, then: (current: { headersSent: boolean } | undefined) => void): void {
+  const step = (): void => {
+    const current = (socket as ServingSocket)._httpMessage ?? undefined;
+    if (current === undefined || current.req === stopAt || socket.destroyed) then(current);
+    else current.once('finish', step);
+  };
+  step();
+}

@@ -86,6 +86,8 @@ function parseResponse(buffer: Buffer, ended: boolean): { response: RawResponse;
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
   let at = headEnd + 4;
+  // These statuses never have a body, whatever Content-Length says (a 304 may carry the 200's).
+  if (status === 204 || status === 304 || (status >= 100 && status < 200)) return { response: { status, headers, body: '' }, used: at };
   if (headers['content-length'] !== undefined) {
     const end = at + Number(headers['content-length']);
     if (buffer.length < end) return undefined;
@@ -107,7 +109,6 @@ function parseResponse(buffer: Buffer, ended: boolean): { response: RawResponse;
       at = lineEnd + 2 + size + 2;
     }
   }
-  if (status === 204 || status === 304 || (status >= 100 && status < 200)) return { response: { status, headers, body: '' }, used: at };
   if (!ended) return undefined;
   return { response: { status, headers, body: buffer.subarray(at).toString('utf8') }, used: buffer.length };
 }
