@@ -8,7 +8,8 @@ import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { compose, type Layer, type Step } from './step.js';
 import { forwardEndpoint } from '../proxy/forward.js';
-import { requestDropSet } from '../upstream/forward-headers.js';
+import { requestDropSet, type RequestDropSet } from '../upstream/forward-headers.js';
+import { createTrustTest, normalizeAddress } from '../server/client-ip.js';
 import { sendError } from '../response/send-error.js';
 import { circuitLayer } from '../circuit/layer.js';
 import { createAuthenticator, type Authenticator } from '../auth/authenticator.js';
@@ -19,6 +20,7 @@ import type { MappingCache } from '../mapping/cache.js';
 import { sseEndpoint } from '../stream/sse.js';
 import type { OpenStreams } from '../stream/open-streams.js';
 import { websocketEndpoint, type UpgradeStep } from '../stream/websocket.js';
+import type { TunnelOptions } from '../stream/tunnel.js';
 import { createGuards, type GuardLayers } from '../server/guards.js';
 import { createRateLimiter, type RateLimiter } from '../server/rate-limit.js';
 import { requestBufferLayer } from '../server/request-buffer.js';
@@ -30,7 +32,7 @@ export interface PipelineDeps {
   readonly events: EventBus;
   readonly logger: Logger;
   /** Client headers never forwarded (hop-by-hop, gateway-owned, auth.stripHeaders). */
-  readonly dropHeaders: ReadonlySet<string>;
+  readonly dropHeaders: RequestDropSet;
   /** One per configuration; undefined when no route requires a token (and none is configured). */
   readonly authenticator: Authenticator | undefined;
   /** The process-wide mapping cache (survives reloads); used only when mappingCache.enabled. */
@@ -43,13 +45,21 @@ export interface PipelineDeps {
   readonly guards: GuardLayers;
   /** The process-wide open SSE streams, ended when the gateway drains (stream/open-streams.ts). */
   readonly streams?: OpenStreams;
+  /** Overrides the WebSocket tunnel bounds (tests); stream/tunnel.ts has the defaults. */
+  readonly tunnel?: TunnelOptions;
 }
 
 export function createPipelineDeps(config: CompiledConfig, shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'guards'>): PipelineDeps {
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
   const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(config.settings, shared) : undefined;
   const guards = createGuards(config, shared.rateLimiter ?? createRateLimiter());
-  return { ...shared, config, dropHeaders: requestDropSet(config.settings.auth.stripHeaders, config.settings.telemetry.propagation), authenticator, guards };
+  return { ...shared, config, dropHeaders: requestDropSet(config.settings.auth.stripHeaders, config.settings.telemetry.propagation, trustsPeer(config.settings.trustProxy)), authenticator, guards };
+}
+
+/** The `trustProxy` test on a socket's peer address (IPv4 clients of a dual-stack socket too). */
+function trustsPeer(entries: readonly string[]): (address: string) => boolean {
+  const trusts = createTrustTest(entries);
+  return (address) => trusts(normalizeAddress(address));
 }
 
 export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
@@ -87,6 +97,7 @@ export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeS
       handshakeTimeoutMs: deps.config.settings.timeouts.backendSec * 1000,
       events: deps.events,
       logger: deps.logger,
+      tunnel: deps.tunnel,
     }),
   );
 }

@@ -14,12 +14,37 @@ export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'tran
 const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect'];
 
 /**
+ * Method-override headers: a backend that honours them would run another method than the one
+ * the route was matched, authorised and rate-limited for (a POST route turned into a DELETE).
+ * Routes are per method, so the method the client wants is the request line's: never forwarded.
+ */
+export const METHOD_OVERRIDE = ['x-http-method-override', 'x-http-method', 'x-method-override'];
+
+/**
+ * Headers in which a client states where the request came from. Only a trusted proxy
+ * (`config.trustProxy`) may: from anyone else they would let a client choose the address a
+ * backend logs, rate-limits or allow-lists. `X-Forwarded-For` is the gateway's own and handled
+ * apart (a trusted proxy's list is extended, anyone else's replaced).
+ */
+const PEER_ASSERTED = new Set(['forwarded', 'x-real-ip']);
+
+/**
+ * The per-configuration set of client request headers never forwarded, and whether the socket's
+ * peer is a trusted proxy (its `X-Forwarded-For`, `Forwarded` and `X-Real-IP` then pass).
+ */
+export interface RequestDropSet extends ReadonlySet<string> {
+  readonly trustsPeer?: (address: string) => boolean;
+}
+
+/**
  * Builds the per-configuration set of client request headers that are never forwarded. With
  * trace propagation on (`telemetry.propagation`), the client's `traceparent`/`tracestate` are in
  * it and `upstreamRequestHeaders` adds the gateway's child ones instead; off, they pass unchanged.
+ * `trustsPeer` defaults to trusting no one.
  */
-export function requestDropSet(stripHeaders: readonly string[], propagateTrace = true): ReadonlySet<string> {
-  return new Set([...HOP_BY_HOP, ...GATEWAY_OWNED, ...(propagateTrace ? TRACE_HEADERS : []), ...stripHeaders.map((h) => h.toLowerCase())]);
+export function requestDropSet(stripHeaders: readonly string[], propagateTrace = true, trustsPeer: (address: string) => boolean = () => false): RequestDropSet {
+  const set = new Set([...HOP_BY_HOP, ...GATEWAY_OWNED, ...METHOD_OVERRIDE, ...(propagateTrace ? TRACE_HEADERS : []), ...stripHeaders.map((h) => h.toLowerCase())]);
+  return Object.assign(set, { trustsPeer });
 }
 
 export interface ForwardContext {
@@ -35,27 +60,29 @@ export interface ForwardContext {
  * The flat `[name, value, ...]` header list for the backend request, built from the client's raw
  * headers in one pass (undici takes the flat form without copying it again).
  */
-export function upstreamRequestHeaders(ctx: ForwardContext, drop: ReadonlySet<string>): string[] {
+export function upstreamRequestHeaders(ctx: ForwardContext, drop: RequestDropSet): string[] {
   const raw = ctx.req.rawHeaders;
   const out: string[] = ['host', ctx.hostHeader];
   const connectionTokens = connectionListed(ctx.req.headers);
   const claims = ctx.claimHeaders;
   const claimNames = claims === undefined ? undefined : new Set(claims.map(([c]) => c.toLowerCase()));
+  const remote = ctx.req.socket.remoteAddress ?? '';
+  const trusted = drop.trustsPeer?.(remote) === true;
   let clientXff: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     if (drop.has(lower)) {
-      if (lower === 'x-forwarded-for') clientXff = clientXff === undefined ? raw[i + 1] : `${clientXff}, ${raw[i + 1]}`;
+      if (trusted && lower === 'x-forwarded-for') clientXff = clientXff === undefined ? raw[i + 1] : `${clientXff}, ${raw[i + 1]}`;
       continue;
     }
+    if (!trusted && PEER_ASSERTED.has(lower)) continue;
     if (connectionTokens !== undefined && connectionTokens.has(lower)) continue;
     if (claimNames !== undefined && claimNames.has(lower)) continue;
     out.push(name, raw[i + 1]!);
   }
   if (claims !== undefined) for (const [n, v] of claims) out.push(n, v);
   if (ctx.bodyLength !== undefined) out.push('content-length', String(ctx.bodyLength));
-  const remote = ctx.req.socket.remoteAddress ?? '';
   out.push(
     'x-forwarded-for', clientXff === undefined ? remote : `${clientXff}, ${remote}`,
     'x-forwarded-proto', (ctx.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',

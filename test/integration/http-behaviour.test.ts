@@ -51,9 +51,32 @@ describe('headers and request ids', () => {
     assert.equal(seen.headers.te, undefined);
     assert.equal(seen.headers['proxy-authorization'], undefined);
     assert.equal(seen.headers['x-custom'], 'kept');
-    assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+    // 127.0.0.1 is not a trusted proxy: the address the client claims is replaced, not extended.
+    assert.equal(seen.headers['x-forwarded-for'], '127.0.0.1');
     assert.equal(seen.headers['x-forwarded-proto'], 'http');
     assert.equal(seen.headers['x-forwarded-host'], 'gateway.example');
+  });
+
+  it('drops Forwarded and X-Real-IP from a client that is not a trusted proxy', async () => {
+    const res = await rawRequest(gw.url, '/api/h', { headers: { forwarded: 'for=203.0.113.9', 'x-real-ip': '203.0.113.9' } });
+    assert.equal(res.status, 200);
+    const seen = backend.seen.at(-1)!;
+    assert.equal(seen.headers.forwarded, undefined);
+    assert.equal(seen.headers['x-real-ip'], undefined);
+  });
+
+  it('extends the X-Forwarded-For of a trusted proxy and passes its Forwarded and X-Real-IP', async () => {
+    const trusting = await startGateway(`routes:\n  - { method: GET, route: /h, service: ${backend.host}, path: /h }\nconfig: { trustProxy: [loopback] }`);
+    try {
+      const res = await rawRequest(trusting.url, '/api/h', { headers: { 'x-forwarded-for': '203.0.113.9', forwarded: 'for=203.0.113.9', 'x-real-ip': '203.0.113.9' } });
+      assert.equal(res.status, 200);
+      const seen = backend.seen.at(-1)!;
+      assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+      assert.equal(seen.headers.forwarded, 'for=203.0.113.9');
+      assert.equal(seen.headers['x-real-ip'], '203.0.113.9');
+    } finally {
+      await trusting.close();
+    }
   });
 
   it('removes hop-by-hop response headers and keeps repeated ones', async () => {

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { once } from 'node:events';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
@@ -72,9 +73,11 @@ config:
     const total = Buffer.concat(Array.from({ length: 20 }, (_, i) => Buffer.alloc(chunk.length, i)));
     const res = await request(`${gw.url}/api/upload`, {
       method: 'POST',
-      body: (async function* () {
-        for (let i = 0; i < 20; i++) yield total.subarray(i * chunk.length, (i + 1) * chunk.length);
-      })(),
+      body: Readable.from(
+        (function* () {
+          for (let i = 0; i < 20; i++) yield total.subarray(i * chunk.length, (i + 1) * chunk.length);
+        })(),
+      ),
     });
     const body = (await res.body.json()) as { length: number; sha: string; te: string | null; cl: string | null };
     assert.equal(res.statusCode, 200);
