@@ -16,7 +16,7 @@ import { createCircuitRegistry, originsOf, type CircuitRegistry } from './circui
 import { createEventBus, type EventBus } from './observability/events.js';
 import { createMappingCache, type MappingCache } from './mapping/cache.js';
 import { createLogger, logEvents, type Logger } from './observability/logger.js';
-import { createRequestHandler } from './server/http-server.js';
+import { createRequestHandler, refuseConnect } from './server/http-server.js';
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
 import { createRateLimiter } from './server/rate-limit.js';
 import { createOpenStreams } from './stream/open-streams.js';
@@ -126,7 +126,8 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const server = createServer(
     // Keep-alive 72 s, client header/body timeouts, head size (server/limits.ts).
-    { ...serverOptions(config.settings), ServerResponse: GatewayResponse },
+    // Host is checked by the request handler, which answers a missing one in the JSON shape.
+    { ...serverOptions(config.settings), ServerResponse: GatewayResponse, requireHostHeader: false },
     createRequestHandler({
       current: () => table,
       events,
@@ -148,6 +149,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   server.on('upgrade', upgrades);
   server.on('clientError', clientErrorHandler(logger));
+  server.on('connect', refuseConnect);
 
   return {
     server,
