@@ -20,32 +20,70 @@ import { pickLoadGenerator, runLoad } from './lib/load.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
 import { loadSpecFor, startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
 
-const { values } = parseArgs({
-  options: {
-    old: { type: 'string' },
-    new: { type: 'string', default: 'dist' },
-    scenario: { type: 'string', default: 'small' },
-    candidate: { type: 'string', default: 'portico' },
-    rounds: { type: 'string', default: '16' },
-    duration: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '50' },
-    'old-node-args': { type: 'string', default: '' },
-    'new-node-args': { type: 'string', default: '' },
-    'old-log-level': { type: 'string' },
-    'new-log-level': { type: 'string' },
-  },
-});
+const USAGE = `Usage: npm run bench:ab -- --old DIR [--new DIR] [options]
+
+A/B of two Portico builds (dist/ directories inside the checkout) on one scenario.
+
+  --old DIR              The build before the change (required), e.g. .tmp/dist-before
+  --new DIR              The build after the change (default: dist)
+  --scenario ID          ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')} (default: small)
+  --candidate ID         portico, portico-hs256 or portico-metrics (default: portico)
+  --rounds N             Interleaved rounds, ABBA order (default: 16)
+  --duration SEC         Seconds per measurement (default: 2)
+  --connections N        Load generator connections (default: 50)
+  --old-node-args ARGS   Node/V8 flags for the old build, space-separated (default: none)
+  --new-node-args ARGS   The same for the new build
+  --old-log-level LEVEL  PORTICO_LOG_LEVEL of the old build (default: the gateway's)
+  --new-log-level LEVEL  The same for the new build
+  -h, --help             Show this help
+`;
+
+/** A usage mistake: one line and the usage text on stderr, exit 2 (no stack trace). */
+function usageError(message: string): never {
+  process.stderr.write(`bench:ab: ${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      old: { type: 'string' },
+      new: { type: 'string', default: 'dist' },
+      scenario: { type: 'string', default: 'small' },
+      candidate: { type: 'string', default: 'portico' },
+      rounds: { type: 'string', default: '16' },
+      duration: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '50' },
+      'old-node-args': { type: 'string', default: '' },
+      'new-node-args': { type: 'string', default: '' },
+      'old-log-level': { type: 'string' },
+      'new-log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+} catch (err) {
+  usageError((err as Error).message.split('. ')[0]!);
+}
+const { values } = parsed;
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const main = (dir: string) => {
   const file = resolve(ROOT, dir, 'src/cli/main.js');
-  if (!existsSync(file)) throw new Error(`${file} not found: --old and --new name dist/ directories inside the checkout`);
+  if (!existsSync(file)) usageError(`${file} not found: --old and --new name dist/ directories inside the checkout (npm run build first)`);
   return file;
 };
-if (values.old === undefined) throw new Error('--old DIR is required (a copy of dist/ from before the change)');
+if (values.old === undefined) usageError('--old DIR is required (a copy of dist/ from before the change)');
+for (const name of ['rounds', 'duration', 'connections'] as const) {
+  if (!/^\d+$/.test(values[name])) usageError(`--${name} "${values[name]}": expected a whole number`);
+}
 const builds = { old: main(values.old), new: main(values.new) };
 const scenario = BUILT_IN_SCENARIOS.find((s) => s.id === values.scenario);
-if (scenario === undefined) throw new Error(`unknown scenario ${values.scenario} (have ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')})`);
+if (scenario === undefined) usageError(`unknown scenario ${values.scenario} (have ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')})`);
 const id = values.candidate as CandidateId;
-if (!id.startsWith('portico') || id === 'portico-mapcache') throw new Error('--candidate must be portico, portico-hs256 or portico-metrics');
+if (!id.startsWith('portico') || id === 'portico-mapcache') usageError('--candidate must be portico, portico-hs256 or portico-metrics');
 const rounds = Math.max(2, Number(values.rounds));
 const durationSec = Math.max(1, Number(values.duration));
 

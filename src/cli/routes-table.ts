@@ -1,16 +1,40 @@
-import type { CompiledConfig } from '../config/compile.js';
+import type { CompiledConfig, CompiledRoute } from '../config/compile.js';
 
-/** The route table as `portico routes` prints it: one aligned line per route. */
+/** The route table as `portico routes` prints it: one aligned line per route, NOTE when any route has one. */
 export function formatRoutes(config: CompiledConfig): string {
-  const rows = [['METHOD', 'ROUTE', 'BACKEND', 'KIND', 'AUTH']];
+  const header = ['METHOD', 'ROUTE', 'BACKEND', 'KIND', 'AUTH', 'NOTE'];
+  const rows: string[][] = [];
   for (const r of config.routes) {
-    const methods = r.method === 'GET' && !config.routes.some((o) => o.method === 'HEAD' && o.route === r.route) ? 'GET,HEAD' : r.method;
     const auth = r.requiresAuth ? authMode(config) : 'public';
     const kind = r.kind === 'mapping' ? `mapping(${r.mapping.map((m) => m.tag).join(',')})` : r.kind;
-    rows.push([methods, r.clientPath, `${r.origin.protocol}//${r.origin.hostHeader}${r.path.source}`, kind, auth]);
+    rows.push([methods(config, r), r.clientPath, backend(r), kind, auth, note(config, r)]);
   }
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+  const hasNotes = rows.some((row) => row[5] !== '');
+  const table = [header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5)));
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+/** A WebSocket route answers upgrades only; a GET route also answers HEAD unless a HEAD route exists. */
+function methods(config: CompiledConfig, r: CompiledRoute): string {
+  if (r.kind === 'websocket') return 'WS';
+  return r.method === 'GET' && !hasHeadRoute(config, r) ? 'GET,HEAD' : r.method;
+}
+
+function hasHeadRoute(config: CompiledConfig, r: CompiledRoute): boolean {
+  return config.routes.some((o) => o.method === 'HEAD' && o.route === r.route);
+}
+
+/** The URL the gateway calls; a WebSocket route's backend is reached with ws:// or wss://. */
+function backend(r: CompiledRoute): string {
+  const scheme = r.kind === 'websocket' ? (r.origin.protocol === 'https:' ? 'wss:' : 'ws:') : r.origin.protocol;
+  return `${scheme}//${r.origin.hostHeader}${r.path.source}`;
+}
+
+/** HEAD on a mapped route is forwarded as it is: its content-length is the backend's, not the mapped body's. */
+function note(config: CompiledConfig, r: CompiledRoute): string {
+  if (r.kind === 'mapping' && r.method === 'GET' && !hasHeadRoute(config, r)) return "HEAD answers the backend's content-length (unmapped)";
+  return '';
 }
 
 function authMode(config: CompiledConfig): string {

@@ -26,7 +26,7 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   try {
     address = await gateway.listen(args.port ?? result.config.settings.port, args.host ?? result.config.settings.host);
   } catch (err) {
-    process.stderr.write(`portico: cannot listen: ${(err as Error).message}\n`);
+    process.stderr.write(`portico: ${listenFailure(err, args.host ?? result.config.settings.host, args.port ?? result.config.settings.port)}\n`);
     return 1;
   }
   // Handlers first, then the "listening" line: whoever waits for that line may act at once.
@@ -37,4 +37,19 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   if (cluster.isWorker) listenForPrimary({ reload: () => reload('primary'), stop });
   logger.info({ address: address.address, port: address.port, routes: result.config.routes.length, config: args.config, v8: appliedV8Tuning() }, `portico listening on ${address.address}:${address.port}`);
   return -1;
+}
+
+/** Why the port could not be taken, and what to do about it, in one line. */
+export function listenFailure(err: unknown, host: string, port: number): string {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  switch ((err as { code?: unknown }).code) {
+    case 'EADDRINUSE':
+      return `cannot listen on ${where}: another process listens there (--port or $PORT to choose another)`;
+    case 'EACCES':
+      return `cannot listen on ${where}: permission denied (ports below 1024 need privileges; --port or $PORT to choose another)`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${where}: no network interface has that address (--host to choose another, 0.0.0.0 for all)`;
+    default:
+      return `cannot listen on ${where}: ${(err as Error).message}`;
+  }
 }

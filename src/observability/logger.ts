@@ -13,10 +13,27 @@ export type { Logger };
  * `flushThen`).
  */
 export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
+  const level = options.level ?? (process.env.PORTICO_LOG_LEVEL || 'info');
+  const problem = logLevelProblem(level);
+  if (problem !== undefined) throw new Error(options.level === undefined ? `$PORTICO_LOG_LEVEL: ${problem}` : problem);
   // maxLength bounds the buffer when stdout blocks: past 16 MiB lines are dropped, not queued.
   // sonic-boom's buffer mode takes Buffers; its type declares strings only.
   const destination = options.destination ?? new LineBatch(pino.destination({ dest: 1, sync: false, contentMode: 'buffer', maxLength: 16 * 1024 * 1024 }) as unknown as BatchOutput);
-  return pino({ level: options.level ?? process.env.PORTICO_LOG_LEVEL ?? 'info', base: { service: 'portico' } }, destination);
+  return pino({ level, base: { service: 'portico' } }, destination);
+}
+
+/** The levels `PORTICO_LOG_LEVEL` accepts, most to least verbose, then `silent`. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/**
+ * Why `text` is not a log level, or undefined when it is one (or empty: the default applies).
+ * @example logLevelProblem('verbose') // '"verbose" is not a log level (expected one of trace, debug, ...)'
+ */
+export function logLevelProblem(text: string | undefined): string | undefined {
+  if (text === undefined || text === '' || (LOG_LEVELS as readonly string[]).includes(text)) return undefined;
+  const lower = text.toLowerCase();
+  const hint = (LOG_LEVELS as readonly string[]).includes(lower) ? `; levels are lower case: ${lower}` : '';
+  return `"${text}" is not a log level (expected one of ${LOG_LEVELS.join(', ')}${hint})`;
 }
 
 /** Subscribes the logger to the gateway's events. */

@@ -74,7 +74,7 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     help: 'Time until an upstream answered with its response head, by route, origin and call (backend, mapping, auth, websocket)',
     buckets: LATENCY_BUCKETS,
   });
-  const upstreamErrors = new Counter({ ...on, name: 'portico_upstream_errors_total', help: 'Upstream calls without an answer, by route, origin and kind (refused, reset, timeout, aborted, other)', labelNames: ['route', 'origin', 'kind'] as const });
+  const upstreamErrors = new Counter({ ...on, name: 'portico_upstream_errors_total', help: 'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)', labelNames: ['route', 'origin', 'kind'] as const });
   const circuitTransitions = new Counter({ ...on, name: 'portico_circuit_transitions_total', help: 'Circuit state changes, by origin and new state', labelNames: ['origin', 'state'] as const });
   const mappingCalls = new Counter({ ...on, name: 'portico_mapping_calls_total', help: 'Mapping calls answered, by route and origin', labelNames: ['route', 'origin'] as const });
   const mappingFailures = new Counter({ ...on, name: 'portico_mapping_failures_total', help: 'Mapping results left out of a response (call failed, non-2xx, not JSON, circuit open), by route and tag', labelNames: ['route', 'tag'] as const });

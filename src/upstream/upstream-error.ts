@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../response/errors.js';
 
-export type UpstreamFailureKind = 'timeout' | 'refused' | 'reset' | 'aborted' | 'other';
+export type UpstreamFailureKind = 'timeout' | 'dns' | 'refused' | 'reset' | 'aborted' | 'other';
 
 /** Classifies an undici/socket error: what happened, and what the client is answered. */
 export function classifyUpstreamError(err: unknown): { kind: UpstreamFailureKind; code: ErrorCode } {
@@ -11,9 +11,14 @@ export function classifyUpstreamError(err: unknown): { kind: UpstreamFailureKind
     case 'UND_ERR_BODY_TIMEOUT':
     case 'ETIMEDOUT':
       return { kind: 'timeout', code: 'GW_UPSTREAM_TIMEOUT' };
-    case 'ECONNREFUSED':
+    // The host name does not resolve (now, or at all): a name or DNS problem, not a backend refusing.
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+    case 'EAI_NODATA':
+    case 'EAI_NONAME':
+      return { kind: 'dns', code: 'GW_UPSTREAM_UNREACHABLE' };
+    case 'ECONNREFUSED':
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return { kind: 'refused', code: 'GW_UPSTREAM_UNREACHABLE' };

@@ -69,9 +69,9 @@ describe('portico routes and usage', () => {
     assert.equal(
       r.stdout,
       [
-        'METHOD    ROUTE                           BACKEND                                            KIND             AUTH',
+        'METHOD    ROUTE                           BACKEND                                            KIND             AUTH    NOTE',
         'GET,HEAD  /api/company/{companyId}/users  http://localhost:3000/users?companyId={companyId}  standard         jwt',
-        'GET,HEAD  /api/posts                      https://posts.example/posts                        mapping(author)  public',
+        "GET,HEAD  /api/posts                      https://posts.example/posts                        mapping(author)  public  HEAD answers the backend's content-length (unmapped)",
         'GET,HEAD  /api/ticker                     http://localhost:3002/ticker                       sse              jwt',
         '',
       ].join('\n'),
@@ -81,7 +81,7 @@ describe('portico routes and usage', () => {
   it('an unknown command exits 2 with usage', async () => {
     const r = await portico(['serve']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^portico: unknown command "serve" \(expected start, check or routes\)\n\nUsage: portico <command>/);
+    assert.match(r.stderr, /^portico: unknown command "serve" \(expected start, check, routes or token\)\n\nUsage: portico <command>/);
   });
 
   it('--help exits 0 with usage', async () => {
@@ -99,6 +99,6 @@ describe('portico routes and usage', () => {
   it('an invalid port is a usage error', async () => {
     const r = await portico(['start', '--port', 'http']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /invalid port "http"/);
+    assert.equal(r.stderr, 'portico: invalid --port "http": expected a port number from 0 to 65535\n');
   });
 });
