@@ -18,6 +18,7 @@ import { createMappingCache, type MappingCache } from './mapping/cache.js';
 import { createLogger, logEvents, type Logger } from './observability/logger.js';
 import { createRequestHandler, refuseConnect } from './server/http-server.js';
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
+import { bearerCheck } from './server/bearer-check.js';
 import { createRateLimiter } from './server/rate-limit.js';
 import { createOpenStreams } from './stream/open-streams.js';
 import { createJwksRegistry } from './auth/jwks-registry.js';
@@ -93,6 +94,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // `telemetry.metrics` is on. Span export is loaded on demand (costs nothing when off).
   let metrics: Metrics | undefined;
   let renderMetrics: (() => Promise<string>) | undefined;
+  let metricsAccess = bearerCheck(config.settings.telemetry.metricsToken);
   let otlp: Promise<OtlpExporter | undefined> = Promise.resolve(undefined);
   function applyTelemetry(c: CompiledConfig): void {
     const t = c.settings.telemetry;
@@ -101,6 +103,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       renderMetrics ??= inPorticoCluster() ? clusterMetricsRenderer(metrics.registry) : metrics.render;
       metrics.enable();
     } else metrics?.disable();
+    metricsAccess = bearerCheck(t.metricsToken);
     configureTraceSampling(t.sampleRatio);
     const endpoint = t.otlpEndpoint;
     otlp = otlp
@@ -135,7 +138,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       isDraining: () => draining,
       inFlight,
       cors: () => cors,
-      metrics: (res) => (metrics?.enabled ? metrics.serve(res, renderMetrics) : sendError(res, 'GW_ROUTE_NOT_FOUND')),
+      metrics: (req, res) => {
+        if (!metrics?.enabled) return sendError(res, 'GW_ROUTE_NOT_FOUND');
+        const refusal = metricsAccess(req);
+        if (refusal !== undefined) return sendError(res, refusal, { 'www-authenticate': 'Bearer realm="metrics"' });
+        return metrics.serve(res, renderMetrics);
+      },
     }),
   );
   // WebSocket upgrades: routed on the current table, so a reload applies to new connections.

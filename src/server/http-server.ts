@@ -31,7 +31,7 @@ export interface RequestHandlerDeps {
   readonly logger: Logger;
   isDraining(): boolean;
   /** Answers GET /metrics; undefined while metrics are not wired. */
-  readonly metrics?: (res: ServerResponse) => void;
+  readonly metrics?: (req: IncomingMessage, res: ServerResponse) => void;
   /** Counts requests in flight, for graceful shutdown. */
   readonly inFlight: { count: number };
   /** The CORS policy of the current configuration (preflights are answered here, server/cors.ts). */
@@ -64,7 +64,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     if (method === 'GET' || method === 'HEAD') {
       if (path === '/health') return sendHealth(res);
       if (path === '/ready') return sendReady(res, deps.isDraining());
-      if (path === '/metrics' && deps.metrics) return deps.metrics(res);
+      if (path === '/metrics' && deps.metrics) return deps.metrics(req, res);
     } else if (method === 'OPTIONS' && deps.cors !== undefined) {
       // A CORS preflight for a path some route serves is the gateway's to answer, never forwarded.
       const cors = deps.cors();

@@ -191,3 +191,32 @@ routes:
     assert.equal(sample(text, 'portico_requests_total{route="/a",method="GET",status_class="2xx"}'), 2);
   });
 });
+
+describe('GET /metrics behind telemetry.metricsToken', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway('routes: []\nconfig:\n  telemetry: { metricsToken: "${METRICS_TOKEN}" }', { METRICS_TOKEN: 'a-long-enough-token-1234' });
+  });
+  after(async () => {
+    await gw?.close();
+  });
+
+  it('401 JSON without the token or with a wrong one, the text with it', async () => {
+    let res = await request(`${gw.url}/metrics`);
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.headers['www-authenticate'], 'Bearer realm="metrics"');
+    assert.deepEqual(await res.body.json(), { error: 'Missing bearer token', success: false });
+    res = await request(`${gw.url}/metrics`, { headers: { authorization: 'Bearer a-long-enough-token-1235' } });
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.headers['x-portico-error'], 'GW_AUTH_INVALID');
+    await res.body.dump();
+    res = await request(`${gw.url}/metrics`, { headers: { authorization: 'Bearer a-long-enough-token-1234' } });
+    assert.equal(res.statusCode, 200);
+    assert.match(await res.body.text(), /portico_requests_total|process_cpu/);
+  });
+
+  it('the health endpoints stay open', async () => {
+    assert.equal(await get(`${gw.url}/health`), 200);
+    assert.equal(await get(`${gw.url}/ready`), 200);
+  });
+});
