@@ -35,12 +35,6 @@ export interface ForwardOptions {
   readonly events: EventBus;
 }
 
-/** True when the client request carries a body that must be streamed on. */
-export function hasRequestBody(ex: Exchange): boolean {
-  const h = ex.req.headers;
-  return h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
-}
-
 /** What every call of one route shares, fixed at config load. */
 interface RouteCall {
   readonly route: CompiledRoute;

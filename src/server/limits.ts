@@ -200,9 +200,3 @@ function watchBodySilence(ex: Exchange, idleMs: number): void {
   res.once('close', cleanup);
   socket.setTimeout(idleMs);
 }
-
-/** True when the request announces a body (for callers outside the pipeline). */
-export function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}

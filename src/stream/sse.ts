@@ -32,7 +32,7 @@ import type { EventBus } from '../observability/events.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
-import { hasRequestBody } from '../proxy/forward.js';
+import { upstreamBody } from '../server/request-buffer.js';
 import type { OpenStreams } from './open-streams.js';
 
 export interface SseOptions {
@@ -108,7 +108,7 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
           path: appendQuery(buildPath(ex.params), template, ex.rawQuery),
           method: req.method === 'HEAD' ? 'HEAD' : method,
           headers,
-          body: hasRequestBody(ex) ? req : null,
+          body: upstreamBody(ex),
           signal: abort.signal,
           headersTimeout: headersTimeoutMs,
           bodyTimeout: 0,
