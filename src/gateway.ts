@@ -28,12 +28,15 @@ import { createMetrics, type Metrics } from './observability/metrics.js';
 import { clusterMetricsRenderer, inPorticoCluster } from './observability/cluster-metrics.js';
 import { configureTraceSampling } from './observability/trace-context.js';
 import type { OtlpExporter } from './observability/otlp.js';
+import type { TunnelOptions } from './stream/tunnel.js';
 
 export interface GatewayOptions {
   readonly config: CompiledConfig;
   readonly logger?: Logger;
   /** Milliseconds in-flight requests get to finish on close (DECISIONS.md: 15 s). */
   readonly drainTimeoutMs?: number;
+  /** Overrides the WebSocket tunnel bounds (tests; docs/streaming.md "Tunnel limits" has the defaults). */
+  readonly tunnel?: TunnelOptions;
 }
 
 export interface Gateway {
@@ -122,7 +125,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   applyTelemetry(config);
 
   function buildTable(c: CompiledConfig): RouteTable {
-    const deps = createPipelineDeps(c, { upstreams, events, logger, mappingCache, rateLimiter, jwks, streams });
+    const deps = createPipelineDeps(c, { upstreams, events, logger, mappingCache, rateLimiter, jwks, streams, ...(options.tunnel === undefined ? {} : { tunnel: options.tunnel }) });
     // WebSocket routes also carry their upgrade endpoint (read by server/upgrade.ts).
     return createRouteTable(c.routes.map((route) => ({ route, run: buildPipeline(route, deps), upgrade: buildUpgrade(route, deps) })));
   }

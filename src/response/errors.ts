@@ -14,6 +14,7 @@ export const ERRORS = {
   GW_CIRCUIT_OPEN: { status: 503, message: 'Service temporarily unavailable (circuit open)' },
   GW_UPSTREAM_UNREACHABLE: { status: 502, message: 'Backend service unreachable' },
   GW_UPSTREAM_TIMEOUT: { status: 504, message: 'Backend service did not answer in time' },
+  GW_UPSTREAM_BAD_UPGRADE: { status: 502, message: 'Backend answered the WebSocket upgrade with an invalid handshake' },
   GW_UPGRADE_REQUIRED: { status: 426, message: 'This route only accepts WebSocket upgrades' },
   GW_ORIGIN_NOT_ALLOWED: { status: 403, message: 'Origin not allowed' },
   GW_BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },

@@ -2,12 +2,19 @@
  * A byte tunnel between two sockets, the way nginx relays a WebSocket after the handshake: frames
  * are never parsed, so text, binary, ping, pong and close frames (with their codes) pass exactly
  * as sent, and `pipe` gives backpressure both ways (a slow reader pauses the other side instead
- * of making the gateway buffer).
+ * of making the gateway buffer): each direction holds at most one socket's write buffer
+ * (`writableHighWaterMark`) plus the chunk being written.
  *
- * Closing: an end (FIN) on one side ends the other (pipe). When one side closes cleanly the
- * other is ended once its pending bytes are written (a close frame just relayed must not be
- * lost), then destroyed; an error on one side destroys the other at once. No timeout applies
- * to a live tunnel (issue #6: idle WebSocket connections must survive).
+ * Closing, the rule: once either side goes, both go, and nothing waits on a full buffer.
+ * - An end (FIN) or close on one side ends the other after its pending bytes (a close frame just
+ *   relayed must not be lost), but only when those bytes can still leave: when the other side's
+ *   write buffer is above its high-water mark (its peer is not reading), both are destroyed at
+ *   once. Either way both are destroyed at the latest CLOSE_GRACE_MS after the first end.
+ * - An error on one side destroys both at once.
+ * - A live tunnel has no idle timeout (an idle WebSocket is normal and must survive), but a side
+ *   that does not read is not waited on forever: when one side's write buffer stays above its
+ *   high-water mark for STALL_MS without draining, both sides are destroyed.
+ * docs/streaming.md "Tunnel limits" documents these bounds.
  */
 import type { Duplex } from 'node:stream';
 
@@ -21,46 +28,106 @@ interface MaybeSocket extends Duplex {
 /** TCP keepalive probes on idle tunnels find peers that vanished without a FIN. */
 const KEEPALIVE_DELAY_MS = 60_000;
 
-/** Once one side closed, how long the other gets to flush before it is destroyed anyway. */
-const FLUSH_GRACE_MS = 10_000;
+/** Once one side ended or closed, how long the other gets to flush before both are destroyed. */
+export const CLOSE_GRACE_MS = 10_000;
 
-/** Joins `a` and `b` both ways until either closes. `onClose` runs once, when both are closed. */
-export function tunnel(a: Duplex, b: Duplex, onClose?: () => void): void {
+/** How long one side's write buffer may stay full (its reader not reading) before both close. */
+export const STALL_MS = 30_000;
+
+/** Why a tunnel closed: a side went (`closed`), or side `a` / `b` stopped reading for too long. */
+export type TunnelEnd = 'closed' | 'a-stalled' | 'b-stalled';
+
+export interface TunnelOptions {
+  /** Overrides STALL_MS (tests). */
+  readonly stallMs?: number;
+  /** Overrides CLOSE_GRACE_MS (tests). */
+  readonly closeGraceMs?: number;
+}
+
+/** Joins `a` and `b` both ways until either goes. `onClose` runs once, when both are closed. */
+export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void, options: TunnelOptions = {}): void {
+  const stallMs = options.stallMs ?? STALL_MS;
+  const graceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
   for (const s of [a, b] as MaybeSocket[]) {
     s.setNoDelay?.(true);
     s.setTimeout?.(0);
     s.setKeepAlive?.(true, KEEPALIVE_DELAY_MS);
   }
+  let end: TunnelEnd = 'closed';
+  let graceTimer: NodeJS.Timeout | undefined;
+  const destroyBoth = () => {
+    a.destroy();
+    b.destroy();
+  };
+
   a.pipe(b);
   b.pipe(a);
-  a.on('error', () => b.destroy());
-  b.on('error', () => a.destroy());
-  a.once('close', () => finish(b));
-  b.once('close', () => finish(a));
-  if (onClose !== undefined) {
-    let open = 2;
-    const closed = () => {
-      if (--open === 0) onClose();
-    };
-    a.once('close', closed);
-    b.once('close', closed);
-  }
+  a.on('error', destroyBoth);
+  b.on('error', destroyBoth);
+  const stopStallA = watchStall(a, b, stallMs, () => {
+    end = 'b-stalled';
+    destroyBoth();
+  });
+  const stopStallB = watchStall(b, a, stallMs, () => {
+    end = 'a-stalled';
+    destroyBoth();
+  });
+
+  /** The other side ended or closed: `to` flushes what it can within the grace period, or goes at once. */
+  const gone = (to: Duplex, closed: boolean) => {
+    if (to.destroyed) return;
+    if (to.writableNeedDrain) {
+      // Its reader is not reading: the pending bytes would never leave.
+      destroyBoth();
+      return;
+    }
+    if (graceTimer === undefined) {
+      graceTimer = setTimeout(destroyBoth, graceMs);
+      graceTimer.unref();
+    }
+    if (!closed) return; // a FIN: pipe() ends `to`; the other direction may still deliver (a close frame reply)
+    if (to.writableFinished) {
+      to.destroy();
+      return;
+    }
+    to.once('finish', () => to.destroy());
+    // pipe() may have ended it already (the peer's FIN); the bytes before it are still flushing.
+    if (!to.writableEnded) to.end();
+  };
+  a.once('end', () => gone(b, false));
+  b.once('end', () => gone(a, false));
+  a.once('close', () => gone(b, true));
+  b.once('close', () => gone(a, true));
+
+  let open = 2;
+  const closed = () => {
+    if (--open > 0) return;
+    clearTimeout(graceTimer);
+    stopStallA();
+    stopStallB();
+    onClose?.(end);
+  };
+  a.once('close', closed);
+  b.once('close', closed);
 }
 
-/** Ends `s` after its pending writes, then destroys it (at once when nothing is pending). */
-function finish(s: Duplex): void {
-  if (s.destroyed) return;
-  if (s.writableFinished) {
-    s.destroy();
-    return;
-  }
-  const timer = setTimeout(() => s.destroy(), FLUSH_GRACE_MS);
-  timer.unref();
-  s.once('finish', () => {
+/**
+ * Calls `onStall` when `to` has had a full write buffer for `ms` without draining. pipe() pauses
+ * `from` exactly when `to` asks it to wait, and `to` emits 'drain' when it caught up, so the timer
+ * runs only while a direction is blocked. Returns the function that stops watching.
+ */
+function watchStall(from: Duplex, to: Duplex, ms: number, onStall: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const stop = () => {
     clearTimeout(timer);
-    s.destroy();
-  });
-  s.once('close', () => clearTimeout(timer));
-  // pipe() may have ended it already (the peer's FIN); the bytes before it are still flushing.
-  if (!s.writableEnded) s.end();
+    timer = undefined;
+  };
+  const onPause = () => {
+    if (timer !== undefined || !to.writableNeedDrain) return;
+    timer = setTimeout(onStall, ms);
+    timer.unref();
+  };
+  from.on('pause', onPause);
+  to.on('drain', stop);
+  return stop;
 }

@@ -6,16 +6,22 @@
  *   auth (when the route requires it)   refusal: the Authenticator's response, no upgrade
  *   circuit permit                      none: 503 JSON, the backend is not contacted
  *   upgrade request to the backend      refused/reset: 502 JSON; no head in time: 504 JSON
- *     backend answers 101               101 head relayed, then a byte tunnel (./tunnel.ts)
+ *     backend answers 101               checked: a valid handshake answer (Upgrade: websocket,
+ *                                       Sec-WebSocket-Accept of the client's key), else 502 JSON;
+ *                                       then the 101 head is relayed, then a byte tunnel (./tunnel.ts)
  *     backend answers anything else     relayed as-is (status, headers, body), then closed
  *
  * The handshake is forwarded, not redone (what nginx does): the client's Sec-WebSocket-Key,
  * -Version, -Protocol and -Extensions go to the backend and its Sec-WebSocket-Accept comes back,
  * so subprotocol and extension negotiation is the backend's and frames cross unchanged.
- * The circuit counts the outcome of opening the connection: 101 or any answer < 500 succeeds,
- * a 5xx or no answer fails, a client that leaves mid-handshake counts nothing.
+ * The circuit counts the outcome of opening the connection: a valid 101 or any answer < 500
+ * succeeds, a 5xx, an invalid 101 or no answer fails, a client that leaves mid-handshake counts
+ * nothing. A 101 is only tunneled when it answers this client's key: a backend (or anything
+ * listening on its port) that says 101 without speaking WebSocket must not get a raw byte pipe
+ * to the client, which would then read whatever that server sends as frames.
  */
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { createHash } from 'node:crypto';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { CompiledRoute } from '../config/compile.js';
@@ -31,7 +37,7 @@ import { errorResponse } from '../response/send-error.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { closeAfter, respondOnSocket, responseHead, type HeaderValue } from '../server/socket-response.js';
-import { tunnel } from './tunnel.js';
+import { tunnel, type TunnelOptions } from './tunnel.js';
 
 /** One upgrade request on its way to a backend (the raw-socket counterpart of `Exchange`). */
 export interface UpgradeExchange {
@@ -66,10 +72,33 @@ export interface WebSocketOptions {
   readonly handshakeTimeoutMs: number;
   readonly events: EventBus;
   readonly logger: Logger;
+  /** Overrides the tunnel's stall and close bounds (tests); the documented defaults otherwise. */
+  readonly tunnel?: TunnelOptions | undefined;
 }
 
 /** Backend 101 headers the gateway does not relay: its own request id replaces the backend's. */
 const UPGRADE_RESPONSE_DROP = new Set(['x-request-id', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'content-length']);
+
+/** The GUID of RFC 6455 1.3, appended to the client's key to compute `Sec-WebSocket-Accept`. */
+const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+
+/** The `Sec-WebSocket-Accept` a server must answer to the client's `Sec-WebSocket-Key` (RFC 6455 4.2.2). */
+export function acceptFor(key: string): string {
+  return createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
+}
+
+/**
+ * Why a backend's 101 is not a valid answer to the handshake with `key` (RFC 6455 4.1: the
+ * client fails the connection), or undefined when it is one.
+ */
+export function handshakeProblem(headers: IncomingHttpHeaders, key: string | string[] | undefined): string | undefined {
+  if (headers.upgrade?.trim().toLowerCase() !== 'websocket') return `101 without Upgrade: websocket (${String(headers.upgrade)})`;
+  if (typeof key !== 'string') return 'the client sent no single Sec-WebSocket-Key to check the answer against';
+  const accept = headers['sec-websocket-accept'];
+  if (accept === undefined) return '101 without Sec-WebSocket-Accept';
+  if (accept.trim() !== acceptFor(key.trim())) return '101 with a Sec-WebSocket-Accept that does not match the key';
+  return undefined;
+}
 
 /** The header list of the `101` sent to the client: the backend's, in its order and spelling. */
 export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId: string): string[] {
@@ -103,7 +132,7 @@ function answer(ux: UpgradeExchange, status: number, headers: Record<string, Hea
 
 /** The endpoint of an `isWebSocket` route, built once per route at config load. */
 export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): UpgradeStep {
-  const { upstream, dropHeaders, authenticator, handshakeTimeoutMs, events, logger } = options;
+  const { upstream, dropHeaders, authenticator, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
   const { origin, breaker } = upstream;
   const request = origin.protocol === 'https:' ? httpsRequest : httpRequest;
   const tls = upstream.tlsConnect;
@@ -213,6 +242,15 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           backend.destroy();
           return;
         }
+        const problem = handshakeProblem(bres.headers, ux.req.headers['sec-websocket-key']);
+        if (problem !== undefined) {
+          backend.destroy();
+          ux.upstreamFailure = 'other';
+          events.emit('upstream:error', { requestId: ux.requestId, routeId: route.id, origin: origin.key, kind: 'protocol', error: new Error(problem) });
+          answerError(ux, 'GW_UPSTREAM_BAD_UPGRADE');
+          done('fail');
+          return;
+        }
         ux.status = 101;
         done('succeed');
         const opened = performance.now();
@@ -221,11 +259,18 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         if (backendHead.length > 0) socket.write(backendHead);
         if (ux.head.length > 0) backend.write(ux.head);
         events.emit('stream:open', { kind: 'websocket', routeId: route.id });
-        tunnel(socket, backend, () => {
-          const durationMs = performance.now() - opened;
-          events.emit('stream:close', { kind: 'websocket', routeId: route.id, durationMs });
-          logger.debug({ reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs) }, 'websocket tunnel closed');
-        });
+        tunnel(
+          socket,
+          backend,
+          (end) => {
+            const durationMs = performance.now() - opened;
+            events.emit('stream:close', { kind: 'websocket', routeId: route.id, durationMs });
+            if (end === 'closed') logger.debug({ reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs) }, 'websocket tunnel closed');
+            // A side that stopped reading is worth an operator's look: a stuck backend or client.
+            else logger.info({ reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs), notReading: end === 'a-stalled' ? 'client' : 'backend' }, 'websocket tunnel closed: one side stopped reading');
+          },
+          tunnelOptions,
+        );
       });
 
       breq.end();

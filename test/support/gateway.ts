@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { loadConfigText } from '../../src/config/compile.js';
 import { formatProblem } from '../../src/config/problems.js';
-import { createGateway, type Gateway } from '../../src/gateway.js';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 export interface TestGateway {
@@ -21,7 +21,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = process.env): Promise<TestGateway> {
+/** `options`: GatewayOptions besides the config and logger (e.g. shorter tunnel bounds). */
+export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = process.env, options: Omit<GatewayOptions, 'config' | 'logger'> = {}): Promise<TestGateway> {
   const loaded = loadConfigText(yaml, 'test.yaml', env);
   if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.map(formatProblem).join('\n')}`);
   const logs: Record<string, unknown>[] = [];
@@ -32,7 +33,7 @@ export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = proces
     },
   });
   const logger = createLogger({ level: 'debug', destination });
-  const gateway = createGateway({ config: loaded.config, logger, drainTimeoutMs: 2_000 });
+  const gateway = createGateway({ drainTimeoutMs: 2_000, ...options, config: loaded.config, logger });
   const address: AddressInfo = await gateway.listen(0, '127.0.0.1');
   return {
     url: `http://127.0.0.1:${address.port}`,

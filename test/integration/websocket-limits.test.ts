@@ -1,0 +1,203 @@
+/**
+ * WebSocket tunnels under backends and clients that misbehave: a 101 that is not a WebSocket
+ * handshake answer, a backend that stops reading, a client that stops reading. A raw TCP backend
+ * plays each part, so the test controls exactly what it answers and whether it reads.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { bounded, handshakeHeaders, upgradeRequest } from '../support/ws-backend.js';
+import { acceptFor } from '../../src/stream/websocket.js';
+
+const MB = 1024 * 1024;
+
+type Mode = 'bad-accept' | 'no-accept' | 'no-upgrade' | 'deaf' | 'flood';
+
+interface RawWsBackend {
+  readonly port: number;
+  /** Backend sockets open now. */
+  open(): number;
+  /** Resolves when no backend socket is open (bounded). */
+  allClosed(ms: number): Promise<void>;
+  /** Makes every socket read again (a deaf socket notices nothing, a close included, until it reads). */
+  resumeAll(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Answers each upgrade by the first path segment: `/bad-accept`, `/no-accept`, `/no-upgrade` send
+ * a 101 that is not a valid handshake answer; `/deaf` answers a valid 101 and never reads again;
+ * `/flood` answers a valid 101 and writes 1 MiB chunks for as long as the gateway accepts them.
+ */
+async function startRawWsBackend(): Promise<RawWsBackend> {
+  const sockets = new Set<Socket>();
+  const waiters: (() => void)[] = [];
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0) for (const w of waiters.splice(0)) w();
+    });
+    let head = '';
+    const onData = (chunk: Buffer) => {
+      head += chunk.toString('latin1');
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.off('data', onData);
+      const mode = (/^GET \/([a-z-]+)/.exec(head)?.[1] ?? '') as Mode;
+      const key = /\r\nsec-websocket-key: *([^\r]*)/i.exec(head)?.[1] ?? '';
+      const valid = `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\n`;
+      switch (mode) {
+        case 'bad-accept':
+          socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor('another key')}\r\n\r\nraw bytes`);
+          socket.resume();
+          break;
+        case 'no-accept':
+          socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw bytes');
+          socket.resume();
+          break;
+        case 'no-upgrade':
+          socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\nraw bytes`);
+          socket.resume();
+          break;
+        case 'deaf':
+          socket.write(valid);
+          socket.pause(); // reads nothing more: the gateway's writes pile up in the kernel, then stop
+          break;
+        case 'flood': {
+          socket.write(valid);
+          socket.resume();
+          const chunk = Buffer.alloc(MB, 1);
+          const pump = () => {
+            while (!socket.destroyed && socket.write(chunk));
+          };
+          socket.on('drain', pump);
+          pump();
+          break;
+        }
+        default:
+          socket.destroy();
+      }
+    };
+    socket.on('data', onData);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    open: () => sockets.size,
+    resumeAll: () => {
+      for (const s of sockets) s.resume();
+    },
+    allClosed: (ms) => bounded(sockets.size === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r)), ms, `${sockets.size} backend sockets closed`),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Resolves once `socket` has had unsent bytes for `quietMs` without a 'drain' (the far side stopped taking them). */
+async function writeUntilStuck(socket: Duplex, maxBytes: number, quietMs: number): Promise<number> {
+  const chunk = Buffer.alloc(MB, 2);
+  let written = 0;
+  for (;;) {
+    while (written < maxBytes && socket.write(chunk)) written += chunk.length;
+    if (written >= maxBytes) return written;
+    written += chunk.length;
+    const drained = await Promise.race([new Promise<boolean>((r) => socket.once('drain', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), quietMs))]);
+    if (!drained) return written;
+  }
+}
+
+/** The next WebSocket tunnel the gateway closes, whichever side closed it. */
+function nextStreamClose(gw: TestGateway): Promise<void> {
+  return new Promise((resolve) => {
+    const off = gw.gateway.events.on('stream:close', (e) => {
+      if (e.kind !== 'websocket') return;
+      off();
+      resolve();
+    });
+  });
+}
+
+describe('WebSocket tunnel limits', () => {
+  // Short enough for a test; the default (stream/tunnel.ts STALL_MS) is documented in docs/streaming.md.
+  const stallMs = 400;
+  let backend: RawWsBackend;
+  let gw: TestGateway;
+
+  before(async () => {
+    backend = await startRawWsBackend();
+    const routes = (['bad-accept', 'no-accept', 'no-upgrade', 'deaf', 'flood'] as const)
+      .map((m) => `  - { method: GET, route: /${m}, service: 127.0.0.1:${backend.port}, path: /${m}, isWebSocket: true }`)
+      .join('\n');
+    gw = await startGateway(`routes:\n${routes}\nconfig:\n  circuitBreaker: { enabled: true, maxFailures: 100 }\n`, process.env, { tunnel: { stallMs } });
+  });
+  after(async () => {
+    await gw?.close();
+    await backend?.close();
+  });
+
+  for (const mode of ['bad-accept', 'no-accept', 'no-upgrade'] as const) {
+    it(`a 101 that is not a valid handshake answer (${mode}) is not tunneled: 502 JSON, backend closed, circuit failure`, async () => {
+      const failuresBefore = gw.gateway.circuits.snapshot().find((c) => c.origin === `http://127.0.0.1:${backend.port}`)?.consecutiveFailures ?? 0;
+      const answer = await upgradeRequest(gw.url, `/api/${mode}`, handshakeHeaders());
+      assert.equal(answer.kind, 'response', 'no 101 reached the client');
+      if (answer.kind !== 'response') return;
+      assert.equal(answer.status, 502);
+      assert.equal(answer.headers['x-portico-error'], 'GW_UPSTREAM_BAD_UPGRADE');
+      assert.deepEqual(JSON.parse(answer.body), { error: 'Backend answered the WebSocket upgrade with an invalid handshake', success: false });
+      assert.ok(!answer.body.includes('raw bytes'), 'nothing the backend sent after its 101 reached the client');
+      await answer.closed;
+      await backend.allClosed(2_000);
+      const failuresAfter = gw.gateway.circuits.snapshot().find((c) => c.origin === `http://127.0.0.1:${backend.port}`)?.consecutiveFailures ?? 0;
+      assert.equal(failuresAfter, failuresBefore + 1, 'counted as a failure of the backend');
+      assert.ok(gw.logs.some((l) => l.msg === 'upstream error' && l.kind === 'protocol'), 'logged as a protocol error');
+    });
+  }
+
+  it('a backend that stops reading: bytes in flight stay bounded, and the tunnel closes both sides after stallMs once the client left', async () => {
+    const answer = await upgradeRequest(gw.url, '/api/deaf', handshakeHeaders());
+    assert.equal(answer.kind, 'upgrade');
+    if (answer.kind !== 'upgrade') return;
+    const client = answer.socket;
+    client.on('error', () => {});
+    const written = await writeUntilStuck(client, 256 * MB, 300);
+    const accepted = written - client.writableLength;
+    // The gateway holds one socket buffer per direction; the rest is the kernels' socket buffers.
+    assert.ok(accepted < 32 * MB, `${Math.round(accepted / MB)} MB taken from the client while the backend reads nothing`);
+    assert.ok(written < 256 * MB, 'the client was held back');
+    // The client leaves. The gateway cannot see it (it stopped reading the client, the backend
+    // being full), so the stall bound is what frees both sockets.
+    const tunnelClosed = nextStreamClose(gw);
+    client.destroy();
+    await bounded(tunnelClosed, stallMs + 3_000, 'tunnel closed by the gateway');
+    assert.ok(gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'backend'));
+    // The backend socket was closed by the gateway: the backend sees it as soon as it reads.
+    backend.resumeAll();
+    await backend.allClosed(2_000);
+  });
+
+  it('a client that stops reading: the backend is held back, then both sides close after stallMs', async () => {
+    const answer = await upgradeRequest(gw.url, '/api/flood', handshakeHeaders());
+    assert.equal(answer.kind, 'upgrade');
+    if (answer.kind !== 'upgrade') return;
+    const client = answer.socket;
+    client.on('error', () => {});
+    client.pause();
+    const opened = performance.now();
+    await bounded(nextStreamClose(gw), stallMs + 3_000, 'tunnel closed by the gateway');
+    assert.ok(performance.now() - opened >= stallMs, 'not before the stall bound');
+    await backend.allClosed(2_000);
+    // The client socket was closed by the gateway: the client sees it as soon as it reads.
+    const clientClosed = new Promise<void>((r) => client.once('close', () => r()));
+    client.resume();
+    await bounded(clientClosed, 2_000, 'client socket closed');
+    assert.ok(gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'client'));
+  });
+});
