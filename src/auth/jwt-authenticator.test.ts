@@ -101,6 +101,8 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
       { name: 'expired beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ exp: NOW_SEC - 31 }) },
       { name: 'not yet valid (nbf in the future)', token: (m) => m.sign({ nbf: NOW_SEC + 10 }) },
       { name: 'nbf beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ nbf: NOW_SEC + 31 }) },
+      { name: 'issued in the future (iat > now)', token: (m) => m.sign({ iat: NOW_SEC + 1 }) },
+      { name: 'iat beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ iat: NOW_SEC + 31 }) },
       { name: 'a wrong issuer', options: { issuer: 'https://idp.example' }, token: (m) => m.sign({ iss: 'https://evil.example' }) },
       { name: 'no issuer when one is required', options: { issuer: 'https://idp.example' }, token: (m) => m.sign({ sub: 'u1' }) },
       { name: 'a wrong audience', options: { audience: 'orders' }, token: (m) => m.sign({ aud: 'billing' }) },
@@ -119,6 +121,8 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
       { name: 'exp within the clock tolerance', options: { clockToleranceSec: 30 }, payload: { exp: NOW_SEC - 29 } },
       { name: 'nbf within the clock tolerance', options: { clockToleranceSec: 30 }, payload: { nbf: NOW_SEC + 29 } },
       { name: 'nbf = now', options: {}, payload: { nbf: NOW_SEC } },
+      { name: 'iat = now', options: {}, payload: { iat: NOW_SEC } },
+      { name: 'iat within the clock tolerance', options: { clockToleranceSec: 30 }, payload: { iat: NOW_SEC + 30 } },
       { name: 'the configured issuer', options: { issuer: 'https://idp.example' }, payload: { iss: 'https://idp.example' } },
       { name: 'one of the configured issuers', options: { issuer: ['https://a.example', 'https://idp.example'] }, payload: { iss: 'https://idp.example' } },
       { name: 'the configured audience within a list', options: { audience: 'orders' }, payload: { aud: ['billing', 'orders'] } },
@@ -262,6 +266,14 @@ describe('verified-token cache (issue 8)', () => {
     clock.ms -= 1000;
     const outcome = await authenticator.authenticate(request(token), 'r');
     assert.equal(outcome.ok, false);
+  });
+
+  it('iat is re-checked on a hit: a clock stepping back before issuance refuses the cached token', async () => {
+    const { authenticator, clock } = hmac();
+    const token = `Bearer ${await hs256({ sub: 'u1', iat: NOW_SEC })}`;
+    assert.equal((await authenticator.authenticate(request(token), 'r')).ok, true);
+    clock.ms -= 1000;
+    assert.equal((await authenticator.authenticate(request(token), 'r')).ok, false);
   });
 
   it('failures are not cached: a refused token is verified each time; an outage does not stick', async () => {

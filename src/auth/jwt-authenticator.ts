@@ -2,7 +2,8 @@
  * Bearer JWT validation shared by local mode (HMAC secret) and JWKS mode: the two differ only in
  * where keys come from and which algorithms they accept. The accepted algorithms are pinned per
  * mode, which is what defeats algorithm confusion (an RS256 token against a secret, an HS256 token
- * signed with a public key against a JWKS); jose never accepts `alg: none` in jwtVerify.
+ * signed with a public key against a JWKS); jose never accepts `alg: none` in jwtVerify. Time
+ * claims: `exp` and `nbf` (jose), and `iat`, which may not lie in the future either.
  */
 import { jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { Logger } from '../observability/logger.js';
@@ -50,7 +51,7 @@ export function bearerToken(header: string): string | undefined {
 
 /** An Authenticator validating `Authorization: Bearer <jwt>` with the given keys and checks. */
 export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authenticator {
-  const { getKey, logger, isUnavailable, now, keySetVersion } = options;
+  const { getKey, logger, isUnavailable, now, keySetVersion, clockToleranceSec } = options;
   // Built once: the hot path passes the same options object to jose.
   const verifyOptions: JWTVerifyOptions = {
     algorithms: [...options.algorithms],
@@ -90,6 +91,11 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
         const detail = describe(err);
         if (isUnavailable?.(err)) return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
         return gatewayRefusal('GW_AUTH_INVALID', detail, INVALID_HEADERS);
+      }
+      // A token is not used before it was issued: `iat` later than now (beyond the clock tolerance,
+      // the knob for an issuer's clock running ahead) is refused like an `nbf` in the future.
+      if (typeof payload.iat === 'number' && payload.iat > Math.floor((now ?? Date.now)() / 1000) + clockToleranceSec) {
+        return gatewayRefusal('GW_AUTH_INVALID', '"iat" claim timestamp check failed (issued in the future)', INVALID_HEADERS);
       }
       const skipped: SkippedClaim[] = [];
       const headers = claimHeaders(payload, skipped);

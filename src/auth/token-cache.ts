@@ -75,7 +75,8 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
     },
     set(token, payload, outcome) {
       const exp = numericDate(payload.exp);
-      const nbf = numericDate(payload.nbf);
+      // `iat` counts as a not-before (a token issued in the future is refused, like an early nbf).
+      const nbf = latest(numericDate(payload.nbf), numericDate(payload.iat));
       // Valid until (exp + tolerance) s, the first instant jose refuses it; never longer than maxTtlMs.
       const ttl = exp === undefined ? maxTtlMs : Math.min(maxTtlMs, (exp + tolerance) * 1000 - now());
       // A ttl of 0 means "no expiry" to lru-cache; a token about to expire is simply not cached.
@@ -92,4 +93,8 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
 /** jose has validated these as finite numbers when present. */
 function numericDate(value: unknown): number | undefined {
   return typeof value === 'number' ? value : undefined;
+}
+
+function latest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
 }
