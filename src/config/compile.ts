@@ -53,23 +53,26 @@ export interface CompiledConfig {
   readonly routes: readonly CompiledRoute[];
 }
 
-export type LoadResult = { ok: true; config: CompiledConfig } | { ok: false; problems: readonly Problem[] };
+/** `notices`: warnings and notes about a valid file, for `check` to print. */
+export type LoadResult = { ok: true; config: CompiledConfig; notices: readonly Problem[] } | { ok: false; problems: readonly Problem[] };
 
 /** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
   const v = validateConfig(loadConfigFile(file, env));
-  return v.ok ? { ok: true, config: compileConfig(v.config, file) } : v;
+  return v.ok ? { ok: true, config: compileConfig(v.config, file), notices: v.notices } : v;
 }
 
 /** The same from text (tests, embedding). */
 export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
   const v = validateConfig(parseConfigText(text, file, env));
-  return v.ok ? { ok: true, config: compileConfig(v.config, file) } : v;
+  return v.ok ? { ok: true, config: compileConfig(v.config, file), notices: v.notices } : v;
 }
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
-  const settings = file.config;
+  // tainha-gateway's name for the keep-alive idle time (validation refuses both at once).
+  const { idleTimeoutSec } = file.config;
+  const settings = idleTimeoutSec === undefined ? file.config : { ...file.config, timeouts: { ...file.config.timeouts, keepAliveSec: idleTimeoutSec } };
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
   const routes = file.routes.map((r, index): CompiledRoute => {
     const path = mustTemplate(r.path);

@@ -8,11 +8,13 @@ export interface Problem {
   readonly col: number;
   readonly message: string;
   readonly hint?: string;
+  /** Absent for an error. A warning or note never stops the gateway; `check` prints it. */
+  readonly severity?: 'warning' | 'note';
 }
 
 /** `FILE:LINE:COL: message (hint)`, the format of `portico check` (DECISIONS.md). */
 export function formatProblem(p: Problem): string {
-  return `${p.file}:${p.line}:${p.col}: ${p.message}${p.hint ? ` (${p.hint})` : ''}`;
+  return `${p.file}:${p.line}:${p.col}: ${p.severity ? `${p.severity}: ` : ''}${p.message}${p.hint ? ` (${p.hint})` : ''}`;
 }
 
 /** Thrown once, after every problem of a file has been collected. */
@@ -23,17 +25,23 @@ export class ConfigError extends Error {
   }
 }
 
-/** Levenshtein distance, for "did you mean" hints on misspelt keys and values. */
+/**
+ * Edit distance with transpositions (optimal string alignment): insert, delete, replace or swap
+ * two neighbours costs 1, so `tga` is one edit from `tag` as a typist sees it.
+ */
 export function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  let before: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const up = prev[j]!;
-      prev[j] = Math.min(up + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2]! + 1);
+      row.push(d);
     }
+    before = prev;
+    prev = row;
   }
   return prev[b.length]!;
 }
@@ -43,6 +51,8 @@ export function didYouMean(word: string, candidates: Iterable<string>): string |
   let best: string | undefined;
   let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
   for (const c of candidates) {
+    // The distance is at least the difference in length: a long hostile key costs nothing.
+    if (Math.abs(c.length - word.length) >= bestDistance) continue;
     const d = editDistance(word.toLowerCase(), c.toLowerCase());
     if (d < bestDistance) {
       best = c;

@@ -151,6 +151,12 @@ export const GatewaySettingsSchema = z.strictObject({
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
   telemetry: TelemetrySchema.prefault({}),
   upstreamTls: UpstreamTlsSchema.prefault({}),
+  // tainha-gateway keys, accepted under their own names with the same meaning.
+  readTimeoutSec: seconds('The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)').optional(),
+  writeTimeoutSec: seconds(
+    'A client that takes none of a waiting response for this long is disconnected; idle or flowing streams (SSE, WebSocket) are never cut; default none (tainha-gateway)',
+  ).optional(),
+  idleTimeoutSec: seconds('Another name for timeouts.keepAliveSec (tainha-gateway); set one of the two').optional(),
 });
 
 export const GatewayFileSchema = z

@@ -88,7 +88,7 @@ describe('environment substitution', () => {
     assert.equal(r.config.settings.host, 'h');
   });
   it('a missing variable is reported once, at its position', () => {
-    assert.deepEqual(problems(`routes: []\nconfig:\n  host: \${NOPE}\n`), ['g.yaml:3:9: environment variable NOPE is not set (write ${NOPE:-default} to give a default)']);
+    assert.deepEqual(problems(`routes: []\nconfig:\n  host: \${NOPE}\n`), ['g.yaml:3:9: environment variable NOPE is not set (export NOPE=..., or write ${NOPE:-default} to give a default)']);
   });
 });
 

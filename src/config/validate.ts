@@ -17,7 +17,8 @@ import { operationsChecks } from './ops-checks.js';
 /** Paths the gateway answers itself, outside any route. */
 export const RESERVED_PATHS = ['/health', '/ready', '/metrics'];
 
-export type Validation = { ok: true; config: GatewayFile } | { ok: false; problems: Problem[] };
+/** `notices`: warnings and notes about a valid file (`check` prints them; they never stop the gateway). */
+export type Validation = { ok: true; config: GatewayFile; notices: Problem[] } | { ok: false; problems: Problem[] };
 
 /** Validates parsed YAML; returns the typed file with defaults, or every problem found. */
 export function validateConfig(parsed: ParsedConfig): Validation {
@@ -34,13 +35,53 @@ export function validateConfig(parsed: ParsedConfig): Validation {
   const typed = typeEnvValues(raw, parsed.wholeEnvPaths);
   const result = GatewayFileSchema.safeParse(typed);
   if (!result.success) {
-    for (const issue of result.error.issues) schemaProblem(issue, typed, parsed, problems);
+    const hinted = new Set<string>();
+    const unknown = result.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    for (const issue of unknown) schemaProblem(issue, typed, parsed, problems, hinted);
+    for (const issue of result.error.issues) if (issue.code !== 'unrecognized_keys') schemaProblem(issue, typed, parsed, problems, hinted);
   }
   semanticChecks(typed, at);
+  compatibilityChecks(typed, at);
   if (problems.length > 0 || !result.success) {
     return { ok: false, problems: withoutEchoes(problems, parsed.problems.length) };
   }
-  return { ok: true, config: result.data };
+  return { ok: true, config: result.data, notices: notices(result.data, parsed) };
+}
+
+/** An HS256 key should be at least as long as the hash (RFC 7518 section 3.2). */
+export const MIN_SECRET_BYTES = 32;
+
+/** What `check` tells about a valid file: weak settings, and keys read under another name. */
+function notices(config: GatewayFile, parsed: ParsedConfig): Problem[] {
+  const out: Problem[] = [];
+  const note = (path: ConfigPath, severity: 'warning' | 'note', message: string, hint?: string) =>
+    out.push({ file: parsed.file, ...parsed.locate(path), severity, message, ...(hint ? { hint } : {}) });
+  const { auth } = config.config;
+  // The secret is only used when neither an auth service nor a JWKS endpoint is set.
+  if (auth.secret !== undefined && auth.authService === undefined && auth.jwksUrl === undefined) {
+    const bytes = Buffer.byteLength(auth.secret);
+    if (bytes < MIN_SECRET_BYTES) {
+      note(['config', 'auth', 'secret'], 'warning', `config.auth.secret is shorter than ${MIN_SECRET_BYTES} bytes (${bytes}); tokens signed with it are easier to forge`, 'use 32 random bytes or more, e.g. openssl rand -base64 32');
+    }
+  }
+  const { idleTimeoutSec, readTimeoutSec, writeTimeoutSec } = config.config;
+  if (idleTimeoutSec !== undefined) note(['config', 'idleTimeoutSec'], 'note', `config.idleTimeoutSec: ${idleTimeoutSec} -> timeouts.keepAliveSec`);
+  if (readTimeoutSec !== undefined) {
+    note(['config', 'readTimeoutSec'], 'note', `config.readTimeoutSec: ${readTimeoutSec} -> the whole request (head and body) must arrive within ${readTimeoutSec} s, else 408`);
+  }
+  if (writeTimeoutSec !== undefined) {
+    note(['config', 'writeTimeoutSec'], 'note', `config.writeTimeoutSec: ${writeTimeoutSec} -> a client that takes none of a waiting response for ${writeTimeoutSec} s is disconnected (idle or flowing streams are not cut)`);
+  }
+  return out.sort((a, b) => a.line - b.line || a.col - b.col);
+}
+
+/** Keys of tainha-gateway files, read under their own names, must not contradict Portico's. */
+function compatibilityChecks(raw: unknown, at: (path: ConfigPath, message: string, hint?: string) => void): void {
+  if (!isRecord(raw) || !isRecord(raw.config)) return;
+  const timeouts = raw.config.timeouts;
+  if (raw.config.idleTimeoutSec !== undefined && isRecord(timeouts) && timeouts.keepAliveSec !== undefined) {
+    at(['config', 'idleTimeoutSec'], 'config.idleTimeoutSec and config.timeouts.keepAliveSec both set the keep-alive idle time', 'keep one of them');
+  }
 }
 
 /**
@@ -82,20 +123,25 @@ function withoutEchoes(problems: Problem[], envProblemCount: number): Problem[] 
     .sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
-function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConfig, problems: Problem[]): void {
+/**
+ * One schema issue as a problem. `hinted` collects `path key` of the keys that an unknown key's
+ * hint names: a key misspelt is then reported once, not also as missing.
+ */
+function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConfig, problems: Problem[], hinted: Set<string>): void {
   const path = issue.path as (string | number)[];
   const where = (p: ConfigPath) => ({ file: parsed.file, ...parsed.locate(p) });
   const name = formatPath(path);
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const known = knownKeys(path);
       for (const key of issue.keys) {
-        const hint = didYouMean(key, known);
+        const hint = unknownKeyHint(path, key, parsed);
+        const near = hint === undefined ? didYouMean(key, knownKeys(path)) : undefined;
+        if (near !== undefined) hinted.add(JSON.stringify([...path, near]));
         problems.push({
           file: parsed.file,
           ...parsed.locateKey(path, key),
           message: `${name ? `${name}: ` : ''}unknown key "${key}"`,
-          ...(hint ? { hint: `did you mean "${hint}"?` } : {}),
+          ...(hint ? { hint } : near ? { hint: `did you mean "${near}"?` } : {}),
         });
       }
       return;
@@ -103,7 +149,7 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
     case 'invalid_type': {
       const value = valueAt(raw, path);
       if (value === undefined) {
-        problems.push({ ...where(path.slice(0, -1)), message: `${formatPath(path.slice(0, -1)) || 'file'}: missing required key "${String(path[path.length - 1])}"` });
+        missingKey(path);
       } else {
         const yaml11 = issue.expected === 'boolean' && typeof value === 'string' && /^(yes|no|on|off|y|n)$/i.test(value);
         problems.push({
@@ -117,7 +163,7 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
     case 'invalid_value': {
       const value = valueAt(raw, path);
       if (value === undefined) {
-        problems.push({ ...where(path.slice(0, -1)), message: `${formatPath(path.slice(0, -1)) || 'file'}: missing required key "${String(path[path.length - 1])}"` });
+        missingKey(path);
         return;
       }
       const options = issue.values.map(String);
@@ -140,8 +186,53 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
       problems.push({ ...where(path), message: `${name}: must be at most ${String(issue.maximum)}` });
       return;
     default:
-      problems.push({ ...where(path), message: `${name}: ${issue.message}` });
+      if (valueAt(raw, path) === undefined) missingKey(path);
+      else problems.push({ ...where(path), message: `${name}: ${issue.message}` });
   }
+
+  function missingKey(p: readonly (string | number | symbol)[]): void {
+    if (hinted.has(JSON.stringify(p))) return;
+    problems.push({ ...where(p.slice(0, -1) as ConfigPath), message: `${formatPath(p.slice(0, -1)) || 'file'}: missing required key "${String(p[p.length - 1])}"` });
+  }
+}
+
+/**
+ * A hint for a key that exists one level off: a key of a child object written at this level (an
+ * outdented line; when several children have it, the one written nearest above wins), or a key
+ * of the parent written here (an over-indented line).
+ */
+function unknownKeyHint(path: readonly (string | number)[], key: string, parsed: ParsedConfig): string | undefined {
+  const owners = childObjects(path).filter((c) => c.keys.includes(key));
+  if (owners.length > 0) {
+    const before = parsed.keysBefore(path, key);
+    const owner = before.map((k) => owners.find((o) => o.name === k)).find((o) => o !== undefined) ?? (owners.length === 1 ? owners[0] : undefined);
+    if (owner) {
+      const line = parsed.locateKey(path, owner.name).line;
+      const where = before.includes(owner.name) ? ` on line ${line}` : '';
+      return `did you mean ${owner.name}${owner.isList ? '[]' : ''}.${key}? check its indentation: it belongs under "${owner.name}:"${where}`;
+    }
+    return `did you mean ${owners.map((o) => `${o.name}${o.isList ? '[]' : ''}.${key}`).join(' or ')}? check its indentation`;
+  }
+  let parent = path.slice(0, -1);
+  if (typeof path[path.length - 1] === 'number') parent = parent.slice(0, -1);
+  if (path.length > 0 && knownKeys(parent).includes(key)) {
+    return `did you mean ${formatPath([...parent, key])}? check its indentation: it is written one level too deep`;
+  }
+  return undefined;
+}
+
+/** The objects (or lists of objects) directly inside the object at `path`, with their keys. */
+function childObjects(path: readonly (string | number)[]): { name: string; keys: string[]; isList: boolean }[] {
+  const out: { name: string; keys: string[]; isList: boolean }[] = [];
+  for (const name of knownKeys(path)) {
+    const keys = knownKeys([...path, name]);
+    if (keys.length > 0) out.push({ name, keys, isList: false });
+    else {
+      const itemKeys = knownKeys([...path, name, 0]);
+      if (itemKeys.length > 0) out.push({ name, keys: itemKeys, isList: true });
+    }
+  }
+  return out;
 }
 
 /** The keys the schema accepts for the object at `path` (for "did you mean" on unknown keys). */
