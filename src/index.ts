@@ -1,0 +1,15 @@
+/**
+ * The library entry point (`import { createGateway } from 'portico'`): load a configuration,
+ * run a gateway in your own process, stop it. The CLI is built from the same parts.
+ *
+ * @example
+ * const loaded = loadConfigText(yamlText);
+ * if (!loaded.ok) throw new Error(loaded.problems.map(formatProblem).join('\n'));
+ * const gateway = createGateway({ config: loaded.config });
+ * const { port } = await gateway.listen(0, '127.0.0.1');
+ * await gateway.close();
+ */
+export { createGateway, type Gateway, type GatewayOptions } from './gateway.js';
+export { loadConfig, loadConfigText, type CompiledConfig, type CompiledRoute, type LoadResult } from './config/compile.js';
+export { formatProblem, type Problem } from './config/problems.js';
+export { createLogger, type Logger } from './observability/logger.js';
