@@ -135,3 +135,61 @@ describe('validation problems', () => {
     assert.deepEqual(problems(`routes:\n${ROUTE}  - { method: HEAD, route: /a, service: s, path: /a }`), []);
   });
 });
+
+describe('first-hour mistakes', () => {
+  const notices = (yaml: string, env: NodeJS.ProcessEnv = {}) => {
+    const r = loadConfigText(yaml, 'g.yaml', env);
+    assert.ok(r.ok, r.ok ? '' : r.problems.map(formatProblem).join('\n'));
+    return r.notices.map(formatProblem);
+  };
+
+  it('an unset secret is one problem at its line, with no default suggested and no cascade', () => {
+    const out = problems(`routes:\n${ROUTE}config:\n  auth:\n    defaultProtected: true\n    secret: \${JWT_SECRET}\n`);
+    assert.deepEqual(out, ['g.yaml:9:13: environment variable JWT_SECRET is not set (export JWT_SECRET=... before starting portico)']);
+    assert.doesNotMatch(out[0]!, /default/);
+    // Only credentials go without a default: the key decides, not the variable's name.
+    assert.match(problems(`routes:\n${ROUTE}config:\n  auth:\n    authService: \${AUTH_TOKEN_URL}\n`)[0]!, /export AUTH_TOKEN_URL=\.\.\., or write \$\{AUTH_TOKEN_URL:-default\} to give a default\)$/);
+  });
+
+  it('hints short keys through transpositions, and a misspelt required key only once', () => {
+    assert.deepEqual(problems(`routes:\n${ROUTE}    mapping:\n      - path: /u/{id}\n        service: localhost:3001\n        tga: user\n`), [
+      'g.yaml:9:9: routes[0].mapping[0]: unknown key "tga" (did you mean "tag"?)',
+    ]);
+    assert.deepEqual(problems(`routes: []\nconfig:\n  cors:\n    origin: ["https://a.example"]\n`), ['g.yaml:4:5: config.cors: unknown key "origin" (did you mean "origins"?)']);
+  });
+
+  it('an outdented key names the object it belongs to, preferring the one written just above', () => {
+    assert.deepEqual(problems(`routes: []\nconfig:\n  rateLimit:\n    enabled: false\n  mappingCache:\n    ttlSec: 5\n  enabled: true\n`), [
+      'g.yaml:7:3: config: unknown key "enabled" (did you mean mappingCache.enabled? check its indentation: it belongs under "mappingCache:" on line 5)',
+    ]);
+  });
+
+  it('check warns about a secret shorter than 32 bytes; the file stays valid', () => {
+    assert.deepEqual(notices(`routes:\n${ROUTE}config:\n  auth: { secret: tooshort }\n`), [
+      'g.yaml:7:19: warning: config.auth.secret is shorter than 32 bytes (8); tokens signed with it are easier to forge (use 32 random bytes or more, e.g. openssl rand -base64 32)',
+    ]);
+    assert.deepEqual(notices(`routes:\n${ROUTE}config:\n  auth: { secret: ${'x'.repeat(32)} }\n`), []);
+    // The secret is not used when an auth service validates tokens.
+    assert.deepEqual(notices(`routes:\n${ROUTE}config:\n  auth: { secret: short, authService: localhost:4000 }\n`), []);
+  });
+
+  it('accepts tainha-gateway timeouts, says what each became, and maps idleTimeoutSec onto keepAliveSec', () => {
+    const yaml = `routes:\n${ROUTE}config:\n  readTimeoutSec: 15\n  writeTimeoutSec: 30\n  idleTimeoutSec: 120\n`;
+    const r = loadConfigText(yaml, 'g.yaml', {});
+    assert.ok(r.ok);
+    assert.equal(r.config.settings.timeouts.keepAliveSec, 120);
+    assert.equal(r.config.settings.readTimeoutSec, 15);
+    assert.equal(r.config.settings.writeTimeoutSec, 30);
+    assert.deepEqual(r.notices.map(formatProblem), [
+      'g.yaml:7:19: note: config.readTimeoutSec: 15 -> the whole request (head and body) must arrive within 15 s, else 408',
+      'g.yaml:8:20: note: config.writeTimeoutSec: 30 -> a client that takes none of a waiting response for 30 s is disconnected (idle or flowing streams are not cut)',
+      'g.yaml:9:19: note: config.idleTimeoutSec: 120 -> timeouts.keepAliveSec',
+    ]);
+  });
+
+  it('refuses idleTimeoutSec together with timeouts.keepAliveSec', () => {
+    assert.deepEqual(problems(`routes:\n${ROUTE}config:\n  idleTimeoutSec: 120\n  timeouts: { keepAliveSec: 90 }\n`), [
+      'g.yaml:7:19: config.idleTimeoutSec and config.timeouts.keepAliveSec both set the keep-alive idle time (keep one of them)',
+    ]);
+  });
+});
