@@ -27,7 +27,7 @@ import type { Logger } from '../observability/logger.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
-import { sendError } from '../response/send-error.js';
+import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
 import { bufferedLength, upstreamBody } from '../server/request-buffer.js';
 import { scanItems } from './json-scan.js';
@@ -101,21 +101,15 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     } catch (err) {
       // Headers are out: a backend failure mid-body can only cut the response short.
       if (!res.destroyed) res.destroy();
-      if (!ex.req.destroyed) events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: classifyUpstreamError(err).kind, error: err });
+      // The response closing before its end is the client leaving; any other error is the backend's.
+      if ((err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') events.emit('client:closed', { requestId: ex.requestId, routeId: route.id, origin: origin.key });
+      else events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: classifyUpstreamError(err).kind, error: err });
     }
   }
 
-  function upstreamFailed(ex: Exchange, err: unknown): void {
-    const { res } = ex;
-    const failure = classifyUpstreamError(err);
-    if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
-    if (failure.kind !== 'aborted' || !res.destroyed) {
-      events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
-    }
-    if (!res.headersSent && !res.destroyed) {
-      ex.errorCode = failure.code;
-      sendError(res, failure.code);
-    } else if (!res.destroyed) res.destroy();
+  /** `clientLeft`: the call was cancelled because the client left (not the backend's failure). */
+  function upstreamFailed(ex: Exchange, err: unknown, clientLeft: boolean): void {
+    answerUpstreamFailure(ex, err instanceof Error ? err : new Error(String(err)), origin.key, events, clientLeft);
   }
 
   /**
@@ -205,7 +199,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
           bodyTimeout: bodyTimeoutMs,
         });
       } catch (err) {
-        upstreamFailed(ex, err);
+        upstreamFailed(ex, err, abort.signal.aborted);
         return;
       }
       const { statusCode, body } = answer;
@@ -220,7 +214,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       try {
         read = await readLimited(body, maxBodyBytes);
       } catch (err) {
-        upstreamFailed(ex, err);
+        upstreamFailed(ex, err, abort.signal.aborted);
         return;
       }
       if (read.overflow) return await relay(ex, statusCode, headers, read.chunks, body);

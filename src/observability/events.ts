@@ -18,6 +18,12 @@ export interface GatewayEvents {
     trace?: TraceContext | undefined;
   };
   'upstream:error': { requestId: string; routeId: string; origin: string; kind: string; error: unknown };
+  /**
+   * The client left before its answer ended, and the backend call made for it was cut: the
+   * client's outcome, never an upstream error or a circuit failure ('request:end' counts it as
+   * aborted).
+   */
+  'client:closed': { requestId: string; routeId: string; origin: string };
   'circuit:change': { origin: string; from: string; to: string; consecutiveFailures: number };
   'mapping:fail': { requestId: string; routeId: string; tag: string; url: string; reason: string };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };

@@ -40,6 +40,8 @@ export function logLevelProblem(text: string | undefined): string | undefined {
 export function logEvents(bus: EventBus, logger: Logger): void {
   bus.on('request:end', accessLogWriter(logger));
   bus.on('upstream:error', (e) => logger.warn({ reqId: e.requestId, route: e.routeId, origin: e.origin, kind: e.kind, err: e.error }, 'upstream error'));
+  // A departure is routine (a tab closed, an EventSource reconnecting): debug, without a stack.
+  bus.on('client:closed', (e) => logger.debug({ reqId: e.requestId, route: e.routeId, origin: e.origin }, 'client closed'));
   bus.on('circuit:change', (e) => logger.warn(e, 'circuit state change'));
   bus.on('mapping:fail', (e) => logger.warn({ reqId: e.requestId, route: e.routeId, tag: e.tag, url: e.url, reason: e.reason }, 'mapping failed'));
   bus.on('auth:result', (e) => {

@@ -12,7 +12,9 @@
  * - no body timeout once the head arrived (an idle stream is normal); the head itself must come
  *   within `timeouts.backendSec` (504 otherwise);
  * - a client that leaves aborts the backend request at once; a backend that ends ends the client
- *   response (undici's `stream()` ends the writable it was given).
+ *   response (undici's `stream()` ends the writable it was given). A departure is reported as
+ *   'client:closed', never as an upstream error. Cutting a response mid-body costs its backend
+ *   connection: it cannot go back to the pool, so the next stream opens a new one.
  *
  * Streams run on the upstream's `streamPool` (unlimited connections), never on the 64-connection
  * pool of standard and mapping calls, which a thousand idle streams would otherwise starve.
@@ -95,9 +97,13 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
       const abort = new AbortController();
       // Set when the gateway ended the stream itself (draining): the abort that follows is ours.
       let endedByGateway = false;
-      // A client that leaves closes the backend stream at once (DECISIONS.md).
+      // Set when the client left: the error that follows is its departure, not the backend's.
+      let clientLeft = false;
+      // A client that leaves closes the backend stream at once.
       const onClose = () => {
-        if (!res.writableFinished) abort.abort();
+        if (res.writableFinished) return;
+        clientLeft = true;
+        abort.abort();
       };
       res.once('close', onClose);
       const started = performance.now();
@@ -138,7 +144,7 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
         },
         (err) => {
           res.removeListener('close', onClose);
-          if (err && !endedByGateway) answerUpstreamFailure(ex, err, origin.key, events);
+          if (err && !endedByGateway) answerUpstreamFailure(ex, err, origin.key, events, clientLeft);
           resolve();
         },
       );
