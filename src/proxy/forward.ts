@@ -126,17 +126,33 @@ class ForwardCall implements Dispatcher.DispatchHandler {
       this.abort(new ClientGone());
       return false;
     }
+    let out: Record<string, string | string[]>;
+    try {
+      out = downstreamHeadersFromRaw(rawHeaders);
+    } catch (err) {
+      // A framing the gateway does not relay (a transfer coding other than chunked): 502.
+      this.abort(err as Error);
+      return false;
+    }
     this.resumeCall = resume;
     ex.upstreamStatus = statusCode;
     call.options.events.emit('upstream:response', { routeId: call.route.id, origin: call.options.upstream.origin.key, call: 'backend', status: statusCode, durationMs: performance.now() - this.started });
-    const out = downstreamHeadersFromRaw(rawHeaders);
     out['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
+    // A 204 never has a body, so no length either (RFC 9110 8.6).
+    if (statusCode === 204) delete out['content-length'];
     try {
       ex.res.writeHead(statusCode, out);
     } catch (err) {
       // A header Node refuses to send (undici's parser is more lenient): 502, not a crash.
       this.abort(err as Error);
       return false;
+    }
+    // 204 and 304 have no body whatever their Content-Length says (a 304 may carry the length of
+    // the 200 it stands for): the answer is complete now. undici reports such a 304 as a length
+    // mismatch once it sees no body; by then the answer is out and the error changes nothing.
+    if (statusCode === 204 || statusCode === 304) {
+      ex.res.end();
+      this.settle();
     }
     return true;
   }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { downstreamHeadersFromRaw, downstreamResponseHeaders, headerNamesFromUndici } from './forward-headers.js';
+import { UpstreamFramingError, downstreamHeadersFromRaw, downstreamResponseHeaders, headerNamesFromUndici, requestDropSet } from './forward-headers.js';
 
 /** undici's raw response list: names and values as Buffers, in wire order and case. */
 const raw = (...pairs: string[]): Buffer[] => pairs.map((p) => Buffer.from(p, 'latin1'));
@@ -42,5 +42,19 @@ describe('downstreamHeadersFromRaw', () => {
   it("finds undici's header-name reader (an undici upgrade that moves it is noticed here)", () => {
     assert.equal(typeof headerNamesFromUndici, 'function');
     assert.equal(headerNamesFromUndici?.(Buffer.from('Content-Type')), 'content-type');
+  });
+
+  it('refuses a Transfer-Encoding other than exactly chunked (its body would be read to the close)', () => {
+    for (const te of ['chunked', 'Chunked', ' chunked ']) assert.doesNotThrow(() => downstreamHeadersFromRaw(raw('Transfer-Encoding', te)), te);
+    for (const te of ['xchunked', 'gzip, chunked', '"chunked"', 'chunked, chunked', 'identity']) {
+      assert.throws(() => downstreamHeadersFromRaw(raw('Transfer-Encoding', te)), UpstreamFramingError, te);
+    }
+  });
+});
+
+describe('requestDropSet', () => {
+  it('drops the method-override headers, whatever the configured strip list', () => {
+    const drop = requestDropSet([]);
+    for (const h of ['x-http-method-override', 'x-http-method', 'x-method-override']) assert.ok(drop.has(h), h);
   });
 });

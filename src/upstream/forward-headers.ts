@@ -112,7 +112,8 @@ export function downstreamResponseHeaders(headers: Record<string, string | strin
  * The same rules for undici's raw `[name, value, ...]` response list, building the one object
  * Node's `writeHead` takes (the proxy's hot path: this replaces undici's own parse into an object
  * plus the copy above; proxy/forward.ts has the figures). Repeated names become arrays, as in
- * undici's parse and Node's `IncomingMessage`.
+ * undici's parse and Node's `IncomingMessage`. Throws UpstreamFramingError for a transfer coding
+ * other than `chunked`.
  */
 export function downstreamHeadersFromRaw(raw: readonly Buffer[]): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -122,6 +123,7 @@ export function downstreamHeadersFromRaw(raw: readonly Buffer[]): Record<string,
     const value = raw[i + 1]!.toString('latin1');
     if (RESPONSE_DROP.has(name)) {
       if (name === 'connection') connection = connection === undefined ? value : `${connection},${value}`;
+      else if (name === 'transfer-encoding' && value.trim().toLowerCase() !== 'chunked') throw new UpstreamFramingError(value);
       continue;
     }
     const seen = out[name];
@@ -132,6 +134,20 @@ export function downstreamHeadersFromRaw(raw: readonly Buffer[]): Record<string,
   const listed = connection === undefined ? undefined : connectionListed({ connection });
   if (listed !== undefined) for (const name of listed) delete out[name];
   return out;
+}
+
+/**
+ * A response framed by a transfer coding other than exactly `chunked` (`xchunked`, `gzip, chunked`,
+ * a quoted or repeated value): HTTP/1.1 reads such a body until the connection closes, and a
+ * coding left on it would reach the client undeclared. Refused as a bad answer (502), as nginx
+ * refuses an unknown Transfer-Encoding from upstream.
+ */
+export class UpstreamFramingError extends Error {
+  readonly code = 'GW_UPSTREAM_FRAMING';
+  constructor(transferEncoding: string) {
+    super(`backend response with Transfer-Encoding ${JSON.stringify(transferEncoding)}`);
+    this.name = 'UpstreamFramingError';
+  }
 }
 
 // `__proto__` as a key would set the object's prototype instead of a header: never forwarded.
