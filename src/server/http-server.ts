@@ -69,7 +69,13 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       // A CORS preflight for a path some route serves is the gateway's to answer, never forwarded.
       const cors = deps.cors();
       const wanted = req.headers['access-control-request-method'];
-      if (cors !== undefined && cors.isPreflight(req) && typeof wanted === 'string' && deps.current().match(wanted, path).kind !== 'not-found') {
+      const target = cors !== undefined && cors.isPreflight(req) && typeof wanted === 'string' ? deps.current().match(wanted, path) : undefined;
+      if (cors !== undefined && target !== undefined && target.kind !== 'not-found') {
+        // Answered here, but logged and counted like any request, under the route it asks about.
+        const routeId = target.kind === 'found' ? target.entry.route.id : undefined;
+        res.once('close', () =>
+          events.emit('request:end', { requestId, method, routeId, path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100, aborted: !res.writableFinished, errorCode: undefined, trace: undefined }),
+        );
         return cors.preflight(req, res);
       }
     }
