@@ -160,6 +160,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   server.on('upgrade', upgrades);
   server.on('clientError', clientErrorHandler(logger));
+  applyServerLimits(server, config.settings);
   server.on('connect', refuseConnect);
 
   return {

@@ -20,27 +20,42 @@ import type { ErrorCode } from '../response/errors.js';
 import { afterAnswersBefore, respondOnSocket } from './socket-response.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
+import { configureWriteTimeout } from './write-timeout.js';
 
-type Limits = Pick<GatewaySettings, 'limits' | 'timeouts'>;
+type Limits = Pick<GatewaySettings, 'limits' | 'timeouts'> & Partial<Pick<GatewaySettings, 'readTimeoutSec' | 'writeTimeoutSec'>>;
 
 /** `createServer` options from the configuration the process starts with. */
 export function serverOptions(settings: Limits): ServerOptions {
-  const headersTimeout = settings.timeouts.clientHeaderSec * 1000;
+  const { headersTimeout, requestTimeout } = readTimeouts(settings);
   return {
     keepAliveTimeout: settings.timeouts.keepAliveSec * 1000,
     headersTimeout,
     // Node enforces headersTimeout on this tick; it cannot change after creation.
     connectionsCheckingInterval: Math.min(5_000, Math.max(100, Math.floor(headersTimeout / 4))),
-    // The whole-request limit would cut slow but steady uploads; body silence is limited instead.
-    requestTimeout: 0,
+    // The whole-request limit would cut slow but steady uploads, so it applies only when
+    // `readTimeoutSec` asks for it; body silence is limited in every case.
+    requestTimeout,
     maxHeaderSize: settings.limits.maxHeaderBytes,
   };
 }
 
-/** Applies the limits of a reloaded configuration to the running server (new connections). */
+/** Node refuses a head deadline later than the whole-request deadline: the earlier one wins. */
+function readTimeouts(settings: Limits): { headersTimeout: number; requestTimeout: number } {
+  const requestTimeout = (settings.readTimeoutSec ?? 0) * 1000;
+  const header = settings.timeouts.clientHeaderSec * 1000;
+  return { headersTimeout: requestTimeout > 0 ? Math.min(header, requestTimeout) : header, requestTimeout };
+}
+
+/**
+ * Applies the limits of a configuration to the server: once after creation (the write-stall
+ * watch cannot be a creation option), then on every reload (new connections).
+ */
 export function applyServerLimits(server: Server, settings: Limits): void {
+  const { headersTimeout, requestTimeout } = readTimeouts(settings);
   server.keepAliveTimeout = settings.timeouts.keepAliveSec * 1000;
-  server.headersTimeout = settings.timeouts.clientHeaderSec * 1000;
+  server.headersTimeout = headersTimeout;
+  server.requestTimeout = requestTimeout;
+  configureWriteTimeout(server, (settings.writeTimeoutSec ?? 0) * 1000);
   // Read by Node for every new connection's parser.
   (server as Server & { maxHeaderSize?: number }).maxHeaderSize = settings.limits.maxHeaderBytes;
 }
