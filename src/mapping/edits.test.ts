@@ -24,7 +24,7 @@ describe('buildItemEdits', () => {
     // item 0: author call 0 (ok), group call 1 (failed); item 1: author call 2 (failed), group call 1 (failed)
     const callOf = Int32Array.from([0, 1, 2, 1]);
     const outcomes = [{ ok: true as const, json: '{"id":1}' }, { ok: false as const, reason: 'HTTP 500' }, { ok: false as const, reason: 'timeout' }];
-    const { edits, addedBytes, failures } = buildItemEdits(2, rules, callOf, outcomes, tagPrefixBytes(rules));
+    const { edits, addedBytes, failures, failedItems } = buildItemEdits(2, rules, callOf, outcomes, tagPrefixBytes(rules));
     assert.deepEqual(edits[0], { set: new Map([['author', '{"id":1}']]), remove: new Set(['authorId']) });
     assert.equal(edits[1], undefined);
     assert.equal(addedBytes, ',"author":'.length + '{"id":1}'.length);
@@ -32,5 +32,7 @@ describe('buildItemEdits', () => {
       { callIndex: 1, rule: 1 },
       { callIndex: 2, rule: 0 },
     ]);
+    // Items without each rule's tag: author fails for item 1; group (a shared call) for both.
+    assert.deepEqual(failedItems, [1, 2]);
   });
 });

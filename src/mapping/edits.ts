@@ -14,6 +14,8 @@ export interface ItemEdits {
   readonly addedBytes: number;
   /** Each failed (call, rule) pair once, however many items share it. */
   readonly failures: readonly { readonly callIndex: number; readonly rule: number }[];
+  /** `failedItems[r]`: items left without rule r's tag because its call failed. */
+  readonly failedItems: readonly number[];
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
@@ -27,6 +29,7 @@ export function buildItemEdits(itemCount: number, rules: readonly CompiledMappin
   const edits: (ItemEdit | undefined)[] = new Array(itemCount);
   const failures: { callIndex: number; rule: number }[] = [];
   const failed = new Set<number>();
+  const failedItems: number[] = new Array<number>(rules.length).fill(0);
   let addedBytes = 0;
   for (let i = 0; i < itemCount; i++) {
     let set: Map<string, string> | undefined;
@@ -37,6 +40,7 @@ export function buildItemEdits(itemCount: number, rules: readonly CompiledMappin
       const outcome = outcomes[callIndex]!;
       const rule = rules[r]!;
       if (!outcome.ok) {
+        failedItems[r]!++;
         const key = callIndex * rules.length + r;
         if (!failed.has(key)) {
           failed.add(key);
@@ -50,7 +54,7 @@ export function buildItemEdits(itemCount: number, rules: readonly CompiledMappin
     }
     if (set !== undefined) edits[i] = { set, remove: remove ?? EMPTY };
   }
-  return { edits, addedBytes, failures };
+  return { edits, addedBytes, failures, failedItems };
 }
 
 /** The size of each rule's `,"tag":` prefix, computed once per route. */

@@ -34,7 +34,7 @@ import { scanItems } from './json-scan.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';
 import { spliceItems } from './splice.js';
-import { buildItemEdits, tagPrefixBytes } from './edits.js';
+import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
 import { callMapping, type MappingCallObserver } from './mapping-call.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text, type LimitedRead } from './body.js';
 import type { MappingCache, MappingOutcome } from './cache.js';
@@ -113,6 +113,27 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   }
 
   /**
+   * One 'mapping:fail' per rule that failed in this response, never one per item or URL: with a
+   * mapping service down, every item of every response fails alike, and the count is what matters.
+   */
+  function reportFailures(ex: Exchange, calls: readonly PlannedCall[], outcomes: readonly MappingOutcome[], failures: ItemEdits['failures'], failedItems: ItemEdits['failedItems']): void {
+    const byRule = new Map<number, { url: string; reasons: Map<string, number>; calls: number }>();
+    for (const f of failures) {
+      const outcome = outcomes[f.callIndex]!;
+      const reason = outcome.ok ? '' : outcome.reason;
+      let agg = byRule.get(f.rule);
+      if (agg === undefined) byRule.set(f.rule, (agg = { url: calls[f.callIndex]!.url, reasons: new Map(), calls: 0 }));
+      agg.calls++;
+      agg.reasons.set(reason, (agg.reasons.get(reason) ?? 0) + 1);
+    }
+    for (const [r, agg] of byRule) {
+      const [reason = ''] = agg.reasons.keys();
+      const reasons = agg.reasons.size > 1 ? Object.fromEntries(agg.reasons) : undefined;
+      events.emit('mapping:fail', { requestId: ex.requestId, routeId: route.id, tag: rules[r]!.tag, url: agg.url, reason, items: failedItems[r]!, calls: agg.calls, reasons });
+    }
+  }
+
+  /**
    * Fetches every distinct URL concurrently (spec 4.3), through the cache when enabled, with at
    * most `connectionsPerOrigin` calls of this response in flight per origin (limit.ts).
    */
@@ -156,13 +177,9 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
 
     // A tag's JSON (up to maxMappingBodyBytes) is copied into every item that shares its URL:
     // the output is counted before it is built, and is never built past its bound.
-    const { edits, addedBytes, failures } = buildItemEdits(items.length, rules, plan.callOf, outcomes, tagBytes);
-    for (const f of failures) {
-      // spec 7: a failed mapping never fails the response; one warning per URL and tag.
-      const outcome = outcomes[f.callIndex]!;
-      const reason = outcome.ok ? '' : outcome.reason;
-      events.emit('mapping:fail', { requestId: ex.requestId, routeId: route.id, tag: rules[f.rule]!.tag, url: plan.calls[f.callIndex]!.url, reason });
-    }
+    const { edits, addedBytes, failures, failedItems } = buildItemEdits(items.length, rules, plan.callOf, outcomes, tagBytes);
+    // A failed mapping never fails the response: the items go out without the tag.
+    if (failures.length > 0) reportFailures(ex, plan.calls, outcomes, failures, failedItems);
     const outputBytes = decoded.length + addedBytes;
     if (outputBytes > maxOutputBytes) {
       logger.warn({ reqId: ex.requestId, route: route.id, bytes: outputBytes, limit: maxOutputBytes }, 'mapping output over its limit; primary body returned unchanged');

@@ -25,7 +25,12 @@ export interface GatewayEvents {
    */
   'client:closed': { requestId: string; routeId: string; origin: string };
   'circuit:change': { origin: string; from: string; to: string; consecutiveFailures: number };
-  'mapping:fail': { requestId: string; routeId: string; tag: string; url: string; reason: string };
+  /**
+   * A mapping rule left items of one response without its tag: one event per response and rule,
+   * however many items and calls failed. `url` and `reason` are the first failed call's; `reasons`
+   * counts the failed calls by reason when they differ.
+   */
+  'mapping:fail': { requestId: string; routeId: string; tag: string; url: string; reason: string; items: number; calls: number; reasons?: Readonly<Record<string, number>> | undefined };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
   'config:reload': { file: string; ok: boolean; problems?: string[] };
   /**

@@ -1,5 +1,6 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
-import type { EventBus } from './events.js';
+import type { EventBus, GatewayEvents } from './events.js';
+import { limitRepeats } from './repeat-limit.js';
 import { LineBatch, type BatchOutput } from './line-batch.js';
 import { accessLogWriter } from './access-log.js';
 
@@ -36,14 +37,32 @@ export function logLevelProblem(text: string | undefined): string | undefined {
   return `"${text}" is not a log level (expected one of ${LOG_LEVELS.join(', ')}${hint})`;
 }
 
-/** Subscribes the logger to the gateway's events. */
-export function logEvents(bus: EventBus, logger: Logger): void {
+/**
+ * Subscribes the logger to the gateway's events. `repeatWindowMs` overrides the window in which
+ * identical warnings are counted instead of written (observability/repeat-limit.ts; tests).
+ */
+export function logEvents(bus: EventBus, logger: Logger, options: { repeatWindowMs?: number } = {}): void {
   bus.on('request:end', accessLogWriter(logger));
-  bus.on('upstream:error', (e) => logger.warn({ reqId: e.requestId, route: e.routeId, origin: e.origin, kind: e.kind, err: e.error }, 'upstream error'));
+  // An outage makes every request fail alike: identical warnings (same route, origin or tag, and
+  // kind or reason) are written once per window with the count of those held back.
+  const upstreamError = limitRepeats<GatewayEvents['upstream:error']>({
+    windowMs: options.repeatWindowMs,
+    write: (e, repeats) => logger.warn({ reqId: e.requestId, route: e.routeId, origin: e.origin, kind: e.kind, err: e.error, ...(repeats && { repeated: repeats.lines }) }, 'upstream error'),
+  });
+  bus.on('upstream:error', (e) => upstreamError(`${e.routeId} ${e.origin} ${e.kind}`, e));
   // A departure is routine (a tab closed, an EventSource reconnecting): debug, without a stack.
   bus.on('client:closed', (e) => logger.debug({ reqId: e.requestId, route: e.routeId, origin: e.origin }, 'client closed'));
   bus.on('circuit:change', (e) => logger.warn(e, 'circuit state change'));
-  bus.on('mapping:fail', (e) => logger.warn({ reqId: e.requestId, route: e.routeId, tag: e.tag, url: e.url, reason: e.reason }, 'mapping failed'));
+  const mappingFail = limitRepeats<GatewayEvents['mapping:fail']>({
+    windowMs: options.repeatWindowMs,
+    items: (e) => e.items,
+    write: (e, repeats) =>
+      logger.warn(
+        { reqId: e.requestId, route: e.routeId, tag: e.tag, url: e.url, reason: e.reason, items: e.items, calls: e.calls, reasons: e.reasons, ...(repeats && { repeated: repeats.lines, repeatedItems: repeats.items }) },
+        'mapping failed',
+      ),
+  });
+  bus.on('mapping:fail', (e) => mappingFail(`${e.routeId} ${e.tag} ${e.reasons === undefined ? e.reason : Object.keys(e.reasons).sort().join('|')}`, e));
   bus.on('auth:result', (e) => {
     if (e.outcome !== 'ok') logger.info({ reqId: e.requestId, route: e.routeId, outcome: e.outcome, detail: e.detail }, 'auth refused');
   });

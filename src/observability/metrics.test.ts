@@ -46,7 +46,7 @@ describe('metrics from events', () => {
     events.emit('upstream:response', { routeId: 'GET /a', origin: 'http://a:1', call: 'backend', status: 200, durationMs: 20 });
     events.emit('upstream:response', { routeId: 'GET /a', origin: 'http://m:2', call: 'mapping', status: 200, durationMs: 2 });
     events.emit('upstream:error', { requestId: 'r', routeId: 'GET /a', origin: 'http://a:1', kind: 'refused', error: new Error('x') });
-    events.emit('mapping:fail', { requestId: 'r', routeId: 'GET /a', tag: 'user', url: 'http://m:2/u/1', reason: 'timeout' });
+    events.emit('mapping:fail', { requestId: 'r', routeId: 'GET /a', tag: 'user', url: 'http://m:2/u/1', reason: 'timeout', items: 3, calls: 1 });
     events.emit('auth:result', { requestId: 'r', routeId: 'GET /a', outcome: 'invalid' });
     events.emit('circuit:change', { origin: 'http://a:1', from: 'closed', to: 'open', consecutiveFailures: 5 });
     events.emit('stream:open', { kind: 'sse', routeId: 'GET /s' });

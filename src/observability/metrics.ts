@@ -77,7 +77,7 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
   const upstreamErrors = new Counter({ ...on, name: 'portico_upstream_errors_total', help: 'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)', labelNames: ['route', 'origin', 'kind'] as const });
   const circuitTransitions = new Counter({ ...on, name: 'portico_circuit_transitions_total', help: 'Circuit state changes, by origin and new state', labelNames: ['origin', 'state'] as const });
   const mappingCalls = new Counter({ ...on, name: 'portico_mapping_calls_total', help: 'Mapping calls answered, by route and origin', labelNames: ['route', 'origin'] as const });
-  const mappingFailures = new Counter({ ...on, name: 'portico_mapping_failures_total', help: 'Mapping results left out of a response (call failed, non-2xx, not JSON, circuit open), by route and tag', labelNames: ['route', 'tag'] as const });
+  const mappingFailures = new Counter({ ...on, name: 'portico_mapping_failures_total', help: 'Failed mapping calls whose result was left out of a response (call failed, non-2xx, not JSON, circuit open), by route and tag', labelNames: ['route', 'tag'] as const });
   const authResults = new Counter({ ...on, name: 'portico_auth_results_total', help: 'Authentication outcomes (ok, missing, invalid, denied, unavailable), by route', labelNames: ['route', 'outcome'] as const });
   const openStreams = new Gauge({ ...on, name: 'portico_open_streams', help: 'Open SSE streams and WebSocket tunnels, by route and kind', labelNames: ['route', 'kind'] as const });
   const streamDuration = new Histogram({ ...on, name: 'portico_stream_duration_seconds', help: 'Lifetime of closed SSE streams and WebSocket tunnels', labelNames: ['route', 'kind'] as const, buckets: [1, 10, 60, 300, 1800, 3600, 21600] });
@@ -137,7 +137,7 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     },
     'upstream:error': (e) => upstreamErrors.inc({ route: routeLabel(e.routeId), origin: e.origin, kind: e.kind }),
     'circuit:change': (e) => circuitTransitions.inc({ origin: e.origin, state: e.to }),
-    'mapping:fail': (e) => mappingFailures.inc({ route: routeLabel(e.routeId), tag: e.tag }),
+    'mapping:fail': (e) => mappingFailures.inc({ route: routeLabel(e.routeId), tag: e.tag }, e.calls),
     'auth:result': (e) => authResults.inc({ route: routeLabel(e.routeId), outcome: e.outcome }),
     'stream:open': (e) => openStreams.inc({ route: routeLabel(e.routeId), kind: e.kind }),
     'stream:close': (e) => {

@@ -209,7 +209,9 @@ describe('mapping cache', () => {
       assert.equal(a, undefined);
       assert.equal(b, undefined);
       assert.equal(s.calls('/users/S'), 1);
-      assert.equal(s.gw.logs.filter((l) => l.msg === 'mapping failed' && l.reason === 'status 500').length, 2, 'each client request logs its warning');
+      // Both client requests failed alike: the first writes its warning, the second is counted
+      // for the window's summary line (identical warnings are rate-limited).
+      assert.equal(s.gw.logs.filter((l) => l.msg === 'mapping failed' && l.reason === 'status 500').length, 1);
       assert.equal(await s.item('S'), undefined);
       assert.equal(s.calls('/users/S'), 2);
     } finally {
