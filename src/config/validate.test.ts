@@ -164,6 +164,12 @@ describe('first-hour mistakes', () => {
     ]);
   });
 
+  it('a YAML merge key is named as such, not guessed at', () => {
+    assert.deepEqual(problems(`routes:\n  - <<: { public: true }\n    method: GET\n    route: /a\n    service: localhost:3000\n    path: /a\n`), [
+      'g.yaml:2:5: routes[0]: unknown key "<<" (YAML merge keys are not supported: write the keys out)',
+    ]);
+  });
+
   it('check warns about a secret shorter than 32 bytes; the file stays valid', () => {
     assert.deepEqual(notices(`routes:\n${ROUTE}config:\n  auth: { secret: tooshort }\n`), [
       'g.yaml:7:19: warning: config.auth.secret is shorter than 32 bytes (8); tokens signed with it are easier to forge (use 32 random bytes or more, e.g. openssl rand -base64 32)',

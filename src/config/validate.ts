@@ -202,6 +202,8 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
  * of the parent written here (an over-indented line).
  */
 function unknownKeyHint(path: readonly (string | number)[], key: string, parsed: ParsedConfig): string | undefined {
+  // YAML 1.2 has no merge keys: "<<" is read as a key like any other.
+  if (key === '<<') return 'YAML merge keys are not supported: write the keys out';
   const owners = childObjects(path).filter((c) => c.keys.includes(key));
   if (owners.length > 0) {
     const before = parsed.keysBefore(path, key);

@@ -49,10 +49,18 @@ function aliasBomb(): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Merge keys are plain keys in YAML 1.2, but their aliases still double at every level. */
+function mergeBomb(): string {
+  const lines = ['routes: []', 'config:', '  m0: &m0 {a: 1, b: 2}'];
+  for (let i = 1; i < 30; i++) lines.push(`  m${i}: &m${i}`, `    <<: [*m${i - 1}, *m${i - 1}]`, `    k${i}: 1`);
+  return `${lines.join('\n')}\n`;
+}
+
 const HOSTILE: { name: string; text: () => string; message: RegExp }[] = [
   { name: 'block mapping 3,000 deep', text: () => blockMapping(3_000), message: /^deep\.yaml:66:129: nesting deeper than 64 levels/ },
   { name: 'flow list 100,000 deep', text: () => `routes: []\nconfig:\n  x: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, message: /^deep\.yaml:3:68: nesting deeper than 64 levels/ },
   { name: 'alias bomb', text: aliasBomb, message: /^deep\.yaml:\d+:\d+: aliases expand too much/ },
+  { name: 'merge-key bomb', text: mergeBomb, message: /^deep\.yaml:\d+:\d+: aliases expand too much/ },
   { name: 'undefined alias', text: () => 'routes: []\nconfig:\n  port: *nope\n', message: /^deep\.yaml:3:9: alias \*nope names no anchor/ },
 ];
 
