@@ -46,12 +46,16 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     stampRequestId(res, requestId);
     if (deps.isDraining()) res.setHeader('connection', 'close');
     // Framing and Host problems are refused before anything reads the head for routing or auth.
+    // Node has parsed what followed a refused request by the refused request's framing, which the
+    // refusal says not to trust: those requests are never served, the connection closes first.
+    if ((req.socket as RefusedSocket)[FRAMING_REFUSED] === true) return void req.resume();
     if (req.httpVersionMajor !== 1 || req.headers['transfer-encoding'] !== undefined || req.rawHeaders.length >= MAX_HEADER_ENTRIES || !hasOneValidHost(req)) {
       const refusal = protocolRefusal(req);
       if (refusal !== undefined) {
         res.once('close', () =>
           events.emit('request:end', { requestId, method: req.method ?? '', routeId: undefined, path: req.url ?? '', status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100, aborted: !res.writableFinished, errorCode: refusal, trace: undefined }),
         );
+        (req.socket as RefusedSocket)[FRAMING_REFUSED] = true;
         req.resume();
         return sendError(res, refusal, { connection: 'close' });
       }
@@ -129,6 +133,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     });
   };
 }
+
+/** Marks a connection whose framing the gateway refused: it serves no further request. */
+const FRAMING_REFUSED = Symbol('portico.framingRefused');
+type RefusedSocket = IncomingMessage['socket'] & { [FRAMING_REFUSED]?: true };
 
 /**
  * Node's parser hands over the fields of a head in batches and stops adding batches to

@@ -55,7 +55,7 @@ export async function startRawBackend(respond: Respond = echoTarget): Promise<Ra
       if (broken) return;
       pending = Buffer.concat([pending, d]);
       for (;;) {
-        const r = parseRequest(pending);
+        const r = parseStrict(pending);
         if (r === undefined) break;
         if ('error' in r) {
           broken = true;
@@ -112,17 +112,27 @@ function echoTarget(req: ParsedRequest, socket: Socket): void {
   socket.write(body);
 }
 
-type ParseResult = { request: Omit<ParsedRequest, 'connection'>; used: number } | { error: string } | undefined;
+export type ParseResult = { request: Omit<ParsedRequest, 'connection'>; used: number } | { error: string } | undefined;
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** chunk-size [ chunk-ext ] (RFC 9112 7.1.1), BWS allowed around `;` and `=`. */
+const CHUNK_LINE = /^[0-9a-fA-F]{1,8}(?:[ \t]*;[ \t]*[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:[ \t]*=[ \t]*(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t !#-[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"))?)*$/;
+/** Optional whitespace is SP and HTAB only: no VT, FF, NBSP (what String.trim removes). */
+const trimOws = (v: string) => v.replace(/^[ \t]+|[ \t]+$/g, '');
 
 /**
- * RFC 9112 read strictly: CRLF line ends only, no obsolete line folding, no whitespace before a
- * colon, one Content-Length, Transfer-Encoding exactly `chunked` and never with Content-Length.
+ * One request read by RFC 9112 strictly: CRLF line ends only, no obsolete line folding, no
+ * whitespace before a colon, field values of visible characters, SP and HTAB, one Content-Length
+ * of digits, Transfer-Encoding exactly `chunked` (any case) and never with Content-Length.
+ * Undefined when more bytes are needed.
  */
-function parseRequest(buf: Buffer): ParseResult {
+export function parseStrict(buf: Buffer): ParseResult {
   const headEnd = buf.indexOf('\r\n\r\n');
-  if (headEnd < 0) return buf.length > 65_536 ? { error: 'head too long' } : undefined;
+  if (headEnd < 0) {
+    const text = buf.toString('latin1');
+    if (/\r(?!\n)|(?<!\r)\n/.test(text.replace(/\r$/, ''))) return { error: 'bare CR or LF in head' };
+    return buf.length > 65_536 ? { error: 'head too long' } : undefined;
+  }
   const head = buf.subarray(0, headEnd).toString('latin1');
   if (/\r(?!\n)|(?<!\r)\n/.test(head)) return { error: 'bare CR or LF in head' };
   const lines = head.split('\r\n');
@@ -132,26 +142,40 @@ function parseRequest(buf: Buffer): ParseResult {
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     const name = line.slice(0, colon);
+    const value = trimOws(line.slice(colon + 1));
     if (colon <= 0 || !TOKEN.test(name)) return { error: `bad header line ${JSON.stringify(line)}` };
-    headers.push([name.toLowerCase(), line.slice(colon + 1).trim()]);
+    if (!/^[\t -~\x80-\xff]*$/.test(value)) return { error: `bad header value ${JSON.stringify(line)}` };
+    headers.push([name.toLowerCase(), value]);
   }
+  const hosts = headers.filter(([n]) => n === 'host');
+  if (hosts.length !== 1) return { error: 'not exactly one Host' };
   const cl = headers.filter(([n]) => n === 'content-length');
   const te = headers.filter(([n]) => n === 'transfer-encoding');
   let at = headEnd + 4;
+  const request = (body: Buffer) => ({ method: m[1]!, target: m[2]!, headers, body });
   if (te.length > 0) {
     if (cl.length > 0) return { error: 'Content-Length with Transfer-Encoding' };
-    if (te.length > 1 || te[0]![1] !== 'chunked') return { error: `Transfer-Encoding ${JSON.stringify(te.map(([, v]) => v))}` };
+    if (te.length > 1 || te[0]![1].toLowerCase() !== 'chunked') return { error: `Transfer-Encoding ${JSON.stringify(te.map(([, v]) => v))}` };
     const parts: Buffer[] = [];
     for (;;) {
       const lineEnd = buf.indexOf('\r\n', at);
+      const line = buf.subarray(at, lineEnd < 0 ? buf.length : lineEnd).toString('latin1');
+      if (line.includes('\n') || line.slice(0, -1).includes('\r')) return { error: `bare CR or LF in chunk line ${JSON.stringify(line)}` };
       if (lineEnd < 0) return undefined;
-      const sizeText = buf.subarray(at, lineEnd).toString('latin1');
-      if (!/^[0-9a-fA-F]{1,8}$/.test(sizeText)) return { error: `chunk size ${JSON.stringify(sizeText)}` };
-      const size = parseInt(sizeText, 16);
+      if (!CHUNK_LINE.test(line)) return { error: `chunk line ${JSON.stringify(line)}` };
+      const size = parseInt(line, 16);
       if (size === 0) {
-        if (buf.length < lineEnd + 4) return undefined;
-        if (buf.subarray(lineEnd + 2, lineEnd + 4).toString('latin1') !== '\r\n') return { error: 'trailers' };
-        return { request: { method: m[1]!, target: m[2]!, headers, body: Buffer.concat(parts) }, used: lineEnd + 4 };
+        // Trailer fields, then the empty line.
+        let t = lineEnd + 2;
+        for (;;) {
+          const end = buf.indexOf('\r\n', t);
+          if (end < 0) return undefined;
+          if (end === t) return { request: request(Buffer.concat(parts)), used: end + 2 };
+          const field = buf.subarray(t, end).toString('latin1');
+          const colon = field.indexOf(':');
+          if (colon <= 0 || !TOKEN.test(field.slice(0, colon)) || /[\r\n]/.test(field)) return { error: `bad trailer ${JSON.stringify(field)}` };
+          t = end + 2;
+        }
       }
       if (buf.length < lineEnd + 2 + size + 2) return undefined;
       parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size));
@@ -160,8 +184,21 @@ function parseRequest(buf: Buffer): ParseResult {
     }
   }
   if (cl.length > 1) return { error: 'repeated Content-Length' };
-  const length = cl.length === 0 ? 0 : Number(cl[0]![1]);
   if (!/^\d+$/.test(cl[0]?.[1] ?? '0')) return { error: `Content-Length ${JSON.stringify(cl[0]?.[1])}` };
+  const length = cl.length === 0 ? 0 : Number(cl[0]![1]);
   if (buf.length < at + length) return undefined;
-  return { request: { method: m[1]!, target: m[2]!, headers, body: buf.subarray(at, at + length) }, used: at + length };
+  return { request: request(buf.subarray(at, at + length)), used: at + length };
+}
+
+/** Every request in `buf` read strictly, up to the first error or incomplete request. */
+export function parseAllStrict(buf: Buffer): { requests: Omit<ParsedRequest, 'connection'>[]; stop: string } {
+  const requests: Omit<ParsedRequest, 'connection'>[] = [];
+  for (;;) {
+    if (buf.length === 0) return { requests, stop: 'end' };
+    const r = parseStrict(buf);
+    if (r === undefined) return { requests, stop: 'incomplete' };
+    if ('error' in r) return { requests, stop: r.error };
+    requests.push(r.request);
+    buf = buf.subarray(r.used);
+  }
 }
