@@ -111,7 +111,7 @@ config:
           while (bigResponseClosed === undefined) await new Promise((r) => setImmediate(r));
           return bigResponseClosed;
         })(),
-        new Promise<undefined>((r) => setTimeout(r, deadline).unref()),
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), deadline).unref()),
       ]);
       assert.ok(closed !== undefined, `the response was still being written after ${deadline} ms`);
       // Cut, not completed: the backend's stream was aborted with most of the body unsent.
