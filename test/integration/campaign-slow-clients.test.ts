@@ -190,7 +190,8 @@ config:
       'every normal GET answered 200',
     );
     const slowest = Math.max(...answers.map((a) => a.ms));
-    assert.ok(slowest < 500, `slowest normal GET took ${Math.round(slowest)} ms`);
+    // Well before the slow clients are cut (HEADER_MS): they do not hold anyone up.
+    assert.ok(slowest < HEADER_MS, `slowest normal GET took ${Math.round(slowest)} ms`);
 
     // Every slow connection is cut within its timeout (plus Node's check interval and a margin).
     const bound = Math.max(HEADER_MS, BODY_IDLE_MS) + CHECK_MS + MARGIN_MS;
@@ -240,7 +241,7 @@ config:
     );
     const meanwhile = await timedGet(`${gw.url}/api/ok`);
     assert.equal(meanwhile.status, 200);
-    assert.ok(meanwhile.ms < 500, `normal GET took ${Math.round(meanwhile.ms)} ms`);
+    assert.ok(meanwhile.ms < HEADER_MS, `normal GET took ${Math.round(meanwhile.ms)} ms`);
     for (const c of clients) c.socket.destroy();
     await eventually('every backend response released', 3_000, () => backendOpen === 0);
   });
