@@ -5,7 +5,7 @@
  * line `N passed, N failed`. The exit code is the runner's: non-zero when anything failed.
  *
  * Design note. The runner reports each file's events as one block, files in the order given, while
- * the `test:complete` of a file's own test (name = the file's path, nesting 0) comes when the file
+ * the `test:complete` of a file's own test (named by the file's path, nesting 0) comes when the file
  * finishes, which may be before its block is reported. So a file's line is printed once both are
  * seen: its complete, and the end of its block (the next file's block starts, or the stream ends).
  * Counts and failures come from `test:pass` / `test:fail`, in declaration order within the block,
@@ -17,7 +17,7 @@
  *
  * Plain JavaScript: the runner loads its reporter before `--import tsx` applies.
  */
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { inspect } from 'node:util';
 import process from 'node:process';
 
@@ -25,8 +25,11 @@ import process from 'node:process';
 const KEPT_OUTPUT_LINES = 40;
 /** Lines of one printed error; a longer one is cut. */
 const MAX_ERROR_LINES = 120;
-/** The events reported in a file's block (in declaration order), as opposed to live ones. */
-const BLOCK_EVENTS = new Set(['test:start', 'test:pass', 'test:fail', 'test:plan', 'test:complete']);
+/**
+ * The events node reports in declaration order, in the file's block. The others (enqueue, dequeue,
+ * complete, output lines) come as things happen, possibly in the middle of another file's block.
+ */
+const BLOCK_EVENTS = new Set(['test:start', 'test:pass', 'test:fail', 'test:plan']);
 
 
 
@@ -69,7 +72,8 @@ export default async function* reporter(source) {
   const show = (file) => (file === undefined ? '(no file)' : relative(cwd, file) || file);
 
   const stateOf = (file) => {
-    const key = file ?? '';
+    // Output events name the file as given on the command line, results by its absolute path.
+    const key = file === undefined ? '' : resolve(file);
     let s = files.get(key);
     if (s === undefined) {
       s = { file: key, passed: 0, failed: 0, skipped: 0, cancelled: 0, printed: false, fileFailureRecorded: false, names: [], output: [], durationMs: undefined, completed: false, blockEnded: false };
@@ -77,7 +81,8 @@ export default async function* reporter(source) {
     }
     return s;
   };
-  const isFileTest = (d) => d.nesting === 0 && d.file !== undefined && d.name === d.file;
+  // The file's own test is named by the path as given on the command line (absolute on Node 20).
+  const isFileTest = (d) => d.nesting === 0 && d.file !== undefined && typeof d.name === 'string' && resolve(d.name) === d.file;
   const where = (d) => `${show(d.file)}${d.line === undefined ? '' : `:${d.line}:${d.column ?? 1}`}`;
   /** The file whose block is being reported. */
   let current;
@@ -97,11 +102,9 @@ export default async function* reporter(source) {
 
   const ready = (s) => !s.printed && s.completed && s.blockEnded;
   for await (const event of source) {
-    // Results belong to their file's block, except the completion of the file's own test; queue
-    // events and output lines are reported as they happen, outside the blocks.
     const d = event.data;
-    const inBlock = BLOCK_EVENTS.has(event.type) && !(event.type === 'test:complete' && isFileTest(d));
-    if (inBlock && d?.file !== undefined && d.file !== current?.file) {
+    const inBlock = BLOCK_EVENTS.has(event.type);
+    if (inBlock && d?.file !== undefined && resolve(d.file) !== current?.file) {
       const previous = current;
       current = stateOf(d.file);
       if (previous !== undefined) {
@@ -176,7 +179,7 @@ export default async function* reporter(source) {
     }
   }
 
-  for (const s of files.values()) if (!s.printed && (s.passed > 0 || s.failed > 0 || s.fileFailureRecorded)) yield fileLine(s);
+  for (const s of files.values()) if (!s.printed && s.file !== '' && (s.completed || s.passed > 0 || s.failed > 0 || s.fileFailureRecorded)) yield fileLine(s);
 
   let failed = 0;
   let passed = 0;
