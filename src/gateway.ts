@@ -16,6 +16,7 @@ import { createCircuitRegistry, originsOf, type CircuitRegistry } from './circui
 import { createEventBus, type EventBus } from './observability/events.js';
 import { createMappingCache, type MappingCache } from './mapping/cache.js';
 import { createLogger, logEvents, type Logger } from './observability/logger.js';
+import { droppedLogLines } from './observability/log-output.js';
 import { createRequestHandler, refuseConnect } from './server/http-server.js';
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
 import { bearerCheck } from './server/bearer-check.js';
@@ -102,7 +103,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   function applyTelemetry(c: CompiledConfig): void {
     const t = c.settings.telemetry;
     if (t.metrics) {
-      metrics ??= createMetrics(events, { inFlight, circuits: () => circuits.snapshot(), mappingCache: () => mappingCache.stats(), rateLimitBuckets: () => rateLimiter.size });
+      metrics ??= createMetrics(events, { inFlight, circuits: () => circuits.snapshot(), mappingCache: () => mappingCache.stats(), rateLimitBuckets: () => rateLimiter.size, logLinesDropped: () => droppedLogLines(logger) });
       renderMetrics ??= inPorticoCluster() ? clusterMetricsRenderer(metrics.registry) : metrics.render;
       metrics.enable();
     } else metrics?.disable();

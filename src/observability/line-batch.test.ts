@@ -2,15 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LineBatch } from './line-batch.js';
 
+const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 function output() {
   const chunks: string[] = [];
-  let wrote: (() => void) | undefined;
   return {
     chunks,
-    next: () => new Promise<void>((resolve) => (wrote = resolve)),
     write(chunk: Buffer) {
       chunks.push(chunk.toString('utf8'));
-      wrote?.();
     },
     flushes: 0,
     flush(cb: (err?: Error | null) => void) {
@@ -20,10 +19,29 @@ function output() {
   };
 }
 
+/** An output that writes nothing until told: everything handed over stays pending. */
+function slowOutput() {
+  const held: Buffer[] = [];
+  let pending = 0;
+  return {
+    held,
+    write(chunk: Buffer) {
+      held.push(chunk);
+      pending += chunk.length;
+    },
+    pendingBytes: () => pending,
+    /** The sink catches up: everything held is written. */
+    drain() {
+      held.length = 0;
+      pending = 0;
+    },
+  };
+}
+
 describe('LineBatch', () => {
   it('hands lines over in one chunk before the batch could overflow, in order', () => {
     const out = output();
-    const batch = new LineBatch(out, 100, 60_000);
+    const batch = new LineBatch(out, { batchBytes: 100 });
     batch.write('line one......\n');
     batch.write('line two......\n');
     assert.deepEqual(out.chunks, [], '30 bytes, worst case 90: still fits');
@@ -36,7 +54,7 @@ describe('LineBatch', () => {
 
   it('encodes UTF-8 exactly and writes a line longer than a batch on its own', () => {
     const out = output();
-    const batch = new LineBatch(out, 64, 60_000);
+    const batch = new LineBatch(out, { batchBytes: 64 });
     batch.write('é😀\n');
     const long = 'x'.repeat(100) + '\n';
     batch.write(long);
@@ -44,21 +62,23 @@ describe('LineBatch', () => {
     assert.deepEqual(out.chunks, ['é😀\n', long]);
   });
 
-  it('passes a quiet batch on after the idle time', async () => {
+  it('writes the lines of one event-loop turn as one chunk at the end of that turn', async () => {
     const out = output();
-    const batch = new LineBatch(out, 8192, 5);
-    const passed = out.next();
-    // The batch's timer is unref'd (it must not keep a quiet gateway alive): hold the loop open.
-    const hold = setTimeout(() => {}, 10_000);
-    batch.write('alone\n');
-    await passed;
-    clearTimeout(hold);
-    assert.deepEqual(out.chunks, ['alone\n']);
+    const batch = new LineBatch(out);
+    batch.write('a\n');
+    batch.write('b\n');
+    batch.write('c\n');
+    assert.deepEqual(out.chunks, [], 'nothing written while the turn runs');
+    await endOfTurn();
+    assert.deepEqual(out.chunks, ['a\nb\nc\n']);
+    batch.write('d\n');
+    await endOfTurn();
+    assert.deepEqual(out.chunks, ['a\nb\nc\n', 'd\n'], 'the next turn is its own chunk');
   });
 
   it('flush writes what is collected, then waits for the output', () => {
     const out = output();
-    const batch = new LineBatch(out, 8192, 60_000);
+    const batch = new LineBatch(out);
     batch.write('a\n');
     let called = 0;
     batch.flush(() => called++);
@@ -67,5 +87,89 @@ describe('LineBatch', () => {
     assert.equal(called, 1);
     batch.flush();
     assert.deepEqual(out.chunks, ['a\n'], 'nothing new: no empty write');
+  });
+
+  it('drops and counts the lines a slow output cannot take, holding no more than the bound', async () => {
+    const out = slowOutput();
+    const line = 'x'.repeat(99) + '\n'; // 100 bytes
+    const batch = new LineBatch(out, { batchBytes: 1_000, maxPendingBytes: 2_500 });
+    let maxHeld = 0;
+    // 10 turns of 5 lines (500 bytes a turn): the output takes 5 turns, then is full.
+    for (let turn = 0; turn < 10; turn++) {
+      for (let i = 0; i < 5; i++) assert.equal(batch.write(line), true);
+      await endOfTurn();
+      maxHeld = Math.max(maxHeld, out.pendingBytes());
+    }
+    assert.equal(out.held.length, 5, 'one chunk a turn until the bound');
+    assert.equal(maxHeld, 2_500, 'never more than maxPendingBytes held');
+    assert.equal(batch.droppedLines, 25, 'every line of the five refused turns counted');
+
+    out.drain();
+    batch.write(line);
+    await endOfTurn();
+    assert.equal(out.held.length, 1, 'lines flow again once the output has caught up');
+    assert.equal(batch.droppedLines, 25);
+  });
+
+  it('reports drops once the output has room, at most once per interval, with the count since the last report', async () => {
+    const out = slowOutput();
+    const line = 'y'.repeat(9) + '\n';
+    let clock = 1_000_000;
+    let clockReads = 0;
+    let onClockRead: (() => void) | undefined;
+    const now = () => {
+      clockReads++;
+      onClockRead?.();
+      return clock;
+    };
+    /** Resolves after the batch read its clock `n` more times (each report check reads it). */
+    const clockReadsFurther = (n: number) =>
+      new Promise<void>((resolve) => {
+        const target = clockReads + n;
+        onClockRead = () => {
+          if (clockReads >= target) {
+            onClockRead = undefined;
+            setImmediate(resolve);
+          }
+        };
+      });
+    const reports: { lines: number; total: number; at: number }[] = [];
+    let reported: (() => void) | undefined;
+    const batch = new LineBatch(out, { batchBytes: 100, maxPendingBytes: 100, reportEveryMs: 5, now });
+    batch.reportDrops((lines, total) => {
+      reports.push({ lines, total, at: clock });
+      reported?.();
+    });
+    // Hold the loop open: the report timer is unref'd so that it never keeps a gateway alive.
+    const hold = setInterval(() => {}, 1_000);
+    try {
+      const fill = async (turns: number) => {
+        for (let t = 0; t < turns; t++) {
+          for (let i = 0; i < 10; i++) batch.write(line); // 100 bytes a turn
+          await endOfTurn();
+        }
+      };
+      await fill(4); // the first turn fills the output; three turns (30 lines) are dropped
+      assert.equal(batch.droppedLines, 30);
+      await clockReadsFurther(3);
+      assert.deepEqual(reports, [], 'no report while the output is still full: it would be dropped too');
+
+      let next = new Promise<void>((resolve) => (reported = resolve));
+      out.drain();
+      await next;
+      assert.deepEqual(reports, [{ lines: 30, total: 30, at: 1_000_000 }]);
+
+      await fill(3); // two more turns dropped
+      out.drain();
+      await clockReadsFurther(3);
+      assert.equal(reports.length, 1, 'the interval since the last report has not passed on the clock');
+
+      next = new Promise<void>((resolve) => (reported = resolve));
+      clock += 5;
+      await next;
+      assert.deepEqual(reports[1], { lines: 20, total: 50, at: 1_000_005 });
+    } finally {
+      clearInterval(hold);
+    }
   });
 });

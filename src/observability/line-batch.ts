@@ -1,33 +1,68 @@
 /**
- * Collects log lines and hands them to the output stream one batch at a time (64 KiB, or what
- * came within 200 ms). Two costs of the plain sonic-boom setup showed in the issue #8 profile:
- * - each asynchronous write is a hop to libuv's thread pool that cost the event loop ~5 µs a
- *   request with 8 KiB batches; 64 KiB batches (~300 access lines) make that negligible, and
- *   under load a batch is full within ~50 ms;
- * - sonic-boom batching strings measures the whole pending string (`Buffer.byteLength`) for
- *   every line it appends, and keeps the lines on the JavaScript heap until written, long
- *   enough to be promoted to the old generation (old space then grew ~1 MB/s under load).
- * Here each line is encoded at once into an off-heap buffer and its string dies young; the
- * asynchronous writes and the bounded backlog (`maxLength`: lines are dropped rather than queued
- * without end when stdout blocks) stay sonic-boom's, in its buffer mode.
+ * Collects log lines and hands them to the output in one chunk per event-loop turn, or sooner
+ * when 64 KiB are collected: never one write per line, and a line waits at most until the end
+ * of the turn that logged it.
+ *
+ * Design note:
+ * - each line is encoded at once into one reused off-heap buffer, so its string dies young
+ *   (lines kept as strings until written get promoted to the old generation under load); the
+ *   chunk handed over is a copy of just the bytes used;
+ * - the output reports how many bytes it still holds (`pendingBytes`). When a chunk would take
+ *   that past `maxPendingBytes`, the chunk is dropped and its lines counted instead: a sink that
+ *   cannot keep up (a pipe nobody reads, a stalled log collector) costs a bounded amount of
+ *   memory and never slows or holds a request;
+ * - dropped lines are reported through `reportDrops` at most once per `reportEveryMs`, with the
+ *   count since the previous report, and only when the output has room again (a report into a
+ *   full output would itself be dropped).
  */
 export interface BatchOutput {
   write(chunk: Buffer): unknown;
+  /** Bytes handed to `write` and not written yet; absent when the output never falls behind. */
+  pendingBytes?(): number;
+  /** Calls back once everything handed over is written (or cannot be). */
   flush?(cb: (err?: Error | null) => void): void;
   flushSync?(): void;
 }
 
+export interface LineBatchOptions {
+  /** Largest chunk handed over at once (default 64 KiB). */
+  readonly batchBytes?: number;
+  /** Bytes the output may hold unwritten before new chunks are dropped (default 4 MiB). */
+  readonly maxPendingBytes?: number;
+  /** Shortest time between two drop reports (default 10 s). */
+  readonly reportEveryMs?: number;
+  /** Clock of the drop reports (ms). */
+  readonly now?: () => number;
+}
+
+/** Called with the lines dropped since the previous call and the process's total so far. */
+export type DropReporter = (lines: number, total: number) => void;
+
 export class LineBatch {
-  private buf: Buffer;
+  private readonly buf: Buffer;
   private used = 0;
-  private timer: NodeJS.Timeout | undefined;
+  private lines = 0;
+  private turnScheduled = false;
+  private readonly batchBytes: number;
+  private readonly maxPendingBytes: number;
+  private readonly reportEveryMs: number;
+  private readonly now: () => number;
+  private reporter: DropReporter | undefined;
+  private reportTimer: NodeJS.Timeout | undefined;
+  private lastReportAt = Number.NEGATIVE_INFINITY;
+  private unreported = 0;
+  /** Lines dropped since this batch was made. */
+  droppedLines = 0;
 
   constructor(
     private readonly out: BatchOutput,
-    private readonly batchBytes = 65_536,
-    private readonly idleMs = 200,
+    options: LineBatchOptions = {},
   ) {
-    this.buf = Buffer.allocUnsafeSlow(batchBytes);
+    this.batchBytes = options.batchBytes ?? 65_536;
+    this.maxPendingBytes = options.maxPendingBytes ?? 4 * 1024 * 1024;
+    this.reportEveryMs = options.reportEveryMs ?? 10_000;
+    this.now = options.now ?? Date.now;
+    this.buf = Buffer.allocUnsafeSlow(this.batchBytes);
   }
 
   write(line: string): boolean {
@@ -36,17 +71,23 @@ export class LineBatch {
     if (this.used + worst > this.batchBytes) {
       this.pass();
       if (worst > this.batchBytes) {
-        this.out.write(Buffer.from(line));
+        this.hand(Buffer.from(line), 1);
         return true;
       }
     }
     this.used += this.buf.write(line, this.used);
-    if (this.timer === undefined) {
-      this.timer = setTimeout(this.onIdle, this.idleMs);
-      // A quiet gateway must still be able to exit; shutdown flushes explicitly.
-      this.timer.unref();
+    this.lines++;
+    if (!this.turnScheduled) {
+      this.turnScheduled = true;
+      setImmediate(this.onTurnEnd);
     }
     return true;
+  }
+
+  /** Sends the count of dropped lines to `reporter` (see the design note); replaces any earlier one. */
+  reportDrops(reporter: DropReporter): void {
+    this.reporter = reporter;
+    if (this.unreported > 0) this.armReport();
   }
 
   /** Passes what is collected on, then waits for the output to write everything (pino's `logger.flush`). */
@@ -62,17 +103,60 @@ export class LineBatch {
     this.out.flushSync?.();
   }
 
-  private readonly onIdle = (): void => {
-    this.timer = undefined;
+  private readonly onTurnEnd = (): void => {
+    this.turnScheduled = false;
     this.pass();
   };
 
   private pass(): void {
     if (this.used === 0) return;
-    // The output keeps the chunk until its write completes: the next batch gets a new buffer.
-    const chunk = this.buf.subarray(0, this.used);
-    this.buf = Buffer.allocUnsafeSlow(this.batchBytes);
+    const size = this.used;
+    const lines = this.lines;
     this.used = 0;
+    this.lines = 0;
+    if (!this.hasRoomFor(size)) return this.drop(lines);
+    // The output keeps the chunk until it is written; the collecting buffer is reused.
+    const chunk = Buffer.allocUnsafe(size);
+    this.buf.copy(chunk, 0, 0, size);
     this.out.write(chunk);
   }
+
+  private hand(chunk: Buffer, lines: number): void {
+    if (this.hasRoomFor(chunk.length)) this.out.write(chunk);
+    else this.drop(lines);
+  }
+
+  private hasRoomFor(bytes: number): boolean {
+    const pending = this.out.pendingBytes?.() ?? 0;
+    return pending + bytes <= this.maxPendingBytes;
+  }
+
+  private drop(lines: number): void {
+    this.droppedLines += lines;
+    this.unreported += lines;
+    this.armReport();
+  }
+
+  private armReport(): void {
+    if (this.reporter === undefined || this.reportTimer !== undefined) return;
+    this.reportTimer = setTimeout(this.onReportDue, Math.max(0, this.lastReportAt + this.reportEveryMs - this.now()));
+    // Reports must not keep a stopping gateway alive.
+    this.reportTimer.unref();
+  }
+
+  private readonly onReportDue = (): void => {
+    this.reportTimer = undefined;
+    const wait = this.lastReportAt + this.reportEveryMs - this.now();
+    // Still full: look again soon rather than write a report that would be dropped too. The
+    // timer may also fire a little before the clock says the interval is over.
+    if (wait > 0 || !this.hasRoomFor(this.batchBytes)) {
+      this.reportTimer = setTimeout(this.onReportDue, wait > 0 ? wait : Math.min(1_000, this.reportEveryMs));
+      this.reportTimer.unref();
+      return;
+    }
+    const lines = this.unreported;
+    this.unreported = 0;
+    this.lastReportAt = this.now();
+    this.reporter?.(lines, this.droppedLines);
+  };
 }

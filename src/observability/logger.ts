@@ -1,26 +1,27 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import type { EventBus, GatewayEvents } from './events.js';
 import { limitRepeats } from './repeat-limit.js';
-import { LineBatch, type BatchOutput } from './line-batch.js';
+import { stdoutBatch } from './log-output.js';
 import { accessLogWriter } from './access-log.js';
 
 export type { Logger };
 
 /**
- * JSON logs, one object a line (DECISIONS.md). Writes are asynchronous and batched: one write
- * system call per 64 KiB of log lines under load instead of one per request (the access log alone
- * cost about 20% of throughput unbatched, issue #8), and a line waits at most 200 ms when idle
- * (observability/line-batch.ts). Shutdown flushes what is left before exit (server/shutdown.ts
- * `flushThen`).
+ * JSON logs, one object a line (DECISIONS.md). Writes are batched: one write system call per
+ * event-loop turn (or per 64 KiB), never one per request, and they never block the event loop
+ * (observability/line-batch.ts, log-output.ts). When stdout cannot keep up, lines are dropped
+ * rather than queued without bound: counted (log-output.ts `droppedLogLines`, the metric
+ * `portico_log_lines_dropped_total`) and reported by a warning at most every 10 s. Shutdown
+ * flushes what is left before exit (server/shutdown.ts `flushThen`).
  */
 export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
   const level = options.level ?? (process.env.PORTICO_LOG_LEVEL || 'info');
   const problem = logLevelProblem(level);
   if (problem !== undefined) throw new Error(options.level === undefined ? `$PORTICO_LOG_LEVEL: ${problem}` : problem);
-  // maxLength bounds the buffer when stdout blocks: past 16 MiB lines are dropped, not queued.
-  // sonic-boom's buffer mode takes Buffers; its type declares strings only.
-  const destination = options.destination ?? new LineBatch(pino.destination({ dest: 1, sync: false, contentMode: 'buffer', maxLength: 16 * 1024 * 1024 }) as unknown as BatchOutput);
-  return pino({ level, base: { service: 'portico' } }, destination);
+  const batch = options.destination === undefined ? stdoutBatch() : undefined;
+  const logger = pino({ level, base: { service: 'portico' } }, options.destination ?? batch!);
+  batch?.reportDrops((lines, total) => logger.warn({ droppedLines: lines, droppedTotal: total }, 'log output cannot keep up: lines dropped'));
+  return logger;
 }
 
 /** The levels `PORTICO_LOG_LEVEL` accepts, most to least verbose, then `silent`. */

@@ -91,4 +91,12 @@ describe('metrics from events', () => {
     emit();
     assert.equal(sample(await m.render(), 'portico_requests_total{route="/a",method="GET",status_class="2xx"}'), 2);
   });
+
+  it('reads the dropped log lines at scrape time', async () => {
+    let dropped = 0;
+    const m = createMetrics(createEventBus(), { logLinesDropped: () => dropped });
+    assert.equal(sample(await m.render(), 'portico_log_lines_dropped_total'), 0);
+    dropped = 42;
+    assert.equal(sample(await m.render(), 'portico_log_lines_dropped_total'), 42);
+  });
 });

@@ -28,6 +28,8 @@ export interface MetricsSources {
   readonly circuits?: () => Iterable<{ readonly origin: string; readonly state: string }>;
   readonly mappingCache?: () => { readonly hits: number; readonly misses: number; readonly coalesced?: number; readonly evictions: number; readonly expirations?: number; readonly size: number };
   readonly rateLimitBuckets?: () => number;
+  /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
+  readonly logLinesDropped?: () => number;
 }
 
 export interface Metrics {
@@ -117,6 +119,19 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
   if (sources.rateLimitBuckets !== undefined) {
     const size = sources.rateLimitBuckets;
     new Gauge({ ...on, name: 'portico_rate_limit_buckets', help: 'Client buckets held by the rate limiter', collect() { this.set(size()); } });
+  }
+
+  if (sources.logLinesDropped !== undefined) {
+    const dropped = sources.logLinesDropped;
+    new Counter({
+      ...on,
+      name: 'portico_log_lines_dropped_total',
+      help: 'Log lines (access lines included) dropped because the log output could not keep up',
+      collect() {
+        this.reset();
+        this.inc(dropped());
+      },
+    });
   }
 
   const handlers: { [K in keyof GatewayEvents]?: (e: GatewayEvents[K]) => void } = {
