@@ -9,7 +9,8 @@
  *   GET  /users/{id}   one small user object        GET /comments?postId=X  two small comments
  *   GET  /delay/MS/... any of the above, answered after MS milliseconds (a slow service)
  *
- * Run as its own process: `node backend.js [port]`; prints `{"ready":true,"port":N}` on stdout.
+ * Run as its own process: `node backend.js [port] [keepAliveMs]` (idle keep-alive connections are
+ * kept 120 s unless told); prints `{"ready":true,"port":N}` on stdout.
  * Self-contained (no local imports) so bench/run.ts can transpile and run it without tsx.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -80,7 +81,7 @@ function answer(req: IncomingMessage, res: ServerResponse, url: string): void {
 
 // Started as a process (not imported): listen.
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  const server = createServer({ keepAliveTimeout: 120_000 }, handle);
+  const server = createServer({ keepAliveTimeout: Number(process.argv[3] ?? 120_000) }, handle);
   server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
     process.stdout.write(JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port }) + '\n');
   });
