@@ -12,9 +12,16 @@ export interface Problem {
   readonly severity?: 'warning' | 'note';
 }
 
+/** Longest message or hint printed: messages quote keys and values from the file, which may be huge. */
+const MAX_TEXT = 500;
+
 /** `FILE:LINE:COL: message (hint)`, the format of `portico check` (DECISIONS.md). */
 export function formatProblem(p: Problem): string {
-  return `${p.file}:${p.line}:${p.col}: ${p.severity ? `${p.severity}: ` : ''}${p.message}${p.hint ? ` (${p.hint})` : ''}`;
+  return `${p.file}:${p.line}:${p.col}: ${p.severity ? `${p.severity}: ` : ''}${clip(p.message)}${p.hint ? ` (${clip(p.hint)})` : ''}`;
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT - 3)}...`;
 }
 
 /** Thrown once, after every problem of a file has been collected. */

@@ -199,3 +199,11 @@ describe('first-hour mistakes', () => {
     ]);
   });
 });
+
+describe('problem lines stay short', () => {
+  it('clips a huge value quoted from the file', () => {
+    const [line] = problems(`routes: []\nconfig:\n  basePath: ${'x'.repeat(100_000)}\n`);
+    assert.ok(line!.length < 600, `${line!.length} characters`);
+    assert.match(line!, /^g\.yaml:3:13: config\.basePath: "xxx+\.\.\.$/);
+  });
+});
