@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { respondOnSocket, responseHead } from './socket-response.js';
+import { EventEmitter, once } from 'node:events';
+import { afterAnswersBefore, respondOnSocket, responseHead } from './socket-response.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 
 
@@ -35,5 +35,44 @@ describe('respondOnSocket', () => {
     socket.destroy();
     respondOnSocket(socket, 500, {}, Buffer.from('x'));
     assert.equal(socket.written.length, 0);
+  });
+});
+
+describe('afterAnswersBefore', () => {
+  /** A response as Node attaches it to the socket: finishing hands the socket to the next one. */
+  function pipeline(socket: RecordingSocket & { _httpMessage?: unknown }, reqs: object[]): (EventEmitter & { req: object; headersSent: boolean })[] {
+    const responses = reqs.map((req) => Object.assign(new EventEmitter(), { req, headersSent: false }));
+    responses.forEach((res, i) => res.on('finish', () => (socket._httpMessage = responses[i + 1] ?? null)));
+    socket._httpMessage = responses[0];
+    return responses;
+  }
+
+  it('waits for every earlier answer, in order, then runs once', () => {
+    const socket = new RecordingSocket() as RecordingSocket & { _httpMessage?: unknown };
+    const [one, two] = pipeline(socket, [{}, {}]);
+    const calls: unknown[] = [];
+    afterAnswersBefore(socket, undefined, (current) => calls.push(current));
+    assert.equal(calls.length, 0);
+    one!.emit('finish');
+    assert.equal(calls.length, 0);
+    two!.emit('finish');
+    assert.deepEqual(calls, [undefined]);
+  });
+
+  it('stops at the response of the broken request and hands it over', () => {
+    const socket = new RecordingSocket() as RecordingSocket & { _httpMessage?: unknown };
+    const broken = {};
+    const [one, mine] = pipeline(socket, [{}, broken]);
+    let got: unknown;
+    afterAnswersBefore(socket, broken, (current) => (got = current));
+    assert.equal(got, undefined);
+    one!.emit('finish');
+    assert.equal(got, mine);
+  });
+
+  it('runs at once on a socket with no answer in flight', () => {
+    let ran = false;
+    afterAnswersBefore(new RecordingSocket(), undefined, () => (ran = true));
+    assert.ok(ran);
   });
 });
