@@ -10,7 +10,7 @@ import type { Authenticator, AuthOutcome } from '../auth/authenticator.js';
 import { requestDropSet } from '../upstream/forward-headers.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
-import { backendUpgradeHeaders, upgradeResponseHeaders, websocketEndpoint, type UpgradeExchange } from './websocket.js';
+import { acceptFor, backendUpgradeHeaders, handshakeProblem, upgradeResponseHeaders, websocketEndpoint, type UpgradeExchange } from './websocket.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 
 
@@ -153,5 +153,28 @@ describe('websocketEndpoint before the backend is contacted', () => {
     assert.equal(acquired.count, 1);
     assert.equal(ux.errorCode, 'GW_CIRCUIT_OPEN');
     assert.deepEqual(ux.claimHeaders, [['X-sub', 'u1']]);
+  });
+});
+
+describe('handshakeProblem: a 101 is tunneled only when it answers the client key', () => {
+  // RFC 6455 1.3's example key and accept value.
+  const key = 'dGhlIHNhbXBsZSBub25jZQ==';
+  const accept = 's3pPLMBiTxaQ9kYGzzhZRbK+xOo=';
+
+  it('computes the accept value of RFC 6455', () => {
+    assert.equal(acceptFor(key), accept);
+  });
+
+  it('accepts a valid answer (Upgrade token case-insensitive)', () => {
+    assert.equal(handshakeProblem({ upgrade: 'WebSocket', 'sec-websocket-accept': accept }, key), undefined);
+  });
+
+  it('refuses a wrong or missing accept, a missing Upgrade: websocket, or no single client key', () => {
+    assert.match(handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': acceptFor('other') }, key)!, /does not match/);
+    assert.match(handshakeProblem({ upgrade: 'websocket' }, key)!, /without Sec-WebSocket-Accept/);
+    assert.match(handshakeProblem({ upgrade: 'h2c', 'sec-websocket-accept': accept }, key)!, /without Upgrade: websocket/);
+    assert.match(handshakeProblem({ 'sec-websocket-accept': accept }, key)!, /without Upgrade: websocket/);
+    assert.match(handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': accept }, undefined)!, /no single Sec-WebSocket-Key/);
+    assert.match(handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': accept }, [key, key])!, /no single Sec-WebSocket-Key/);
   });
 });
