@@ -209,6 +209,38 @@ config:
     await eventually('no backend request in flight', 2_000, () => backendOpen === 0);
   });
 
+  it('uploads that trickle (never silent for clientBodySec): buffered by the gateway, the backend never sees them, others are served', async () => {
+    const uploads = await Promise.all(Array.from({ length: 20 }, () => rawClient(gw.port)));
+    for (const c of uploads) c.socket.write('POST /api/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n');
+    // One byte every BODY_IDLE_MS / 5: never a silence the body timeout cuts, never a whole body.
+    const drip = setInterval(() => {
+      for (const c of uploads) if (c.closedAt === undefined) c.socket.write('u');
+    }, BODY_IDLE_MS / 5);
+    try {
+      const answers: number[] = [];
+      const until = performance.now() + 1.5 * BODY_IDLE_MS;
+      while (performance.now() < until) {
+        const a = await timedGet(`${gw.url}/api/ok`);
+        assert.equal(a.status, 200);
+        answers.push(a.ms);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(Math.max(...answers) < HEADER_MS, `slowest normal GET took ${Math.round(Math.max(...answers))} ms`);
+      assert.ok(
+        uploads.every((c) => c.closedAt === undefined),
+        'a steady trickle is not cut by the body silence limit',
+      );
+      // Request buffering: no backend call, so no pooled backend connection, while a body trickles.
+      assert.equal(backend.seen.filter((r) => r.url === '/upload').length, 0);
+    } finally {
+      clearInterval(drip);
+      for (const c of uploads) c.socket.destroy();
+    }
+    await eventually('every upload connection closed', 2_000, () => uploads.every((c) => c.closedAt !== undefined));
+    assert.equal(backend.seen.filter((r) => r.url === '/upload').length, 0, 'an upload abandoned half-way never reaches the backend');
+    assert.equal(backendOpen, 0);
+  });
+
   it('clients that never read a 64 MiB answer: bytes in flight stay bounded, others are served, all released when they leave', async () => {
     const readers = 10;
     const clients = await Promise.all(Array.from({ length: readers }, () => rawClient(gw.port)));
