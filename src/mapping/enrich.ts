@@ -25,7 +25,7 @@ import type { Exchange, Step } from '../pipeline/step.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { Logger } from '../observability/logger.js';
 import { appendQuery } from '../upstream/target-url.js';
-import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
+import { UpstreamFramingError, downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
@@ -220,6 +220,15 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
         return;
       }
       const { statusCode, body } = answer;
+      const coding = answer.headers['transfer-encoding'];
+      if (coding !== undefined && (typeof coding !== 'string' || coding.trim().toLowerCase() !== 'chunked')) {
+        // A framing the gateway does not relay (a transfer coding other than chunked): 502. The
+        // abort that follows when the client response closes must not surface as an error.
+        body.on('error', () => undefined);
+        body.destroy();
+        upstreamFailed(ex, new UpstreamFramingError(String(coding)), false);
+        return;
+      }
       ex.upstreamStatus = statusCode;
       events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'backend', status: statusCode, durationMs: performance.now() - started });
       const headers = downstreamResponseHeaders(answer.headers);
