@@ -1,9 +1,17 @@
 /**
- * The Node floor of issue #8: the fastest proxy plain Node offers, node:http in front of an undici
- * Pool whose stream() writes the backend body straight into the client response (the same proxy
- * with pool.request() + pipeline() runs at about half the speed). Portico's goals are ratios to it.
- * It strips the `/api` prefix like Portico's basePath, drops hop-by-hop headers and releases the
- * upstream socket when the client leaves. Run: `node node-floor.js BACKEND_URL [port]`.
+ * The Node floor of issue #8: the thinnest correct proxy plain Node offers, node:http in front of
+ * an undici Pool whose stream() writes the backend body straight into the client response (the
+ * same proxy with pool.request() + pipeline() runs at about half the speed). Portico's goals are
+ * ratios to it. It strips the `/api` prefix like Portico's basePath, drops hop-by-hop headers, and
+ * does nothing else per request: no AbortController, no listener of its own.
+ *
+ * A client that leaves still releases the upstream socket: Pool.stream() watches the Writable its
+ * factory returns with `finished(res, { readable: false })` and, when that ends in an error (a
+ * ServerResponse closed before it finished is a premature close), destroys it and calls the
+ * dispatch's `abort()`, which ends the backend call (undici lib/api/api-stream.js, StreamHandler
+ * onHeaders). A client that leaves before the backend's headers arrive is noticed when they do:
+ * the factory then hands back an already closed response and the same path runs.
+ * Run: `node node-floor.js BACKEND_URL [port]`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,10 +29,6 @@ function withoutHop(headers: Record<string, string | string[] | undefined>): Rec
 const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
   const url = req.url ?? '/';
   if (!url.startsWith('/api/')) return void res.writeHead(404).end();
-  const abort = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
   const h = req.headers;
   pool.stream(
     {
@@ -32,7 +36,6 @@ const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
       method: req.method as Dispatcher.HttpMethod,
       headers: withoutHop(h),
       body: h['content-length'] !== undefined || h['transfer-encoding'] !== undefined ? req : null,
-      signal: abort.signal,
     },
     ({ statusCode, headers }) => {
       res.writeHead(statusCode, withoutHop(headers));
