@@ -15,7 +15,8 @@
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ROOT, detectPinning, peakRssMb, startProcess, transpileEntry } from './lib/processes.js';
+import { ROOT, detectPinning, peakRssMb } from './lib/processes.js';
+import { startBenchBackends } from './lib/backends.js';
 import { pickLoadGenerator, runLoad } from './lib/load.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
 import { loadSpecFor, startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
@@ -89,7 +90,10 @@ const durationSec = Math.max(1, Number(values.duration));
 
 const pinning = detectPinning(true);
 const gen = pickLoadGenerator(undefined);
-const backend = await startProcess({ name: 'backend', command: process.execPath, args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))], core: pinning?.loadCore, ready: { kind: 'stdout-line' } });
+// The backend `npm run bench` uses (nginx when installed) and Portico's stdout into a drained pipe:
+// an A/B measures what users get, not a process with nothing to write to and a slow backend.
+const backends = await startBenchBackends([scenario], pinning);
+const backend = backends.forScenario(scenario);
 const started: RunningCandidate[] = [];
 try {
   const start = async (build: string, nodeArgs: string, porticoLogLevel: string | undefined) => {
@@ -123,9 +127,10 @@ try {
   };
   process.stdout.write(
     `${scenario.title}, ${id}: new/old requests/s median ${at(0.5).toFixed(3)} (IQR ${at(0.25).toFixed(3)}-${at(0.75).toFixed(3)}, ${rounds} rounds of ${durationSec} s)\n` +
-      `peak RSS: old ${peakRssMb(a.pid)?.toFixed(0) ?? '?'} MB, new ${peakRssMb(b.pid)?.toFixed(0) ?? '?'} MB\n`,
+      `peak RSS: old ${peakRssMb(a.pid)?.toFixed(0) ?? '?'} MB, new ${peakRssMb(b.pid)?.toFixed(0) ?? '?'} MB\n` +
+      `backend: ${backends.description}\n`,
   );
 } finally {
   await Promise.all(started.map((c) => c.stop().catch(() => undefined)));
-  await backend.stop();
+  await backends.stop();
 }

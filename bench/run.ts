@@ -1,19 +1,22 @@
 /**
- * `npm run bench`: the load benchmark of issue #8. Starts the static backend and every candidate on
- * 127.0.0.1 (each its own process, pinned where taskset exists; fresh processes for every
- * scenario), runs the load generator in rounds that alternate the candidates, prints one table
- * per scenario (medians of the rounds) and writes it to bench/results/<date>-<commit>.md.
+ * `npm run bench`: the load benchmark. Starts the backend (nginx when installed, else the Node one:
+ * lib/backends.ts) and every candidate on 127.0.0.1 (each its own process, pinned where taskset
+ * exists; fresh processes for every scenario), runs the load generator in rounds that alternate
+ * the candidates, prints one table per scenario (medians of the rounds) with its "backend direct /
+ * floor" headroom, and writes it to bench/results/<date>-<commit>.md. Portico logs as users run
+ * it: default level, stdout into a pipe read by a separate process (lib/processes.ts).
  * `npm run bench -- --help` lists the flags.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseOptions, USAGE, type BenchOptions } from './lib/options.js';
-import { ROOT, detectPinning, peakRssMb, resetPeakRss, rssMb, startProcess, transpileEntry, type Started } from './lib/processes.js';
+import { ROOT, detectPinning, peakRssMb, resetPeakRss, rssMb } from './lib/processes.js';
+import { startBenchBackends, type BenchBackends } from './lib/backends.js';
 import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadGenerator } from './lib/load.js';
 import { BUILT_IN_SCENARIOS, hookScenarios, type BenchScenario } from './lib/scenarios.js';
 import { CANDIDATES, loadSpecFor, requestHeaders, metricsSwitch, porticoCommand, porticoYaml, startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
-import { goals, goalsTable, roundsTable, summarise, table, type RoundSample, type Row } from './lib/report.js';
+import { goals, goalsTable, headroom, roundsTable, summarise, table, type RoundSample, type Row } from './lib/report.js';
 import { describeMachine, load1 } from './lib/machine.js';
 
 const log = (line: string) => process.stderr.write(line + '\n');
@@ -78,25 +81,19 @@ async function main(): Promise<number> {
   const unknown = ids.filter((id) => !CANDIDATES.some((c) => c.id === id));
   if (unknown.length > 0) throw new Error(`unknown candidate(s): ${unknown.join(', ')}`);
 
-  const started: Started[] = [];
+  let backends: BenchBackends | undefined;
   const running: RunningCandidate[] = [];
   const stopAll = async () => {
     await Promise.all(running.map((c) => c.stop().catch(() => undefined)));
-    await Promise.all(started.map((p) => p.stop().catch(() => undefined)));
+    await backends?.stop();
   };
   process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
   const loadStart = load1();
   const startedAt = new Date();
   try {
-    const backend = await startProcess({
-      name: 'backend',
-      command: process.execPath,
-      args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))],
-      core: pinning?.loadCore,
-      ready: { kind: 'stdout-line' },
-    });
-    started.push(backend);
-    const ctx = { pinning, backend, scenarios, porticoCommand: portico.command, porticoLogLevel: o.porticoLogLevel };
+    backends = await startBenchBackends(scenarios, pinning, { log, useNginx: !o.nodeBackend });
+    notes.push(...backends.notes);
+    const base = { pinning, scenarios, porticoCommand: portico.command, porticoLogLevel: o.porticoLogLevel };
     const applicable = (s: BenchScenario, id: CandidateId) => {
       const optIn = CANDIDATES.find((x) => x.id === id)?.optIn === true;
       return s.candidates !== undefined ? s.candidates.includes(id) : !optIn;
@@ -105,6 +102,9 @@ async function main(): Promise<number> {
     const skip = new Map<string, string>();
     const notesOf = new Map<string, string[]>();
     const samples = new Map<string, RoundSample[]>();
+    // Requests each pair was sent (probe, warm-up and rounds), to compare with the lines it logged.
+    const sent = new Map<string, number>();
+    const count = (key: string, n: number) => sent.set(key, (sent.get(key) ?? 0) + n);
     const pairs = scenarios.reduce((n, s) => n + ids.filter((id) => applicable(s, id)).length, 0);
     log(
       `load generator ${loadGeneratorVersion(gen)}, ${o.connections} connections, ${o.rounds} rounds of ${o.durationSec} s (+${o.warmupSec} s warm-up); ` +
@@ -114,6 +114,7 @@ async function main(): Promise<number> {
       // Fresh processes for every scenario: memory one scenario leaves behind (the mapping
       // scenario buffers and parses bodies) must not show in the next one's peak RSS.
       const here: RunningCandidate[] = [];
+      const ctx = { ...base, backend: backends.forScenario(s) };
       for (const id of ids) {
         const key = `${s.id}/${id}`;
         if (!applicable(s, id)) {
@@ -126,6 +127,7 @@ async function main(): Promise<number> {
           notesOf.set(key, c.notes);
           // A combination that does not answer 200 is reported with the reason, not measured.
           const why = await probe(c, s);
+          count(key, 1);
           if (why === undefined) here.push(c);
           else skip.set(key, why);
         } catch (err) {
@@ -138,16 +140,29 @@ async function main(): Promise<number> {
         const order = here.map((_, i) => here[(i + round - 1) % here.length]!);
         for (const c of order) {
           const key = `${s.id}/${c.id}`;
-          if (round === 1) await measure(gen, o, c, s, pinning?.loadCore, o.warmupSec);
+          if (round === 1) count(key, (await measure(gen, o, c, s, pinning?.loadCore, o.warmupSec)).requests);
           const canReset = resetPeakRss(c.pid);
           const r = await measure(gen, o, c, s, pinning?.loadCore, o.durationSec);
+          count(key, r.requests);
           const sample: RoundSample = { ...r, round, peakRssMb: canReset || round === o.rounds ? peakRssMb(c.pid) : undefined, endRssMb: rssMb(c.pid) };
           samples.set(key, [...(samples.get(key) ?? []), sample]);
           log(`[round ${round}/${o.rounds}] ${s.id.padEnd(6)} ${c.label.padEnd(44)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms${r.badStatus + r.errors > 0 ? `  (${r.badStatus} non-2xx, ${r.errors} errors)` : ''}`);
         }
       }
-      await Promise.all(here.map((c) => c.stop().catch(() => undefined)));
-      running.splice(0, running.length, ...running.filter((c) => !here.includes(c)));
+      const leaving = [...running];
+      await Promise.all(leaving.map((c) => c.stop().catch(() => undefined)));
+      // What Portico's stdout pipe carried: about one line per request, or fewer when it dropped.
+      for (const c of leaving) {
+        const logged = await c.logged;
+        const requests = sent.get(`${s.id}/${c.id}`) ?? 0;
+        if (logged === undefined) continue;
+        const short = requests - logged.lines;
+        c.notes.push(
+          `stdout pipe: ${logged.lines.toLocaleString('en-US')} lines, ${(logged.bytes / 1e6).toFixed(1)} MB for ${requests.toLocaleString('en-US')} requests` +
+            (short > 0 && o.porticoLogLevel === undefined ? ` (${short.toLocaleString('en-US')} fewer lines than requests: lines were dropped)` : ''),
+        );
+      }
+      running.splice(0, running.length, ...running.filter((c) => !leaving.includes(c)));
     }
 
     const byScenario = new Map<string, Row[]>();
@@ -173,12 +188,14 @@ async function main(): Promise<number> {
       `- date: ${startedAt.toISOString()}; commit ${machine.commit}${machine.dirty ? ' with uncommitted changes' : ''}`,
       `- machine: ${machine.nproc} CPUs, ${machine.cpuModel}; Linux ${machine.kernel}; Node ${machine.node}`,
       `- load: ${loadGeneratorVersion(gen)}, ${o.connections} connections, 1 thread; ${o.rounds} interleaved rounds of ${o.durationSec} s, medians; ${o.warmupSec} s warm-up per pair`,
-      `- pinning: ${pinning ? `proxy on core ${pinning.proxyCore}, load generator and backend on core ${pinning.loadCore}` : 'none'}`,
-      `- Portico: \`node ${portico.command.slice(1).map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length + 1) : a)).join(' ')} start\`, default settings${metricsSwitch(false) ? ' but metrics off outside the metrics row' : ''}; ${o.porticoLogLevel ? `PORTICO_LOG_LEVEL=${o.porticoLogLevel}` : 'default log level (info, one line per request, to /dev/null)'}`,
+      `- pinning: ${pinning ? `proxy on core ${pinning.proxyCore}; load generator, backend and Portico's log reader on core ${pinning.loadCore}` : 'none'}`,
+      `- backend: ${backends.description}`,
+      `- Portico: \`node ${portico.command.slice(1).map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length + 1) : a)).join(' ')} start\`, default settings${metricsSwitch(false) ? ' but metrics off outside the metrics row' : ''}; ${o.porticoLogLevel ? `PORTICO_LOG_LEVEL=${o.porticoLogLevel}` : 'default log level (info, one access line per request)'}; stdout into a pipe (FIFO) read by \`wc -lc\`, as a container runtime collects logs`,
+      `- backend direct / floor: ${scenarios.filter((s) => s.candidates === undefined || s.candidates.includes('node-floor')).map((s) => `${s.id} ${headroom(byScenario.get(s.id) ?? []).line.replace('backend direct / floor: ', '')}`).join('; ')}`,
       `- 1-minute load average: ${loadStart.toFixed(2)} at start, ${loadEnd.toFixed(2)} at end (above ~1 means other work shared the CPUs; only ratios from one run count)`,
       ...notes.map((n) => `- note: ${n}`),
     ].join('\n');
-    const sections = scenarios.map((s) => `### ${s.title}\n\n${table(byScenario.get(s.id) ?? [])}`).join('\n\n');
+    const sections = scenarios.map((s) => `### ${s.title}\n\n${table(byScenario.get(s.id) ?? [])}\n\n${headroom(byScenario.get(s.id) ?? []).line}`).join('\n\n');
     const goalsMd = goalsTable(goals(byScenario));
     process.stdout.write(`\n${header}\n\n${sections}\n\n${goalsMd}\n`);
 

@@ -4,12 +4,14 @@
  * route, on an HS256-protected route and with metrics on. Proxies are pinned to the proxy core;
  * the backend shares the load core.
  * Portico runs with its defaults, except that metrics are switched off in every Portico row but
- * the metrics row (when the build has a switch), so that row shows what metrics cost.
+ * the metrics row (when the build has a switch), so that row shows what metrics cost. Its stdout
+ * (the access log) is a pipe read by a separate process on the load core (processes.ts
+ * `startLogDrain`), as a container runtime collects it.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SignJWT } from 'jose';
-import { CACHE_DIR, ROOT, freePort, startProcess, transpileEntry, type Pinning, type Started } from './processes.js';
+import { CACHE_DIR, ROOT, freePort, startProcess, transpileEntry, type LogCount, type Pinning, type Started } from './processes.js';
 import { porticoRoute, type BenchScenario } from './scenarios.js';
 import type { LoadSpec } from './load.js';
 import { GatewaySettingsSchema } from '../../src/config/schema.js';
@@ -43,6 +45,8 @@ export interface RunningCandidate {
   readonly headers: Readonly<Record<string, string>>;
   /** Facts the table must show (a feature not landed yet, a failed start). */
   readonly notes: string[];
+  /** Portico: the lines its stdout pipe carried, known once it has stopped. */
+  readonly logged?: Promise<LogCount | undefined>;
   urlFor(s: BenchScenario): string;
   stop(): Promise<void>;
 }
@@ -144,6 +148,8 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
     core: proxyCore,
     env: ctx.porticoLogLevel === undefined ? {} : { PORTICO_LOG_LEVEL: ctx.porticoLogLevel },
     ready: { kind: 'health', port, path: '/health' },
+    stdout: 'drain',
+    drainCore: ctx.pinning?.loadCore,
   });
   const origin = `http://127.0.0.1:${port}`;
   const notes: string[] = [];
@@ -163,7 +169,7 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
     if (m.status !== 200 || !text.includes('portico_')) notes.push(`no /metrics in this build (got ${m.status}): measured without metrics`);
     else if (metricsSwitch(false) === undefined) notes.push('metrics have no switch: every Portico row has them on');
   }
-  return { id, label, pid: p.pid, origin, headers, notes, urlFor: (s) => `${origin}/api${porticoRoute(s).route}`, stop: () => p.stop() };
+  return { id, label, pid: p.pid, origin, headers, notes, ...(p.logged === undefined ? {} : { logged: p.logged }), urlFor: (s) => `${origin}/api${porticoRoute(s).route}`, stop: () => p.stop() };
 }
 
 /** How to run Portico: the built CLI when present (realistic), else tsx on the sources. */

@@ -17,6 +17,8 @@ export interface BenchOptions {
   readonly build: boolean;
   readonly write: boolean;
   readonly porticoLogLevel: string | undefined;
+  /** Use the Node backend even when nginx is installed. */
+  readonly nodeBackend: boolean;
 }
 
 export const USAGE = `npm run bench -- [options]
@@ -33,6 +35,8 @@ export const USAGE = `npm run bench -- [options]
   --no-build              do not run \`npm run build\` first (uses dist/ as it is)
   --no-write              print only; do not write bench/results/
   --portico-log-level L   PORTICO_LOG_LEVEL for Portico (default: Portico's own, info)
+  --node-backend          the Node backend (bench/backend.ts) even when nginx is installed
+                          (nginx is used by default where it can answer)          BENCH_NODE_BACKEND=1
 `;
 
 const list = (v: string | undefined) => (v === undefined || v === '' ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
@@ -60,6 +64,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
       'no-build': { type: 'boolean' },
       'no-write': { type: 'boolean' },
       'portico-log-level': { type: 'string' },
+      'node-backend': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -79,5 +84,6 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     build: values['no-build'] !== true,
     write: values['no-write'] !== true,
     porticoLogLevel: values['portico-log-level'] ?? env.PORTICO_LOG_LEVEL,
+    nodeBackend: values['node-backend'] === true || env.BENCH_NODE_BACKEND === '1',
   };
 }

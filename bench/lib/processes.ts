@@ -3,11 +3,14 @@
  * exists (issue #8: proxy on core 0, load generator and backend on core 1), and its memory is read
  * from /proc/<pid>/status. Bench entry files (.ts) are transpiled once to plain .mjs so candidates
  * run without a TypeScript loader in their heap or on their CPU.
+ * A health-checked process (Portico) writes its log to stdout as it does in production: into a
+ * pipe that a separate process reads (see `startLogDrain`), never into /dev/null, which costs a
+ * writer nothing.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { basename, resolve } from 'node:path';
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
 import ts from 'typescript';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -47,9 +50,17 @@ export interface Started {
   readonly name: string;
   readonly pid: number;
   readonly port: number;
+  /** What went through the stdout pipe, known once the process has exited (drained stdout only). */
+  readonly logged?: Promise<LogCount | undefined>;
   /** Last lines the process wrote on stderr (for failure reports). */
   stderrTail(): string;
   stop(): Promise<void>;
+}
+
+/** Lines and bytes a log drain read. */
+export interface LogCount {
+  readonly lines: number;
+  readonly bytes: number;
 }
 
 export interface StartOptions {
@@ -61,18 +72,30 @@ export interface StartOptions {
   /** How readiness is known: a `{"ready":true,"port":N}` stdout line, or 200 on a health URL. */
   readonly ready: { readonly kind: 'stdout-line' } | { readonly kind: 'health'; readonly port: number; readonly path: string };
   readonly timeoutMs?: number;
+  /**
+   * Stdout of a health-checked process: `drain` (default) is a pipe read by a separate process
+   * pinned to `drainCore`, as a container runtime collects logs; `ignore` is /dev/null, for
+   * processes whose output is not part of what is measured (the nginx backend).
+   */
+  readonly stdout?: 'drain' | 'ignore';
+  readonly drainCore?: number | undefined;
 }
 
-/** Starts a process and resolves once it serves. Stdout is discarded after readiness (logs cost the candidate, not us). */
+/** Starts a process and resolves once it serves. */
 export async function startProcess(o: StartOptions): Promise<Started> {
   const [command, args] = pinned(o.core, o.command, o.args);
-  // A health-checked process writes logs to stdout: send them to /dev/null, never through a pipe
-  // we would have to drain on the load generator's core.
-  const child = spawn(command, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...o.env },
-    stdio: ['ignore', o.ready.kind === 'stdout-line' ? 'pipe' : 'ignore', 'pipe'],
-  });
+  const drain = o.ready.kind === 'health' && o.stdout !== 'ignore' ? startLogDrain(o.drainCore) : undefined;
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, {
+      cwd: ROOT,
+      env: { ...process.env, ...o.env },
+      stdio: ['ignore', o.ready.kind === 'stdout-line' ? 'pipe' : (drain?.writeEnd ?? 'ignore'), 'pipe'],
+    });
+  } finally {
+    // The child holds its own copy: the reader sees the end of the stream when the child exits.
+    drain?.closeWriteEnd();
+  }
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => {
     stderr = (stderr + c.toString('utf8')).slice(-4000);
@@ -91,6 +114,7 @@ export async function startProcess(o: StartOptions): Promise<Started> {
     name: o.name,
     pid: child.pid ?? -1,
     port,
+    ...(drain === undefined ? {} : { logged: drain.counted }),
     stderrTail: () => stderr.trim(),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -100,6 +124,52 @@ export async function startProcess(o: StartOptions): Promise<Started> {
       clearTimeout(forced);
     },
   };
+}
+
+/** A pipe whose reader is its own process; the writer's end goes to the process under test. */
+export interface LogDrain {
+  /** The descriptor to give the writer as its stdout. */
+  readonly writeEnd: number;
+  /** Closes this process's copy of the write end (once the writer has its own). */
+  closeWriteEnd(): void;
+  /** What the reader read, once every writer has closed the pipe. */
+  readonly counted: Promise<LogCount | undefined>;
+}
+
+/**
+ * A named pipe (FIFO, as container runtimes hand a container its stdout) read by `wc -lc` pinned
+ * to `core`: the reader costs what a log collector costs, on the load side, and its count says
+ * how many lines the writer got out.
+ */
+export function startLogDrain(core: number | undefined): LogDrain {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-bench-log-'));
+  const fifo = join(dir, 'stdout');
+  try {
+    const made = spawnSync('mkfifo', ['-m', '600', fifo]);
+    if (made.status !== 0) throw new Error(`mkfifo failed: ${made.stderr?.toString().trim() ?? made.error?.message}`);
+    // Opening one end of a FIFO waits for the other; a read-write descriptor held meanwhile
+    // (Linux allows it on a FIFO) lets both opens return at once.
+    const both = openSync(fifo, constants.O_RDWR);
+    const readEnd = openSync(fifo, constants.O_RDONLY);
+    const writeEnd = openSync(fifo, constants.O_WRONLY);
+    closeSync(both);
+    const [command, args] = pinned(core, 'wc', ['-lc']);
+    const reader = spawn(command, args, { stdio: [readEnd, 'pipe', 'ignore'] });
+    closeSync(readEnd);
+    let out = '';
+    reader.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    const counted = new Promise<LogCount | undefined>((resolveCount) => {
+      reader.once('error', () => resolveCount(undefined));
+      reader.once('close', () => {
+        const m = /(\d+)\s+(\d+)/.exec(out);
+        resolveCount(m === null ? undefined : { lines: Number(m[1]), bytes: Number(m[2]) });
+      });
+    });
+    return { writeEnd, closeWriteEnd: () => closeSync(writeEnd), counted };
+  } finally {
+    // Both ends are open where they are needed: the name is no longer.
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function readyLine(child: ChildProcess): Promise<number> {
