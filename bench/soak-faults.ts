@@ -366,8 +366,9 @@ const mapped = () =>
       if (missing === -1) return tallies.mapped.record('200', `200 whose body is not an array: ${r.body.slice(0, 120)}`);
       tallies.mapped.record('200');
       if (missing > 0) tallies.mapped.note('responses with items lacking tags');
-      if (missing > 0 && settledAtStart && mappingSettled() && epoch === mappingState.epoch) {
-        tallies.mapped.fail(`${missing} of ${items.length} items lack tags while the mapping backend was up`);
+      if (settledAtStart && mappingSettled() && epoch === mappingState.epoch) {
+        tallies.mapped.note('responses checked for every tag (mapping backend up throughout)');
+        if (missing > 0) tallies.mapped.fail(`${missing} of ${items.length} items lack tags while the mapping backend was up`);
       }
     } catch (err) {
       tallies.mapped.record(`error:${errorName(err)}`, String(err));
@@ -618,6 +619,8 @@ const rows = [...Object.values(tallies), faults];
 const unexpected = rows.reduce((n, t) => n + t.unexpected, 0);
 const trend = rssSamples.filter((s) => s.tMs >= WARMUP_MS);
 const slope = rssSlopePerMin(trend);
+// Not a goal: a heap still growing into its working size shows in the first half, a leak in both.
+const lastHalf = rssSlopePerMin(rssSamples.filter((s) => s.tMs >= DURATION_MS / 2));
 const outage = warns.outageRate(loadEnded);
 const fmt = (v: number | undefined, d = 0) => (v === undefined ? 'n/a' : v.toFixed(d));
 const sockets = (s: Snapshot) => `${upstreamSum(s)} (main ${s.main}, SSE ${s.sse}, WS ${s.ws}, mapping ${s.mapping})`;
@@ -655,6 +658,7 @@ lines.push(`| | start | end of load | ${AFTER_LOAD_WAIT_MS / 1000} s after |`, '
 lines.push(`| RSS MB | ${fmt(atStart.rss)} | ${fmt(atEnd.rss)} | ${fmt(after.rss)} |`);
 lines.push(`| open fds | ${fmt(atStart.fds)} | ${fmt(atEnd.fds)} | ${fmt(after.fds)} |`);
 lines.push(`| upstream sockets | ${sockets(atStart)} | ${sockets(atEnd)} | ${sockets(after)} |`);
+lines.push('', `RSS slope after the warm-up ${fmt(slope, 2)} MB/min, over the last half of the run ${fmt(lastHalf, 2)} MB/min`);
 lines.push('', `RSS every ${SAMPLE_EVERY_MS / 1000} s (MB): ${rssSamples.map((s) => `${Math.round(s.tMs / 1000)}s=${s.mb.toFixed(0)}`).join(' ')}`);
 lines.push('', '## Gateway log', '');
 lines.push(`${logLines} lines; warn or worse ${warns.total}; per minute: ${warns.perMinute.join(', ') || 'none'}`);
