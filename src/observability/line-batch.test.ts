@@ -2,14 +2,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LineBatch } from './line-batch.js';
 
-const endOfTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 function output() {
   const chunks: string[] = [];
+  let wrote: (() => void) | undefined;
   return {
     chunks,
+    next: () => new Promise<void>((resolve) => (wrote = resolve)),
     write(chunk: Buffer) {
       chunks.push(chunk.toString('utf8'));
+      wrote?.();
     },
     flushes: 0,
     flush(cb: (err?: Error | null) => void) {
@@ -62,18 +63,25 @@ describe('LineBatch', () => {
     assert.deepEqual(out.chunks, ['é😀\n', long]);
   });
 
-  it('writes the lines of one event-loop turn as one chunk at the end of that turn', async () => {
+  it('passes a batch that does not fill on within the delay of its first line, as one chunk', async () => {
     const out = output();
-    const batch = new LineBatch(out);
-    batch.write('a\n');
-    batch.write('b\n');
-    batch.write('c\n');
-    assert.deepEqual(out.chunks, [], 'nothing written while the turn runs');
-    await endOfTurn();
-    assert.deepEqual(out.chunks, ['a\nb\nc\n']);
-    batch.write('d\n');
-    await endOfTurn();
-    assert.deepEqual(out.chunks, ['a\nb\nc\n', 'd\n'], 'the next turn is its own chunk');
+    const batch = new LineBatch(out, { maxDelayMs: 5 });
+    // The batch's timer is unref'd (it must not keep a quiet gateway alive): hold the loop open.
+    const hold = setTimeout(() => {}, 10_000);
+    try {
+      const passed = out.next();
+      const started = performance.now();
+      batch.write('a\n');
+      batch.write('b\n');
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      batch.write('c\n');
+      assert.deepEqual(out.chunks, [], 'nothing written before the delay: lines of several turns share a write');
+      await passed;
+      assert.ok(performance.now() - started >= 4, 'not before the delay (timers may round down by a millisecond)');
+      assert.deepEqual(out.chunks, ['a\nb\nc\n']);
+    } finally {
+      clearTimeout(hold);
+    }
   });
 
   it('flush writes what is collected, then waits for the output', () => {
@@ -94,19 +102,19 @@ describe('LineBatch', () => {
     const line = 'x'.repeat(99) + '\n'; // 100 bytes
     const batch = new LineBatch(out, { batchBytes: 1_000, maxPendingBytes: 2_500 });
     let maxHeld = 0;
-    // 10 turns of 5 lines (500 bytes a turn): the output takes 5 turns, then is full.
-    for (let turn = 0; turn < 10; turn++) {
+    // 10 batches of 5 lines (500 bytes each): the output takes 5, then is full.
+    for (let n = 0; n < 10; n++) {
       for (let i = 0; i < 5; i++) assert.equal(batch.write(line), true);
-      await endOfTurn();
+      batch.flush();
       maxHeld = Math.max(maxHeld, out.pendingBytes());
     }
-    assert.equal(out.held.length, 5, 'one chunk a turn until the bound');
+    assert.equal(out.held.length, 5, 'one chunk a batch until the bound');
     assert.equal(maxHeld, 2_500, 'never more than maxPendingBytes held');
-    assert.equal(batch.droppedLines, 25, 'every line of the five refused turns counted');
+    assert.equal(batch.droppedLines, 25, 'every line of the five refused batches counted');
 
     out.drain();
     batch.write(line);
-    await endOfTurn();
+    batch.flush();
     assert.equal(out.held.length, 1, 'lines flow again once the output has caught up');
     assert.equal(batch.droppedLines, 25);
   });
@@ -143,13 +151,14 @@ describe('LineBatch', () => {
     // Hold the loop open: the report timer is unref'd so that it never keeps a gateway alive.
     const hold = setInterval(() => {}, 1_000);
     try {
-      const fill = async (turns: number) => {
-        for (let t = 0; t < turns; t++) {
-          for (let i = 0; i < 10; i++) batch.write(line); // 100 bytes a turn
-          await endOfTurn();
+      const fill = async (batches: number) => {
+        for (let t = 0; t < batches; t++) {
+          for (let i = 0; i < 10; i++) batch.write(line); // 100 bytes a batch
+          batch.flush();
+          await new Promise<void>((resolve) => setImmediate(resolve));
         }
       };
-      await fill(4); // the first turn fills the output; three turns (30 lines) are dropped
+      await fill(4); // the first batch fills the output; three batches (30 lines) are dropped
       assert.equal(batch.droppedLines, 30);
       await clockReadsFurther(3);
       assert.deepEqual(reports, [], 'no report while the output is still full: it would be dropped too');
@@ -159,7 +168,7 @@ describe('LineBatch', () => {
       await next;
       assert.deepEqual(reports, [{ lines: 30, total: 30, at: 1_000_000 }]);
 
-      await fill(3); // two more turns dropped
+      await fill(3); // two more batches dropped
       out.drain();
       await clockReadsFurther(3);
       assert.equal(reports.length, 1, 'the interval since the last report has not passed on the clock');

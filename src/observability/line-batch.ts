@@ -1,7 +1,8 @@
 /**
- * Collects log lines and hands them to the output in one chunk per event-loop turn, or sooner
- * when 64 KiB are collected: never one write per line, and a line waits at most until the end
- * of the turn that logged it.
+ * Collects log lines and hands them to the output in chunks of 64 KiB, or of what was collected
+ * within `maxDelayMs` of a chunk's first line when less comes: never one write per line. Under
+ * load a chunk fills long before the delay, so the output sees one write system call per 64 KiB;
+ * a quiet gateway's line waits at most the delay.
  *
  * Design note:
  * - each line is encoded at once into one reused off-heap buffer, so its string dies young
@@ -27,6 +28,8 @@ export interface BatchOutput {
 export interface LineBatchOptions {
   /** Largest chunk handed over at once (default 64 KiB). */
   readonly batchBytes?: number;
+  /** Longest a line waits for its chunk to fill (default 100 ms). */
+  readonly maxDelayMs?: number;
   /** Bytes the output may hold unwritten before new chunks are dropped (default 4 MiB). */
   readonly maxPendingBytes?: number;
   /** Shortest time between two drop reports (default 10 s). */
@@ -42,8 +45,9 @@ export class LineBatch {
   private readonly buf: Buffer;
   private used = 0;
   private lines = 0;
-  private turnScheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   private readonly batchBytes: number;
+  private readonly maxDelayMs: number;
   private readonly maxPendingBytes: number;
   private readonly reportEveryMs: number;
   private readonly now: () => number;
@@ -59,6 +63,7 @@ export class LineBatch {
     options: LineBatchOptions = {},
   ) {
     this.batchBytes = options.batchBytes ?? 65_536;
+    this.maxDelayMs = options.maxDelayMs ?? 100;
     this.maxPendingBytes = options.maxPendingBytes ?? 4 * 1024 * 1024;
     this.reportEveryMs = options.reportEveryMs ?? 10_000;
     this.now = options.now ?? Date.now;
@@ -77,9 +82,10 @@ export class LineBatch {
     }
     this.used += this.buf.write(line, this.used);
     this.lines++;
-    if (!this.turnScheduled) {
-      this.turnScheduled = true;
-      setImmediate(this.onTurnEnd);
+    if (this.timer === undefined) {
+      this.timer = setTimeout(this.onDelay, this.maxDelayMs);
+      // A quiet gateway must still be able to exit; shutdown flushes explicitly.
+      this.timer.unref();
     }
     return true;
   }
@@ -103,8 +109,8 @@ export class LineBatch {
     this.out.flushSync?.();
   }
 
-  private readonly onTurnEnd = (): void => {
-    this.turnScheduled = false;
+  private readonly onDelay = (): void => {
+    this.timer = undefined;
     this.pass();
   };
 

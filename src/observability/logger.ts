@@ -8,8 +8,8 @@ export type { Logger };
 
 /**
  * JSON logs, one object a line (DECISIONS.md). Writes are batched: one write system call per
- * event-loop turn (or per 64 KiB), never one per request, and they never block the event loop
- * (observability/line-batch.ts, log-output.ts). When stdout cannot keep up, lines are dropped
+ * 64 KiB of lines, or per 100 ms when fewer come, never one per request, and they never block the
+ * event loop (observability/line-batch.ts, log-output.ts). When stdout cannot keep up, lines are dropped
  * rather than queued without bound: counted (log-output.ts `droppedLogLines`, the metric
  * `portico_log_lines_dropped_total`) and reported by a warning at most every 10 s. Shutdown
  * flushes what is left before exit (server/shutdown.ts `flushThen`).
