@@ -4,7 +4,7 @@ import { didYouMean, editDistance } from '../config/problems.js';
 import { logLevelProblem } from '../observability/logger.js';
 
 export interface CliArgs {
-  readonly verb: 'start' | 'check' | 'routes' | 'token' | 'help' | 'version';
+  readonly verb: 'start' | 'check' | 'routes' | 'token' | 'init' | 'help' | 'version';
   readonly config: string;
   /** True when `--config` or `$PORTICO_CONFIG` named the file (not the ./gateway.yaml default). */
   readonly configGiven: boolean;
@@ -15,6 +15,8 @@ export interface CliArgs {
   readonly workers: number;
   /** `check --resolve`: also look up every backend host name. */
   readonly resolve: boolean;
+  /** `init --force`: overwrite an existing file. */
+  readonly force: boolean;
   /** `token`: the signing options as given (validated by the token command). */
   readonly token: { readonly secret: string | undefined; readonly claims: readonly string[]; readonly exp: string | undefined; readonly alg: string | undefined };
 }
@@ -26,6 +28,7 @@ Commands:
   check    Validate a configuration file (exit 0 when valid, 1 with every problem on stderr)
   routes   Print the route table as the gateway will serve it
   token    Print a signed JWT for local testing (HS256/384/512)
+  init     Write a commented starter configuration (./gateway.yaml or --config FILE)
 
 Options:
   -c, --config FILE   Configuration file (default: $PORTICO_CONFIG, else ./gateway.yaml)
@@ -38,6 +41,7 @@ Options:
       --claim K=V     A claim of the token, repeatable: --claim sub=1 --claim role=admin (token)
       --exp DURATION  Lifetime of the token: 30s, 15m, 1h, 7d (token; default 1h)
       --alg ALG       HS256, HS384 or HS512 (token; default HS256)
+      --force         Overwrite an existing file (init)
   -h, --help          Show this help
   -v, --version       Show the version
 
@@ -65,11 +69,12 @@ const OPTIONS = {
   claim: { type: 'string', multiple: true },
   exp: { type: 'string' },
   alg: { type: 'string' },
+  force: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const;
 
-const VERBS = ['start', 'check', 'routes', 'token'] as const;
+const VERBS = ['start', 'check', 'routes', 'token', 'init'] as const;
 
 /** Parses argv (without node and script). Throws UsageError with a one-line reason. */
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliArgs {
@@ -83,12 +88,12 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
   let verb: CliArgs['verb'];
   if (values.help) verb = 'help';
   else if (values.version) verb = 'version';
-  else if (positionals.length === 0) throw new UsageError('missing command (start, check, routes or token)', { showUsage: true });
+  else if (positionals.length === 0) throw new UsageError('missing command (start, check, routes, token or init)', { showUsage: true });
   else {
     const v = positionals[0]!;
     if (!(VERBS as readonly string[]).includes(v)) {
       const near = didYouMean(v, VERBS);
-      throw new UsageError(`unknown command "${v}" (${near === undefined ? 'expected start, check, routes or token' : `did you mean ${near}?`})`, { showUsage: true });
+      throw new UsageError(`unknown command "${v}" (${near === undefined ? 'expected start, check, routes, token or init' : `did you mean ${near}?`})`, { showUsage: true });
     }
     if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
     verb = v as CliArgs['verb'];
@@ -110,6 +115,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
     watch: values.watch ?? false,
     workers,
     resolve: values.resolve ?? false,
+    force: values.force ?? false,
     token: { secret: values.secret, claims: values.claim ?? [], exp: values.exp, alg: values.alg },
   };
 }

@@ -29,6 +29,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     throw err;
   }
   switch (args.verb) {
+    case 'init': {
+      const { runInit } = await import('./init.js');
+      const result = runInit(args, env);
+      process.stdout.write(result.stdout);
+      process.stderr.write(result.stderr);
+      return result.code;
+    }
     case 'help':
       process.stdout.write(USAGE);
       return 0;

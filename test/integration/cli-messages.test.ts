@@ -62,7 +62,7 @@ describe('usage mistakes: one line naming the mistake, exit 2', { concurrency: 3
     const r = await runPortico([]);
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^portico: missing command \(start, check, routes or token\)\n\nUsage: portico <command>/);
+    assert.match(r.stderr, /^portico: missing command \(start, check, routes, token or init\)\n\nUsage: portico <command>/);
   });
 
   it('--help: usage on stdout, exit 0', async () => {

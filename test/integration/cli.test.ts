@@ -81,7 +81,7 @@ describe('portico routes and usage', () => {
   it('an unknown command exits 2 with usage', async () => {
     const r = await portico(['serve']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^portico: unknown command "serve" \(expected start, check, routes or token\)\n\nUsage: portico <command>/);
+    assert.match(r.stderr, /^portico: unknown command "serve" \(expected start, check, routes, token or init\)\n\nUsage: portico <command>/);
   });
 
   it('--help exits 0 with usage', async () => {
