@@ -1,19 +1,17 @@
 #!/usr/bin/env node
 /** `portico start | check | routes | token`. Parses arguments and calls into the rest. */
 import './tune-v8.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseCli, USAGE, UsageError } from './args.js';
-import { loadConfig } from '../config/compile.js';
-import { loadConfigFile } from '../config/load.js';
-import { formatProblem } from '../config/problems.js';
-import { resolveProblems } from './resolve-hosts.js';
-import { formatRoutes } from './routes-table.js';
-import { runStart } from './start.js';
-import { runToken } from './token.js';
+
+// Each command imports what it needs when it runs: a usage mistake, --help or --version answers
+// without loading the gateway.
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  // dist/src/cli/main.js when installed, src/cli/main.ts when run from a checkout.
+  const file = ['../../../package.json', '../../package.json'].map((p) => new URL(p, import.meta.url)).find((u) => existsSync(u));
+  if (file === undefined) return 'unknown';
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -44,6 +42,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return 0;
     case 'check':
     case 'routes': {
+      const { loadConfig } = await import('../config/compile.js');
+      const { formatProblem } = await import('../config/problems.js');
       const result = loadConfig(args.config, env);
       if (!result.ok) {
         process.stderr.write(result.problems.map(formatProblem).join('\n') + '\n');
@@ -52,10 +52,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       // Warnings and notes about a valid file: printed, but the exit code stays 0.
       if (args.verb === 'check' && result.notices.length > 0) process.stderr.write(result.notices.map(formatProblem).join('\n') + '\n');
       if (args.verb === 'routes') {
+        const { formatRoutes } = await import('./routes-table.js');
         process.stdout.write(formatRoutes(result.config));
         return 0;
       }
       if (args.resolve) {
+        const { loadConfigFile } = await import('../config/load.js');
+        const { resolveProblems } = await import('./resolve-hosts.js');
         const parsed = loadConfigFile(args.config, env);
         const problems = await resolveProblems(result.config, parsed.locate);
         if (problems.length > 0) {
@@ -67,6 +70,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return 0;
     }
     case 'token': {
+      const { runToken } = await import('./token.js');
       const result = await runToken(args, env);
       if (!result.ok) {
         process.stderr.write(result.code === 2 ? `portico: ${result.message}\n` : `${result.message}\n`);
@@ -75,8 +79,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.stdout.write(`${result.token}\n`);
       return 0;
     }
-    case 'start':
+    case 'start': {
+      const { runStart } = await import('./start.js');
       return runStart(args, env);
+    }
   }
 }
 
