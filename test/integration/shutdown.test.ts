@@ -54,6 +54,6 @@ describe('graceful shutdown through the CLI', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     await backend.close();
     assert.equal(code, 1);
-    assert.match(stderr, /^portico: cannot listen: listen EADDRINUSE/);
+    assert.match(stderr, /^portico: cannot listen on 127\.0\.0\.1:\d+: another process listens there \(--port or \$PORT to choose another\)\n$/);
   });
 });
