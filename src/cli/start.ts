@@ -8,6 +8,7 @@ import { createLogger } from '../observability/logger.js';
 import { onSighup, reloadFromFile, watchConfigFile } from '../server/reload.js';
 import { installShutdown } from '../server/shutdown.js';
 import { appliedV8Tuning } from './v8-tuning.js';
+import { startedByNpm, stopWhenOrphaned } from './parent-watch.js';
 import { listenForPrimary, runPrimary } from './workers.js';
 
 /** Resolves -1 once listening (the process keeps running); 1 when it cannot start. */
@@ -34,6 +35,7 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   onSighup(() => reload('SIGHUP'));
   if (args.watch && !cluster.isWorker) watchConfigFile(args.config, () => reload('file change'));
   const stop = installShutdown(gateway, { logger });
+  if (!cluster.isWorker && startedByNpm(env)) stopWhenOrphaned(stop);
   if (cluster.isWorker) listenForPrimary({ reload: () => reload('primary'), stop });
   logger.info({ address: address.address, port: address.port, routes: result.config.routes.length, config: args.config, v8: appliedV8Tuning() }, `portico listening on ${address.address}:${address.port}`);
   return -1;

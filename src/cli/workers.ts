@@ -16,6 +16,7 @@ import { createLogger } from '../observability/logger.js';
 import { servePrimaryMetrics } from '../observability/cluster-metrics.js';
 import { onSighup, watchConfigFile } from '../server/reload.js';
 import { flushThen } from '../server/shutdown.js';
+import { startedByNpm, stopWhenOrphaned } from './parent-watch.js';
 
 const RELOAD = 'portico:reload';
 const SHUTDOWN = 'portico:shutdown';
@@ -116,5 +117,6 @@ export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise
   if (args.watch) watchConfigFile(args.config, () => reload('file change'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  if (startedByNpm(env)) stopWhenOrphaned(stop);
   return -1;
 }
