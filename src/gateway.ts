@@ -31,6 +31,9 @@ import { configureTraceSampling } from './observability/trace-context.js';
 import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './stream/tunnel.js';
 
+/** How long in-flight requests get to finish on close, unless GatewayOptions says otherwise. */
+export const DRAIN_TIMEOUT_MS = 15_000;
+
 export interface GatewayOptions {
   readonly config: CompiledConfig;
   readonly logger?: Logger;
@@ -198,7 +201,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       streams.endAll();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const deadline = Date.now() + (options.drainTimeoutMs ?? 15_000);
+      const deadline = Date.now() + (options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
       // Poll rather than wait for one event: each round also closes the keep-alive connections
       // whose last response just finished, which server.close() alone leaves open.
       while (inFlight.count > 0 && Date.now() < deadline) {
