@@ -13,7 +13,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -185,6 +185,9 @@ describe('the npm package, installed from its tarball', () => {
     }
     const unexpected = files.filter((f) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|schema\/[^/]+\.json|dist\/src\/.+\.(js|d\.ts))$/.test(f) || /\.test\.(js|d\.ts)$/.test(f));
     assert.deepEqual(unexpected, []);
+    // An incremental build never deletes the output of a removed source: such leftovers would ship.
+    const stale = files.filter((f) => f.startsWith('dist/src/') && f.endsWith('.js') && !existsSync(join(repo, f.replace(/^dist\//, '').replace(/\.js$/, '.ts'))));
+    assert.deepEqual(stale, [], 'compiled files without a source (rm -rf dist, then pack again)');
   });
 
   it('portico --version prints the package version', async () => {
