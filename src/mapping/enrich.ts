@@ -101,9 +101,12 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     } catch (err) {
       // Headers are out: a backend failure mid-body can only cut the response short.
       if (!res.destroyed) res.destroy();
-      // The response closing before its end is the client leaving; any other error is the backend's.
-      if ((err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') events.emit('client:closed', { requestId: ex.requestId, routeId: route.id, origin: origin.key });
-      else events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind: classifyUpstreamError(err).kind, error: err });
+      // The response closing before its end is the client leaving, and so is the abort of the
+      // backend body that the client's departure triggers (which Node 22 reports first); any other
+      // error is the backend's.
+      const kind = classifyUpstreamError(err).kind;
+      if (kind === 'aborted' || (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') events.emit('client:closed', { requestId: ex.requestId, routeId: route.id, origin: origin.key });
+      else events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind, error: err });
     }
   }
 

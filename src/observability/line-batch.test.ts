@@ -65,7 +65,8 @@ describe('LineBatch', () => {
 
   it('passes a batch that does not fill on within the delay of its first line, as one chunk', async () => {
     const out = output();
-    const batch = new LineBatch(out, { maxDelayMs: 5 });
+    // Long enough that one event-loop turn never outlasts it, even on a loaded machine.
+    const batch = new LineBatch(out, { maxDelayMs: 100 });
     // The batch's timer is unref'd (it must not keep a quiet gateway alive): hold the loop open.
     const hold = setTimeout(() => {}, 10_000);
     try {
@@ -77,7 +78,7 @@ describe('LineBatch', () => {
       batch.write('c\n');
       assert.deepEqual(out.chunks, [], 'nothing written before the delay: lines of several turns share a write');
       await passed;
-      assert.ok(performance.now() - started >= 4, 'not before the delay (timers may round down by a millisecond)');
+      assert.ok(performance.now() - started >= 99, 'not before the delay (timers may round down by a millisecond)');
       assert.deepEqual(out.chunks, ['a\nb\nc\n']);
     } finally {
       clearTimeout(hold);
