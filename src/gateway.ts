@@ -28,6 +28,7 @@ import { sendError } from './response/send-error.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { clusterMetricsRenderer, inPorticoCluster } from './observability/cluster-metrics.js';
 import { configureTraceSampling } from './observability/trace-context.js';
+import { resolveTracing } from './observability/otel-env.js';
 import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './stream/tunnel.js';
 
@@ -56,6 +57,8 @@ export interface Gateway {
   metrics(): Metrics | undefined;
   /** The configuration being served. */
   config(): CompiledConfig;
+  /** The span exporter of the configuration being served, once started; undefined when spans are not exported. */
+  spanExporter(): Promise<OtlpExporter | undefined>;
   listen(port?: number, host?: string): Promise<AddressInfo>;
   /** Swaps in a new configuration; in-flight requests finish on the old one. */
   reload(config: CompiledConfig): void;
@@ -111,15 +114,20 @@ export function createGateway(options: GatewayOptions): Gateway {
       metrics.enable();
     } else metrics?.disable();
     metricsAccess = bearerCheck(t.metricsToken);
-    configureTraceSampling(t.sampleRatio);
-    const endpoint = t.otlpEndpoint;
+    // OTEL_* variables were merged at config load; a config compiled without them uses the file alone.
+    const tracing = c.tracing ?? resolveTracing(t, new Set(Object.keys(t)), {});
+    for (const warning of tracing.warnings) logger.warn({ warning }, 'OpenTelemetry setting not applied as written');
+    configureTraceSampling(tracing.sampleRatio);
+    const endpoint = tracing.tracesUrl;
+    // The exporter is kept across reloads unless what it sends, or where, changed.
+    const identity = JSON.stringify([endpoint, tracing.serviceName, tracing.resourceAttributes]);
     otlp = otlp
       .then(async (current) => {
-        if (current !== undefined && current.endpoint === endpoint) return current;
+        if (current !== undefined && current.identity === identity) return current;
         await current?.close();
         if (endpoint === undefined) return undefined;
         const { startOtlpExporter } = await import('./observability/otlp.js');
-        return startOtlpExporter({ endpoint, serviceName: t.serviceName, events, logger });
+        return startOtlpExporter({ endpoint, url: endpoint, serviceName: tracing.serviceName, resourceAttributes: tracing.resourceAttributes, identity, events, logger });
       })
       .catch((err: unknown) => {
         logger.error({ err }, 'span export could not start');
@@ -176,6 +184,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     mappingCache,
     metrics: () => metrics,
     config: () => config,
+    spanExporter: () => otlp,
     listen(port = config.settings.port, host = config.settings.host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);

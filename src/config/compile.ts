@@ -8,6 +8,7 @@ import { validateConfig } from './validate.js';
 import type { Problem } from './problems.js';
 import { compileUrlBuilder, parseTemplate, type Template, type UrlBuilder } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
+import { resolveTracing, writtenTelemetryKeys, type TracingSettings } from '../observability/otel-env.js';
 
 export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
 
@@ -51,6 +52,11 @@ export interface CompiledConfig {
   /** basePath normalised: '' when there is no prefix. */
   readonly prefix: string;
   readonly routes: readonly CompiledRoute[];
+  /**
+   * `telemetry` merged with the OTEL_* environment at load; absent when compiled without an
+   * environment (then the gateway uses `settings.telemetry` alone).
+   */
+  readonly tracing?: TracingSettings;
 }
 
 /** `notices`: warnings and notes about a valid file, for `check` to print. */
@@ -58,14 +64,21 @@ export type LoadResult = { ok: true; config: CompiledConfig; notices: readonly P
 
 /** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
-  const v = validateConfig(loadConfigFile(file, env));
-  return v.ok ? { ok: true, config: compileConfig(v.config, file), notices: v.notices } : v;
+  const parsed = loadConfigFile(file, env);
+  const v = validateConfig(parsed);
+  return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices } : v;
 }
 
 /** The same from text (tests, embedding). */
 export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
-  const v = validateConfig(parseConfigText(text, file, env));
-  return v.ok ? { ok: true, config: compileConfig(v.config, file), notices: v.notices } : v;
+  const parsed = parseConfigText(text, file, env);
+  const v = validateConfig(parsed);
+  return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices } : v;
+}
+
+/** Adds the tracing settings: the file's keys win, OTEL_* variables fill the rest. */
+function withTracing(config: CompiledConfig, raw: unknown, env: NodeJS.ProcessEnv): CompiledConfig {
+  return Object.freeze({ ...config, tracing: resolveTracing(config.settings.telemetry, writtenTelemetryKeys(raw), env) });
 }
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */

@@ -1,5 +1,6 @@
 /**
- * Optional span export over OTLP/HTTP with the JSON encoding (`config.telemetry.otlpEndpoint`),
+ * Optional span export over OTLP/HTTP with the JSON encoding (`config.telemetry.otlpEndpoint` or
+ * the OTEL_EXPORTER_OTLP_* variables, merged by otel-env.ts),
  * POSTed with undici: no OpenTelemetry SDK. The gateway loads this module with a dynamic
  * import only when an endpoint is configured, so it costs nothing when off.
  *
@@ -20,12 +21,19 @@ import diagnostics from 'node:diagnostics_channel';
 import { Agent, request } from 'undici';
 import type { EventBus, GatewayEvents } from './events.js';
 import type { Logger } from './logger.js';
+import { tracesUrl } from './otel-env.js';
 import { setSpanRecorder, type ChildSpan, type SpanRecorder } from './trace-context.js';
 
 export interface OtlpOptions {
   /** Collector base URL (`http://collector:4318`) or the full `/v1/traces` URL. */
   readonly endpoint: string;
+  /** The traces URL used as-is, over `endpoint` (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT). */
+  readonly url?: string;
   readonly serviceName: string;
+  /** Resource attributes besides service.name (OTEL_RESOURCE_ATTRIBUTES). */
+  readonly resourceAttributes?: readonly (readonly [string, string])[];
+  /** What the caller compares to decide whether a new config needs a new exporter. */
+  readonly identity?: string;
   readonly events: EventBus;
   readonly logger: Logger;
   readonly flushIntervalMs?: number;
@@ -37,6 +45,7 @@ export interface OtlpOptions {
 
 export interface OtlpExporter {
   readonly endpoint: string;
+  readonly identity: string;
   /** Spans never exported: the queue was full, their send failed, or close()'s deadline came. */
   readonly dropped: number;
   /** Spans waiting, including the batch being sent. */
@@ -75,10 +84,16 @@ export function epochNanos(perfMs: number): string {
 const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
 const int = (key: string, value: number) => ({ key, value: { intValue: String(value) } });
 
-/** The `/v1/traces` URL of a collector base URL. */
-export function tracesUrl(endpoint: string): string {
-  const base = endpoint.replace(/\/+$/, '');
-  return base.endsWith('/v1/traces') ? base : `${base}/v1/traces`;
+export { tracesUrl };
+
+/** Host and port of an origin (`http://host:port`), the port defaulted by the scheme. */
+export function originAddress(origin: string): { address: string; port: number } {
+  const https = origin.startsWith('https:');
+  const authority = origin.slice(origin.indexOf('//') + 2);
+  const colon = authority.lastIndexOf(':');
+  // An IPv6 literal's colons sit inside brackets: only a colon after the ']' starts the port.
+  if (colon > authority.lastIndexOf(']')) return { address: authority.slice(0, colon), port: Number(authority.slice(colon + 1)) };
+  return { address: authority, port: https ? 443 : 80 };
 }
 
 /** The span id carried in an outgoing request's `traceparent` (flat undici header list). */
@@ -103,11 +118,13 @@ interface UndiciRequest {
 
 /** Starts recording and exporting spans. */
 export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
-  const url = tracesUrl(options.endpoint);
+  const url = options.url ?? tracesUrl(options.endpoint);
   const maxBatch = options.maxBatch ?? 512;
   const maxQueue = options.maxQueue ?? 4096;
   const dispatcher = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
-  const resource = { attributes: [str('service.name', options.serviceName), str('telemetry.sdk.name', 'portico')] };
+  const resource = {
+    attributes: [str('service.name', options.serviceName), ...(options.resourceAttributes ?? []).map(([k, v]) => str(k, v)), str('telemetry.sdk.name', 'portico')],
+  };
   // The first `sending` spans are the batch in flight; they leave the queue when its send ends.
   let queue: OtlpSpan[] = [];
   let dropped = 0;
@@ -130,6 +147,10 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
     span.start = performance.now();
     span.name = `${String(req.method)} ${String(req.origin).replace(/^[a-z]+:\/\//, '')}`;
     span.origin = `${String(req.origin)}${typeof req.path === 'string' ? req.path : ''}`;
+    span.method = String(req.method);
+    const { address, port } = originAddress(String(req.origin));
+    span.address = address;
+    span.port = port;
     byRequest.set(req, span);
   };
   const onHeaders = (message: unknown) => {
@@ -179,9 +200,11 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
         str('http.request.method', e.method),
         ...(e.routeId === undefined ? [] : [str('http.route', e.routeId.slice(e.routeId.indexOf(' ') + 1))]),
         str('url.path', e.path),
+        str('url.scheme', 'http'),
         int('http.response.status_code', e.status),
         str('portico.request_id', e.requestId),
-        ...(e.errorCode === undefined ? [] : [str('error.type', e.errorCode)]),
+        // A failure names its type: the gateway's error code, else the 5xx status itself.
+        ...(e.errorCode !== undefined ? [str('error.type', e.errorCode)] : e.status >= 500 ? [str('error.type', String(e.status))] : []),
       ],
       status: e.status >= 500 ? { code: STATUS_ERROR } : { code: STATUS_UNSET },
     });
@@ -198,9 +221,12 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
         // Still running (a stream): it ends with the request, as far as this span is concerned.
         endTimeUnixNano: epochNanos(child.end ?? end),
         attributes: [
+          ...(child.method === undefined ? [] : [str('http.request.method', child.method)]),
           ...(child.origin === undefined ? [] : [str('url.full', child.origin)]),
+          ...(child.address === undefined ? [] : [str('server.address', child.address)]),
+          ...(child.port === undefined ? [] : [int('server.port', child.port)]),
           ...(child.status === undefined ? [] : [int('http.response.status_code', child.status)]),
-          ...(child.error === undefined ? [] : [str('error.type', child.error)]),
+          ...(child.error !== undefined ? [str('error.type', child.error)] : failed ? [str('error.type', String(child.status))] : []),
         ],
         status: failed ? { code: STATUS_ERROR, ...(child.error === undefined ? {} : { message: child.error }) } : { code: STATUS_UNSET },
       });
@@ -255,6 +281,7 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
 
   return {
     endpoint: options.endpoint,
+    identity: options.identity ?? options.endpoint,
     get dropped() {
       return dropped;
     },

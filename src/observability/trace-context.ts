@@ -25,7 +25,12 @@ export interface ChildSpan {
   status: number | undefined;
   error: string | undefined;
   name: string | undefined;
+  /** The call's full URL (`url.full`). */
   origin: string | undefined;
+  method: string | undefined;
+  /** Host and port of the callee (`server.address`, `server.port`). */
+  address: string | undefined;
+  port: number | undefined;
 }
 
 export interface TraceContext {
@@ -147,7 +152,7 @@ export function childTraceparent(req: IncomingMessage): string {
 function childOf(ctx: TraceContext): string {
   const spanId = newSpanId();
   if (ctx.children !== undefined && recorder !== undefined) {
-    const span: ChildSpan = { spanId, start: performance.now(), end: undefined, status: undefined, error: undefined, name: undefined, origin: undefined };
+    const span: ChildSpan = { spanId, start: performance.now(), end: undefined, status: undefined, error: undefined, name: undefined, origin: undefined, method: undefined, address: undefined, port: undefined };
     ctx.children.push(span);
     recorder.childStarted(span);
   }
