@@ -38,7 +38,7 @@ export const DRAIN_TIMEOUT_MS = 15_000;
 export interface GatewayOptions {
   readonly config: CompiledConfig;
   readonly logger?: Logger;
-  /** Milliseconds in-flight requests get to finish on close (DECISIONS.md: 15 s). */
+  /** Milliseconds in-flight requests get to finish on close (15 s by default). */
   readonly drainTimeoutMs?: number;
   /** Overrides the WebSocket tunnel bounds (tests; docs/streaming.md "Tunnel limits" has the defaults). */
   readonly tunnel?: TunnelOptions;
@@ -77,7 +77,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const events = createEventBus();
   logEvents(events, logger);
   // One circuit per origin for the whole process; breakers read the registry's current settings,
-  // so a reload can change or disable them without losing state (DECISIONS.md).
+  // so a reload can change or disable them without losing state (docs/design-decisions.md).
   const circuits = createCircuitRegistry({ settings: options.config.settings.circuitBreaker, events });
   const upstreams = createUpstreamRegistry({
     connections: options.config.settings.limits.connectionsPerOrigin,
@@ -87,13 +87,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   circuits.retain(originsOf(options.config));
 
   let config = options.config;
-  // Once per process like the upstreams: cached mapping results survive reloads (DECISIONS.md).
+  // Once per process like the upstreams: cached mapping results survive reloads (docs/design-decisions.md).
   const mappingCache = createMappingCache(options.config.settings.mappingCache);
-  // Once per process too: rate-limit buckets survive reloads (DECISIONS.md).
+  // Once per process too: rate-limit buckets survive reloads (docs/design-decisions.md).
   const rateLimiter = createRateLimiter();
   // Open SSE streams, ended when the drain starts (they would otherwise hold it for 15 s).
   const streams = createOpenStreams();
-  // Once per process too: JWKS keys survive reloads, no refetch for an unchanged jwksUrl (DECISIONS.md).
+  // Once per process too: JWKS keys survive reloads, no refetch for an unchanged jwksUrl (docs/design-decisions.md).
   const jwks = createJwksRegistry({ logger });
   let table = buildTable(config);
   let draining = false;

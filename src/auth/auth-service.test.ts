@@ -73,7 +73,7 @@ describe('interpretAuthAnswer', () => {
     });
   });
 
-  it('204 is not 200: relayed as it is (spec 5.5)', () => {
+  it('204 is not 200: relayed as it is', () => {
     const outcome = interpretAuthAnswer(204, {}, Buffer.alloc(0), 'r', capture().logger);
     assert.equal(outcome.ok, false);
     if (!outcome.ok) assert.equal(outcome.status, 204);

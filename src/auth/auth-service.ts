@@ -1,18 +1,18 @@
 /**
- * Delegated mode (spec 4.2, 5.3-5.6): the gateway asks the operator's auth service
+ * Delegated mode (docs/design-decisions.md "Auth"): the gateway asks the operator's auth service
  * `GET {authService}{authPath}` with the client's exact Authorization header and lets the request
  * through only on a 200. A 200 JSON object's string claims become `X-<claim>` headers; an empty body
  * or `{}` adds none. Any other answer goes back to the client as it is (status, body, content type
  * and its other end-to-end headers). No answer within 5 s, or no connection: 503 JSON.
  *
- * Decision (issue 3): a request without Authorization is still sent to the auth service. Spec 5.3
- * says "any authentication strategy is possible on the auth service side", e.g. a session cookie,
+ * Decision: a request without Authorization is still sent to the auth service. Any
+ * authentication strategy is meant to be possible on the auth service side, e.g. a session cookie,
  * so the service, not the gateway, decides whether a request with no token is refused. To make
  * such strategies possible the call also carries the client's `Cookie`, and `X-Forwarded-Method` /
  * `X-Forwarded-Uri` (what the client asked for, as Traefik's forwardAuth and nginx auth_request
  * setups send), so the service can decide per route.
  *
- * Like every outgoing call (issue 7, DECISIONS.md "HTTP behaviour"), the call carries the request
+ * Like every outgoing call (docs/design-decisions.md "HTTP behaviour"), the call carries the request
  * id and, with `telemetry.propagation` on, a `traceparent` with the request's trace id and a span
  * id of its own (plus the client's `tracestate`); its answer is reported as 'upstream:response'
  * (call 'auth') for the upstream latency metrics.
@@ -29,7 +29,7 @@ import type { Authenticator, AuthOutcome } from './authenticator.js';
 import { claimHeaders, isClaimsObject, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
 
-/** spec 5.6 / 8: the auth service call times out after 5 seconds. */
+/** The auth service call times out after 5 seconds. */
 export const AUTH_SERVICE_TIMEOUT_MS = 5_000;
 /** An auth service answer larger than this is treated as a broken service (503), not relayed. */
 export const MAX_AUTH_BODY_BYTES = 1024 * 1024;
@@ -63,7 +63,7 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
   return {
     async authenticate(req, requestId, routeId): Promise<AuthOutcome> {
       const abort = new AbortController();
-      // One timer for connect, headers and body together: "no answer within 5 s" (spec 7).
+      // One timer for connect, headers and body together: "no answer within 5 s".
       const timer = setTimeout(() => abort.abort(), timeoutMs);
       const requestHeaders = authServiceRequestHeaders(req.headers, req.method ?? 'GET', req.url ?? '/', requestId, origin.hostHeader);
       if (propagateTrace) appendTraceHeaders(req, requestHeaders);
@@ -102,7 +102,7 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
 /** The headers of the validation call (flat list, the form undici takes without copying). */
 export function authServiceRequestHeaders(client: IncomingHttpHeaders, method: string, uri: string, requestId: string, hostHeader: string): string[] {
   const out = ['host', hostHeader, 'x-request-id', requestId, 'x-forwarded-method', method, 'x-forwarded-uri', uri];
-  // spec 4.2: the exact Authorization header of the client request.
+  // The exact Authorization header of the client request.
   if (client.authorization !== undefined) out.push('authorization', client.authorization);
   if (client.cookie !== undefined) out.push('cookie', client.cookie);
   return out;
@@ -111,11 +111,11 @@ export function authServiceRequestHeaders(client: IncomingHttpHeaders, method: s
 /** Turns the auth service's answer into an outcome: 200 lets through, anything else is relayed. */
 export function interpretAuthAnswer(status: number, headers: IncomingHttpHeaders, body: Buffer, requestId: string, logger: Logger): AuthOutcome {
   if (status !== 200) {
-    // spec 5.5: any non-200 is returned to the client unchanged.
+    // Any non-200 is returned to the client unchanged.
     return { ok: false, status, headers: relayedHeaders(headers, body.length, requestId, logger), body, detail: `auth service answered ${status}` };
   }
   const text = body.toString('utf8').trim();
-  // spec 4.2: an empty body or `{}` lets the request through without extra headers.
+  // An empty body or `{}` lets the request through without extra headers.
   if (text === '') return { ok: true, claimHeaders: [] };
   let claims: unknown;
   try {

@@ -1,6 +1,6 @@
 /**
  * The AUTH CONTRACT shared by the HTTP auth layer and the WebSocket upgrade: one Authenticator per
- * configuration, chosen by DECISIONS.md's priority `authService`, then `jwksUrl`, then `secret`.
+ * configuration, chosen in the priority order `authService`, then `jwksUrl`, then `secret`.
  * A refusal carries a complete response (a gateway JSON error, or the auth service's answer
  * relayed as-is), so any writer (ServerResponse or raw socket) can send it unchanged.
  */
@@ -52,7 +52,7 @@ function createModeAuthenticator(settings: CompiledConfig['settings'], deps: Aut
   const { logger } = deps;
   if (auth.authService !== undefined) {
     const ignored = [auth.secret && 'secret', auth.jwksUrl && 'jwksUrl', auth.issuer && 'issuer', auth.audience && 'audience'].filter(Boolean);
-    // spec 5.3: in delegated mode the gateway ignores `secret`.
+    // In delegated mode the gateway ignores `secret`: the auth service decides.
     if (ignored.length > 0) logger.info({ ignored }, 'auth: delegated mode; these auth settings are ignored');
     return createAuthServiceAuthenticator({ authService: auth.authService, authPath: auth.authPath, logger, upstreams: deps.upstreams, propagateTrace: settings.telemetry.propagation, events: deps.events });
   }

@@ -1,5 +1,5 @@
 /**
- * Claims become backend request headers (spec 4.2, DECISIONS.md "Claims"): every string claim
+ * Claims become backend request headers (docs/design-decisions.md "Auth"): every string claim
  * `name` is sent as `X-<name>`. A claim that cannot be a header (a name with non-token characters,
  * a value with CR, LF or other control characters) is skipped, never repaired: repairing would let a
  * token holder shape the headers a backend trusts. The caller logs what was skipped.
@@ -26,7 +26,7 @@ export function claimHeaders(claims: Readonly<Record<string, unknown>>, skipped?
   let seen: Set<string> | undefined;
   for (const claim in claims) {
     const value = claims[claim];
-    // DECISIONS.md: string claims only; numbers (exp, iat), booleans, arrays and objects are not sent.
+    // String claims only; numbers (exp, iat), booleans, arrays and objects are not sent.
     if (typeof value !== 'string') continue;
     const skip = (reason: SkippedClaim['reason']) => skipped?.push({ claim, reason });
     if (!TOKEN.test(claim)) {

@@ -1,6 +1,6 @@
 /**
- * JWKS key sources, made once per process (STYLE.md 3: stateful parts live in registries made at
- * startup; DECISIONS.md: caches survive a reload). A reload that keeps `jwksUrl` (and
+ * JWKS key sources, made once per process (stateful parts live in registries made at
+ * startup, so caches survive a reload). A reload that keeps `jwksUrl` (and
  * `jwksCooldownSec`) gets the same source back: no refetch, and keys loaded before keep
  * verifying while the endpoint is down (stale-if-error), exactly as without the reload.
  * The authenticator built on a source is still per configuration (issuer, audience, tolerance).

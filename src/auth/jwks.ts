@@ -1,5 +1,5 @@
 /**
- * JWKS mode (DECISIONS.md `config.auth.jwksUrl`): RS*, PS*, ES* and EdDSA tokens verified with
+ * JWKS mode (`config.auth.jwksUrl`): RS*, PS*, ES* and EdDSA tokens verified with
  * keys fetched from the JWKS endpoint.
  *
  * Design note. jose's createRemoteJWKSet caches the key set (10 min), refetches when a token names
@@ -173,7 +173,7 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions): JwksKeyS
   // jose writes each applied key set here (`jwks`, a new object per fetch): cheap change detection.
   const applied: JWKSCacheInput = {};
   const jose = createRemoteJWKSet(new URL(options.url), {
-    // The same bound as the delegated auth service call (spec 8: 5 s).
+    // The same bound as the delegated auth service call (5 s).
     timeoutDuration: 5_000,
     cooldownDuration: options.cooldownSec * 1000,
     [jwksCache]: applied,

@@ -1,5 +1,5 @@
 /**
- * One contract suite for the two JWT modes (STYLE.md 6: `runAuthContract(make)`): local HMAC and
+ * One contract suite for the two JWT modes (`runAuthContract(make)`): local HMAC and
  * JWKS keys must accept and refuse the same tokens for the same reasons. No network: the JWKS
  * mode runs on an in-memory key set; the HTTP side is covered by test/integration/auth-*.test.ts.
  */
@@ -197,7 +197,7 @@ describe('local HMAC mode', () => {
   });
 });
 
-describe('verified-token cache (issue 8)', () => {
+describe('verified-token cache', () => {
   const secret = new TextEncoder().encode(SECRET);
   const hs256 = (p: JWTPayload) => new SignJWT(p).setProtectedHeader({ alg: 'HS256' }).sign(secret);
 

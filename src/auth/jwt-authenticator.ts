@@ -23,7 +23,7 @@ export interface JwtCheckOptions {
 }
 
 export interface JwtAuthenticatorOptions extends JwtCheckOptions {
-  /** The only `alg` values accepted (DECISIONS.md: HS* for a secret, RS/PS/ES/EdDSA for a JWKS). */
+  /** The only `alg` values accepted (HS* for a secret, RS/PS/ES/EdDSA for a JWKS). */
   readonly algorithms: readonly string[];
   readonly getKey: JWTVerifyGetKey;
   /** True for key-resolution errors meaning "cannot check now" (503), not "bad token" (401). */

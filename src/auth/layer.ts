@@ -1,5 +1,5 @@
 /**
- * The auth step of a protected route (spec 5): only routes that require a token get this layer
+ * The auth step of a protected route: only routes that require a token get this layer
  * (decided at config load), so public routes never validate tokens or call the auth service.
  * On success the claim headers ride on the exchange to the endpoint; on refusal the outcome's
  * complete response is written and the chain stops.

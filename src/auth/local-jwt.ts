@@ -1,5 +1,5 @@
 /**
- * Local mode (spec 5.2, DECISIONS.md `config.auth.secret`): HS256, HS384 and HS512 tokens verified
+ * Local mode (`config.auth.secret`): HS256, HS384 and HS512 tokens verified
  * with the configured secret. One HMAC key per algorithm is imported at config load, so the hot
  * path never re-imports the secret (jose would for a raw Uint8Array on every call).
  */

@@ -1,6 +1,7 @@
 /**
- * Verified-token cache for local (secret) and JWKS modes (issue 8: a jose verification through
- * WebCrypto costs 50-100 µs, more than the rest of the proxy path; clients resend the same token).
+ * Verified-token cache for local (secret) and JWKS modes (a jose verification through
+ * WebCrypto costs more than the rest of the proxy path, and clients resend the same token; see
+ * docs/performance.md).
  *
  * Design note. Keyed by the exact token string; a value is the success outcome (claim headers)
  * plus `exp`/`nbf`. Only successes are stored, so a flood of bad tokens neither fills the cache

@@ -35,7 +35,7 @@ function open(s: ReturnType<typeof setup>) {
   assert.equal(s.breaker.state, 'open');
 }
 
-describe('createBreaker: spec 3, row by row', () => {
+describe('createBreaker: the transition table, row by row', () => {
   it('Closed, request, normal operation: Closed, every request passes', () => {
     const s = setup();
     for (let i = 0; i < 100; i++) must(s.breaker.acquire()).succeed();

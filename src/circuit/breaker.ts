@@ -6,7 +6,7 @@
  * This file holds the contract, the always-closed breaker of a disabled circuit, and the state
  * machine of spec section 3 (`createBreaker`).
  *
- * Transitions (spec 3, DECISIONS.md "Circuit breaker"):
+ * Transitions (docs/design-decisions.md "Circuit breaker"):
  *
  * | State     | Trigger              | Condition                                  | Next      | Effect                                   |
  * |-----------|----------------------|--------------------------------------------|-----------|------------------------------------------|
@@ -52,7 +52,7 @@ export function createDisabledBreaker(origin: string): CircuitBreaker {
   return { origin, state: 'closed', acquire: () => NO_OP_PERMIT, retryAfterSec: () => 0 };
 }
 
-/** `config.circuitBreaker` (spec 2.4). */
+/** `config.circuitBreaker`. */
 export interface CircuitSettings {
   readonly enabled: boolean;
   readonly maxFailures: number;
@@ -132,7 +132,7 @@ export function createBreaker(options: BreakerOptions): StatefulBreaker {
   function onFail(granted: number): void {
     if (granted !== period) return;
     consecutiveFailures++;
-    // spec 3: a failed probe reopens at once; closed opens after maxFailures in a row.
+    // A failed probe reopens at once; closed opens after maxFailures in a row.
     if (state === 'half-open' || consecutiveFailures >= settingsOf().maxFailures) moveTo('open');
   }
 

@@ -1,6 +1,7 @@
 /**
  * The circuit step of a route: no permit means 503 at once and the backend is not even connected
- * to (spec 3 and 7); otherwise the request goes on and its outcome is reported on the permit.
+ * to (docs/design-decisions.md "Circuit breaker"); otherwise the request goes on and its
+ * outcome is reported on the permit.
  */
 import type { ServerResponse } from 'node:http';
 import type { Exchange, Layer } from '../pipeline/step.js';
@@ -10,7 +11,7 @@ import { sendError } from '../response/send-error.js';
 export interface CircuitLayerOptions {
   /**
    * Report the outcome as soon as the response starts instead of when the exchange ends. For SSE
-   * routes, where DECISIONS.md counts the outcome of opening the stream: a healthy stream that
+   * routes, where the rule counts the outcome of opening the stream: a healthy stream that
    * stays open for minutes must not hold a half-open probe slot all that time.
    */
   readonly settleOnResponseStart?: boolean;
@@ -48,7 +49,7 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
 
 /**
  * The outcome the endpoint recorded: an answer >= 500 or no answer is a failure, any other
- * answer a success (DECISIONS.md); a client that left, or no backend call at all, counts nothing.
+ * answer a success (docs/design-decisions.md); a client that left, or no backend call at all, counts nothing.
  */
 export function settlePermit(permit: CircuitPermit, ex: Pick<Exchange, 'upstreamStatus' | 'upstreamFailure'>): void {
   if (ex.upstreamStatus !== undefined) {

@@ -1,6 +1,6 @@
 /**
  * One circuit per backend origin (`scheme://host:port`), shared by every route, mapping rule and
- * WebSocket upgrade that calls it (DECISIONS.md). Made once per process: circuit state survives a
+ * WebSocket upgrade that calls it (docs/design-decisions.md). Made once per process: circuit state survives a
  * reload for origins that still exist. The registry holds the current `config.circuitBreaker`
  * and every breaker reads it through a getter, so a reload that changes the settings reaches
  * existing circuits without losing their state.

@@ -1,23 +1,22 @@
 /**
- * V8 settings for a gateway process, set by the CLI before anything else loads (issue #8).
+ * V8 settings for a gateway process, set by the CLI before anything else loads.
  *
  * V8's defaults suit a browser tab or a batch job; a gateway's heap is small, steady and churned by
- * every request. Measured with `--trace-gc-nvp` and `npm run bench:ab` (README "Performance"):
+ * every request (the measurements are in docs/performance.md):
  *
  * - Allocation-site pretenuring misfires. V8 sees some request objects survive a scavenge (they
  *   were in flight) and starts allocating that site's objects directly in the old generation.
  *   Those die with the request, but while dead in the old generation they keep every young object
- *   they point to alive. On 4 KB POSTs a scavenge then copied 2.5 MB instead of 0.4 MB and GC took
- *   19 instead of 3 µs a request. Off, POST throughput rose ~20%.
- * - The old generation may grow to 4x its live size between mark-compacts on a machine with a
- *   large heap limit (a 20 MB live heap sat at 80 MB). A fixed growth factor of 1.3 keeps it near
- *   26 MB; a mark-compact of a 20 MB heap takes ~8 ms, so the extra ones cost nothing measurable.
- * - The young generation grows to two 16 MB semi-spaces. Once pretenuring is off few objects
- *   survive a scavenge, so 8 MB semi-spaces cost ~1 µs a request and save 16 MB. The size
- *   can only be set on node's command line; `capYoungGeneration` caps it at run time instead.
+ *   they point to alive, so scavenges copy far more than they need to. It is turned off.
+ * - On a machine with a large heap limit the old generation may grow to several times its live
+ *   size between mark-compacts. A fixed, small growth factor keeps it near the live size; a
+ *   mark-compact of a gateway-sized heap is short, so the extra ones cost nothing noticeable.
+ * - The young generation grows to large semi-spaces. Once pretenuring is off few objects survive
+ *   a scavenge, so smaller semi-spaces cost little and save memory. The size can only be set on
+ *   node's command line; `capYoungGeneration` caps it at run time instead.
  * - undici parses HTTP/1 with llhttp compiled to WebAssembly. The first response makes V8 tier
- *   its large parser function up with TurboFan, whose loop unrolling takes a 29 MB compile zone
- *   for ~120 ms. Without unrolling it takes 20 MB and the parser runs as fast.
+ *   its large parser function up with TurboFan, whose loop unrolling takes a large compile zone
+ *   for a long compile. Without unrolling it takes less memory and the parser runs as fast.
  *
  * A flag the operator passes (node options or NODE_OPTIONS) wins: Portico then leaves that
  * setting alone.

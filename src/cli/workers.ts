@@ -20,7 +20,7 @@ import { startedByNpm, stopWhenOrphaned } from './parent-watch.js';
 
 const RELOAD = 'portico:reload';
 const SHUTDOWN = 'portico:shutdown';
-/** Drain (15 s, DECISIONS.md) plus a margin before the primary kills what is left. */
+/** Drain (15 s) plus a margin before the primary kills what is left. */
 const STOP_DEADLINE_MS = 20_000;
 const CRASH_WINDOW_MS = 30_000;
 const MAX_CRASHES = 5;

@@ -1,6 +1,6 @@
 /**
  * Reads a configuration file: YAML parsed with positions kept, `${NAME}` / `${NAME:-default}`
- * substituted from the environment (DECISIONS.md), and a `locate(path)` that turns a schema path
+ * substituted from the environment (docs/design-decisions.md), and a `locate(path)` that turns a schema path
  * into a line and column for `FILE:LINE:COL` problems.
  */
 import { readFileSync, statSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Semantic checks of the operational keys (issue 7) that the schema cannot express: trusted
+ * Semantic checks of the operational keys that the schema cannot express: trusted
  * proxies, CORS, rate-limit buckets that could never admit a request, the OTLP endpoint.
  */
 import type { ConfigPath } from './load.js';

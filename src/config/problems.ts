@@ -15,7 +15,7 @@ export interface Problem {
 /** Longest message or hint printed: messages quote keys and values from the file, which may be huge. */
 const MAX_TEXT = 500;
 
-/** `FILE:LINE:COL: message (hint)`, the format of `portico check` (DECISIONS.md). */
+/** `FILE:LINE:COL: message (hint)`, the format of `portico check` (docs/design-decisions.md). */
 export function formatProblem(p: Problem): string {
   return `${p.file}:${p.line}:${p.col}: ${p.severity ? `${p.severity}: ` : ''}${clip(p.message)}${p.hint ? ` (${clip(p.hint)})` : ''}`;
 }

@@ -1,6 +1,6 @@
 /**
  * The one schema of a Portico configuration file. It types the parsed file, applies the defaults
- * of the spec (2.3-2.5) and DECISIONS.md, and is published as JSON Schema (schema/portico.schema.json)
+ * of docs/design-decisions.md "Configuration", and is published as JSON Schema (schema/portico.schema.json)
  * for editors. Semantic rules the schema cannot express live in validate.ts.
  */
 import { z } from 'zod';
@@ -8,7 +8,7 @@ import { z } from 'zod';
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-/** DECISIONS.md: identity headers removed from every client request before auth runs. */
+/** Identity headers removed from every client request before auth runs. */
 export const DEFAULT_STRIP_HEADERS = ['X-userId', 'X-username', 'X-role', 'X-sub', 'X-email'];
 
 const seconds = (d: string) => z.number().positive().describe(d);

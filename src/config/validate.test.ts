@@ -14,7 +14,7 @@ const ROUTE = `  - method: GET
     path: /a
 `;
 
-describe('config defaults (spec 2.3-2.5, DECISIONS.md)', () => {
+describe('config defaults (docs/design-decisions.md "Configuration")', () => {
   it('applies every default', () => {
     const r = loadConfigText(`routes:\n${ROUTE}`, 'g.yaml', {});
     assert.ok(r.ok);

@@ -1,6 +1,6 @@
 /**
  * Validation of a parsed file: the schema (types, defaults, unknown keys with hints), then the
- * rules the schema cannot express (spec 2.6, spec 2.1 rule 2, DECISIONS.md). Every problem is
+ * rules the schema cannot express (docs/design-decisions.md "Configuration"). Every problem is
  * collected with its position; nothing is thrown.
  */
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 /**
  * Reading bounded bodies: the primary body of a mapped route and the mapping answers are buffered,
- * but never beyond `limits.maxMappingBodyBytes` (DECISIONS.md); compressed bodies are decoded
+ * but never beyond `limits.maxMappingBodyBytes` (docs/design-decisions.md); compressed bodies are decoded
  * within the same bound.
  */
 import type { Readable } from 'node:stream';

@@ -1,5 +1,5 @@
 /**
- * The mapping cache (spec 2.5, 4.3; DECISIONS.md "Response mapping"): successful mapping results
+ * The mapping cache (docs/design-decisions.md "Response mapping"): successful mapping results
  * by URL, for `ttlSec`, at most `maxSize` entries, least recently used evicted first.
  *
  * Design note: storage is lru-cache (a true LRU: a read moves the entry to the front, unlike a

@@ -1,6 +1,6 @@
 /**
  * From the answers of a response's mapping calls to the edit of each item: which tags it gets,
- * which parameter fields go (DECISIONS.md: only when the tag was set), how many bytes that adds,
+ * which parameter fields go (docs/design-decisions.md: only when the tag was set), how many bytes that adds,
  * and which (call, rule) pairs failed. Pure: the endpoint logs the failures and bounds the bytes.
  */
 import type { CompiledMappingRule } from '../config/compile.js';

@@ -1,11 +1,11 @@
 /**
- * The endpoint of routes with mapping rules (spec 4.3). The request goes to the backend like a
+ * The endpoint of routes with mapping rules. The request goes to the backend like a
  * standard route; a 2xx JSON answer (an object or an array of objects) is buffered, every distinct
  * mapping URL is fetched concurrently, and each result is spliced into its items under `tag`.
- * Anything else is relayed unchanged (DECISIONS.md "Response mapping").
+ * Anything else is relayed unchanged (docs/design-decisions.md "Response mapping").
  *
- * Tracing (issue 7, DECISIONS.md "the same id is sent to the backend, the mapping calls and the
- * auth service"): every mapping call made carries the request id and, with `telemetry.propagation`,
+ * Tracing (docs/design-decisions.md "HTTP behaviour": the same id goes to the backend, the mapping
+ * calls and the auth service): every mapping call made carries the request id and, with `telemetry.propagation`,
  * the request's trace with a span id of its own. A call shared through the cache's single-flight
  * (one call for every client request that wants the same URL while it runs) carries the request
  * id and trace of the request that started it; requests that join it or hit the cache make no
@@ -14,7 +14,7 @@
  * Bounds (README "Response mapping"): at most `limits.connectionsPerOrigin` calls per response and
  * origin in flight at once (limit.ts), at most MAX_MAPPING_CALLS_PER_RESPONSE distinct URLs per
  * response (plan.ts), and an enriched body of at most 2 x `limits.maxMappingBodyBytes`; past a
- * bound, or on any error while enriching, the primary answer is still returned (spec 7).
+ * bound, or on any error while enriching, the primary answer is still returned.
  */
 import { setMaxListeners } from 'node:events';
 import { pipeline } from 'node:stream/promises';
@@ -137,7 +137,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   }
 
   /**
-   * Fetches every distinct URL concurrently (spec 4.3), through the cache when enabled, with at
+   * Fetches every distinct URL concurrently, through the cache when enabled, with at
    * most `connectionsPerOrigin` calls of this response in flight per origin (limit.ts).
    */
   function fetchAll(ex: Exchange, calls: readonly PlannedCall[], signal: AbortSignal): Promise<MappingOutcome[]> {
@@ -252,7 +252,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       try {
         enriched = await enrich(ex, raw, answer.headers['content-encoding'], abort.signal);
       } catch (err) {
-        // spec 7: the primary response is always returned, whatever went wrong while enriching.
+        // The primary response is always returned, whatever went wrong while enriching.
         logger.error({ reqId: ex.requestId, route: route.id, err }, 'mapping failed with an error; primary body returned unchanged');
       }
       if (res.destroyed) return;

@@ -1,7 +1,7 @@
 /**
  * A strict RFC 8259 scanner that finds where things are in a JSON text instead of building values.
  *
- * Design note: enrichment must leave every byte it does not own untouched (DECISIONS.md "Response
+ * Design note: enrichment must leave every byte it does not own untouched (docs/design-decisions.md "Response
  * mapping": integers beyond 2^53, number text such as `1.0` or `1e5`, key order, escapes and
  * unicode survive exactly). `JSON.parse` loses big integers and Node 20 has no source-text access,
  * so the mapped route never re-serialises the primary body: this scanner validates it and reports
@@ -31,7 +31,7 @@ export interface ObjectSpan {
 
 /**
  * The items of a primary body, or undefined when the text is not valid JSON or is not an object
- * or an array of objects (that body is then returned unchanged: DECISIONS.md).
+ * or an array of objects (that body is then returned unchanged: docs/design-decisions.md).
  */
 export function scanItems(text: string): ObjectSpan[] | undefined {
   try {

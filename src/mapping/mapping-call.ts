@@ -1,15 +1,15 @@
 /**
- * One mapping call: GET on the rule's origin through its keep-alive pool (spec 4.3: 64
- * connections per host), within `timeouts.mappingSec`, under the origin's circuit.
+ * One mapping call: GET on the rule's origin through its keep-alive pool (a bounded
+ * number of connections per host), within `timeouts.mappingSec`, under the origin's circuit.
  * It never throws: every failure becomes an outcome with a reason for the warning log.
  *
  * `mappingSec` runs from the moment the call has a connection, never while it waits in the
  * gateway's own pool queue: undici's `headersTimeout` starts when the request is written, and the
  * body then gets `mappingSec` of its own. Waiting for a free connection is the gateway's doing,
  * not the backend's, so it can neither time a call out nor count as a circuit failure
- * (DECISIONS.md "Circuit breaker": a failure is a 5xx or no answer from the backend).
+ * (docs/design-decisions.md "Circuit breaker": a failure is a 5xx or no answer from the backend).
  *
- * Like every outgoing call (issue 7), it carries the request id and, with `telemetry.propagation`
+ * Like every outgoing call, it carries the request id and, with `telemetry.propagation`
  * on, a `traceparent` with the request's trace id and a span id of its own (plus `tracestate`),
  * and reports its answer as 'upstream:response' (call 'mapping') for the metrics.
  */
@@ -57,7 +57,7 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
   const callerGaveUp = () => options.signal?.aborted === true;
   // The caller left while this call waited its turn (enrich.ts): no permit, no call.
   if (callerGaveUp()) return ABORTED;
-  // DECISIONS.md: while its circuit is open a mapping rule is skipped without a call.
+  // While its circuit is open a mapping rule is skipped without a call.
   const permit = upstream.breaker.acquire();
   if (permit === undefined) return CIRCUIT_OPEN;
   let reported = false;
@@ -73,7 +73,7 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
   const onCallerAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
-  // DECISIONS.md: no client credentials (the cache is shared between clients), the request id.
+  // No client credentials (the cache is shared between clients), the request id.
   // A flat list: the form undici takes without copying, and the one the OTLP exporter reads.
   const requestHeaders = ['host', upstream.origin.hostHeader, 'accept', 'application/json', 'accept-encoding', 'identity', 'x-request-id', options.requestId];
   if (options.traceOf !== undefined) appendTraceHeaders(options.traceOf, requestHeaders);
@@ -95,7 +95,7 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
     }, options.timeoutMs);
     const observer = options.observer;
     if (observer !== undefined) observer.events.emit('upstream:response', { routeId: observer.routeId, origin: upstream.origin.key, call: 'mapping', status: statusCode, durationMs: performance.now() - started });
-    // DECISIONS.md "Circuit breaker": a 5xx is a failure, any other answer a success.
+    // A 5xx is a failure, any other answer a success.
     if (statusCode >= 500) report('fail');
     else report('succeed');
     if (statusCode < 200 || statusCode >= 300) {

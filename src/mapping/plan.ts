@@ -1,6 +1,6 @@
 /**
  * From (item, rule) pairs to the distinct URLs to fetch: within one response one URL is fetched
- * once, cache or not (spec 4.3: 100 items over 5 distinct values cause 5 calls), and at most
+ * once, cache or not (100 items over 5 distinct values cause 5 calls), and at most
  * `MAX_MAPPING_CALLS_PER_RESPONSE` distinct URLs per response.
  */
 import type { CompiledMappingRule } from '../config/compile.js';
@@ -40,7 +40,7 @@ export function ruleFieldNames(rules: readonly CompiledMappingRule[]): ReadonlyS
 }
 
 /**
- * Placeholder value of a member (DECISIONS.md): strings unescaped, numbers and booleans exactly as
+ * Placeholder value of a member (docs/design-decisions.md): strings unescaped, numbers and booleans exactly as
  * written (`1000000` stays `1000000`), anything else (null, object, array) skips the rule.
  */
 export function placeholderValue(text: string, m: MemberSpan): string | undefined {
@@ -80,7 +80,7 @@ export function planCalls(text: string, items: readonly ObjectSpan[], rules: rea
     for (let r = 0; r < rules.length; r++) {
       const rule = rules[r]!;
       const key = valuesKey(text, rule.path.params, found);
-      // Every placeholder of the path must resolve, else the rule is skipped silently (spec 7).
+      // Every placeholder of the path must resolve, else the rule is skipped silently.
       if (key === undefined) continue;
       let index = byValues[r]!.get(key);
       if (index === undefined) {

@@ -3,7 +3,7 @@
  *
  * Design note: the map holds a key only between the call's start and its settlement, so a
  * finished call is never reused from here (caching is cache.ts's job) and a failed call is
- * forgotten at once: the next request for that key makes a new call (DECISIONS.md: failures
+ * forgotten at once: the next request for that key makes a new call (docs/design-decisions.md: failures
  * are not cached). The map is per process, so concurrent client requests share one call, not
  * only the items of one response.
  */

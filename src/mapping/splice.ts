@@ -1,6 +1,6 @@
 /**
  * Writes the enriched body by editing the primary text in place: the only bytes that change are
- * the tags set and the keys removed (DECISIONS.md "Response mapping"). Everything else, whitespace
+ * the tags set and the keys removed (docs/design-decisions.md "Response mapping"). Everything else, whitespace
  * included, is copied from the original text.
  */
 import type { ObjectSpan } from './json-scan.js';

@@ -1,10 +1,9 @@
 /**
- * The access log: one line per request (DECISIONS.md: request id, route, status, duration),
+ * The access log: one line per request (docs/design-decisions.md: request id, route, status, duration),
  * written to the logger's own destination in pino's exact format (level number, time, the
  * logger's bindings, the fields, `msg`). The line is built here instead of by `logger.info()`:
- * pino's generic serialisation of this one object cost ~14% of the gateway's throughput on the
- * proxy hot path (A/B of 16 interleaved rounds, issue #8); this builder costs a few string
- * concatenations. Every other log line stays pino's.
+ * pino's generic serialisation of this one object is a measurable share of the proxy hot path
+ * (docs/performance.md); this builder costs a few string concatenations. Every other log line stays pino's.
  */
 import { pino, type Logger } from 'pino';
 import type { GatewayEvents } from './events.js';
@@ -53,7 +52,7 @@ export function accessLogWriter(logger: Logger): (e: RequestEnd) => void {
 /**
  * A duration rounded to hundredths of a millisecond, written as JavaScript writes that number
  * (1, 1.2, 1.23), from integers: converting the double itself is the slow path of number
- * formatting (together with the cached head, ~25% of the line's cost in a micro-benchmark).
+ * formatting (with the cached head, the largest part of the line's cost).
  */
 export function hundredths(ms: number): string {
   const h = Math.round(ms * 100);

@@ -7,7 +7,7 @@ import { accessLogWriter } from './access-log.js';
 export type { Logger };
 
 /**
- * JSON logs, one object a line (DECISIONS.md). Writes are batched: one write system call per
+ * JSON logs, one object a line (docs/design-decisions.md). Writes are batched: one write system call per
  * 64 KiB of lines, or per 100 ms when fewer come, never one per request, and they never block the
  * event loop (observability/line-batch.ts, log-output.ts). When stdout cannot keep up, lines are dropped
  * rather than queued without bound: counted (log-output.ts `droppedLogLines`, the metric

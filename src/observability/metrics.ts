@@ -4,7 +4,7 @@
  * the mapping cache, requests in flight) is read at scrape time, so it costs nothing per request.
  *
  * Names are `portico_` + snake_case + unit suffix; labels are route templates (`/users/{id}`),
- * methods, status classes, origins and kinds, never raw paths or user data (STYLE.md 2).
+ * methods, status classes, origins and kinds, never raw paths or user data, so the series stay bounded.
  * Process metrics use the standard unprefixed names (`process_*`, `nodejs_*`) so that
  * ready-made dashboards work.
  */

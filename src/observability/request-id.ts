@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 /** A client id is kept when it is short printable ASCII; anything else is replaced (log safety). */
 const ACCEPTABLE = /^[\x21-\x7e]{1,128}$/;
 
-/** DECISIONS.md: the client's X-Request-ID if it sent a usable one, else a new UUID. */
+/** docs/design-decisions.md: the client's X-Request-ID if it sent a usable one, else a new UUID. */
 export function requestIdFor(clientValue: string | string[] | undefined): string {
   return typeof clientValue === 'string' && ACCEPTABLE.test(clientValue) ? clientValue : randomUUID();
 }

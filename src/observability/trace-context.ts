@@ -3,12 +3,12 @@
  * trace (a valid `traceparent`) or starts one, and every outgoing call (backend, mapping call,
  * auth service, WebSocket upgrade) gets its own child span id, so that each backend span hangs
  * under the call that caused it. `tracestate` is passed on unchanged with a valid `traceparent`
- * and dropped with an invalid one (spec 3.3).
+ * and dropped with an invalid one (W3C Trace Context, section 3.3).
  *
- * Cost: nothing until a call is made; then about a microsecond per call. The context is kept on
- * the client request (`IncomingMessage`) under a symbol, which every caller has (auth gets `req`,
- * forward and mapping get `ex.req`): a symbol property costs ~20 ns where a WeakMap entry costs
- * ~600 ns (measured). Ids come from a pooled random buffer (no crypto call per request).
+ * Cost: nothing until a call is made. The context is kept on the client request
+ * (`IncomingMessage`) under a symbol, which every caller has (auth gets `req`, forward and mapping
+ * get `ex.req`): a symbol property is far cheaper than a WeakMap entry (docs/performance.md). Ids
+ * come from a pooled random buffer (no crypto call per request).
  *
  * Sampling and recording are process-wide settings (like OpenTelemetry's global propagator),
  * set by the gateway from `config.telemetry` at load and reload.
@@ -87,14 +87,14 @@ function randomHex(bytes: number): string {
 const ZERO_SPAN = '0000000000000000';
 const ZERO_TRACE = '00000000000000000000000000000000';
 
-/** A new 16-hex span id (never all zeros, spec 3.2.2.4). */
+/** A new 16-hex span id (never all zeros, W3C Trace Context 3.2.2.4). */
 export function newSpanId(): string {
   let id = randomHex(8);
   while (id === ZERO_SPAN) id = randomHex(8);
   return id;
 }
 
-/** A new 32-hex trace id (never all zeros, spec 3.2.2.3). */
+/** A new 32-hex trace id (never all zeros, W3C Trace Context 3.2.2.3). */
 export function newTraceId(): string {
   let id = randomHex(16);
   while (id === ZERO_TRACE) id = randomHex(16);
@@ -103,7 +103,7 @@ export function newTraceId(): string {
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
-/** Parses a `traceparent` header; undefined when invalid (spec 3.2: then a new trace starts). */
+/** Parses a `traceparent` header; undefined when invalid (then a new trace starts). */
 export function parseTraceparent(value: string | string[] | undefined): { traceId: string; parentId: string; sampled: boolean } | undefined {
   if (typeof value !== 'string' || value.length < 55) return undefined;
   const m = TRACEPARENT.exec(value);

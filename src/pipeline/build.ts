@@ -115,7 +115,7 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   };
   switch (route.kind) {
     case 'websocket':
-      // A plain request on a WebSocket route; upgrades never reach the pipeline (DECISIONS.md).
+      // A plain request on a WebSocket route; upgrades never reach the pipeline (docs/design-decisions.md).
       return async (ex) => {
         ex.errorCode = 'GW_UPGRADE_REQUIRED';
         sendError(ex.res, 'GW_UPGRADE_REQUIRED', { upgrade: 'websocket', connection: 'Upgrade' });

@@ -2,17 +2,16 @@
  * The endpoint of standard routes: the request is streamed to the backend and the answer streamed
  * back, never buffered. The call is one undici dispatch handler per request that writes the
  * backend's head and body chunks straight into the client response. That is `Pool.stream()`
- * without its per-request AbortController, AsyncResource and `finished()` listeners (together
- * ~12 µs of the ~220 µs a proxied request cost in the profile, issue #8): the client's 'close'
- * aborts the call through the handler instead.
+ * without its per-request AbortController, AsyncResource and `finished()` listeners, which showed
+ * in the profile of a proxied request: the client's 'close' aborts the call through the handler
+ * instead.
  *
  * The handler speaks undici's raw protocol (onConnect, onHeaders, onData, onComplete, onError),
  * the one undici's own `stream()` and `request()` use, typed deprecated in favour of the
  * controller API. That API wraps every handler in two more objects and parses the response head
- * into an object this module copied again. With the raw header list built straight into what
- * `writeHead` takes, four bench:ab runs of the small GET (16-24 rounds) gave 1.003x-1.066x,
- * about 2% (issue #8). Flat `[name, value, ...]` arrays are slower in `writeHead` than the
- * object (0.95x-0.97x), hence the object.
+ * into an object this module copied again; the raw header list is built straight into the object
+ * `writeHead` takes. Flat `[name, value, ...]` arrays are slower in `writeHead` than the object,
+ * hence the object (figures in docs/performance.md).
  */
 import type { Dispatcher } from 'undici';
 import type { Exchange, Step } from '../pipeline/step.js';
@@ -93,7 +92,7 @@ class ForwardCall implements Dispatcher.DispatchHandler {
   /**
    * undici starts headersTimeout when the request gets a connection. With every pooled connection
    * busy the request first waits in the queue: so the gateway answers the 504 itself at the
-   * deadline (backendSec after arrival, DECISIONS.md) and the queued call is dropped at dispatch.
+   * deadline (backendSec after arrival) and the queued call is dropped at dispatch.
    */
   armQueueDeadline(ms: number): void {
     this.deadline = setTimeout(() => {
@@ -218,7 +217,7 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
     new Promise<void>((resolve) => {
       const { req } = ex;
       const handler = new ForwardCall(ex, call, resolve);
-      // A client that leaves must release the backend connection at once (issue #8).
+      // A client that leaves must release the backend connection at once, so it can serve the next request.
       ex.onClose = handler.onClientClose;
       if (load.inFlight >= load.connections) handler.armQueueDeadline(headersTimeoutMs);
       load.inFlight++;

@@ -1,7 +1,7 @@
 /**
  * The only catalogue of gateway-generated errors. Every entry is documented in docs/errors.md
  * (a unit test keeps the two in step). Bodies are `{"error": message, "success": false}`
- * (DECISIONS.md); the code travels in the `X-Portico-Error` header for operators and scripts.
+ * (docs/design-decisions.md); the code travels in the `X-Portico-Error` header for operators and scripts.
  */
 export const ERRORS = {
   GW_ROUTE_NOT_FOUND: { status: 404, message: 'No route matches this path' },

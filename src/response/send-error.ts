@@ -7,7 +7,7 @@ const BODIES = new Map<string, Buffer>(
 );
 
 /**
- * Writes a gateway error in the one JSON shape of DECISIONS.md. The only place that turns an
+ * Writes a gateway error in the one JSON shape of docs/design-decisions.md. The only place that turns an
  * error into a body. A response whose headers already went out can only be cut short.
  */
 export function sendError(res: ServerResponse, code: ErrorCode, extraHeaders?: Record<string, string | number>, message?: string): void {

@@ -1,5 +1,5 @@
 /**
- * The client's address, for rate limiting and logs (DECISIONS.md `config.trustProxy`).
+ * The client's address, for rate limiting and logs (docs/design-decisions.md `config.trustProxy`).
  *
  * The socket's peer is the client unless it is a trusted proxy. Then `X-Forwarded-For` is read
  * from the right: every proxy appends the address it saw, so the rightmost entries were written

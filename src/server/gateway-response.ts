@@ -1,5 +1,5 @@
 /**
- * The server's response class: every response carries `X-Request-ID` (DECISIONS.md) without a
+ * The server's response class: every response carries `X-Request-ID` (docs/design-decisions.md) without a
  * `setHeader` per request. `res.setHeader()` before `writeHead(status, headers)` sends Node down
  * its slow path (each header of the object set and validated one by one); the hot writers
  * (proxy, mapping, SSE) put the id in the headers object they build anyway, and only writers

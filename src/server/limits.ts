@@ -1,6 +1,6 @@
 /**
- * Limits that protect the gateway from clients (DECISIONS.md leaves them to us; values follow
- * nginx and Node defaults):
+ * Limits that protect the gateway from clients (the values follow nginx and
+ * Node defaults):
  * - request head size (`limits.maxHeaderBytes`, Node's `maxHeaderSize`): 431;
  * - complete request head within `timeouts.clientHeaderSec` (Node's `headersTimeout`): 408;
  * - request body size per route (`maxBodyBytes`): 413 at once from `Content-Length`, or when
@@ -73,7 +73,7 @@ const HANDLED = Symbol('portico.clientErrorHandled');
  * The server's `clientError` listener: errors Node finds outside a request it could hand over
  * (head too large, head too slow, malformed HTTP) answered in the gateway's JSON shape, then closed.
  * The head was not parsed, so the client's X-Request-ID is unknown: the answer carries a new one
- * (DECISIONS.md: every response carries X-Request-ID), also logged.
+ * (docs/design-decisions.md: every response carries X-Request-ID), also logged.
  *
  * A parse error on a connection never takes an answer away from a request before it: complete
  * requests already received (pipelined, or one still waiting for its backend) get their answers

@@ -1,11 +1,11 @@
 /**
- * Rate limiting (DECISIONS.md `config.rateLimit`): a token bucket per client IP.
+ * Rate limiting (docs/design-decisions.md `config.rateLimit`): a token bucket per client IP.
  *
  * Design note. A bucket holds up to `burst` tokens and refills at `requestsPerSec`; a request
  * takes one token or is answered 429. Buckets live in an LRU with a TTL equal to the time a
  * bucket needs to refill completely: an expired bucket would be full again anyway, so forgetting
  * it changes nothing, and memory stays bounded by `maxClients` whatever the traffic. The limiter
- * is made once per process, so buckets survive reloads (DECISIONS.md); a reload that changes the
+ * is made once per process, so buckets survive reloads (docs/design-decisions.md); a reload that changes the
  * numbers applies them to existing buckets on their next request.
  *
  * A route may have its own buckets (`routes[].rateLimit`) or be exempt (`enabled: false`); other

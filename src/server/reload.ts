@@ -1,5 +1,5 @@
 /**
- * Hot reload (DECISIONS.md: SIGHUP, or a file change under `--watch`). The new file is read,
+ * Hot reload (docs/design-decisions.md: SIGHUP, or a file change under `--watch`). The new file is read,
  * validated and compiled first; only a configuration with no problem replaces the running one,
  * by one reference swap in the gateway (in-flight requests and open streams finish on the table
  * they started with). An invalid file is logged with every problem and changes nothing.

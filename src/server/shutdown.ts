@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (DECISIONS.md): on SIGTERM or SIGINT the gateway stops accepting, `/ready`
+ * Graceful shutdown (docs/design-decisions.md): on SIGTERM or SIGINT the gateway stops accepting, `/ready`
  * answers 503, in-flight requests get up to 15 s to finish, then the process exits 0. A second
  * signal while draining exits at once with 1 (an operator pressing Ctrl-C twice means it).
  */

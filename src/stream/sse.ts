@@ -1,5 +1,5 @@
 /**
- * The endpoint of SSE routes (spec 1.6 and 4.1, DECISIONS.md "SSE and WebSocket"): the backend's
+ * The endpoint of SSE routes (docs/design-decisions.md "Streaming"): the backend's
  * event stream reaches the client chunk by chunk, as the backend writes it.
  *
  * What makes that true, end to end:

@@ -1,7 +1,6 @@
 /**
- * The WebSocket endpoint of `isWebSocket` routes (spec 1.6 and 4.1, DECISIONS.md "SSE and
- * WebSocket"). It runs on the server's `upgrade` event, after src/server/upgrade.ts found the
- * route, and answers on the raw socket:
+ * The WebSocket endpoint of `isWebSocket` routes (docs/design-decisions.md "Streaming"). It runs on the
+ * server's `upgrade` event, after src/server/upgrade.ts found the route, and answers on the raw socket:
  *
  *   auth (when the route requires it)   refusal: the Authenticator's response, no upgrade
  *   circuit permit                      none: 503 JSON, the backend is not contacted

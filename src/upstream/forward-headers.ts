@@ -1,5 +1,5 @@
 /**
- * Header rules between client and backend (DECISIONS.md "HTTP behaviour"): hop-by-hop headers
+ * Header rules between client and backend (docs/design-decisions.md "HTTP behaviour"): hop-by-hop headers
  * never cross the gateway, `Host` is the backend's, `X-Forwarded-*` and `X-Request-ID` are the
  * gateway's, and identity headers a client could forge are dropped before auth adds real ones.
  */
@@ -155,8 +155,8 @@ const RESPONSE_DROP = new Set([...HOP_BY_HOP, 'x-request-id', '__proto__']);
 
 /**
  * undici's reader of raw header names: known names come back as interned lower-case strings
- * without allocating (a byte trie); lower-casing here instead ran at 0.985x (bench:ab, 16
- * rounds). It is internal to undici 7, so it is looked up defensively, and
+ * without allocating (a byte trie); lower-casing here instead was slower (docs/performance.md). It is
+ * internal to undici 7, so it is looked up defensively, and
  * `headerNamesFromUndici` lets a test notice when an upgrade moves it.
  */
 export const headerNamesFromUndici = loadUndiciHeaderName();

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseService } from './origin.js';
 
-describe('parseService (spec 2.1 rule 1)', () => {
+describe('parseService: host:port, http://host:port or https://host', () => {
   const ok = [
     { service: 'localhost:3000', key: 'http://localhost:3000', host: 'localhost:3000' },
     { service: 'http://localhost:3000', key: 'http://localhost:3000', host: 'localhost:3000' },

@@ -1,7 +1,7 @@
 /**
- * `service` strings (spec 2.1 rule 1): `host:port`, `http://host:port` or `https://host`.
+ * `service` strings: `host:port`, `http://host:port` or `https://host`.
  * Without a scheme, `http://` is assumed. The origin (`scheme://host:port`, port always
- * written) keys the connection pool and the circuit of a backend (DECISIONS.md).
+ * written) keys the connection pool and the circuit of a backend (docs/design-decisions.md).
  */
 export interface Origin {
   /** `http://host:port`, the port always explicit. */

@@ -1,7 +1,7 @@
 /**
  * `{param}` templates, parsed once at config load into literal and placeholder parts, and the
  * URL builders made from them. Every substituted value is percent-encoded, so a value can never
- * change the structure of the backend path or query (DECISIONS.md "HTTP behaviour").
+ * change the structure of the backend path or query (docs/design-decisions.md "HTTP behaviour").
  */
 
 export type TemplatePart = string | { readonly param: string };

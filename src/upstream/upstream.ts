@@ -1,7 +1,7 @@
 /**
  * One Upstream per backend origin (`scheme://host:port`): its keep-alive connection pool and its
  * circuit breaker. The registry lives for the whole process, so pools and circuit state survive
- * a configuration reload for origins that still exist (DECISIONS.md).
+ * a configuration reload for origins that still exist (docs/design-decisions.md).
  */
 import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
@@ -20,7 +20,7 @@ export interface Upstream {
   readonly breaker: CircuitBreaker;
   /**
    * Unlimited connections for SSE streams, made on first use: long-lived streams must never take
-   * the 64 pooled connections standard and mapping calls wait for (issue #6).
+   * the pooled connections standard and mapping calls wait for.
    */
   readonly streamPool: Pool;
   /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */
@@ -33,7 +33,7 @@ export interface TlsConnectOptions {
 }
 
 export interface UpstreamOptions {
-  /** Connections per origin (spec 4.3/8: 64 idle connections per host). */
+  /** Connections per origin: the keep-alive pool of one backend host. */
   readonly connections: number;
   readonly createBreaker?: (origin: string) => CircuitBreaker;
   /** TLS options for https:// origins (extra CA, verification). */
