@@ -52,7 +52,7 @@ export function accessLogWriter(logger: Logger): (e: RequestEnd) => void {
 /**
  * A duration rounded to hundredths of a millisecond, written as JavaScript writes that number
  * (1, 1.2, 1.23), from integers: converting the double itself is the slow path of number
- * formatting (with the cached head, the largest part of the line's cost).
+ * formatting, a measurable part of the line's cost (docs/performance.md).
  */
 export function hundredths(ms: number): string {
   const h = Math.round(ms * 100);
