@@ -1,5 +1,5 @@
 /**
- * Requests/s of one route in each auth mode, in one run (issue 3): public, local HS256 (secret),
+ * Requests/s of one route in each auth mode, in one run: public, local HS256 (secret),
  * and delegated (auth service), plus the backend called directly for context.
  *
  *   node --import tsx bench/auth-modes.ts [--rounds 3] [--duration 3] [--connections 32]

@@ -1,5 +1,5 @@
 /**
- * The static backend of the load benchmark (issue #8): node:http answering fixed, pre-built bodies
+ * The static backend of the load benchmark: node:http answering fixed, pre-built bodies
  * so the backend costs as little as possible and every candidate proxies exactly the same bytes.
  *
  *   GET  /small        ~400 B JSON          GET /large       20 KB JSON

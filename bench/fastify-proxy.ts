@@ -1,5 +1,5 @@
 /**
- * The @fastify/http-proxy 11 candidate of issue #8: Fastify 5 with the proxy plugin mounted on
+ * The @fastify/http-proxy 11 candidate: Fastify 5 with the proxy plugin mounted on
  * `/api` (prefix removed, like Portico's basePath), undici upstream pool sized like Portico's
  * (64 connections), logging off as in its documented defaults.
  * Run: `node fastify-proxy.js BACKEND_URL [port]`; prints `{"ready":true,"port":N}`.

@@ -1,5 +1,5 @@
 /**
- * The mapping benchmark of issue #4: `node --import tsx bench/mapping.ts [--duration S] [--connections N]`.
+ * The mapping benchmark: `node --import tsx bench/mapping.ts [--duration S] [--connections N]`.
  *
  * A route returns 100 items; two rules (path style `/users/{authorId}`, query style
  * `/comments?postId={groupId}`) with 10 distinct values each; every local backend answers after a

@@ -1,5 +1,5 @@
 /**
- * The Node ceiling: the fastest proxy this stack allows, as far as issue #8's work found. node:http
+ * The Node ceiling: the fastest proxy this stack allows, as far as the work on the hot path found. node:http
  * in front of an undici Pool driven by a bare dispatch handler (no Pool.stream() AbortController,
  * AsyncResource or finished()), the response head built from undici's raw header list straight
  * into writeHead's object, no logging, ids, tracing, limits or circuit, and run with the V8 flags

@@ -1,5 +1,5 @@
 /**
- * The Node floor of issue #8: the thinnest correct proxy plain Node offers, node:http in front of
+ * The Node floor: the thinnest correct proxy plain Node offers, node:http in front of
  * an undici Pool whose stream() writes the backend body straight into the client response (the
  * same proxy with pool.request() + pipeline() runs at about half the speed). Portico's goals are
  * ratios to it. It strips the `/api` prefix like Portico's basePath, drops hop-by-hop headers, and

@@ -1,5 +1,5 @@
 /**
- * What metrics and W3C trace propagation cost (issue 7): requests/s and latency through four
+ * What metrics and W3C trace propagation cost: requests/s and latency through four
  * Portico processes that differ only in `config.telemetry`, measured in one run, in rounds that
  * alternate the variants so that drift (thermal, other load) hits them all alike.
  *

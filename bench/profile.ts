@@ -1,5 +1,5 @@
 /**
- * Profiles Portico's hot path (issue #8): the built gateway under `node --cpu-prof`, the small GET
+ * Profiles Portico's hot path: the built gateway under `node --cpu-prof`, the small GET
  * (or another scenario) from the load generator for a few seconds, then a summary of where the CPU
  * went (bench/profile-summary.ts). Writes the summary to bench/results/<date>-<commit>-profile.md;
  * the raw .cpuprofile stays in .tmp/profiles/ (open it in Chrome DevTools or speedscope).

@@ -1,5 +1,5 @@
 /**
- * Memory over a long run (issue #8: peak RSS under load below 120 MB, no growth over 2 minutes;
+ * Memory over a long run (the goal: peak RSS under load below 120 MB, no growth over 2 minutes;
  * report start and end). One candidate under constant load, its RSS sampled every 5 s.
  *   node --import tsx bench/soak.ts [--candidate portico] [--scenario small] [--duration 120] [--no-build]
  */

@@ -1,5 +1,5 @@
 /**
- * Streaming load (issue #6): what 1,000 idle SSE streams and 1,000 idle WebSocket tunnels cost one
+ * Streaming load: what 1,000 idle SSE streams and 1,000 idle WebSocket tunnels cost one
  * gateway process, and what the gateway adds to a WebSocket echo round trip.
  *
  * The gateway runs alone in a child process (the current sources, compiled once to plain JS under

@@ -1,5 +1,5 @@
 /**
- * The candidates of issue #8, each its own process: the backend hit directly, the Node floor, the
+ * The benchmark candidates, each its own process: the backend hit directly, the Node floor, the
  * Node ceiling (bench/node-ceiling.ts), @fastify/http-proxy, and Portico (built dist) on a public
  * route, on an HS256-protected route and with metrics on. Proxies are pinned to the proxy core;
  * the backend shares the load core.
@@ -91,7 +91,7 @@ export function metricsSwitch(on: boolean): string[] | undefined {
 export function porticoYaml(backendHost: string, scenarios: readonly BenchScenario[], extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean }): string {
   const lines = ['config:', '  host: 127.0.0.1'];
   if (extra.auth) lines.push('  auth:', `    secret: ${HS256_SECRET}`, '    defaultProtected: true');
-  // The mapping cache is off by default (DECISIONS.md); only the mapping-cache candidate turns it on.
+  // The mapping cache is off by default; only the mapping-cache candidate turns it on.
   if (extra.mappingCache) lines.push('  mappingCache:', '    enabled: true');
   lines.push(...(metricsSwitch(extra.metrics === true) ?? []));
   lines.push('routes:');

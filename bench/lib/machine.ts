@@ -1,4 +1,4 @@
-/** What a results file must say about where it was measured (STYLE.md 7: the machine and Node version). */
+/** What a results file must say about where it was measured (the machine and Node version). */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release } from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * Candidate processes for the load benchmark: each one runs alone, pinned to a core when `taskset`
- * exists (issue #8: proxy on core 0, load generator and backend on core 1), and its memory is read
+ * exists (proxy on core 0, load generator and backend on core 1), and its memory is read
  * from /proc/<pid>/status. Bench entry files (.ts) are transpiled once to plain .mjs so candidates
  * run without a TypeScript loader in their heap or on their CPU.
  * A health-checked process (Portico) writes its log to stdout as it does in production: into a

@@ -1,5 +1,5 @@
 /**
- * Turns rounds into the table of issue #8: medians of the rounds, peak RSS, and ratios to the Node
+ * Turns rounds into the benchmark table: medians of the rounds, peak RSS, and ratios to the Node
  * floor and to @fastify/http-proxy. Only ratios from one run count: absolute figures drift 20% or
  * more between runs on shared machines.
  */
@@ -151,7 +151,7 @@ export function goals(byScenario: ReadonlyMap<string, readonly Row[]>): GoalChec
     checks.push({ goal: `p99 <= 1.2x Node floor's p99 (${title})`, value: known ? `${p99.toFixed(2)}x` : 'not measured', met: known ? p99 <= 1.2 : undefined });
   }
   ratioGoal('HS256 route >= 0.85x Node floor (small GET)', 'small', 'portico-hs256', 0.85);
-  // The memory goal is for proxying (issue #8); the mapping scenario holds 1,000 mapping calls in
+  // The memory goal is for proxying; the mapping scenario holds 1,000 mapping calls in
   // flight by design and is reported in its own table, not against this bound.
   const peaks = [...byScenario.entries()].filter(([id]) => id !== 'mapping').flatMap(([, rows]) => rows).filter((r) => r.id.startsWith('portico')).map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
   const peak = peaks.length > 0 ? Math.max(...peaks) : undefined;

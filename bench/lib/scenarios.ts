@@ -1,5 +1,5 @@
 /**
- * What the load benchmark sends. Built in: small GET (~400 B), 20 KB GET, 4 KB POST (issue #8).
+ * What the load benchmark sends. Built in: small GET (~400 B), 20 KB GET, 4 KB POST.
  *
  * Hook for more scenarios (the mapping scenario lives in bench/mapping.ts, by the mapping work):
  * a bench file may `export const benchScenarios: BenchScenario[]`; bench/run.ts imports it when the

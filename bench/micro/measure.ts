@@ -1,5 +1,5 @@
 /**
- * The timing loop of the microbenchmarks (STYLE.md section 7): warm up, then run the function in
+ * The timing loop of the microbenchmarks: warm up, then run the function in
  * batches on `process.hrtime.bigint()` until the time budget is spent, and report ops/s and ns/op.
  * A sink keeps every result alive so V8 cannot drop the measured work as dead code.
  */

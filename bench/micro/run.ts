@@ -1,5 +1,5 @@
 /**
- * `npm run bench:micro`: the microbenchmarks of STYLE.md section 7, in one process, one after the
+ * `npm run bench:micro`: the microbenchmarks, in one process, one after the
  * other. Each prints ops/s and ns/op; `MICRO_MS=300 npm run bench:micro` shortens every
  * measurement (default 1000 ms; the whole run takes about 20 s). Figures drift between runs on
  * shared machines: compare before/after from the same machine and load.

@@ -1,6 +1,6 @@
 /**
- * Issue #8: "a gateway that does not release its upstream socket when the client aborts
- * mid-response leaks connections until it hangs". Clients here leave while the backend is still
+ * A gateway that does not release its upstream socket when the client aborts mid-response leaks
+ * connections until it hangs. Clients here leave while the backend is still
  * streaming (or has not answered yet); every backend response must see its client go, the
  * backend's open sockets must fall back to at most the pool size, and the gateway must keep serving
  * with its whole pool (64 connections per origin by default).
@@ -124,7 +124,7 @@ async function eventually(what: string, ms: number, check: () => boolean): Promi
 
 const abortedLogs = (gw: TestGateway, path: string) => gw.logs.filter((l) => l.msg === 'request' && l.path === path && l.aborted === true).length;
 
-describe('client aborts release the upstream connection (issue #8)', () => {
+describe('client aborts release the upstream connection', () => {
   let backend: SlowBackend;
   let gw: TestGateway;
   before(async () => {

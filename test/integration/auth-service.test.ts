@@ -1,5 +1,5 @@
 /**
- * Delegated mode (spec 4.2, 5, 7) with a real local auth service whose answer is chosen by the
+ * Delegated mode (docs/design-decisions.md "Auth") with a real local auth service whose answer is chosen by the
  * token the client sends: 200 with claims, 200 empty, 200 {}, 401 JSON, 403 text, a redirect, a
  * cookie session, and no answer at all.
  */

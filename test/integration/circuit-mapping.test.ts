@@ -45,7 +45,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-describe('circuit breaker and response mapping (DECISIONS.md: one circuit per origin, shared)', () => {
+describe('circuit breaker and response mapping (one circuit per origin, shared)', () => {
   it('a mapping service failing opens its circuit; the rule is then skipped without a call', async () => {
     let usersUp = false;
     let postsUp = true;

@@ -105,7 +105,7 @@ async function backendFor(initial: Mode = 'fail') {
   return b;
 }
 
-describe('circuit breaker (spec 3) against a real failing backend', () => {
+describe('circuit breaker (the transition table) against a real failing backend', () => {
   it('opens after maxFailures consecutive 5xx; then 503 at once without calling or connecting to the backend', async () => {
     const a = await backendFor('fail');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 3, timeoutSec: 30 }));

@@ -1,5 +1,5 @@
 /**
- * DECISIONS.md "HTTP behaviour" on standard routes: headers both ways, request ids, bodies
+ * docs/design-decisions.md "HTTP behaviour" on standard routes: headers both ways, request ids, bodies
  * streamed untouched (large, compressed, empty), https backends, health endpoints.
  */
 import { after, before, describe, it } from 'node:test';

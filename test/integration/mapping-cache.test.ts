@@ -1,5 +1,5 @@
 /**
- * The mapping cache end to end (spec 2.5, 4.3; DECISIONS.md "Response mapping"): hits across
+ * The mapping cache end to end (docs/design-decisions.md "Response mapping"): hits across
  * client requests, TTL expiry, true LRU eviction, failures not cached, one shared call for
  * concurrent requests, survival across reloads, and the circuit skipping rules without a call.
  * Each test starts its own gateway so call counts and cache counters start from zero.

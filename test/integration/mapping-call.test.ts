@@ -1,7 +1,7 @@
 /**
  * One mapping call against real local services, with a recording circuit breaker: the outcome of
  * every call is reported exactly once (succeed for an answer < 500, fail for 5xx or no answer,
- * release when the caller gave up), and an open circuit means no call at all (DECISIONS.md).
+ * release when the caller gave up), and an open circuit means no call at all (docs/design-decisions.md "Circuit breaker").
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

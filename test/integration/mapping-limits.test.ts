@@ -1,5 +1,5 @@
 /**
- * Response mapping under load and abuse (spec 4.3, 7; DECISIONS.md "Response mapping" and
+ * Response mapping under load and abuse (docs/design-decisions.md "Response mapping" and
  * "Circuit breaker"): calls queued in the gateway's own connection pool are not backend failures,
  * one response cannot flood an origin's queue, the enrichment output and the number of distinct
  * calls per response are bounded, and an exception while enriching still returns the primary.
@@ -222,7 +222,7 @@ routes:
   });
 });
 
-describe('mapping: an exception while enriching (spec 7: the primary response is always returned)', () => {
+describe('mapping: an exception while enriching (the primary response is always returned)', () => {
   it('a placeholder value that cannot be put in a URL (lone surrogate): 200 with the primary body unchanged, logged with request id and route', async () => {
     const body = '[{"authorId":"\\ud800"},{"authorId":"1"}]';
     const posts = await startPrimary(() => body);

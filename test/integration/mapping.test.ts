@@ -1,5 +1,5 @@
 /**
- * Response mapping end to end (spec 1.3, 2.2, 4.3, 7; DECISIONS.md "Response mapping"), with real
+ * Response mapping end to end (docs/design-decisions.md "Response mapping"), with real
  * local services: enrichment, placeholders, lossless output, failures, unchanged primaries,
  * compressed primaries, dedupe and concurrency. The cache has its own file (mapping-cache.test.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 7 through the real CLI: reload on SIGHUP and with --watch (valid and invalid files), and
+ * Operations through the real CLI: reload on SIGHUP and with --watch (valid and invalid files), and
  * `--workers 2`: both workers serve, reload together, share /metrics and stop cleanly (exit 0).
  */
 import { after, before, describe, it } from 'node:test';

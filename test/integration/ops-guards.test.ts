@@ -1,5 +1,5 @@
 /**
- * Issue 7: rate limiting (429 + headers, trusted proxies), CORS (preflight and actual request),
+ * Guards: rate limiting (429 + headers, trusted proxies), CORS (preflight and actual request),
  * request limits (body size, slow clients, header size) through the real gateway.
  */
 import { after, before, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Issue 7: GET /metrics after known traffic through the real gateway: the right series with the
+ * GET /metrics after known traffic through the real gateway: the right series with the
  * right values, route templates as labels (never raw paths).
  */
 import { after, before, describe, it } from 'node:test';

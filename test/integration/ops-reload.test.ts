@@ -1,5 +1,5 @@
 /**
- * Issue 7: hot reload in process (server/reload.ts): valid, invalid (the running configuration
+ * Hot reload in process (server/reload.ts): valid, invalid (the running configuration
  * stays, every problem logged), in-flight requests finish on their configuration, state survives,
  * and a load loop sees zero errors while the file is reloaded 20 times.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 7: W3C trace context to backends (a child span id per call), and OTLP/HTTP JSON export
+ * W3C trace context to backends (a child span id per call), and OTLP/HTTP JSON export
  * to a real local collector when `telemetry.otlpEndpoint` is set.
  */
 import { after, before, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Issue 7 / DECISIONS.md "HTTP behaviour": the request id and the W3C trace context reach the
+ * docs/design-decisions.md "HTTP behaviour": the request id and the W3C trace context reach the
  * mapping calls and the auth service like the backend, each call with a span id of its own; and
  * those calls are counted by GET /metrics (mapping calls, upstream latency by call kind).
  * Real local backend, mapping service and auth service on 127.0.0.1.

@@ -1,5 +1,5 @@
 /**
- * Source comments must make sense to someone who has only this repository: they state the rule
+ * Source comments (src/, test/, bench/) must make sense to someone who has only this repository: they state the rule
  * itself, or point to a page under docs/ or an RFC, never to a document or tracker entry a reader
  * cannot open. Only comments are scanned (found with the TypeScript parser), so strings and code
  * are never flagged.
@@ -57,7 +57,8 @@ function findOutsideReferences(files: readonly string[], root: string): string[]
 
 describe('source comments', () => {
   it('cite no document outside the repository and no issue number', () => {
-    const found = findOutsideReferences(tsFiles(join(ROOT, 'src')), ROOT);
+    const files = ['src', 'test', 'bench'].flatMap((dir) => tsFiles(join(ROOT, dir)));
+    const found = findOutsideReferences(files, ROOT);
     assert.deepEqual(found, [], `state the rule itself, or point to docs/:\n${found.join('\n')}`);
   });
 
