@@ -338,7 +338,7 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
           if (!routeParams.includes(p)) at(here('path'), `${label}.path: {${p}} is not a parameter of route "${String(route.route)}"`, hintParam(p, routeParams));
         }
         for (const p of routeParams) {
-          if (!t.params.includes(p)) at(here('route'), `${label}.route: {${p}} is not used in path "${route.path}" (spec 2.1: a parameter must appear in both)`);
+          if (!t.params.includes(p)) at(here('route'), `${label}.route: {${p}} is not used in path "${route.path}" (every parameter must appear in both route and path)`);
         }
       }
     }
