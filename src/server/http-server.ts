@@ -52,9 +52,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     if (req.httpVersionMajor !== 1 || req.headers['transfer-encoding'] !== undefined || req.rawHeaders.length >= MAX_HEADER_ENTRIES || !hasOneValidHost(req)) {
       const refusal = protocolRefusal(req);
       if (refusal !== undefined) {
-        res.once('close', () =>
-          events.emit('request:end', { requestId, method: req.method ?? '', routeId: undefined, path: req.url ?? '', status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100, aborted: !res.writableFinished, errorCode: refusal, trace: undefined }),
-        );
+        res.once('close', () => reportEnd(events, res, started, requestId, req.method ?? '', req.url ?? '', undefined, refusal, undefined));
         (req.socket as RefusedSocket)[FRAMING_REFUSED] = true;
         req.resume();
         return sendError(res, refusal, { connection: 'close' });
@@ -77,9 +75,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       if (cors !== undefined && target !== undefined && target.kind !== 'not-found') {
         // Answered here, but logged and counted like any request, under the route it asks about.
         const routeId = target.kind === 'found' ? target.entry.route.id : undefined;
-        res.once('close', () =>
-          events.emit('request:end', { requestId, method, routeId, path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100, aborted: !res.writableFinished, errorCode: undefined, trace: undefined }),
-        );
+        res.once('close', () => reportEnd(events, res, started, requestId, method, path, routeId, undefined, undefined));
         return cors.preflight(req, res);
       }
     }
@@ -107,17 +103,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     res.once('close', () => {
       ex?.onClose?.();
       inFlight.count--;
-      events.emit('request:end', {
-        requestId,
-        method,
-        routeId: ex?.route.id,
-        path,
-        status: res.statusCode,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        aborted: !res.writableFinished,
-        errorCode: ex?.errorCode ?? errorCode,
-        trace: isRecording() ? traceOf(req) : undefined,
-      });
+      reportEnd(events, res, started, requestId, method, path, ex?.route.id, ex?.errorCode ?? errorCode, isRecording() ? traceOf(req) : undefined);
     });
 
     if (match.kind !== 'found' || ex === undefined) {
@@ -132,6 +118,21 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       sendError(res, 'GW_INTERNAL');
     });
   };
+}
+
+/** Reports an answered request once its response closes: every answer is logged and counted once. */
+function reportEnd(
+  events: EventBus,
+  res: ServerResponse,
+  started: number,
+  requestId: string,
+  method: string,
+  path: string,
+  routeId: string | undefined,
+  errorCode: string | undefined,
+  trace: ReturnType<typeof traceOf> | undefined,
+): void {
+  events.emit('request:end', { requestId, method, routeId, path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100, aborted: !res.writableFinished, errorCode, trace });
 }
 
 /** Marks a connection whose framing the gateway refused: it serves no further request. */

@@ -49,7 +49,7 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
         // The client left, or a guard refused the body (413, 408) and answered already.
         if (body === undefined || ex.res.writableEnded || ex.res.destroyed) return closeBody(body);
         ex.body = body;
-        if (typeof body !== 'string' && !Buffer.isBuffer(body)) ex.res.once('close', () => void closeBody(body));
+        if (!Buffer.isBuffer(body)) ex.res.once('close', () => void closeBody(body));
         return next(ex);
       },
       (err: unknown) => {
