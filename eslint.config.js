@@ -2,6 +2,7 @@
 // plus the habits STYLE.md asks for (no focused or skipped tests, no `any`).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'schema/', '.tmp/'] },
@@ -10,7 +11,10 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       'no-restricted-properties': [
         'error',
         { object: 'describe', property: 'only' },
@@ -22,4 +26,6 @@ export default tseslint.config(
       ],
     },
   },
+  // Layout is prettier's (`npm run format`); the lint rules that would disagree with it are off.
+  prettier,
 );

@@ -73,7 +73,8 @@ if (values.help) {
 }
 const main = (dir: string) => {
   const file = resolve(ROOT, dir, 'src/cli/main.js');
-  if (!existsSync(file)) usageError(`${file} not found: --old and --new name dist/ directories inside the checkout (npm run build first)`);
+  if (!existsSync(file))
+    usageError(`${file} not found: --old and --new name dist/ directories inside the checkout (npm run build first)`);
   return file;
 };
 if (values.old === undefined) usageError('--old DIR is required (a copy of dist/ from before the change)');
@@ -82,9 +83,11 @@ for (const name of ['rounds', 'duration', 'connections'] as const) {
 }
 const builds = { old: main(values.old), new: main(values.new) };
 const scenario = BUILT_IN_SCENARIOS.find((s) => s.id === values.scenario);
-if (scenario === undefined) usageError(`unknown scenario ${values.scenario} (have ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')})`);
+if (scenario === undefined)
+  usageError(`unknown scenario ${values.scenario} (have ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')})`);
 const id = values.candidate as CandidateId;
-if (!id.startsWith('portico') || id === 'portico-mapcache') usageError('--candidate must be portico, portico-hs256 or portico-metrics');
+if (!id.startsWith('portico') || id === 'portico-mapcache')
+  usageError('--candidate must be portico, portico-hs256 or portico-metrics');
 const rounds = Math.max(2, Number(values.rounds));
 const durationSec = Math.max(1, Number(values.duration));
 
@@ -98,14 +101,28 @@ const started: RunningCandidate[] = [];
 try {
   const start = async (build: string, nodeArgs: string, porticoLogLevel: string | undefined) => {
     const porticoNodeArgs = nodeArgs.split(' ').filter((a) => a !== '');
-    const c = await startCandidate(id, { pinning, backend, scenarios: [scenario], porticoCommand: [process.execPath, build], porticoNodeArgs, porticoLogLevel });
+    const c = await startCandidate(id, {
+      pinning,
+      backend,
+      scenarios: [scenario],
+      porticoCommand: [process.execPath, build],
+      porticoNodeArgs,
+      porticoLogLevel,
+    });
     started.push(c);
     return c;
   };
   const a = await start(builds.old, values['old-node-args'], values['old-log-level']);
   const b = await start(builds.new, values['new-node-args'], values['new-log-level']);
   const measure = (c: RunningCandidate, seconds: number) =>
-    runLoad(gen, loadSpecFor(c, scenario, { connections: Number(values.connections), durationSec: seconds, core: pinning?.loadCore }));
+    runLoad(
+      gen,
+      loadSpecFor(c, scenario, {
+        connections: Number(values.connections),
+        durationSec: seconds,
+        core: pinning?.loadCore,
+      }),
+    );
   await measure(a, 1);
   await measure(b, 1);
   const ratios: number[] = [];
@@ -116,7 +133,9 @@ try {
     const r2 = await measure(second, durationSec);
     const [ra, rb] = first === a ? [r1, r2] : [r2, r1];
     ratios.push(rb.rps / ra.rps);
-    process.stderr.write(`round ${round}/${rounds}: old ${Math.round(ra.rps)} req/s, new ${Math.round(rb.rps)} req/s, new/old ${(rb.rps / ra.rps).toFixed(3)}\n`);
+    process.stderr.write(
+      `round ${round}/${rounds}: old ${Math.round(ra.rps)} req/s, new ${Math.round(rb.rps)} req/s, new/old ${(rb.rps / ra.rps).toFixed(3)}\n`,
+    );
   }
   const sorted = [...ratios].sort((x, y) => x - y);
   // Quantile by linear interpolation between the two nearest rounds.

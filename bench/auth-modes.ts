@@ -45,16 +45,24 @@ async function runServers(): Promise<void> {
     };
     if (token === undefined) return answer(401, '{"error":"Missing token","success":false}');
     jwtVerify(token, key, { algorithms: ['HS256'] }).then(
-      ({ payload }) => answer(200, JSON.stringify({ userId: payload.sub, username: payload.username, role: payload.role })),
+      ({ payload }) =>
+        answer(200, JSON.stringify({ userId: payload.sub, username: payload.username, role: payload.role })),
       () => answer(401, '{"error":"Invalid token","success":false}'),
     );
   });
-  const listen = (s: ReturnType<typeof createServer>) => new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as AddressInfo).port)));
+  const listen = (s: ReturnType<typeof createServer>) =>
+    new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as AddressInfo).port)));
   process.stdout.write(`${JSON.stringify({ backend: await listen(backend), auth: await listen(auth) })}\n`);
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, duration: { type: 'string', default: '3' }, connections: { type: 'string', default: '32' } } });
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '32' },
+    },
+  });
   const rounds = Number(values.rounds);
   const duration = Number(values.duration);
   const connections = Number(values.connections);
@@ -62,7 +70,10 @@ async function main(): Promise<void> {
   const stopAll = () => children.forEach((c) => c.kill('SIGTERM'));
   process.on('exit', stopAll);
   try {
-    const servers = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--servers'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const servers = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--servers'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(servers);
     const ports = JSON.parse(await firstLine(servers)) as { backend: number; auth: number };
 
@@ -74,14 +85,21 @@ routes:
     const localYaml = join(dir, 'local.yaml');
     writeFileSync(localYaml, `${routes}\nconfig:\n  auth: { defaultProtected: true, secret: "${SECRET}" }\n`);
     const delegatedYaml = join(dir, 'delegated.yaml');
-    writeFileSync(delegatedYaml, `${routes}\nconfig:\n  auth: { defaultProtected: true, authService: "127.0.0.1:${ports.auth}", authPath: /auth/validate }\n`);
+    writeFileSync(
+      delegatedYaml,
+      `${routes}\nconfig:\n  auth: { defaultProtected: true, authService: "127.0.0.1:${ports.auth}", authPath: /auth/validate }\n`,
+    );
 
     const localPort = await freePort();
     const delegatedPort = await freePort();
     children.push(startGateway(localYaml, localPort), startGateway(delegatedYaml, delegatedPort));
     await Promise.all([waitHealthy(localPort), waitHealthy(delegatedPort)]);
 
-    const token = await new SignJWT({ username: 'ada', role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).setSubject('1').setExpirationTime('1h').sign(key);
+    const token = await new SignJWT({ username: 'ada', role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('1')
+      .setExpirationTime('1h')
+      .sign(key);
     const auth = [`authorization=Bearer ${token}`];
     const cases = [
       { name: 'backend direct (no gateway)', url: `http://127.0.0.1:${ports.backend}/products/1`, headers: [] },
@@ -98,22 +116,51 @@ routes:
     const rows = cases.map((c) => {
       const runs = samples.get(c.name)!;
       const median = [...runs].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(runs.length / 2)]!;
-      return { name: c.name, rps: median.requests.average, p50: median.latency.p50, p99: median.latency.p99, all: runs.map((r) => Math.round(r.requests.average)), bad: runs.reduce((n, r) => n + r.non2xx + r.errors, 0) };
+      return {
+        name: c.name,
+        rps: median.requests.average,
+        p50: median.latency.p50,
+        p99: median.latency.p99,
+        all: runs.map((r) => Math.round(r.requests.average)),
+        bad: runs.reduce((n, r) => n + r.non2xx + r.errors, 0),
+      };
     });
     const base = rows.find((r) => r.name === 'public route')!.rps;
-    process.stdout.write(`\nNode ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); ${connections} connections; ${rounds} interleaved rounds of ${duration} s per case; median round\n\n`);
-    process.stdout.write('| case | req/s | vs public | p50 ms | p99 ms | rounds (req/s) | non-2xx/errors |\n|---|---:|---:|---:|---:|---|---:|\n');
-    for (const r of rows) process.stdout.write(`| ${r.name} | ${Math.round(r.rps)} | ${(r.rps / base).toFixed(2)} | ${r.p50} | ${r.p99} | ${r.all.join(', ')} | ${r.bad} |\n`);
+    process.stdout.write(
+      `\nNode ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}); ${connections} connections; ${rounds} interleaved rounds of ${duration} s per case; median round\n\n`,
+    );
+    process.stdout.write(
+      '| case | req/s | vs public | p50 ms | p99 ms | rounds (req/s) | non-2xx/errors |\n|---|---:|---:|---:|---:|---|---:|\n',
+    );
+    for (const r of rows)
+      process.stdout.write(
+        `| ${r.name} | ${Math.round(r.rps)} | ${(r.rps / base).toFixed(2)} | ${r.p50} | ${r.p99} | ${r.all.join(', ')} | ${r.bad} |\n`,
+      );
   } finally {
     stopAll();
   }
 }
 
 function startGateway(config: string, port: number): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'start', '--config', config, '--port', String(port), '--host', '127.0.0.1'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  return spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(root, 'src/cli/main.ts'),
+      'start',
+      '--config',
+      config,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+    ],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
 }
 
 interface CannonResult {
@@ -124,11 +171,24 @@ interface CannonResult {
 }
 
 function autocannon(url: string, headers: string[], connections: number, seconds: number): Promise<CannonResult> {
-  const args = [join(root, 'node_modules/autocannon/autocannon.js'), '-j', '-c', String(connections), '-d', String(seconds), ...headers.flatMap((h) => ['-H', h]), url];
+  const args = [
+    join(root, 'node_modules/autocannon/autocannon.js'),
+    '-j',
+    '-c',
+    String(connections),
+    '-d',
+    String(seconds),
+    ...headers.flatMap((h) => ['-H', h]),
+    url,
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as CannonResult) : reject(new Error(`autocannon exited ${code}`)))));
+  return new Promise((resolve, reject) =>
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as CannonResult) : reject(new Error(`autocannon exited ${code}`)),
+    ),
+  );
 }
 
 function firstLine(child: ChildProcess): Promise<string> {
@@ -145,10 +205,12 @@ function firstLine(child: ChildProcess): Promise<string> {
 
 function freePort(): Promise<number> {
   const s = createServer();
-  return new Promise((resolve) => s.listen(0, '127.0.0.1', () => {
-    const port = (s.address() as AddressInfo).port;
-    s.close(() => resolve(port));
-  }));
+  return new Promise((resolve) =>
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    }),
+  );
 }
 
 async function waitHealthy(port: number): Promise<void> {

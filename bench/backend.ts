@@ -32,7 +32,13 @@ const ITEMS = new Map<number, Buffer>();
 function itemsBody(n: number): Buffer {
   let body = ITEMS.get(n);
   if (body === undefined) {
-    const items = Array.from({ length: n }, (_, i) => ({ id: i + 1, userId: (i % 5) + 1, authorId: i % 10, groupId: (i * 7) % 10, title: `item ${i + 1}` }));
+    const items = Array.from({ length: n }, (_, i) => ({
+      id: i + 1,
+      userId: (i % 5) + 1,
+      authorId: i % 10,
+      groupId: (i * 7) % 10,
+      title: `item ${i + 1}`,
+    }));
     body = Buffer.from(JSON.stringify(items));
     if (ITEMS.size < 32) ITEMS.set(n, body);
   }
@@ -74,7 +80,16 @@ function answer(req: IncomingMessage, res: ServerResponse, url: string): void {
   }
   if (url.startsWith('/comments')) {
     const postId = new URL(url, 'http://x').searchParams.get('postId') ?? '';
-    return send(res, 200, Buffer.from(JSON.stringify([{ postId, body: 'Nice post.' }, { postId, body: 'Agreed.' }])));
+    return send(
+      res,
+      200,
+      Buffer.from(
+        JSON.stringify([
+          { postId, body: 'Nice post.' },
+          { postId, body: 'Agreed.' },
+        ]),
+      ),
+    );
   }
   send(res, 404, Buffer.from('{"ok":false}'));
 }

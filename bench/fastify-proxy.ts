@@ -17,5 +17,7 @@ await app.register(proxy, {
 });
 await app.listen({ port: Number(process.argv[3] ?? 0), host: '127.0.0.1' });
 const address = app.server.address();
-process.stdout.write(JSON.stringify({ ready: true, port: typeof address === 'object' && address !== null ? address.port : 0 }) + '\n');
+process.stdout.write(
+  JSON.stringify({ ready: true, port: typeof address === 'object' && address !== null ? address.port : 0 }) + '\n',
+);
 process.on('SIGTERM', () => process.exit(0));

@@ -58,7 +58,15 @@ export const benchScenarios: BenchScenario[] = [
 // ---- role: backends -------------------------------------------------------------------------
 
 async function serveBackends(): Promise<void> {
-  const posts = JSON.stringify(Array.from({ length: ITEMS }, (_, i) => ({ id: i, title: `Post ${i}`, authorId: i % DISTINCT, groupId: (i * 7) % DISTINCT, views: 1000 + i })));
+  const posts = JSON.stringify(
+    Array.from({ length: ITEMS }, (_, i) => ({
+      id: i,
+      title: `Post ${i}`,
+      authorId: i % DISTINCT,
+      groupId: (i * 7) % DISTINCT,
+      views: 1000 + i,
+    })),
+  );
   const listen = (handler: (url: string) => string) => {
     const server = createServer((req, res) => {
       const body = handler(req.url ?? '/');
@@ -68,12 +76,21 @@ async function serveBackends(): Promise<void> {
       }, DELAY_MS);
     });
     server.keepAliveTimeout = 60_000;
-    return new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+    return new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+    );
   };
   const ports = {
     posts: await listen(() => posts),
-    users: await listen((url) => JSON.stringify({ id: url.split('/')[2], name: `User ${url.split('/')[2]}`, email: 'user@example.com' })),
-    comments: await listen((url) => JSON.stringify([{ postId: url.split('=')[1], body: 'Nice post.' }, { postId: url.split('=')[1], body: 'Agreed.' }])),
+    users: await listen((url) =>
+      JSON.stringify({ id: url.split('/')[2], name: `User ${url.split('/')[2]}`, email: 'user@example.com' }),
+    ),
+    comments: await listen((url) =>
+      JSON.stringify([
+        { postId: url.split('=')[1], body: 'Nice post.' },
+        { postId: url.split('=')[1], body: 'Agreed.' },
+      ]),
+    ),
   };
   process.stdout.write(JSON.stringify({ ready: true, ports }) + '\n');
 }
@@ -109,7 +126,11 @@ config:
     const gw = createGateway({ config: loaded.config, logger: createLogger({ level: 'error' }) });
     let failures = 0;
     gw.events.on('mapping:fail', () => failures++);
-    process.on('SIGUSR2', () => process.stderr.write(`cache ${cache}: ${failures} mapping failures, ${JSON.stringify(gw.mappingCache.stats())}\n`));
+    process.on('SIGUSR2', () =>
+      process.stderr.write(
+        `cache ${cache}: ${failures} mapping failures, ${JSON.stringify(gw.mappingCache.stats())}\n`,
+      ),
+    );
     out[cache ? 'on' : 'off'] = (await gw.listen(0, '127.0.0.1')).port;
   }
   process.stdout.write(JSON.stringify({ ready: true, ports: out }) + '\n');
@@ -130,27 +151,39 @@ interface AutocannonResult {
   readonly timeouts: number;
   readonly non2xx: number;
 }
-type Autocannon = (opts: { url: string; connections: number; duration: number; pipelining?: number }) => Promise<AutocannonResult>;
+type Autocannon = (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  pipelining?: number;
+}) => Promise<AutocannonResult>;
 // autocannon ships no types; this is the slice of its API used here.
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const self = fileURLToPath(import.meta.url);
 let pinnable: boolean | undefined;
 // Asked on first use, not at import (bench/run.ts imports this file).
-const canPin = () => (pinnable ??= availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' }).status === 0);
+const canPin = () =>
+  (pinnable ??=
+    availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' }).status === 0);
 
 function startRole<T>(role: string, arg: string, core: number): Promise<{ child: ChildProcess; info: T }> {
   const args = ['--import', 'tsx', self, role, arg];
-  const child = canPin() ? spawn('taskset', ['-c', String(core), process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = canPin()
+    ? spawn('taskset', ['-c', String(core), process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${role} exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve({ child, info: (JSON.parse(line) as { ports: T }).ports }));
+    createInterface({ input: child.stdout! }).once('line', (line) =>
+      resolve({ child, info: (JSON.parse(line) as { ports: T }).ports }),
+    );
   });
 }
 
 async function load(url: string, connections: number, duration: number): Promise<AutocannonResult> {
   const r = await autocannon({ url, connections, duration, pipelining: 1 });
-  if (r.errors > 0 || r.non2xx > 0) process.stderr.write(`  ! ${url}: ${r.errors} errors, ${r.non2xx} non-2xx, ${r.timeouts} timeouts\n`);
+  if (r.errors > 0 || r.non2xx > 0)
+    process.stderr.write(`  ! ${url}: ${r.errors} errors, ${r.non2xx} non-2xx, ${r.timeouts} timeouts\n`);
   return r;
 }
 
@@ -174,15 +207,24 @@ async function main(): Promise<void> {
     const on = `http://127.0.0.1:${gateways.info.on}/api/posts`;
     // Sanity: every item carries both tags.
     const sample = (await (await fetch(off)).json()) as { author?: unknown; comments?: unknown }[];
-    if (sample.length !== ITEMS || !sample.every((i) => i.author !== undefined && i.comments !== undefined)) throw new Error('the mapped route does not enrich every item');
+    if (sample.length !== ITEMS || !sample.every((i) => i.author !== undefined && i.comments !== undefined))
+      throw new Error('the mapped route does not enrich every item');
 
     process.stderr.write('warming up...\n');
     await load(off, 8, 2);
     await load(on, 8, 2);
 
     process.stderr.write('ideal: primary and one mapping call, straight on the backends...\n');
-    const primary = await load(`http://127.0.0.1:${backends.info.posts}/posts`, latencyConnections, Math.max(3, duration / 2));
-    const mapping = await load(`http://127.0.0.1:${backends.info.users}/users/1`, latencyConnections, Math.max(3, duration / 2));
+    const primary = await load(
+      `http://127.0.0.1:${backends.info.posts}/posts`,
+      latencyConnections,
+      Math.max(3, duration / 2),
+    );
+    const mapping = await load(
+      `http://127.0.0.1:${backends.info.users}/users/1`,
+      latencyConnections,
+      Math.max(3, duration / 2),
+    );
     const ideal = primary.latency.p50 + mapping.latency.p50;
 
     process.stderr.write(`latency: mapped route, cache off, ${latencyConnections} connection(s)...\n`);
@@ -223,6 +265,7 @@ async function main(): Promise<void> {
 if (process.argv[1] !== undefined && self === resolve(process.argv[1])) {
   const role = process.argv[2];
   if (role === '--role-backends') await serveBackends();
-  else if (role === '--role-gateways') await serveGateways(JSON.parse(process.argv[3]!) as { posts: number; users: number; comments: number });
+  else if (role === '--role-gateways')
+    await serveGateways(JSON.parse(process.argv[3]!) as { posts: number; users: number; comments: number });
   else await main();
 }

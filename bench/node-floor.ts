@@ -17,7 +17,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+]);
 const pool = new Pool(process.argv[2] ?? 'http://127.0.0.1:3000', { connections: 64, pipelining: 1 });
 
 function withoutHop(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {

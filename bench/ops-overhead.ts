@@ -24,7 +24,12 @@ interface AutocannonResult {
   timeouts: number;
   non2xx: number;
 }
-type Autocannon = (opts: { url: string; connections: number; duration: number; pipelining: number }) => Promise<AutocannonResult>;
+type Autocannon = (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  pipelining: number;
+}) => Promise<AutocannonResult>;
 
 const VARIANTS = [
   { id: 'off', label: 'metrics off, propagation off', metrics: false, propagation: false },
@@ -63,7 +68,11 @@ function median(xs: number[]): number {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '50' } },
+    options: {
+      duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '50' },
+    },
   });
   const duration = Number(values.duration);
   const rounds = Number(values.rounds);
@@ -74,7 +83,13 @@ async function main(): Promise<void> {
   const started: Started[] = [];
   try {
     const backendJs = transpileEntry(resolve(ROOT, 'bench/backend.ts'));
-    const backend = await startProcess({ name: 'backend', command: process.execPath, args: [backendJs, '0'], core: pinning?.loadCore, ready: { kind: 'stdout-line' } });
+    const backend = await startProcess({
+      name: 'backend',
+      command: process.execPath,
+      args: [backendJs, '0'],
+      core: pinning?.loadCore,
+      ready: { kind: 'stdout-line' },
+    });
     started.push(backend);
 
     mkdirSync(CACHE_DIR, { recursive: true });
@@ -82,22 +97,36 @@ async function main(): Promise<void> {
     for (const v of VARIANTS) {
       const port = await freePort();
       const file = resolve(CACHE_DIR, `ops-overhead-${v.id}.yaml`);
-      writeFileSync(file, [
-        'routes:',
-        '  - method: GET',
-        '    route: /small',
-        `    service: 127.0.0.1:${backend.port}`,
-        '    path: /small',
-        'config:',
-        '  telemetry:',
-        `    metrics: ${v.metrics}`,
-        `    propagation: ${v.propagation}`,
-        '',
-      ].join('\n'));
+      writeFileSync(
+        file,
+        [
+          'routes:',
+          '  - method: GET',
+          '    route: /small',
+          `    service: 127.0.0.1:${backend.port}`,
+          '    path: /small',
+          'config:',
+          '  telemetry:',
+          `    metrics: ${v.metrics}`,
+          `    propagation: ${v.propagation}`,
+          '',
+        ].join('\n'),
+      );
       const gw = await startProcess({
         name: `portico-${v.id}`,
         command: process.execPath,
-        args: ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts'), 'start', '--config', file, '--host', '127.0.0.1', '--port', String(port)],
+        args: [
+          '--import',
+          'tsx',
+          resolve(ROOT, 'src/cli/main.ts'),
+          'start',
+          '--config',
+          file,
+          '--host',
+          '127.0.0.1',
+          '--port',
+          String(port),
+        ],
         core: pinning?.proxyCore,
         env: { PORTICO_LOG_LEVEL: 'warn' },
         ready: { kind: 'health', port, path: '/health' },
@@ -122,18 +151,22 @@ async function main(): Promise<void> {
         const cpuAfter = cpuSeconds(g.pid);
         const s = samples.get(g.v.id)!;
         // Gateway CPU per request: far less sensitive than req/s to other load on the machine.
-        if (cpuBefore !== undefined && cpuAfter !== undefined && res.requests.total > 0) s.cpuUs.push(((cpuAfter - cpuBefore) * 1e6) / res.requests.total);
+        if (cpuBefore !== undefined && cpuAfter !== undefined && res.requests.total > 0)
+          s.cpuUs.push(((cpuAfter - cpuBefore) * 1e6) / res.requests.total);
         s.rps.push(res.requests.average);
         s.p50.push(res.latency.p50);
         s.p99.push(res.latency.p99);
         s.errors += res.errors + res.timeouts + res.non2xx;
-        process.stderr.write(`round ${r} ${g.v.id.padEnd(8)} ${Math.round(res.requests.average)} req/s p50 ${res.latency.p50} ms p99 ${res.latency.p99} ms cpu ${s.cpuUs.at(-1)?.toFixed(1) ?? '?'} us/req\n`);
+        process.stderr.write(
+          `round ${r} ${g.v.id.padEnd(8)} ${Math.round(res.requests.average)} req/s p50 ${res.latency.p50} ms p99 ${res.latency.p99} ms cpu ${s.cpuUs.at(-1)?.toFixed(1) ?? '?'} us/req\n`,
+        );
       }
     }
 
     // Interference from other processes only ever slows a round down: the best round of each
     // variant (highest req/s, lowest CPU per request) is the least disturbed; medians shown too.
-    const best = (xs: number[], pick: 'max' | 'min') => (xs.length === 0 ? undefined : pick === 'max' ? Math.max(...xs) : Math.min(...xs));
+    const best = (xs: number[], pick: 'max' | 'min') =>
+      xs.length === 0 ? undefined : pick === 'max' ? Math.max(...xs) : Math.min(...xs);
     const off = samples.get('off')!;
     const base = best(off.rps, 'max')!;
     const baseCpu = best(off.cpuUs, 'min');
@@ -150,7 +183,10 @@ async function main(): Promise<void> {
         const s = samples.get(v.id)!;
         const rps = best(s.rps, 'max')!;
         const cpu = best(s.cpuUs, 'min');
-        const cpuCells = cpu === undefined || baseCpu === undefined ? '| n/a | n/a | n/a' : `| ${cpu.toFixed(1)} | ${(cpu / baseCpu).toFixed(3)} | ${median(s.cpuUs).toFixed(1)}`;
+        const cpuCells =
+          cpu === undefined || baseCpu === undefined
+            ? '| n/a | n/a | n/a'
+            : `| ${cpu.toFixed(1)} | ${(cpu / baseCpu).toFixed(3)} | ${median(s.cpuUs).toFixed(1)}`;
         return `| ${v.label} | ${Math.round(rps)} | ${(rps / base).toFixed(3)} | ${Math.round(median(s.rps))} ${cpuCells} | ${median(s.p50)} | ${median(s.p99)} | ${s.errors} |`;
       }),
       '',

@@ -45,7 +45,14 @@ export interface ProfileSummary {
 
 /** Which part of the process a frame belongs to. */
 export function areaOf(url: string, name: string): string {
-  if (url === '') return name === '(garbage collector)' ? 'GC' : name === '(idle)' ? 'idle' : name === '(program)' ? 'program (native, unattributed)' : 'native';
+  if (url === '')
+    return name === '(garbage collector)'
+      ? 'GC'
+      : name === '(idle)'
+        ? 'idle'
+        : name === '(program)'
+          ? 'program (native, unattributed)'
+          : 'native';
   if (url.startsWith('node:')) return 'node internals';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg?.[1] !== undefined) return pkg[1];
@@ -68,7 +75,8 @@ export function summariseProfile(profile: CpuProfile): ProfileSummary {
     const id = profile.samples[i]!;
     selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   }
-  const keyOf = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'}|${n.callFrame.url}|${n.callFrame.lineNumber}`;
+  const keyOf = (n: ProfileNode) =>
+    `${n.callFrame.functionName || '(anonymous)'}|${n.callFrame.url}|${n.callFrame.lineNumber}`;
   const self = new Map<string, number>();
   const total = new Map<string, number>();
   const frames = new Map<string, CallFrame>();
@@ -133,14 +141,35 @@ const pct = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / who
 
 /** Markdown tables: areas, top functions overall, top functions in Portico's code. */
 export function formatSummary(s: ProfileSummary, top = 25): string {
-  const lines = [`profile: ${(s.wallMs / 1000).toFixed(1)} s wall, ${(s.busyMs / 1000).toFixed(1)} s busy (not idle)`, '', '| area | self ms | % of busy |', '|---|---:|---:|'];
-  for (const a of s.areas) if (a.area !== 'idle') lines.push(`| ${a.area} | ${a.selfMs.toFixed(0)} | ${pct(a.selfMs, s.busyMs)} |`);
+  const lines = [
+    `profile: ${(s.wallMs / 1000).toFixed(1)} s wall, ${(s.busyMs / 1000).toFixed(1)} s busy (not idle)`,
+    '',
+    '| area | self ms | % of busy |',
+    '|---|---:|---:|',
+  ];
+  for (const a of s.areas)
+    if (a.area !== 'idle') lines.push(`| ${a.area} | ${a.selfMs.toFixed(0)} | ${pct(a.selfMs, s.busyMs)} |`);
   const fnTable = (title: string, list: readonly FunctionCost[]) => {
-    lines.push('', `${title}`, '', '| function | where | area | self ms | self % | total % |', '|---|---|---|---:|---:|---:|');
-    for (const f of list.slice(0, top)) lines.push(`| ${f.name} | ${f.where} | ${f.area} | ${f.selfMs.toFixed(1)} | ${pct(f.selfMs, s.busyMs)} | ${pct(f.totalMs, s.busyMs)} |`);
+    lines.push(
+      '',
+      `${title}`,
+      '',
+      '| function | where | area | self ms | self % | total % |',
+      '|---|---|---|---:|---:|---:|',
+    );
+    for (const f of list.slice(0, top))
+      lines.push(
+        `| ${f.name} | ${f.where} | ${f.area} | ${f.selfMs.toFixed(1)} | ${pct(f.selfMs, s.busyMs)} | ${pct(f.totalMs, s.busyMs)} |`,
+      );
   };
-  fnTable(`top ${top} functions by self time (all code)`, s.functions.filter((f) => f.area !== 'idle'));
-  fnTable(`top ${top} functions by self time in Portico's code`, s.functions.filter((f) => f.area === 'portico'));
+  fnTable(
+    `top ${top} functions by self time (all code)`,
+    s.functions.filter((f) => f.area !== 'idle'),
+  );
+  fnTable(
+    `top ${top} functions by self time in Portico's code`,
+    s.functions.filter((f) => f.area === 'portico'),
+  );
   return lines.join('\n');
 }
 
@@ -152,5 +181,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(
   }
   const topIndex = process.argv.indexOf('--top');
   const top = topIndex > 0 ? Number(process.argv[topIndex + 1] ?? 25) : 25;
-  process.stdout.write(formatSummary(summariseProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile), top) + '\n');
+  process.stdout.write(
+    formatSummary(summariseProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile), top) + '\n',
+  );
 }

@@ -32,12 +32,19 @@ const scenario = BUILT_IN_SCENARIOS.find((s) => s.id === values.scenario);
 if (scenario === undefined) throw new Error(`unknown scenario ${values.scenario}`);
 const durationSec = Math.min(120, Math.max(1, Number(values.duration)));
 
-if (values['no-build'] !== true) spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 });
+if (values['no-build'] !== true)
+  spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 });
 const dir = resolve(ROOT, '.tmp/profiles', `${Date.now()}`);
 mkdirSync(dir, { recursive: true });
 const pinning = detectPinning(true);
 const gen = pickLoadGenerator(undefined);
-const backend = await startProcess({ name: 'backend', command: process.execPath, args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))], core: pinning?.loadCore, ready: { kind: 'stdout-line' } });
+const backend = await startProcess({
+  name: 'backend',
+  command: process.execPath,
+  args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))],
+  core: pinning?.loadCore,
+  ready: { kind: 'stdout-line' },
+});
 const load = load1();
 try {
   const candidate = await startCandidate(id, {
@@ -48,11 +55,19 @@ try {
     porticoLogLevel: values['portico-log-level'],
     porticoNodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir],
   });
-  const spec = loadSpecFor(candidate, scenario, { connections: Number(values.connections), durationSec, core: pinning?.loadCore });
+  const spec = loadSpecFor(candidate, scenario, {
+    connections: Number(values.connections),
+    durationSec,
+    core: pinning?.loadCore,
+  });
   const r = await runLoad(gen, spec);
-  process.stderr.write(`${candidate.label}, ${scenario.title}: ${Math.round(r.rps)} req/s, p99 ${r.p99Ms.toFixed(2)} ms (profiling slows it down)\n`);
+  process.stderr.write(
+    `${candidate.label}, ${scenario.title}: ${Math.round(r.rps)} req/s, p99 ${r.p99Ms.toFixed(2)} ms (profiling slows it down)\n`,
+  );
   await candidate.stop(); // SIGTERM: Portico drains and exits, and V8 writes the profile
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => resolve(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => resolve(dir, f));
   const file = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   if (file === undefined) throw new Error(`no .cpuprofile written in ${dir}`);
   const summary = formatSummary(summariseProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile));
@@ -75,4 +90,5 @@ try {
 }
 // Keep only the newest raw profiles.
 const all = readdirSync(resolve(ROOT, '.tmp/profiles')).sort();
-for (const old of all.slice(0, Math.max(0, all.length - 5))) rmSync(resolve(ROOT, '.tmp/profiles', old), { recursive: true, force: true });
+for (const old of all.slice(0, Math.max(0, all.length - 5)))
+  rmSync(resolve(ROOT, '.tmp/profiles', old), { recursive: true, force: true });

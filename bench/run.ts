@@ -15,8 +15,27 @@ import { ROOT, detectPinning, peakRssMb, resetPeakRss, rssMb } from './lib/proce
 import { startBenchBackends, type BenchBackends } from './lib/backends.js';
 import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadGenerator } from './lib/load.js';
 import { BUILT_IN_SCENARIOS, hookScenarios, type BenchScenario } from './lib/scenarios.js';
-import { CANDIDATES, loadSpecFor, requestHeaders, metricsSwitch, porticoCommand, porticoYaml, startCandidate, type CandidateId, type RunningCandidate } from './lib/candidates.js';
-import { goals, goalsTable, headroom, roundsTable, summarise, table, type RoundSample, type Row } from './lib/report.js';
+import {
+  CANDIDATES,
+  loadSpecFor,
+  requestHeaders,
+  metricsSwitch,
+  porticoCommand,
+  porticoYaml,
+  startCandidate,
+  type CandidateId,
+  type RunningCandidate,
+} from './lib/candidates.js';
+import {
+  goals,
+  goalsTable,
+  headroom,
+  roundsTable,
+  summarise,
+  table,
+  type RoundSample,
+  type Row,
+} from './lib/report.js';
 import { describeMachine, load1 } from './lib/machine.js';
 
 const log = (line: string) => process.stderr.write(line + '\n');
@@ -40,13 +59,22 @@ async function probe(c: RunningCandidate, s: BenchScenario): Promise<string | un
       signal: AbortSignal.timeout(5_000),
     });
     await res.arrayBuffer();
-    return res.status === 200 ? undefined : `answers ${res.status}${res.headers.get('x-portico-error') ? ` (${res.headers.get('x-portico-error')})` : ''}: not measured`;
+    return res.status === 200
+      ? undefined
+      : `answers ${res.status}${res.headers.get('x-portico-error') ? ` (${res.headers.get('x-portico-error')})` : ''}: not measured`;
   } catch (err) {
     return `request failed (${(err as Error).message}): not measured`;
   }
 }
 
-async function measure(gen: LoadGenerator, o: BenchOptions, c: RunningCandidate, s: BenchScenario, core: number | undefined, durationSec: number) {
+async function measure(
+  gen: LoadGenerator,
+  o: BenchOptions,
+  c: RunningCandidate,
+  s: BenchScenario,
+  core: number | undefined,
+  durationSec: number,
+) {
   return runLoad(gen, loadSpecFor(c, s, { connections: o.connections, durationSec, core }));
 }
 
@@ -61,7 +89,8 @@ async function main(): Promise<number> {
   const pinning = detectPinning(o.pin);
   const gen = pickLoadGenerator(o.loadgen);
   const notes: string[] = [];
-  if (pinning === undefined) notes.push(o.pin ? 'no pinning (taskset missing or fewer than 2 cores)' : 'pinning disabled (--no-pin)');
+  if (pinning === undefined)
+    notes.push(o.pin ? 'no pinning (taskset missing or fewer than 2 cores)' : 'pinning disabled (--no-pin)');
   if (o.build) {
     const failed = build();
     if (failed !== undefined) notes.push(failed);
@@ -74,9 +103,13 @@ async function main(): Promise<number> {
   const allScenarios = [...BUILT_IN_SCENARIOS, ...hooks.scenarios];
   const scenarios = o.scenarios === undefined ? allScenarios : allScenarios.filter((s) => o.scenarios!.includes(s.id));
   const unknownScenarios = (o.scenarios ?? []).filter((id) => !allScenarios.some((s) => s.id === id));
-  if (unknownScenarios.length > 0) throw new Error(`unknown scenario(s): ${unknownScenarios.join(', ')} (have ${allScenarios.map((s) => s.id).join(', ')})`);
+  if (unknownScenarios.length > 0)
+    throw new Error(
+      `unknown scenario(s): ${unknownScenarios.join(', ')} (have ${allScenarios.map((s) => s.id).join(', ')})`,
+    );
   // Opt-in candidates (the mapping cache row) start only when a selected scenario names them.
-  const wanted = (c: (typeof CANDIDATES)[number]) => !c.optIn || scenarios.some((s) => s.candidates?.includes(c.id) === true);
+  const wanted = (c: (typeof CANDIDATES)[number]) =>
+    !c.optIn || scenarios.some((s) => s.candidates?.includes(c.id) === true);
   const ids = (o.candidates ?? CANDIDATES.filter(wanted).map((c) => c.id)) as CandidateId[];
   const unknown = ids.filter((id) => !CANDIDATES.some((c) => c.id === id));
   if (unknown.length > 0) throw new Error(`unknown candidate(s): ${unknown.join(', ')}`);
@@ -144,9 +177,16 @@ async function main(): Promise<number> {
           const canReset = resetPeakRss(c.pid);
           const r = await measure(gen, o, c, s, pinning?.loadCore, o.durationSec);
           count(key, r.requests);
-          const sample: RoundSample = { ...r, round, peakRssMb: canReset || round === o.rounds ? peakRssMb(c.pid) : undefined, endRssMb: rssMb(c.pid) };
+          const sample: RoundSample = {
+            ...r,
+            round,
+            peakRssMb: canReset || round === o.rounds ? peakRssMb(c.pid) : undefined,
+            endRssMb: rssMb(c.pid),
+          };
           samples.set(key, [...(samples.get(key) ?? []), sample]);
-          log(`[round ${round}/${o.rounds}] ${s.id.padEnd(6)} ${c.label.padEnd(44)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms${r.badStatus + r.errors > 0 ? `  (${r.badStatus} non-2xx, ${r.errors} errors)` : ''}`);
+          log(
+            `[round ${round}/${o.rounds}] ${s.id.padEnd(6)} ${c.label.padEnd(44)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms${r.badStatus + r.errors > 0 ? `  (${r.badStatus} non-2xx, ${r.errors} errors)` : ''}`,
+          );
         }
       }
       const leaving = [...running];
@@ -159,7 +199,9 @@ async function main(): Promise<number> {
         const short = requests - logged.lines;
         c.notes.push(
           `stdout pipe: ${logged.lines.toLocaleString('en-US')} lines, ${(logged.bytes / 1e6).toFixed(1)} MB for ${requests.toLocaleString('en-US')} requests` +
-            (short > 0 && o.porticoLogLevel === undefined ? ` (${short.toLocaleString('en-US')} fewer lines than requests: lines were dropped)` : ''),
+            (short > 0 && o.porticoLogLevel === undefined
+              ? ` (${short.toLocaleString('en-US')} fewer lines than requests: lines were dropped)`
+              : ''),
         );
       }
       running.splice(0, running.length, ...running.filter((c) => !leaving.includes(c)));
@@ -177,7 +219,12 @@ async function main(): Promise<number> {
           if (why !== undefined) rows.push(summarise(id, label, [], [`n/a: ${why}`]));
           continue;
         }
-        rows.push(summarise(id, label, samples.get(`${s.id}/${id}`) ?? [], [...(notesOf.get(`${s.id}/${id}`) ?? []), ...(reason ? [reason] : [])]));
+        rows.push(
+          summarise(id, label, samples.get(`${s.id}/${id}`) ?? [], [
+            ...(notesOf.get(`${s.id}/${id}`) ?? []),
+            ...(reason ? [reason] : []),
+          ]),
+        );
       }
       byScenario.set(s.id, rows);
     }
@@ -190,12 +237,24 @@ async function main(): Promise<number> {
       `- load: ${loadGeneratorVersion(gen)}, ${o.connections} connections, 1 thread; ${o.rounds} interleaved rounds of ${o.durationSec} s, medians; ${o.warmupSec} s warm-up per pair`,
       `- pinning: ${pinning ? `proxy on core ${pinning.proxyCore}; load generator, backend and Portico's log reader on core ${pinning.loadCore}` : 'none'}`,
       `- backend: ${backends.description}`,
-      `- Portico: \`node ${portico.command.slice(1).map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length + 1) : a)).join(' ')} start\`, default settings${metricsSwitch(false) ? ' but metrics off outside the metrics row' : ''}; ${o.porticoLogLevel ? `PORTICO_LOG_LEVEL=${o.porticoLogLevel}` : 'default log level (info, one access line per request)'}; stdout into a pipe (FIFO) read by \`wc -lc\`, as a container runtime collects logs`,
-      `- backend direct / floor: ${scenarios.filter((s) => s.candidates === undefined || s.candidates.includes('node-floor')).map((s) => `${s.id} ${headroom(byScenario.get(s.id) ?? []).line.replace('backend direct / floor: ', '')}`).join('; ')}`,
+      `- Portico: \`node ${portico.command
+        .slice(1)
+        .map((a) => (a.startsWith(ROOT) ? a.slice(ROOT.length + 1) : a))
+        .join(
+          ' ',
+        )} start\`, default settings${metricsSwitch(false) ? ' but metrics off outside the metrics row' : ''}; ${o.porticoLogLevel ? `PORTICO_LOG_LEVEL=${o.porticoLogLevel}` : 'default log level (info, one access line per request)'}; stdout into a pipe (FIFO) read by \`wc -lc\`, as a container runtime collects logs`,
+      `- backend direct / floor: ${scenarios
+        .filter((s) => s.candidates === undefined || s.candidates.includes('node-floor'))
+        .map((s) => `${s.id} ${headroom(byScenario.get(s.id) ?? []).line.replace('backend direct / floor: ', '')}`)
+        .join('; ')}`,
       `- 1-minute load average: ${loadStart.toFixed(2)} at start, ${loadEnd.toFixed(2)} at end (above ~1 means other work shared the CPUs; only ratios from one run count)`,
       ...notes.map((n) => `- note: ${n}`),
     ].join('\n');
-    const sections = scenarios.map((s) => `### ${s.title}\n\n${table(byScenario.get(s.id) ?? [])}\n\n${headroom(byScenario.get(s.id) ?? []).line}`).join('\n\n');
+    const sections = scenarios
+      .map(
+        (s) => `### ${s.title}\n\n${table(byScenario.get(s.id) ?? [])}\n\n${headroom(byScenario.get(s.id) ?? []).line}`,
+      )
+      .join('\n\n');
     const goalsMd = goalsTable(goals(byScenario));
     process.stdout.write(`\n${header}\n\n${sections}\n\n${goalsMd}\n`);
 
@@ -204,10 +263,16 @@ async function main(): Promise<number> {
       mkdirSync(dir, { recursive: true });
       const date = startedAt.toISOString().slice(0, 10);
       let file = resolve(dir, `${date}-${machine.commit}${o.quick ? '-quick' : ''}.md`);
-      for (let n = 2; existsSync(file); n++) file = resolve(dir, `${date}-${machine.commit}${o.quick ? '-quick' : ''}-${n}.md`);
-      const rawRounds = scenarios.map((s) => `### ${s.title}\n\n${roundsTable(byScenario.get(s.id) ?? [])}`).join('\n\n');
+      for (let n = 2; existsSync(file); n++)
+        file = resolve(dir, `${date}-${machine.commit}${o.quick ? '-quick' : ''}-${n}.md`);
+      const rawRounds = scenarios
+        .map((s) => `### ${s.title}\n\n${roundsTable(byScenario.get(s.id) ?? [])}`)
+        .join('\n\n');
       const yaml = porticoYaml('127.0.0.1:BACKEND_PORT', scenarios, {});
-      writeFileSync(file, `# Load benchmark ${date} (${machine.commit})\n\n${header}\n\n## Medians\n\n${sections}\n\n## Goals\n\n${goalsMd}\n\n## Every round\n\n${rawRounds}\n\n## Portico configuration (public candidate)\n\n\`\`\`yaml\n${yaml}\`\`\`\n`);
+      writeFileSync(
+        file,
+        `# Load benchmark ${date} (${machine.commit})\n\n${header}\n\n## Medians\n\n${sections}\n\n## Goals\n\n${goalsMd}\n\n## Every round\n\n${rawRounds}\n\n## Portico configuration (public candidate)\n\n\`\`\`yaml\n${yaml}\`\`\`\n`,
+      );
       log(`\nwritten: ${file.slice(ROOT.length + 1)}`);
     }
     return 0;

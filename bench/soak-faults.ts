@@ -124,12 +124,22 @@ const wsBackend = await startWsBackend();
 /** The mapping backend runs as a child process so it can be killed for real, always on one port. */
 const mappingEntry = transpileEntry(resolve(ROOT, 'bench/backend.ts'));
 const mappingPort = await freePort();
-const startMapping = () => startProcess({ name: 'mapping backend', command: process.execPath, args: [mappingEntry, String(mappingPort), String(BACKEND_KEEPALIVE_MS)], core: undefined, ready: { kind: 'stdout-line' } });
+const startMapping = () =>
+  startProcess({
+    name: 'mapping backend',
+    command: process.execPath,
+    args: [mappingEntry, String(mappingPort), String(BACKEND_KEEPALIVE_MS)],
+    core: undefined,
+    ready: { kind: 'stdout-line' },
+  });
 let mapping: Started | undefined = await startMapping();
 const spawned: { gateway?: ChildProcess } = {};
 // However this process ends (an exception, Ctrl-C), its children must not outlive it.
 process.once('exit', () => {
-  for (const pid of [spawned.gateway?.exitCode === null && spawned.gateway.signalCode === null ? spawned.gateway.pid : undefined, mapping?.pid]) {
+  for (const pid of [
+    spawned.gateway?.exitCode === null && spawned.gateway.signalCode === null ? spawned.gateway.pid : undefined,
+    mapping?.pid,
+  ]) {
     try {
       if (pid !== undefined) process.kill(pid, 'SIGKILL');
     } catch {
@@ -196,7 +206,10 @@ const configFile = resolve(CACHE_DIR, 'soak-faults.yaml');
 let revision = 0;
 writeFileSync(configFile, gatewayYaml(revision));
 
-const faults = new RouteTally('faults (SIGHUP, mapping kill/restart, gateway)', 'every reload confirmed, the mapping backend restarts, the gateway stays up');
+const faults = new RouteTally(
+  'faults (SIGHUP, mapping kill/restart, gateway)',
+  'every reload confirmed, the mapping backend restarts, the gateway stays up',
+);
 const warns = new WarnLog(Date.now());
 const errorLines = new Map<string, number>();
 let logLines = 0;
@@ -207,7 +220,12 @@ let listening: ((port: number) => void) | undefined;
 /** Most log lines are access lines at info: counted from their head, parsed only when they matter. */
 function onLogLine(line: string): void {
   logLines++;
-  if (line.startsWith('{"level":30,') && !line.includes('"msg":"portico listening') && !line.includes('"msg":"configuration reloaded"')) return;
+  if (
+    line.startsWith('{"level":30,') &&
+    !line.includes('"msg":"portico listening') &&
+    !line.includes('"msg":"configuration reloaded"')
+  )
+    return;
   let entry: Record<string, unknown>;
   try {
     entry = JSON.parse(line) as Record<string, unknown>;
@@ -221,18 +239,44 @@ function onLogLine(line: string): void {
   if (msg.startsWith('configuration reload rejected')) reloadsRejected++;
   if (level < 40) return;
   // The message with the field that tells its kinds apart (an access line's status, an error's kind).
-  const detail = msg === 'request' ? `request ${String(entry.status)}` : typeof entry.kind === 'string' ? `${msg} (${entry.kind})` : typeof entry.reason === 'string' ? `${msg} (${entry.reason.slice(0, 60)})` : msg;
-  warns.add({ time: typeof entry.time === 'number' ? entry.time : Date.now(), msg: detail, byDesign: entry.route === HANG_ROUTE });
+  const detail =
+    msg === 'request'
+      ? `request ${String(entry.status)}`
+      : typeof entry.kind === 'string'
+        ? `${msg} (${entry.kind})`
+        : typeof entry.reason === 'string'
+          ? `${msg} (${entry.reason.slice(0, 60)})`
+          : msg;
+  warns.add({
+    time: typeof entry.time === 'number' ? entry.time : Date.now(),
+    msg: detail,
+    byDesign: entry.route === HANG_ROUTE,
+  });
   if (level >= 50 && errorLines.size < 50) errorLines.set(detail, (errorLines.get(detail) ?? 0) + 1);
 }
 
-const gatewayArgs = [...runWith.command.slice(1), 'start', '--config', configFile, '--port', '0', '--host', '127.0.0.1'];
-const gateway: ChildProcess = spawn(runWith.command[0] ?? process.execPath, gatewayArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORTICO_LOG_LEVEL: 'info' } });
+const gatewayArgs = [
+  ...runWith.command.slice(1),
+  'start',
+  '--config',
+  configFile,
+  '--port',
+  '0',
+  '--host',
+  '127.0.0.1',
+];
+const gateway: ChildProcess = spawn(runWith.command[0] ?? process.execPath, gatewayArgs, {
+  cwd: ROOT,
+  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, PORTICO_LOG_LEVEL: 'info' },
+});
 spawned.gateway = gateway;
 createInterface({ input: gateway.stdout! }).on('line', onLogLine);
 let gatewayStderr = '';
 gateway.stderr!.on('data', (c: Buffer) => (gatewayStderr = (gatewayStderr + c.toString('utf8')).slice(-4000)));
-const gatewayExit = new Promise<string>((r) => gateway.once('exit', (code, signal) => r(code === null ? String(signal) : String(code))));
+const gatewayExit = new Promise<string>((r) =>
+  gateway.once('exit', (code, signal) => r(code === null ? String(signal) : String(code))),
+);
 const gatewayPort = await Promise.race([
   new Promise<number>((r) => (listening = r)),
   gatewayExit.then((code) => Promise.reject(new Error(`gateway exited (${code}) before listening:\n${gatewayStderr}`))),
@@ -253,7 +297,11 @@ interface Snapshot {
 }
 
 async function snapshot(): Promise<Snapshot> {
-  const [main, sse, ws] = await Promise.all([connections(mainBackend), connections(sseBackend), connections(wsBackend.server)]);
+  const [main, sse, ws] = await Promise.all([
+    connections(mainBackend),
+    connections(sseBackend),
+    connections(wsBackend.server),
+  ]);
   return { fds: fdCount(gatewayPid), rss: rssMb(gatewayPid), main, sse, ws, mapping: establishedOnPort(mappingPort) };
 }
 const upstreamSum = (s: Snapshot) => s.main + s.sse + s.ws + s.mapping;
@@ -276,18 +324,27 @@ const sampler = setInterval(() => {
   // The WebSocket test backend records every upgrade and socket; a long soak must not keep them.
   wsBackend.upgrades.splice(0);
   wsBackend.closes.splice(0);
-  for (let i = wsBackend.sockets.length - 1; i >= 0; i--) if (wsBackend.sockets[i]!.readyState === WebSocket.CLOSED) wsBackend.sockets.splice(i, 1);
+  for (let i = wsBackend.sockets.length - 1; i >= 0; i--)
+    if (wsBackend.sockets[i]!.readyState === WebSocket.CLOSED) wsBackend.sockets.splice(i, 1);
 }, SAMPLE_EVERY_MS);
 
 // --- clients ----------------------------------------------------------------------------------
 
-const agent = new Agent({ connections: 32, keepAliveTimeout: 30_000, headersTimeout: CLIENT_TIMEOUT_MS, bodyTimeout: CLIENT_TIMEOUT_MS });
+const agent = new Agent({
+  connections: 32,
+  keepAliveTimeout: 30_000,
+  headersTimeout: CLIENT_TIMEOUT_MS,
+  bodyTimeout: CLIENT_TIMEOUT_MS,
+});
 
 const tallies = {
   proxied: new RouteTally('proxied GET /api/proxied', '200 with the backend body'),
   jwt: new RouteTally('local JWT GET /api/jwt', '200 with a valid token, 401 with an invalid one'),
   mapped: new RouteTally('mapped GET /api/mapped', '200; items carry their tags while the mapping backend is up'),
-  limited: new RouteTally('rate-limited GET /api/limited', `200 or 429; no more 200 than the bucket allows (${RATE_PER_SEC}/s, burst ${RATE_BURST})`),
+  limited: new RouteTally(
+    'rate-limited GET /api/limited',
+    `200 or 429; no more 200 than the bucket allows (${RATE_PER_SEC}/s, burst ${RATE_BURST})`,
+  ),
   hang: new RouteTally('hanging GET /api/hang', `504 after backendSec (${BACKEND_SEC} s)`),
   abort: new RouteTally('aborting clients (/api/slow, /api/mapped)', 'cancelled, or 200 when the answer came first'),
   sse: new RouteTally('SSE GET /api/events', '200 text/event-stream, at least one event per stay'),
@@ -299,7 +356,11 @@ function errorName(err: unknown): string {
   return typeof e.code === 'string' ? e.code : typeof e.name === 'string' ? e.name : 'error';
 }
 
-async function get(path: string, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<{ status: number; body: string; ms: number }> {
+async function get(
+  path: string,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<{ status: number; body: string; ms: number }> {
   const t0 = performance.now();
   const res = await request(`${base}${path}`, { dispatcher: agent, headers, signal });
   const body = await res.body.text();
@@ -314,14 +375,26 @@ const proxied = () =>
   loop(async () => {
     try {
       const r = await get('/proxied');
-      tallies.proxied.record(String(r.status), r.status !== 200 ? `status ${r.status}: ${r.body.slice(0, 120)}` : r.body.length !== 400 ? `200 with a ${r.body.length}-byte body` : undefined);
+      tallies.proxied.record(
+        String(r.status),
+        r.status !== 200
+          ? `status ${r.status}: ${r.body.slice(0, 120)}`
+          : r.body.length !== 400
+            ? `200 with a ${r.body.length}-byte body`
+            : undefined,
+      );
     } catch (err) {
       tallies.proxied.record(`error:${errorName(err)}`, String(err));
     }
   });
 
 const secret = new TextEncoder().encode(HS256_SECRET);
-const sign = (key: Uint8Array, exp: string | number) => new SignJWT({ sub: 'soak', role: 'tester' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime(exp).sign(key);
+const sign = (key: Uint8Array, exp: string | number) =>
+  new SignJWT({ sub: 'soak', role: 'tester' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime(exp)
+    .sign(key);
 const invalidTokens = [
   await sign(new TextEncoder().encode('not-the-gateway-secret-0123456789abcdef'), '1h'),
   await sign(secret, Math.floor(Date.now() / 1000) - 60),
@@ -336,12 +409,19 @@ const jwt = () =>
     if (n % 200 === 0) validToken = await sign(secret, '1h');
     const kind = n % 4;
     const valid = kind !== 3;
-    const authorization = valid ? `Bearer ${validToken}` : n % 3 === 0 ? '' : `Bearer ${invalidTokens[n % invalidTokens.length]}`;
+    const authorization = valid
+      ? `Bearer ${validToken}`
+      : n % 3 === 0
+        ? ''
+        : `Bearer ${invalidTokens[n % invalidTokens.length]}`;
     try {
       const r = await get('/jwt', authorization === '' ? {} : { authorization });
       const want = valid ? 200 : 401;
       tallies.jwt.note(valid ? 'valid token' : 'invalid or missing token');
-      tallies.jwt.record(String(r.status), r.status !== want ? `${valid ? 'valid' : 'invalid'} token got ${r.status}: ${r.body.slice(0, 120)}` : undefined);
+      tallies.jwt.record(
+        String(r.status),
+        r.status !== want ? `${valid ? 'valid' : 'invalid'} token got ${r.status}: ${r.body.slice(0, 120)}` : undefined,
+      );
     } catch (err) {
       tallies.jwt.record(`error:${errorName(err)}`, String(err));
     }
@@ -362,13 +442,17 @@ const mapped = () =>
         return;
       }
       const items = JSON.parse(r.body) as Record<string, unknown>[];
-      const missing = Array.isArray(items) ? items.filter((i) => i.user === undefined || i.comments === undefined).length : -1;
-      if (missing === -1) return tallies.mapped.record('200', `200 whose body is not an array: ${r.body.slice(0, 120)}`);
+      const missing = Array.isArray(items)
+        ? items.filter((i) => i.user === undefined || i.comments === undefined).length
+        : -1;
+      if (missing === -1)
+        return tallies.mapped.record('200', `200 whose body is not an array: ${r.body.slice(0, 120)}`);
       tallies.mapped.record('200');
       if (missing > 0) tallies.mapped.note('responses with items lacking tags');
       if (settledAtStart && mappingSettled() && epoch === mappingState.epoch) {
         tallies.mapped.note('responses checked for every tag (mapping backend up throughout)');
-        if (missing > 0) tallies.mapped.fail(`${missing} of ${items.length} items lack tags while the mapping backend was up`);
+        if (missing > 0)
+          tallies.mapped.fail(`${missing} of ${items.length} items lack tags while the mapping backend was up`);
       }
     } catch (err) {
       tallies.mapped.record(`error:${errorName(err)}`, String(err));
@@ -382,7 +466,10 @@ const limited = () =>
     limitedFirst ||= Date.now();
     try {
       const r = await get('/limited');
-      tallies.limited.record(String(r.status), r.status === 200 || r.status === 429 ? undefined : `status ${r.status}: ${r.body.slice(0, 120)}`);
+      tallies.limited.record(
+        String(r.status),
+        r.status === 200 || r.status === 429 ? undefined : `status ${r.status}: ${r.body.slice(0, 120)}`,
+      );
     } catch (err) {
       tallies.limited.record(`error:${errorName(err)}`, String(err));
     }
@@ -402,7 +489,14 @@ const hang = () =>
         hangSlowest = Math.max(hangSlowest, r.ms);
       }
       const when = r.ms < BACKEND_SEC * 1000 - 50 ? 'early' : r.ms > HANG_LATE_MS ? 'late' : undefined;
-      tallies.hang.record(String(r.status), r.status !== 504 ? `status ${r.status}: ${r.body.slice(0, 120)}` : when !== undefined ? `504 ${when}: after ${Math.round(r.ms)} ms` : undefined);
+      tallies.hang.record(
+        String(r.status),
+        r.status !== 504
+          ? `status ${r.status}: ${r.body.slice(0, 120)}`
+          : when !== undefined
+            ? `504 ${when}: after ${Math.round(r.ms)} ms`
+            : undefined,
+      );
     } catch (err) {
       tallies.hang.record(`error:${errorName(err)}`, String(err));
     }
@@ -416,7 +510,10 @@ const aborting = () =>
     const timer = setTimeout(() => controller.abort(), 5 + Math.random() * 200);
     try {
       const r = await get(path, {}, controller.signal);
-      tallies.abort.record(String(r.status), r.status !== 200 ? `${path} status ${r.status}: ${r.body.slice(0, 120)}` : undefined);
+      tallies.abort.record(
+        String(r.status),
+        r.status !== 200 ? `${path} status ${r.status}: ${r.body.slice(0, 120)}` : undefined,
+      );
     } catch (err) {
       if (controller.signal.aborted) tallies.abort.record('cancelled');
       else tallies.abort.record(`error:${errorName(err)}`, `${path}: ${String(err)}`);
@@ -439,14 +536,19 @@ const sse = () =>
       if (status !== 200 || !String(res.headers['content-type']).startsWith('text/event-stream')) {
         const text = await res.body.text();
         clearTimeout(timer);
-        return tallies.sse.record(String(status), `status ${status} (${String(res.headers['content-type'])}): ${text.slice(0, 120)}`);
+        return tallies.sse.record(
+          String(status),
+          `status ${status} (${String(res.headers['content-type'])}): ${text.slice(0, 120)}`,
+        );
       }
       for await (const chunk of res.body) events += (String(chunk).match(/^event: tick$/gm) ?? []).length;
       // The stream ended before the client left: SSE streams here never end on their own.
       tallies.sse.record('200', `stream ended by the gateway after ${events} events`);
     } catch (err) {
-      if (!controller.signal.aborted) tallies.sse.record(status === 0 ? `error:${errorName(err)}` : String(status), String(err));
-      else if (status === 0) tallies.sse.record('no answer', `no response head within the ${Math.round(stayMs)} ms stay`);
+      if (!controller.signal.aborted)
+        tallies.sse.record(status === 0 ? `error:${errorName(err)}` : String(status), String(err));
+      else if (status === 0)
+        tallies.sse.record('no answer', `no response head within the ${Math.round(stayMs)} ms stay`);
       else tallies.sse.record('200', events === 0 ? `no event within a ${Math.round(stayMs)} ms stay` : undefined);
     } finally {
       clearTimeout(timer);
@@ -455,7 +557,11 @@ const sse = () =>
   });
 
 /** Resolves with the result of `setup` or rejects after `ms`; every WebSocket wait is bounded. */
-function within<T>(ms: number, what: string, setup: (resolve: (v: T) => void, reject: (e: Error) => void) => void): Promise<T> {
+function within<T>(
+  ms: number,
+  what: string,
+  setup: (resolve: (v: T) => void, reject: (e: Error) => void) => void,
+): Promise<T> {
   return new Promise<T>((resolveWait, rejectWait) => {
     const timer = setTimeout(() => rejectWait(new Error(`${what}: not within ${ms} ms`)), ms);
     setup(
@@ -469,7 +575,10 @@ let wsCount = 0;
 const ws = () =>
   loop(async () => {
     const id = wsCount++;
-    const socket = new WebSocket(`ws://127.0.0.1:${gatewayPort}/api/echo`, { handshakeTimeout: 5_000, perMessageDeflate: false });
+    const socket = new WebSocket(`ws://127.0.0.1:${gatewayPort}/api/echo`, {
+      handshakeTimeout: 5_000,
+      perMessageDeflate: false,
+    });
     const errors: Error[] = [];
     socket.on('error', (e) => errors.push(e));
     try {
@@ -495,7 +604,10 @@ const ws = () =>
       tallies.ws.record('101', code === 1000 ? undefined : `closed with ${code}`);
     } catch (err) {
       socket.terminate();
-      tallies.ws.record(`error:${(err as Error).message.split(':')[0]}`, `${String(err)}${errors.length > 0 ? ` (${errors.map(String).join('; ')})` : ''}`);
+      tallies.ws.record(
+        `error:${(err as Error).message.split(':')[0]}`,
+        `${String(err)}${errors.length > 0 ? ` (${errors.map(String).join('; ')})` : ''}`,
+      );
     }
   });
 
@@ -559,11 +671,15 @@ async function mappingOutages(): Promise<void> {
 
 // --- run --------------------------------------------------------------------------------------
 
-process.stdout.write(`soak: gateway pid ${gatewayPid} on ${gatewayPort}, ${durationSec} s of load; faults every ${SIGHUP_EVERY_MS / 1000} s (SIGHUP) and ${KILL_EVERY_MS / 1000} s (mapping backend kill)\n`);
+process.stdout.write(
+  `soak: gateway pid ${gatewayPid} on ${gatewayPort}, ${durationSec} s of load; faults every ${SIGHUP_EVERY_MS / 1000} s (SIGHUP) and ${KILL_EVERY_MS / 1000} s (mapping backend kill)\n`,
+);
 const progress = setInterval(() => {
   const sent = Object.values(tallies).reduce((n, t) => n + t.sent, 0);
   const bad = Object.values(tallies).reduce((n, t) => n + t.unexpected, 0) + faults.unexpected;
-  process.stdout.write(`  ${Math.round((Date.now() - startedAt) / 1000)} s: ${sent} sent, ${bad} unexpected, RSS ${rssMb(gatewayPid)?.toFixed(0) ?? '?'} MB, ${warns.total} warn lines\n`);
+  process.stdout.write(
+    `  ${Math.round((Date.now() - startedAt) / 1000)} s: ${sent} sent, ${bad} unexpected, RSS ${rssMb(gatewayPid)?.toFixed(0) ?? '?'} MB, ${warns.total} warn lines\n`,
+  );
 }, 30_000);
 const stopTimer = setTimeout(() => {
   stopping = true;
@@ -602,18 +718,24 @@ if (exitCode !== '0') {
   gateway.kill('SIGKILL');
   faults.fail(`gateway exit on SIGTERM: ${exitCode}`);
 }
-if (reloadsConfirmed !== sighupsSent) faults.fail(`${sighupsSent} SIGHUP sent, ${reloadsConfirmed} reloads logged (${reloadsRejected} rejected)`);
+if (reloadsConfirmed !== sighupsSent)
+  faults.fail(`${sighupsSent} SIGHUP sent, ${reloadsConfirmed} reloads logged (${reloadsRejected} rejected)`);
 await mapping?.stop();
 mapping = undefined;
 for (const res of hanging) res.destroy();
-await Promise.all([wsBackend.close(), new Promise((r) => mainBackend.close(r)), new Promise((r) => sseBackend.close(r))]);
+await Promise.all([
+  wsBackend.close(),
+  new Promise((r) => mainBackend.close(r)),
+  new Promise((r) => sseBackend.close(r)),
+]);
 
 // --- report -----------------------------------------------------------------------------------
 
 const elapsedSec = (loadEnded - startedAt) / 1000;
 const allowed200 = RATE_BURST + RATE_PER_SEC * ((limitedLast - limitedFirst) / 1000) + 1;
 const limited200 = tallies.limited.outcomes.get('200') ?? 0;
-if (limited200 > allowed200 * 1.05) tallies.limited.fail(`${limited200} answers 200, the bucket allows ${Math.floor(allowed200)}`);
+if (limited200 > allowed200 * 1.05)
+  tallies.limited.fail(`${limited200} answers 200, the bucket allows ${Math.floor(allowed200)}`);
 
 const rows = [...Object.values(tallies), faults];
 const unexpected = rows.reduce((n, t) => n + t.unexpected, 0);
@@ -624,11 +746,18 @@ const lastHalf = rssSlopePerMin(rssSamples.filter((s) => s.tMs >= DURATION_MS / 
 const outage = warns.outageRate(loadEnded);
 const fmt = (v: number | undefined, d = 0) => (v === undefined ? 'n/a' : v.toFixed(d));
 const sockets = (s: Snapshot) => `${upstreamSum(s)} (main ${s.main}, SSE ${s.sse}, WS ${s.ws}, mapping ${s.mapping})`;
-const idle = upstreamSum(after) <= upstreamSum(atStart) && after.fds !== undefined && atStart.fds !== undefined && after.fds <= atStart.fds + FD_SLACK;
+const idle =
+  upstreamSum(after) <= upstreamSum(atStart) &&
+  after.fds !== undefined &&
+  atStart.fds !== undefined &&
+  after.fds <= atStart.fds + FD_SLACK;
 
 const goals: [string, boolean][] = [
   [`zero unexpected failures (${unexpected})`, unexpected === 0],
-  [`RSS slope < ${GOAL_RSS_SLOPE} MB/min after ${WARMUP_MS / 1000} s warm-up (${fmt(slope, 2)} MB/min over ${trend.length} samples)`, slope !== undefined && slope < GOAL_RSS_SLOPE],
+  [
+    `RSS slope < ${GOAL_RSS_SLOPE} MB/min after ${WARMUP_MS / 1000} s warm-up (${fmt(slope, 2)} MB/min over ${trend.length} samples)`,
+    slope !== undefined && slope < GOAL_RSS_SLOPE,
+  ],
   [
     `sockets back to idle ${AFTER_LOAD_WAIT_MS / 1000} s after the load (upstream ${upstreamSum(after)} <= ${upstreamSum(atStart)} at start; gateway fds ${fmt(after.fds)} <= ${fmt(atStart.fds)} + ${FD_SLACK})`,
     idle,
@@ -650,22 +779,36 @@ for (const t of rows) {
   if (notes.length > 0) lines.push(`- ${t.name}: ${notes.join(', ')}`);
   for (const s of t.samples) lines.push(`  - unexpected: ${s}`);
 }
-lines.push(`- hanging route: 504 after ${fmt(hangFastest === Infinity ? undefined : hangFastest)} to ${fmt(hangSlowest || undefined)} ms (backendSec ${BACKEND_SEC} s)`);
+lines.push(
+  `- hanging route: 504 after ${fmt(hangFastest === Infinity ? undefined : hangFastest)} to ${fmt(hangSlowest || undefined)} ms (backendSec ${BACKEND_SEC} s)`,
+);
 lines.push(`- rate-limited route: ${limited200} answers 200, the bucket allows at most ${Math.floor(allowed200)}`);
-lines.push(`- SIGHUP sent ${sighupsSent}, reloads logged ${reloadsConfirmed}, rejected ${reloadsRejected}; mapping outages ${outages.length}`);
+lines.push(
+  `- SIGHUP sent ${sighupsSent}, reloads logged ${reloadsConfirmed}, rejected ${reloadsRejected}; mapping outages ${outages.length}`,
+);
 lines.push('', '## Gateway process', '');
 lines.push(`| | start | end of load | ${AFTER_LOAD_WAIT_MS / 1000} s after |`, '|---|---:|---:|---:|');
 lines.push(`| RSS MB | ${fmt(atStart.rss)} | ${fmt(atEnd.rss)} | ${fmt(after.rss)} |`);
 lines.push(`| open fds | ${fmt(atStart.fds)} | ${fmt(atEnd.fds)} | ${fmt(after.fds)} |`);
 lines.push(`| upstream sockets | ${sockets(atStart)} | ${sockets(atEnd)} | ${sockets(after)} |`);
-lines.push('', `RSS slope after the warm-up ${fmt(slope, 2)} MB/min, over the last half of the run ${fmt(lastHalf, 2)} MB/min`);
-lines.push('', `RSS every ${SAMPLE_EVERY_MS / 1000} s (MB): ${rssSamples.map((s) => `${Math.round(s.tMs / 1000)}s=${s.mb.toFixed(0)}`).join(' ')}`);
+lines.push(
+  '',
+  `RSS slope after the warm-up ${fmt(slope, 2)} MB/min, over the last half of the run ${fmt(lastHalf, 2)} MB/min`,
+);
+lines.push(
+  '',
+  `RSS every ${SAMPLE_EVERY_MS / 1000} s (MB): ${rssSamples.map((s) => `${Math.round(s.tMs / 1000)}s=${s.mb.toFixed(0)}`).join(' ')}`,
+);
 lines.push('', '## Gateway log', '');
 lines.push(`${logLines} lines; warn or worse ${warns.total}; per minute: ${warns.perMinute.join(', ') || 'none'}`);
-if (outage !== undefined) lines.push(`during outages (${outage.minutes.toFixed(1)} min): ${outage.all} warn lines, ${outage.outage} of them not from the hanging route`);
+if (outage !== undefined)
+  lines.push(
+    `during outages (${outage.minutes.toFixed(1)} min): ${outage.all} warn lines, ${outage.outage} of them not from the hanging route`,
+  );
 lines.push('', 'Top warn messages:', '');
 for (const [msg, n] of warns.top(8)) lines.push(`- ${n} x ${msg}`);
-if (errorLines.size > 0) lines.push('', `Error lines: ${[...errorLines.entries()].map(([m, n]) => `${n} x ${m}`).join('; ')}`);
+if (errorLines.size > 0)
+  lines.push('', `Error lines: ${[...errorLines.entries()].map(([m, n]) => `${n} x ${m}`).join('; ')}`);
 lines.push('', '## Goals', '');
 for (const [text, ok] of goals) lines.push(`${ok ? 'PASS' : 'FAIL'} ${text}`);
 const report = lines.join('\n') + '\n';
@@ -675,7 +818,10 @@ if (args['no-write'] !== true) {
   const dir = resolve(ROOT, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = resolve(dir, `${new Date().toISOString().slice(0, 10)}-${machine.commit}-soak.md`);
-  const command = process.env.npm_lifecycle_event === 'soak' ? `npm run soak -- ${process.argv.slice(2).join(' ')}` : `node --import tsx bench/soak-faults.ts ${process.argv.slice(2).join(' ')}`;
+  const command =
+    process.env.npm_lifecycle_event === 'soak'
+      ? `npm run soak -- ${process.argv.slice(2).join(' ')}`
+      : `node --import tsx bench/soak-faults.ts ${process.argv.slice(2).join(' ')}`;
   const header = [
     `# Fault soak ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (${machine.commit}${machine.dirty ? ', uncommitted changes in the tree' : ''})`,
     '',
@@ -684,7 +830,10 @@ if (args['no-write'] !== true) {
     `- Node ${machine.node}; gateway: ${runWith.note ?? 'built dist/src/cli/main.js'}`,
     `- shared machine: other work ran at the same time (load average above), so figures are noisy`,
   ].join('\n');
-  writeFileSync(file, `${header}\n\n${report}\n## Gateway configuration (revision 0)\n\n\`\`\`yaml\n${gatewayYaml(0)}\`\`\`\n`);
+  writeFileSync(
+    file,
+    `${header}\n\n${report}\n## Gateway configuration (revision 0)\n\n\`\`\`yaml\n${gatewayYaml(0)}\`\`\`\n`,
+  );
   process.stdout.write(`\nwritten to ${file}\n`);
 }
 process.exit(goals.every(([, ok]) => ok) ? 0 : 1);

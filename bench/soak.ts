@@ -25,16 +25,35 @@ const scenario = BUILT_IN_SCENARIOS.find((s) => s.id === values.scenario);
 if (scenario === undefined) throw new Error(`unknown scenario ${values.scenario}`);
 const durationSec = Math.min(1800, Math.max(10, Number(values.duration)));
 
-if (values['no-build'] !== true && id.startsWith('portico')) spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 });
+if (values['no-build'] !== true && id.startsWith('portico'))
+  spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 });
 const pinning = detectPinning(true);
-const backend = await startProcess({ name: 'backend', command: process.execPath, args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))], core: pinning?.loadCore, ready: { kind: 'stdout-line' } });
+const backend = await startProcess({
+  name: 'backend',
+  command: process.execPath,
+  args: [transpileEntry(resolve(ROOT, 'bench/backend.ts'))],
+  core: pinning?.loadCore,
+  ready: { kind: 'stdout-line' },
+});
 try {
-  const c = await startCandidate(id, { pinning, backend, scenarios: [scenario], porticoCommand: porticoCommand(true).command, porticoLogLevel: undefined });
+  const c = await startCandidate(id, {
+    pinning,
+    backend,
+    scenarios: [scenario],
+    porticoCommand: porticoCommand(true).command,
+    porticoLogLevel: undefined,
+  });
   const idle = rssMb(c.pid);
   const samples: { t: number; rss: number | undefined }[] = [];
   const started = Date.now();
-  const timer = setInterval(() => samples.push({ t: Math.round((Date.now() - started) / 1000), rss: rssMb(c.pid) }), 5_000);
-  const r = await runLoad(pickLoadGenerator(undefined), loadSpecFor(c, scenario, { connections: 50, durationSec, core: pinning?.loadCore }));
+  const timer = setInterval(
+    () => samples.push({ t: Math.round((Date.now() - started) / 1000), rss: rssMb(c.pid) }),
+    5_000,
+  );
+  const r = await runLoad(
+    pickLoadGenerator(undefined),
+    loadSpecFor(c, scenario, { connections: 50, durationSec, core: pinning?.loadCore }),
+  );
   clearInterval(timer);
   const mb = (v: number | undefined) => (v === undefined ? 'n/a' : `${v.toFixed(1)} MB`);
   const first = samples[0]?.rss;

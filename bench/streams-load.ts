@@ -24,7 +24,16 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { WebSocket, WebSocketServer } from 'ws';
-import { CACHE_DIR, ROOT, freePort, peakRssMb, resetPeakRss, rssMb, startProcess, type Started } from './lib/processes.js';
+import {
+  CACHE_DIR,
+  ROOT,
+  freePort,
+  peakRssMb,
+  resetPeakRss,
+  rssMb,
+  startProcess,
+  type Started,
+} from './lib/processes.js';
 import { describeMachine, load1 } from './lib/machine.js';
 
 const { values: args } = parseArgs({
@@ -71,7 +80,19 @@ function compileGateway(): string {
   const out = resolve(CACHE_DIR, 'streams-dist');
   mkdirSync(out, { recursive: true });
   const tsc = resolve(ROOT, 'node_modules/typescript/bin/tsc');
-  spawnSync(process.execPath, [tsc, '-p', resolve(ROOT, 'tsconfig.build.json'), '--outDir', out, '--tsBuildInfoFile', resolve(out, '.tsbuildinfo')], { cwd: ROOT, stdio: 'ignore' });
+  spawnSync(
+    process.execPath,
+    [
+      tsc,
+      '-p',
+      resolve(ROOT, 'tsconfig.build.json'),
+      '--outDir',
+      out,
+      '--tsBuildInfoFile',
+      resolve(out, '.tsbuildinfo'),
+    ],
+    { cwd: ROOT, stdio: 'ignore' },
+  );
   const main = resolve(out, 'src/cli/main.js');
   if (!existsSync(main)) throw new Error(`compiling the gateway produced no ${main}`);
   return main;
@@ -116,11 +137,14 @@ config:
 /** Opens one SSE stream and resolves once its first event arrived. */
 function openSse(port: number): Promise<ClientRequest> {
   return new Promise((resolveOpen, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/api/stream', agent: false, headers: { accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`SSE status ${res.statusCode}`));
-      res.once('data', () => resolveOpen(req));
-      res.on('error', () => {});
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path: '/api/stream', agent: false, headers: { accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`SSE status ${res.statusCode}`));
+        res.once('data', () => resolveOpen(req));
+        res.on('error', () => {});
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -138,7 +162,8 @@ function openWs(url: string): Promise<WebSocket> {
 
 async function openMany<T>(count: number, open: () => Promise<T>): Promise<T[]> {
   const all: T[] = [];
-  for (let i = 0; i < count; i += BATCH) all.push(...(await Promise.all(Array.from({ length: Math.min(BATCH, count - i) }, open))));
+  for (let i = 0; i < count; i += BATCH)
+    all.push(...(await Promise.all(Array.from({ length: Math.min(BATCH, count - i) }, open))));
   return all;
 }
 
@@ -156,7 +181,12 @@ function quantile(sorted: readonly number[], q: number): number {
 
 function stats(samples: number[]): { mean: number; p50: number; p90: number; p99: number } {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { mean: samples.reduce((a, b) => a + b, 0) / samples.length, p50: quantile(sorted, 0.5), p90: quantile(sorted, 0.9), p99: quantile(sorted, 0.99) };
+  return {
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+    p50: quantile(sorted, 0.5),
+    p90: quantile(sorted, 0.9),
+    p99: quantile(sorted, 0.99),
+  };
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 2_000));
@@ -186,10 +216,16 @@ const say = (line: string) => {
 
 try {
   const machine = describeMachine();
-  say(`# Streaming load: ${SSE_COUNT} SSE streams, ${WS_COUNT} WebSocket tunnels (${machine.commit}${machine.dirty ? ', uncommitted changes' : ''})`);
+  say(
+    `# Streaming load: ${SSE_COUNT} SSE streams, ${WS_COUNT} WebSocket tunnels (${machine.commit}${machine.dirty ? ', uncommitted changes' : ''})`,
+  );
   say('');
-  say(`- ${machine.nproc} CPUs, ${machine.cpuModel}; Node ${machine.node}; kernel ${machine.kernel}; 1-minute load average ${load1().toFixed(2)} at start`);
-  say(`- gateway: ${args.tsx ? 'sources under tsx' : 'current sources compiled to JS'}, log level warn, pid ${pid}; backends and clients in the bench process`);
+  say(
+    `- ${machine.nproc} CPUs, ${machine.cpuModel}; Node ${machine.node}; kernel ${machine.kernel}; 1-minute load average ${load1().toFixed(2)} at start`,
+  );
+  say(
+    `- gateway: ${args.tsx ? 'sources under tsx' : 'current sources compiled to JS'}, log level warn, pid ${pid}; backends and clients in the bench process`,
+  );
   say('');
 
   // Warm-up: load every code path once so the baseline includes the code, not only the heap.
@@ -220,11 +256,17 @@ try {
   say('|---|---:|---:|---:|---:|');
   say(`| nothing (baseline, after warm-up) | ${mb(baseline)} | | | |`);
   if (baseline !== undefined && withSse !== undefined && withBoth !== undefined) {
-    say(`| ${SSE_COUNT} SSE streams | ${mb(withSse)} | ${mb(withSse - baseline)} | ${(((withSse - baseline) * 1024) / SSE_COUNT).toFixed(1)} KB | ${fdSse} |`);
-    say(`| ${SSE_COUNT} SSE streams + ${WS_COUNT} WebSocket tunnels | ${mb(withBoth)} | ${mb(withBoth - withSse)} | ${(((withBoth - withSse) * 1024) / WS_COUNT).toFixed(1)} KB | ${fdBoth} |`);
+    say(
+      `| ${SSE_COUNT} SSE streams | ${mb(withSse)} | ${mb(withSse - baseline)} | ${(((withSse - baseline) * 1024) / SSE_COUNT).toFixed(1)} KB | ${fdSse} |`,
+    );
+    say(
+      `| ${SSE_COUNT} SSE streams + ${WS_COUNT} WebSocket tunnels | ${mb(withBoth)} | ${mb(withBoth - withSse)} | ${(((withBoth - withSse) * 1024) / WS_COUNT).toFixed(1)} KB | ${fdBoth} |`,
+    );
   }
   say('');
-  say(`- peak RSS (VmHWM) during the run: ${mb(peak)}; opening took ${(sseOpenMs / 1000).toFixed(1)} s (SSE) and ${(wsOpenMs / 1000).toFixed(1)} s (WebSocket), ${BATCH} at a time`);
+  say(
+    `- peak RSS (VmHWM) during the run: ${mb(peak)}; opening took ${(sseOpenMs / 1000).toFixed(1)} s (SSE) and ${(wsOpenMs / 1000).toFixed(1)} s (WebSocket), ${BATCH} at a time`,
+  );
   say('');
 
   // Echo latency with every stream and tunnel still open, gateway and direct interleaved.
@@ -243,13 +285,17 @@ try {
   }
   const g = stats(gwSamples);
   const d = stats(directSamples);
-  say(`WebSocket echo round trip, 64-byte text message, ${TRIPS} trips each, interleaved, with all ${SSE_COUNT + WS_COUNT} connections open:`);
+  say(
+    `WebSocket echo round trip, 64-byte text message, ${TRIPS} trips each, interleaved, with all ${SSE_COUNT + WS_COUNT} connections open:`,
+  );
   say('');
   say('| path | mean | p50 | p90 | p99 |');
   say('|---|---:|---:|---:|---:|');
   say(`| direct to the backend | ${ms(d.mean)} | ${ms(d.p50)} | ${ms(d.p90)} | ${ms(d.p99)} |`);
   say(`| through the gateway | ${ms(g.mean)} | ${ms(g.p50)} | ${ms(g.p90)} | ${ms(g.p99)} |`);
-  say(`| added by the gateway | ${ms(g.mean - d.mean)} | ${ms(g.p50 - d.p50)} | ${ms(g.p90 - d.p90)} | ${ms(g.p99 - d.p99)} |`);
+  say(
+    `| added by the gateway | ${ms(g.mean - d.mean)} | ${ms(g.p50 - d.p50)} | ${ms(g.p90 - d.p90)} | ${ms(g.p99 - d.p99)} |`,
+  );
 
   viaGateway.close();
   direct.close();
@@ -270,6 +316,9 @@ try {
 if (args.save) {
   const m = describeMachine();
   const file = resolve(ROOT, `bench/results/${new Date().toISOString().slice(0, 10)}-${m.commit}-streams.md`);
-  writeFileSync(file, `${lines.join('\n')}\n\n- command: \`node --import tsx bench/streams-load.ts${process.argv.slice(2).length ? ' ' + process.argv.slice(2).join(' ') : ''}\`\n`);
+  writeFileSync(
+    file,
+    `${lines.join('\n')}\n\n- command: \`node --import tsx bench/streams-load.ts${process.argv.slice(2).length ? ' ' + process.argv.slice(2).join(' ') : ''}\`\n`,
+  );
   process.stdout.write(`\nsaved ${file}\n`);
 }

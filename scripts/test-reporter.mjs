@@ -31,10 +31,6 @@ const MAX_ERROR_LINES = 120;
  */
 const BLOCK_EVENTS = new Set(['test:start', 'test:pass', 'test:fail', 'test:plan']);
 
-
-
-
-
 function failureType(error) {
   const t = error?.failureType;
   return typeof t === 'string' ? t : undefined;
@@ -47,14 +43,18 @@ function rootError(error) {
 
 function formatError(error, depth = 0) {
   const root = rootError(error);
-  if (!(root instanceof Error) && typeof root?.stack !== 'string') return inspect(root, { depth: 4, colors: false, breakLength: 120 });
+  if (!(root instanceof Error) && typeof root?.stack !== 'string')
+    return inspect(root, { depth: 4, colors: false, breakLength: 120 });
   // The stack starts with the message (an assertion's message holds its diff); node's own frames are noise.
   const lines = String(root.stack ?? `${root.name}: ${root.message}`)
     .split('\n')
     .filter((l) => !/^\s+at (?:.*\()?node:internal\//.test(l) && !/^\s+at (?:.*\()?node:async_hooks/.test(l));
-  if (typeof root.code === 'string' && root.code !== 'ERR_ASSERTION' && !lines[0].includes(root.code)) lines.push(`  code: ${root.code}`);
-  if (root.cause !== undefined && depth < 3) lines.push(`  cause: ${formatError(root.cause, depth + 1).replaceAll('\n', '\n  ')}`);
-  if (lines.length > MAX_ERROR_LINES) return [...lines.slice(0, MAX_ERROR_LINES), `    ... ${lines.length - MAX_ERROR_LINES} more lines`].join('\n');
+  if (typeof root.code === 'string' && root.code !== 'ERR_ASSERTION' && !lines[0].includes(root.code))
+    lines.push(`  code: ${root.code}`);
+  if (root.cause !== undefined && depth < 3)
+    lines.push(`  cause: ${formatError(root.cause, depth + 1).replaceAll('\n', '\n  ')}`);
+  if (lines.length > MAX_ERROR_LINES)
+    return [...lines.slice(0, MAX_ERROR_LINES), `    ... ${lines.length - MAX_ERROR_LINES} more lines`].join('\n');
   return lines.join('\n');
 }
 
@@ -76,13 +76,27 @@ export default async function* reporter(source) {
     const key = file === undefined ? '' : resolve(file);
     let s = files.get(key);
     if (s === undefined) {
-      s = { file: key, passed: 0, failed: 0, skipped: 0, cancelled: 0, printed: false, fileFailureRecorded: false, names: [], output: [], durationMs: undefined, completed: false, blockEnded: false };
+      s = {
+        file: key,
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        cancelled: 0,
+        printed: false,
+        fileFailureRecorded: false,
+        names: [],
+        output: [],
+        durationMs: undefined,
+        completed: false,
+        blockEnded: false,
+      };
       files.set(key, s);
     }
     return s;
   };
   // The file's own test is named by the path as given on the command line (absolute on Node 20).
-  const isFileTest = (d) => d.nesting === 0 && d.file !== undefined && typeof d.name === 'string' && resolve(d.name) === d.file;
+  const isFileTest = (d) =>
+    d.nesting === 0 && d.file !== undefined && typeof d.name === 'string' && resolve(d.name) === d.file;
   const where = (d) => `${show(d.file)}${d.line === undefined ? '' : `:${d.line}:${d.column ?? 1}`}`;
   /** The file whose block is being reported. */
   let current;
@@ -160,7 +174,8 @@ export default async function* reporter(source) {
         if (!isFileTest(d)) break;
         const s = stateOf(d.file);
         const type = failureType(d.details.error);
-        if (!d.details.passed && type !== 'subtestsFailed' && d.details.error !== undefined) recordFileFailure(s, d, d.details.error);
+        if (!d.details.passed && type !== 'subtestsFailed' && d.details.error !== undefined)
+          recordFileFailure(s, d, d.details.error);
         s.completed = true;
         s.durationMs = d.details.duration_ms;
         if (s !== current && s.passed + s.failed + s.skipped > 0) s.blockEnded = true;
@@ -179,7 +194,9 @@ export default async function* reporter(source) {
     }
   }
 
-  for (const s of files.values()) if (!s.printed && s.file !== '' && (s.completed || s.passed > 0 || s.failed > 0 || s.fileFailureRecorded)) yield fileLine(s);
+  for (const s of files.values())
+    if (!s.printed && s.file !== '' && (s.completed || s.passed > 0 || s.failed > 0 || s.fileFailureRecorded))
+      yield fileLine(s);
 
   let failed = 0;
   let passed = 0;
@@ -193,9 +210,11 @@ export default async function* reporter(source) {
   }
   for (const [i, f] of failures.entries()) {
     yield `\n${'='.repeat(100)}\nFAILURE ${i + 1}/${failures.length}: ${f.where}\n  ${f.title}\n\n${formatError(f.error)}\n`;
-    if (f.output.length > 0) yield `\n  last output lines of the file:\n${f.output.map((l) => `  | ${l}`).join('\n')}\n`;
+    if (f.output.length > 0)
+      yield `\n  last output lines of the file:\n${f.output.map((l) => `  | ${l}`).join('\n')}\n`;
   }
-  if (cancelled > 0) yield `\n(${cancelled} more test(s) failed because a hook or parent above failed; they are in the counts, not printed)\n`;
+  if (cancelled > 0)
+    yield `\n(${cancelled} more test(s) failed because a hook or parent above failed; they are in the counts, not printed)\n`;
   if (skipped > 0) yield `\n${skipped} skipped or todo\n`;
   yield `\n${passed} passed, ${failed} failed\n`;
 }

@@ -109,7 +109,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   function applyTelemetry(c: CompiledConfig): void {
     const t = c.settings.telemetry;
     if (t.metrics) {
-      metrics ??= createMetrics(events, { inFlight, circuits: () => circuits.snapshot(), mappingCache: () => mappingCache.stats(), rateLimitBuckets: () => rateLimiter.size, logLinesDropped: () => droppedLogLines(logger) });
+      metrics ??= createMetrics(events, {
+        inFlight,
+        circuits: () => circuits.snapshot(),
+        mappingCache: () => mappingCache.stats(),
+        rateLimitBuckets: () => rateLimiter.size,
+        logLinesDropped: () => droppedLogLines(logger),
+      });
       renderMetrics ??= inPorticoCluster() ? clusterMetricsRenderer(metrics.registry) : metrics.render;
       metrics.enable();
     } else metrics?.disable();
@@ -127,7 +133,15 @@ export function createGateway(options: GatewayOptions): Gateway {
         await current?.close();
         if (endpoint === undefined) return undefined;
         const { startOtlpExporter } = await import('./observability/otlp.js');
-        return startOtlpExporter({ endpoint, url: endpoint, serviceName: tracing.serviceName, resourceAttributes: tracing.resourceAttributes, identity, events, logger });
+        return startOtlpExporter({
+          endpoint,
+          url: endpoint,
+          serviceName: tracing.serviceName,
+          resourceAttributes: tracing.resourceAttributes,
+          identity,
+          events,
+          logger,
+        });
       })
       .catch((err: unknown) => {
         logger.error({ err }, 'span export could not start');
@@ -137,9 +151,20 @@ export function createGateway(options: GatewayOptions): Gateway {
   applyTelemetry(config);
 
   function buildTable(c: CompiledConfig): RouteTable {
-    const deps = createPipelineDeps(c, { upstreams, events, logger, mappingCache, rateLimiter, jwks, streams, ...(options.tunnel === undefined ? {} : { tunnel: options.tunnel }) });
+    const deps = createPipelineDeps(c, {
+      upstreams,
+      events,
+      logger,
+      mappingCache,
+      rateLimiter,
+      jwks,
+      streams,
+      ...(options.tunnel === undefined ? {} : { tunnel: options.tunnel }),
+    });
     // WebSocket routes also carry their upgrade endpoint (read by server/upgrade.ts).
-    return createRouteTable(c.routes.map((route) => ({ route, run: buildPipeline(route, deps), upgrade: buildUpgrade(route, deps) })));
+    return createRouteTable(
+      c.routes.map((route) => ({ route, run: buildPipeline(route, deps), upgrade: buildUpgrade(route, deps) })),
+    );
   }
 
   const server = createServer(

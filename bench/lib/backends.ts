@@ -48,9 +48,12 @@ export async function startBenchBackends(
         nodeScenarios.push(...nginxScenarios.splice(0));
       }
     } else if (options.useNginx === false) {
-      notes.push('the Node backend (bench/backend.ts) by request, though nginx may be installed: see "backend direct / floor"');
+      notes.push(
+        'the Node backend (bench/backend.ts) by request, though nginx may be installed: see "backend direct / floor"',
+      );
     } else if (binary === undefined) {
-      const why = 'nginx is not installed (apt-get install nginx): the backend is the Node one (bench/backend.ts), which may make the load core the limit of every candidate; see "backend direct / floor"';
+      const why =
+        'nginx is not installed (apt-get install nginx): the backend is the Node one (bench/backend.ts), which may make the load core the limit of every candidate; see "backend direct / floor"';
       log(`warning: ${why}`);
       notes.push(why);
     }
@@ -67,7 +70,9 @@ export async function startBenchBackends(
     }
     const describe = (list: readonly BenchScenario[]) => list.map((s) => s.id).join(', ');
     const parts = [
-      ...(nginx !== undefined && binary !== undefined ? [`${nginxVersion(binary)} (1 worker, keep-alive, static answers) for ${describe(nginxScenarios)}`] : []),
+      ...(nginx !== undefined && binary !== undefined
+        ? [`${nginxVersion(binary)} (1 worker, keep-alive, static answers) for ${describe(nginxScenarios)}`]
+        : []),
       ...(node !== undefined ? [`Node (bench/backend.ts) for ${describe(nodeScenarios)}`] : []),
     ];
     return {

@@ -11,13 +11,30 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SignJWT } from 'jose';
-import { CACHE_DIR, ROOT, freePort, startProcess, transpileEntry, type LogCount, type Pinning, type Started } from './processes.js';
+import {
+  CACHE_DIR,
+  ROOT,
+  freePort,
+  startProcess,
+  transpileEntry,
+  type LogCount,
+  type Pinning,
+  type Started,
+} from './processes.js';
 import { porticoRoute, type BenchScenario } from './scenarios.js';
 import type { LoadSpec } from './load.js';
 import { GatewaySettingsSchema } from '../../src/config/schema.js';
 import { SEMI_SPACE_CAP_MB, tuningFlags } from '../../src/cli/v8-tuning.js';
 
-export type CandidateId = 'backend' | 'node-floor' | 'node-ceiling' | 'fastify' | 'portico' | 'portico-hs256' | 'portico-metrics' | 'portico-mapcache';
+export type CandidateId =
+  | 'backend'
+  | 'node-floor'
+  | 'node-ceiling'
+  | 'fastify'
+  | 'portico'
+  | 'portico-hs256'
+  | 'portico-metrics'
+  | 'portico-mapcache';
 
 /**
  * `optIn`: measured only in scenarios that name it in their `candidates` (the mapping-cache row
@@ -88,7 +105,11 @@ export function metricsSwitch(on: boolean): string[] | undefined {
 }
 
 /** The YAML Portico runs with: one route per scenario, all on the bench backend. */
-export function porticoYaml(backendHost: string, scenarios: readonly BenchScenario[], extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean }): string {
+export function porticoYaml(
+  backendHost: string,
+  scenarios: readonly BenchScenario[],
+  extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean },
+): string {
   const lines = ['config:', '  host: 127.0.0.1'];
   if (extra.auth) lines.push('  auth:', `    secret: ${HS256_SECRET}`, '    defaultProtected: true');
   // The mapping cache is off by default; only the mapping-cache candidate turns it on.
@@ -101,11 +122,20 @@ export function porticoYaml(backendHost: string, scenarios: readonly BenchScenar
     const key = `${s.method} ${r.route}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    lines.push(`  - method: ${s.method}`, `    route: "${r.route}"`, `    service: ${backendHost}`, `    path: "${r.path}"`);
+    lines.push(
+      `  - method: ${s.method}`,
+      `    route: "${r.route}"`,
+      `    service: ${backendHost}`,
+      `    path: "${r.path}"`,
+    );
     if (r.mapping !== undefined && r.mapping.length > 0) {
       lines.push('    mapping:');
       for (const m of r.mapping) {
-        lines.push(`      - path: "${m.path}"`, `        service: ${m.service === 'BACKEND' ? backendHost : m.service}`, `        tag: ${m.tag}`);
+        lines.push(
+          `      - path: "${m.path}"`,
+          `        service: ${m.service === 'BACKEND' ? backendHost : m.service}`,
+          `        tag: ${m.tag}`,
+        );
         if (m.removeKeyMapping !== undefined) lines.push(`        removeKeyMapping: ${m.removeKeyMapping}`);
       }
     }
@@ -121,13 +151,28 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
   const prefixed = (origin: string) => (s: BenchScenario) => `${origin}/api${s.path}`;
 
   if (id === 'backend') {
-    return { id, label, pid: ctx.backend.pid, origin: backendUrl, headers: {}, notes: [], urlFor: (s) => backendUrl + s.path, stop: async () => {} };
+    return {
+      id,
+      label,
+      pid: ctx.backend.pid,
+      origin: backendUrl,
+      headers: {},
+      notes: [],
+      urlFor: (s) => backendUrl + s.path,
+      stop: async () => {},
+    };
   }
   if (id === 'node-floor' || id === 'node-ceiling' || id === 'fastify') {
     const entry = transpileEntry(resolve(ROOT, 'bench', `${id === 'fastify' ? 'fastify-proxy' : id}.ts`));
     // The ceiling runs under the V8 settings Portico gives itself (src/cli/v8-tuning.ts), as flags.
     const v8 = id === 'node-ceiling' ? [...tuningFlags(new Set()), `--max-semi-space-size=${SEMI_SPACE_CAP_MB}`] : [];
-    const p = await startProcess({ name: label, command: process.execPath, args: [...v8, entry, backendUrl], core: proxyCore, ready: { kind: 'stdout-line' } });
+    const p = await startProcess({
+      name: label,
+      command: process.execPath,
+      args: [...v8, entry, backendUrl],
+      core: proxyCore,
+      ready: { kind: 'stdout-line' },
+    });
     const origin = `http://127.0.0.1:${p.port}`;
     return { id, label, pid: p.pid, origin, headers: {}, notes: [], urlFor: prefixed(origin), stop: () => p.stop() };
   }
@@ -137,7 +182,10 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
   const mappingCache = id === 'portico-mapcache';
   mkdirSync(CACHE_DIR, { recursive: true });
   const configFile = resolve(CACHE_DIR, `${id}.yaml`);
-  writeFileSync(configFile, porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics, mappingCache }));
+  writeFileSync(
+    configFile,
+    porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics, mappingCache }),
+  );
   const port = await freePort();
   const [cmd, ...cmdArgs] = ctx.porticoCommand;
   const nodeArgs = ctx.porticoNodeArgs ?? [];
@@ -158,25 +206,46 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
     headers.authorization = `Bearer ${await benchToken()}`;
     const first = ctx.scenarios[0];
     if (first !== undefined) {
-      const anon = await fetch(`${origin}/api${porticoRoute(first).route}`, { method: first.method, body: first.body?.data, headers: first.body ? { 'content-type': first.body.contentType } : {} });
+      const anon = await fetch(`${origin}/api${porticoRoute(first).route}`, {
+        method: first.method,
+        body: first.body?.data,
+        headers: first.body ? { 'content-type': first.body.contentType } : {},
+      });
       await anon.arrayBuffer();
-      if (anon.status !== 401) notes.push(`auth not enforced yet (no token got ${anon.status}): the auth feature had not landed in this build`);
+      if (anon.status !== 401)
+        notes.push(
+          `auth not enforced yet (no token got ${anon.status}): the auth feature had not landed in this build`,
+        );
     }
   }
   if (metrics) {
     const m = await fetch(`${origin}/metrics`);
     const text = await m.text();
-    if (m.status !== 200 || !text.includes('portico_')) notes.push(`no /metrics in this build (got ${m.status}): measured without metrics`);
+    if (m.status !== 200 || !text.includes('portico_'))
+      notes.push(`no /metrics in this build (got ${m.status}): measured without metrics`);
     else if (metricsSwitch(false) === undefined) notes.push('metrics have no switch: every Portico row has them on');
   }
-  return { id, label, pid: p.pid, origin, headers, notes, ...(p.logged === undefined ? {} : { logged: p.logged }), urlFor: (s) => `${origin}/api${porticoRoute(s).route}`, stop: () => p.stop() };
+  return {
+    id,
+    label,
+    pid: p.pid,
+    origin,
+    headers,
+    notes,
+    ...(p.logged === undefined ? {} : { logged: p.logged }),
+    urlFor: (s) => `${origin}/api${porticoRoute(s).route}`,
+    stop: () => p.stop(),
+  };
 }
 
 /** How to run Portico: the built CLI when present (realistic), else tsx on the sources. */
 export function porticoCommand(preferDist: boolean): { command: string[]; note?: string } {
   const dist = resolve(ROOT, 'dist/src/cli/main.js');
   if (preferDist && existsSync(dist)) return { command: [process.execPath, dist] };
-  return { command: [process.execPath, '--import', 'tsx', resolve(ROOT, 'src/cli/main.ts')], note: 'Portico ran from sources under tsx (no dist build)' };
+  return {
+    command: [process.execPath, '--import', 'tsx', resolve(ROOT, 'src/cli/main.ts')],
+    note: 'Portico ran from sources under tsx (no dist build)',
+  };
 }
 
 /** The headers a scenario's requests carry to a candidate (its token, the body's content type). */
@@ -185,6 +254,10 @@ export function requestHeaders(c: RunningCandidate, s: BenchScenario): Record<st
 }
 
 /** The load generator's job for one candidate and scenario. */
-export function loadSpecFor(c: RunningCandidate, s: BenchScenario, run: Pick<LoadSpec, 'connections' | 'durationSec' | 'core'>): LoadSpec {
+export function loadSpecFor(
+  c: RunningCandidate,
+  s: BenchScenario,
+  run: Pick<LoadSpec, 'connections' | 'durationSec' | 'core'>,
+): LoadSpec {
   return { url: c.urlFor(s), method: s.method, headers: requestHeaders(c, s), body: s.body?.data, ...run };
 }

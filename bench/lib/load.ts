@@ -47,7 +47,9 @@ export function loadGeneratorVersion(gen: LoadGenerator): string {
     const out = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
     return (/^wrk \S+/m.exec(`${out.stdout}${out.stderr}`)?.[0] ?? 'wrk').replace('debian/', '');
   }
-  const out = spawnSync(process.execPath, [resolve(ROOT, 'node_modules/autocannon/autocannon.js'), '--version'], { encoding: 'utf8' });
+  const out = spawnSync(process.execPath, [resolve(ROOT, 'node_modules/autocannon/autocannon.js'), '--version'], {
+    encoding: 'utf8',
+  });
   return `autocannon ${(/autocannon v?([\d.]+)/.exec(out.stdout)?.[1] ?? '').trim()}`.trim();
 }
 
@@ -96,7 +98,17 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
-  const args = [resolve(ROOT, 'node_modules/autocannon/autocannon.js'), '-c', String(spec.connections), '-d', String(spec.durationSec), '-j', '-n', '-m', spec.method];
+  const args = [
+    resolve(ROOT, 'node_modules/autocannon/autocannon.js'),
+    '-c',
+    String(spec.connections),
+    '-d',
+    String(spec.durationSec),
+    '-j',
+    '-n',
+    '-m',
+    spec.method,
+  ];
   for (const [k, v] of Object.entries(spec.headers)) args.push('-H', `${k}=${v}`);
   if (spec.body !== undefined) args.push('-b', spec.body);
   args.push(spec.url);

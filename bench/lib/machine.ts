@@ -28,7 +28,14 @@ export function describeMachine(): Machine {
   const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
   const commit = git(['rev-parse', '--short', 'HEAD']).stdout.trim() || 'nocommit';
   const dirty = git(['status', '--porcelain', '--untracked-files=no']).stdout.trim() !== '';
-  return { nproc: availableParallelism(), cpuModel: cpuModel(), node: process.version, kernel: release(), commit, dirty };
+  return {
+    nproc: availableParallelism(),
+    cpuModel: cpuModel(),
+    node: process.version,
+    kernel: release(),
+    commit,
+    dirty,
+  };
 }
 
 /** 1-minute load average, to show when other work shared the machine. */

@@ -54,7 +54,11 @@ export function nginxConf(dir: string, port: number, scenarios: readonly BenchSc
     seen.add(a.path);
     if (a.method === 'POST') {
       // The body is read (and discarded) before the answer, as bench/backend.ts reads it.
-      locations.push(`    location = ${a.path} {`, '      return 200 \'{"ok":true,"received":$content_length}\';', '    }');
+      locations.push(
+        `    location = ${a.path} {`,
+        '      return 200 \'{"ok":true,"received":$content_length}\';',
+        '    }',
+      );
       continue;
     }
     const file = join(dir, `${a.path.slice(1)}.json`);
@@ -103,7 +107,11 @@ export function nginxConf(dir: string, port: number, scenarios: readonly BenchSc
  * Starts nginx serving `scenarios` (those it can) on a free port, pinned to `core`. `pid` is the
  * worker's (the process that serves, whose memory a results row reports) when it can be found.
  */
-export async function startNginxBackend(binary: string, scenarios: readonly BenchScenario[], core: number | undefined): Promise<Started> {
+export async function startNginxBackend(
+  binary: string,
+  scenarios: readonly BenchScenario[],
+  core: number | undefined,
+): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-nginx-'));
   // A worker started by root runs as an unprivileged user: it must be able to read the bodies.
   chmodSync(dir, 0o755);

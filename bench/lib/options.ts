@@ -39,7 +39,13 @@ export const USAGE = `npm run bench -- [options]
                           (nginx is used by default where it can answer)          BENCH_NODE_BACKEND=1
 `;
 
-const list = (v: string | undefined) => (v === undefined || v === '' ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = (v: string | undefined) =>
+  v === undefined || v === ''
+    ? undefined
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 
 function positive(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;

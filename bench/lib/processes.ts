@@ -70,7 +70,8 @@ export interface StartOptions {
   readonly core: number | undefined;
   readonly env?: NodeJS.ProcessEnv;
   /** How readiness is known: a `{"ready":true,"port":N}` stdout line, or 200 on a health URL. */
-  readonly ready: { readonly kind: 'stdout-line' } | { readonly kind: 'health'; readonly port: number; readonly path: string };
+  readonly ready:
+    { readonly kind: 'stdout-line' } | { readonly kind: 'health'; readonly port: number; readonly path: string };
   readonly timeoutMs?: number;
   /**
    * Stdout of a health-checked process: `drain` (default) is a pipe read by a separate process
@@ -104,8 +105,15 @@ export async function startProcess(o: StartOptions): Promise<Started> {
   const timeoutMs = o.timeoutMs ?? 15_000;
   const port = await Promise.race([
     o.ready.kind === 'stdout-line' ? readyLine(child) : waitHealthy(o.ready.port, o.ready.path, timeoutMs),
-    exited.then((code) => Promise.reject(new Error(`${o.name} exited (code ${code}) before it was ready:\n${stderr.trim()}`))),
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${o.name} not ready after ${timeoutMs} ms:\n${stderr.trim()}`)), timeoutMs).unref()),
+    exited.then((code) =>
+      Promise.reject(new Error(`${o.name} exited (code ${code}) before it was ready:\n${stderr.trim()}`)),
+    ),
+    new Promise<never>((_, reject) =>
+      setTimeout(
+        () => reject(new Error(`${o.name} not ready after ${timeoutMs} ms:\n${stderr.trim()}`)),
+        timeoutMs,
+      ).unref(),
+    ),
   ]).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw err;

@@ -2,7 +2,17 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MIN_HEADROOM, goals, headroom, summarise, type RoundSample } from './report.js';
 
-const round = (n: number, rps: number): RoundSample => ({ round: n, requests: rps, rps, p50Ms: 1, p99Ms: 2, errors: 0, badStatus: 0, peakRssMb: undefined, endRssMb: undefined });
+const round = (n: number, rps: number): RoundSample => ({
+  round: n,
+  requests: rps,
+  rps,
+  p50Ms: 1,
+  p99Ms: 2,
+  errors: 0,
+  badStatus: 0,
+  peakRssMb: undefined,
+  endRssMb: undefined,
+});
 
 describe('backend direct / floor', () => {
   it('is the median of the per-round ratios, flagged under the bound', () => {
@@ -27,10 +37,18 @@ describe('backend direct / floor', () => {
     assert.equal(headroom([floor]).ratio, undefined);
     assert.match(headroom([floor]).line, /not measured/);
 
-    const rows = [summarise('backend', 'backend', [round(1, 20_000)], []), floor, summarise('portico', 'portico', [round(1, 9_500)], [])];
+    const rows = [
+      summarise('backend', 'backend', [round(1, 20_000)], []),
+      floor,
+      summarise('portico', 'portico', [round(1, 9_500)], []),
+    ];
     const checks = goals(new Map([['small', rows]]));
     const load = checks.find((c) => c.goal.startsWith('load side not the limit') && c.goal.includes('small GET'));
-    assert.deepEqual(load, { goal: 'load side not the limit: backend direct >= 2.5x Node floor (small GET)', value: '2.00x', met: false });
+    assert.deepEqual(load, {
+      goal: 'load side not the limit: backend direct >= 2.5x Node floor (small GET)',
+      value: '2.00x',
+      met: false,
+    });
     assert.equal(checks.find((c) => c.goal === 'public route >= 0.90x Node floor req/s (small GET)')?.met, true);
   });
 });

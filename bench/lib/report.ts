@@ -51,7 +51,8 @@ export function summarise(id: string, label: string, rounds: readonly RoundSampl
   };
 }
 
-const fmt = (n: number | undefined, digits: number) => (n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(digits));
+const fmt = (n: number | undefined, digits: number) =>
+  n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(digits);
 const thousands = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 
 /** A markdown table (readable in a terminal as well). */
@@ -76,10 +77,15 @@ export function table(rows: readonly Row[]): string {
 
 /** Every round's raw figures, for the results file. */
 export function roundsTable(rows: readonly Row[]): string {
-  const out = ['| candidate | round | req/s | p50 ms | p99 ms | peak RSS MB | RSS after MB | non-2xx | errors |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|'];
+  const out = [
+    '| candidate | round | req/s | p50 ms | p99 ms | peak RSS MB | RSS after MB | non-2xx | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   for (const r of rows) {
     for (const s of r.rounds) {
-      out.push(`| ${r.label} | ${s.round} | ${thousands(s.rps)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.peakRssMb, 0)} | ${fmt(s.endRssMb, 0)} | ${s.badStatus} | ${s.errors} |`);
+      out.push(
+        `| ${r.label} | ${s.round} | ${thousands(s.rps)} | ${fmt(s.p50Ms, 2)} | ${fmt(s.p99Ms, 2)} | ${fmt(s.peakRssMb, 0)} | ${fmt(s.endRssMb, 0)} | ${s.badStatus} | ${s.errors} |`,
+      );
     }
   }
   return out.join('\n');
@@ -112,7 +118,12 @@ export function headroom(rows: readonly Row[]): Headroom {
   const backend = rows.find((r) => r.id === 'backend');
   const floor = rows.find((r) => r.id === 'node-floor');
   if (backend === undefined || floor === undefined || backend.rounds.length === 0 || floor.rounds.length === 0) {
-    return { ratio: undefined, perRound: [], flagged: false, line: 'backend direct / floor: not measured (needs the backend and node-floor candidates)' };
+    return {
+      ratio: undefined,
+      perRound: [],
+      flagged: false,
+      line: 'backend direct / floor: not measured (needs the backend and node-floor candidates)',
+    };
   }
   const perRound = backend.rounds
     .map((b) => ({ b, f: floor.rounds.find((x) => x.round === b.round) }))
@@ -135,27 +146,48 @@ export function goals(byScenario: ReadonlyMap<string, readonly Row[]>): GoalChec
     const c = rowOf(scenario, id);
     const f = rowOf(scenario, against);
     const v = c !== undefined && f !== undefined ? c.rps / f.rps : undefined;
-    checks.push({ goal, value: v === undefined || !Number.isFinite(v) ? 'not measured' : `${v.toFixed(2)}x`, met: v === undefined || !Number.isFinite(v) ? undefined : v >= min });
+    checks.push({
+      goal,
+      value: v === undefined || !Number.isFinite(v) ? 'not measured' : `${v.toFixed(2)}x`,
+      met: v === undefined || !Number.isFinite(v) ? undefined : v >= min,
+    });
   };
   const titles: Record<string, string> = { small: 'small GET', large: '20 KB GET', post: '4 KB POST' };
   for (const [id, title] of Object.entries(titles)) {
     if (!byScenario.has(id)) continue;
     const h = headroom(byScenario.get(id) ?? []);
-    checks.push({ goal: `load side not the limit: backend direct >= ${MIN_HEADROOM}x Node floor (${title})`, value: h.ratio === undefined ? 'not measured' : `${h.ratio.toFixed(2)}x`, met: h.ratio === undefined ? undefined : !h.flagged });
+    checks.push({
+      goal: `load side not the limit: backend direct >= ${MIN_HEADROOM}x Node floor (${title})`,
+      value: h.ratio === undefined ? 'not measured' : `${h.ratio.toFixed(2)}x`,
+      met: h.ratio === undefined ? undefined : !h.flagged,
+    });
     ratioGoal(`public route >= 0.90x Node floor req/s (${title})`, id, 'portico', 0.9);
     ratioGoal(`public route >= 1.5x @fastify/http-proxy (${title})`, id, 'portico', 1.5, 'fastify');
     const p = rowOf(id, 'portico');
     const f = rowOf(id, 'node-floor');
     const p99 = p !== undefined && f !== undefined ? p.p99Ms / f.p99Ms : undefined;
     const known = p99 !== undefined && Number.isFinite(p99);
-    checks.push({ goal: `p99 <= 1.2x Node floor's p99 (${title})`, value: known ? `${p99.toFixed(2)}x` : 'not measured', met: known ? p99 <= 1.2 : undefined });
+    checks.push({
+      goal: `p99 <= 1.2x Node floor's p99 (${title})`,
+      value: known ? `${p99.toFixed(2)}x` : 'not measured',
+      met: known ? p99 <= 1.2 : undefined,
+    });
   }
   ratioGoal('HS256 route >= 0.85x Node floor (small GET)', 'small', 'portico-hs256', 0.85);
   // The memory goal is for proxying; the mapping scenario holds 1,000 mapping calls in
   // flight by design and is reported in its own table, not against this bound.
-  const peaks = [...byScenario.entries()].filter(([id]) => id !== 'mapping').flatMap(([, rows]) => rows).filter((r) => r.id.startsWith('portico')).map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);
+  const peaks = [...byScenario.entries()]
+    .filter(([id]) => id !== 'mapping')
+    .flatMap(([, rows]) => rows)
+    .filter((r) => r.id.startsWith('portico'))
+    .map((r) => r.peakRssMb)
+    .filter((v): v is number => v !== undefined);
   const peak = peaks.length > 0 ? Math.max(...peaks) : undefined;
-  checks.push({ goal: 'Portico peak RSS under load < 120 MB (all but mapping)', value: peak === undefined ? 'not measured' : `${peak.toFixed(0)} MB`, met: peak === undefined ? undefined : peak < 120 });
+  checks.push({
+    goal: 'Portico peak RSS under load < 120 MB (all but mapping)',
+    value: peak === undefined ? 'not measured' : `${peak.toFixed(0)} MB`,
+    met: peak === undefined ? undefined : peak < 120,
+  });
   return checks;
 }
 

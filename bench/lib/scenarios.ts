@@ -48,7 +48,13 @@ export function jsonOfSize(size: number): string {
 export const BUILT_IN_SCENARIOS: readonly BenchScenario[] = [
   { id: 'small', title: 'small GET (~400 B)', method: 'GET', path: '/small' },
   { id: 'large', title: '20 KB GET', method: 'GET', path: '/large' },
-  { id: 'post', title: '4 KB POST (JSON)', method: 'POST', path: '/echo', body: { contentType: 'application/json', data: jsonOfSize(4096) } },
+  {
+    id: 'post',
+    title: '4 KB POST (JSON)',
+    method: 'POST',
+    path: '/echo',
+    body: { contentType: 'application/json', data: jsonOfSize(4096) },
+  },
 ];
 
 /** Portico route/path of a scenario, and the path clients call on any `/api`-prefixed proxy. */

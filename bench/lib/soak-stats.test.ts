@@ -5,15 +5,38 @@ import { RouteTally, WarnLog, establishedOnPort, fdCount, rssSlopePerMin } from 
 
 describe('rssSlopePerMin', () => {
   it('gives the least-squares slope in MB per minute', () => {
-    const samples = [0, 5, 10, 15, 20].map((s) => ({ tMs: s * 1000, mb: 100 + s * 0.05 + (s % 10 === 0 ? 0.1 : -0.1) }));
+    const samples = [0, 5, 10, 15, 20].map((s) => ({
+      tMs: s * 1000,
+      mb: 100 + s * 0.05 + (s % 10 === 0 ? 0.1 : -0.1),
+    }));
     // 0.05 MB a second is 3 MB a minute; the alternating noise does not move a least-squares fit far.
     assert.ok(Math.abs(rssSlopePerMin(samples)! - 3) < 0.5, String(rssSlopePerMin(samples)));
-    assert.equal(rssSlopePerMin([{ tMs: 0, mb: 80 }, { tMs: 5_000, mb: 80 }, { tMs: 10_000, mb: 80 }]), 0);
+    assert.equal(
+      rssSlopePerMin([
+        { tMs: 0, mb: 80 },
+        { tMs: 5_000, mb: 80 },
+        { tMs: 10_000, mb: 80 },
+      ]),
+      0,
+    );
   });
 
   it('says nothing from fewer than three samples or no time span', () => {
-    assert.equal(rssSlopePerMin([{ tMs: 0, mb: 1 }, { tMs: 1, mb: 2 }]), undefined);
-    assert.equal(rssSlopePerMin([{ tMs: 5, mb: 1 }, { tMs: 5, mb: 2 }, { tMs: 5, mb: 3 }]), undefined);
+    assert.equal(
+      rssSlopePerMin([
+        { tMs: 0, mb: 1 },
+        { tMs: 1, mb: 2 },
+      ]),
+      undefined,
+    );
+    assert.equal(
+      rssSlopePerMin([
+        { tMs: 5, mb: 1 },
+        { tMs: 5, mb: 2 },
+        { tMs: 5, mb: 3 },
+      ]),
+      undefined,
+    );
   });
 });
 

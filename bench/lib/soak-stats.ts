@@ -89,7 +89,8 @@ export class WarnLog {
     while (this.perMinute.length <= minute) this.perMinute.push(0);
     this.perMinute[minute]!++;
     // Bounded: the message text is a fixed string in the gateway's code, so few distinct keys.
-    if (this.byMessage.size < 200 || this.byMessage.has(line.msg)) this.byMessage.set(line.msg, (this.byMessage.get(line.msg) ?? 0) + 1);
+    if (this.byMessage.size < 200 || this.byMessage.has(line.msg))
+      this.byMessage.set(line.msg, (this.byMessage.get(line.msg) ?? 0) + 1);
     for (const w of this.windowCounts) {
       if (line.time >= w.start && line.time < w.end) {
         w.all++;
@@ -109,7 +110,9 @@ export class WarnLog {
    * Lines per minute inside outage windows (clipped at `nowMs`): all of them, and those not by
    * design. Undefined when no window has begun.
    */
-  outageRate(nowMs: number): { minutes: number; all: number; outage: number; allPerMin: number; outagePerMin: number } | undefined {
+  outageRate(
+    nowMs: number,
+  ): { minutes: number; all: number; outage: number; allPerMin: number; outagePerMin: number } | undefined {
     let ms = 0;
     let all = 0;
     let outage = 0;

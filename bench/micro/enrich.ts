@@ -18,10 +18,23 @@ const FIELDS = ['authorId', 'groupId', 'storeId', 'tagId', 'regionId'];
 
 /** The compiled rules of a route with `m` rules, rule r reading item field FIELDS[r]. */
 function rulesOf(m: number): readonly CompiledMappingRule[] {
-  const lines = ['routes:', '  - method: GET', '    route: /posts', '    service: 127.0.0.1:9', '    path: /posts', '    public: true', '    mapping:'];
+  const lines = [
+    'routes:',
+    '  - method: GET',
+    '    route: /posts',
+    '    service: 127.0.0.1:9',
+    '    path: /posts',
+    '    public: true',
+    '    mapping:',
+  ];
   for (let r = 0; r < m; r++) {
     const path = r % 2 === 0 ? `/things${r}/{${FIELDS[r]}}` : `/things${r}?id={${FIELDS[r]}}`;
-    lines.push(`      - path: "${path}"`, `        service: 127.0.0.1:${9000 + r}`, `        tag: tag${r}`, `        removeKeyMapping: ${r === 0}`);
+    lines.push(
+      `      - path: "${path}"`,
+      `        service: 127.0.0.1:${9000 + r}`,
+      `        tag: tag${r}`,
+      `        removeKeyMapping: ${r === 0}`,
+    );
   }
   return compile(lines.join('\n') + '\n').routes[0]!.mapping;
 }
@@ -38,7 +51,12 @@ function body(n: number, distinct: number): string {
 }
 
 /** The CPU work of one enrichment, every call answered from the cache. */
-function enrichOnce(text: string, rules: readonly CompiledMappingRule[], fieldNames: ReadonlySet<string>, cache: MappingCache): string {
+function enrichOnce(
+  text: string,
+  rules: readonly CompiledMappingRule[],
+  fieldNames: ReadonlySet<string>,
+  cache: MappingCache,
+): string {
   const items = scanItems(text)!;
   const plan = planCalls(text, items, rules, fieldNames);
   const outcomes = plan.calls.map((c) => cache.load(c.url, miss) as MappingOutcome);
@@ -56,11 +74,20 @@ async function enrichCase(n: number, m: number, distinct: number, budget: number
   const cache = createMappingCache({ enabled: true, ttlSec: 3600, maxSize: 10_000 });
   const items = scanItems(text)!;
   const plan = planCalls(text, items, rules, fieldNames);
-  for (const c of plan.calls) await cache.load(c.url, async () => ({ ok: true, json: JSON.stringify({ id: c.path, name: `name of ${c.path}`, email: 'x@example.test' }) }));
+  for (const c of plan.calls)
+    await cache.load(c.url, async () => ({
+      ok: true,
+      json: JSON.stringify({ id: c.path, name: `name of ${c.path}`, email: 'x@example.test' }),
+    }));
   const out = JSON.parse(enrichOnce(text, rules, fieldNames, cache)) as Record<string, unknown>[];
-  if (out.length !== n || !out.every((item) => rules.every((r) => item[r.tag] !== undefined))) throw new Error(`${n}x${m}: not every item was enriched`);
+  if (out.length !== n || !out.every((item) => rules.every((r) => item[r.tag] !== undefined)))
+    throw new Error(`${n}x${m}: not every item was enriched`);
   const stats = cache.stats();
-  const result = measure(`${n} items x ${m} rules, ${distinct} distinct values (${plan.calls.length} calls, ${(text.length / 1024).toFixed(1)} KiB)`, () => enrichOnce(text, rules, fieldNames, cache), budget);
+  const result = measure(
+    `${n} items x ${m} rules, ${distinct} distinct values (${plan.calls.length} calls, ${(text.length / 1024).toFixed(1)} KiB)`,
+    () => enrichOnce(text, rules, fieldNames, cache),
+    budget,
+  );
   if (cache.stats().misses !== stats.misses) throw new Error('a measured enrichment missed the cache');
   return result;
 }
@@ -77,7 +104,11 @@ export const suite: MicroSuite = {
       await enrichCase(100, 2, 10, budget),
       await enrichCase(1000, 3, 50, budget),
       measure('  of which scanItems alone (100 items)', () => scanItems(text), budget / 2),
-      measure('  of which planCalls alone (100 items x 2 rules)', () => planCalls(text, items, rules, fieldNames), budget / 2),
+      measure(
+        '  of which planCalls alone (100 items x 2 rules)',
+        () => planCalls(text, items, rules, fieldNames),
+        budget / 2,
+      ),
     ];
   },
 };

@@ -8,7 +8,18 @@ export function compile(yaml: string): CompiledConfig {
   return loaded.config;
 }
 
-const RESOURCES = ['users', 'orders', 'products', 'invoices', 'carts', 'reviews', 'shipments', 'payments', 'coupons', 'stores'];
+const RESOURCES = [
+  'users',
+  'orders',
+  'products',
+  'invoices',
+  'carts',
+  'reviews',
+  'shipments',
+  'payments',
+  'coupons',
+  'stores',
+];
 
 /**
  * 50 routes shaped like a real API: per resource a list, an item, a nested list, a create and an
@@ -16,7 +27,14 @@ const RESOURCES = ['users', 'orders', 'products', 'invoices', 'carts', 'reviews'
  */
 export function fiftyRoutesYaml(): string {
   const lines = ['routes:'];
-  const route = (method: string, route: string, path: string) => lines.push(`  - method: ${method}`, `    route: "${route}"`, '    service: 127.0.0.1:9', `    path: "${path}"`, '    public: true');
+  const route = (method: string, route: string, path: string) =>
+    lines.push(
+      `  - method: ${method}`,
+      `    route: "${route}"`,
+      '    service: 127.0.0.1:9',
+      `    path: "${path}"`,
+      '    public: true',
+    );
   for (const r of RESOURCES) {
     route('GET', `/${r}`, `/v1/${r}`);
     route('GET', `/${r}/{id}`, `/v1/${r}/{id}`);

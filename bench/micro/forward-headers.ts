@@ -10,18 +10,30 @@ import { requestDropSet, upstreamRequestHeaders, type ForwardContext } from '../
 import { isMain, measure, runStandalone, type MicroSuite } from './measure.js';
 
 const RAW = [
-  'Host', 'gateway.example.test',
-  'User-Agent', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
-  'Accept', 'application/json, text/plain, */*',
-  'Accept-Language', 'en-GB,en;q=0.9',
-  'Accept-Encoding', 'gzip, deflate, br',
-  'Connection', 'keep-alive',
-  'Authorization', 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl',
-  'Cookie', 'session=abc123; theme=dark',
-  'X-userId', 'forged',
-  'traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
-  'Referer', 'https://app.example.test/orders',
-  'Cache-Control', 'no-cache',
+  'Host',
+  'gateway.example.test',
+  'User-Agent',
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36',
+  'Accept',
+  'application/json, text/plain, */*',
+  'Accept-Language',
+  'en-GB,en;q=0.9',
+  'Accept-Encoding',
+  'gzip, deflate, br',
+  'Connection',
+  'keep-alive',
+  'Authorization',
+  'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl',
+  'Cookie',
+  'session=abc123; theme=dark',
+  'X-userId',
+  'forged',
+  'traceparent',
+  '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  'Referer',
+  'https://app.example.test/orders',
+  'Cache-Control',
+  'no-cache',
 ];
 
 /** An IncomingMessage-like object with the fields upstreamRequestHeaders reads. */
@@ -38,7 +50,14 @@ export const suite: MicroSuite = {
     const dropTraced = requestDropSet(DEFAULT_STRIP_HEADERS, true);
     const dropPlain = requestDropSet(DEFAULT_STRIP_HEADERS, false);
     const anon: ForwardContext = { req, requestId: 'req-1', hostHeader: '127.0.0.1:8080', claimHeaders: undefined };
-    const authed: ForwardContext = { ...anon, claimHeaders: [['X-userId', '42'], ['X-role', 'admin'], ['X-sub', '42']] };
+    const authed: ForwardContext = {
+      ...anon,
+      claimHeaders: [
+        ['X-userId', '42'],
+        ['X-role', 'admin'],
+        ['X-sub', '42'],
+      ],
+    };
     const out = upstreamRequestHeaders(authed, dropTraced);
     if (out.includes('forged') || !out.includes('42')) throw new Error('claim headers did not replace the forged one');
     return [

@@ -58,7 +58,8 @@ export function consumeSink(): unknown {
 export function formatResults(title: string, results: readonly MicroResult[]): string {
   const width = Math.max(...results.map((r) => r.name.length));
   const lines = results.map(
-    (r) => `  ${r.name.padEnd(width)}  ${Math.round(r.ops).toLocaleString('en-US').padStart(13)} ops/s  ${r.nsPerOp.toFixed(r.nsPerOp < 100 ? 1 : 0).padStart(9)} ns/op`,
+    (r) =>
+      `  ${r.name.padEnd(width)}  ${Math.round(r.ops).toLocaleString('en-US').padStart(13)} ops/s  ${r.nsPerOp.toFixed(r.nsPerOp < 100 ? 1 : 0).padStart(9)} ns/op`,
   );
   return `${title}\n${lines.join('\n')}\n`;
 }

@@ -27,7 +27,11 @@ export const suite: MicroSuite = {
     return [
       measure('GET static (/api/stores)', () => table.match('GET', '/api/stores'), budget),
       measure('GET 1 param (/api/payments/8812)', () => table.match('GET', '/api/payments/8812'), budget),
-      measure('GET 2 params (/api/reviews/77/history/3)', () => table.match('GET', '/api/reviews/77/history/3'), budget),
+      measure(
+        'GET 2 params (/api/reviews/77/history/3)',
+        () => table.match('GET', '/api/reviews/77/history/3'),
+        budget,
+      ),
       measure('miss, 404 (/api/nothing/here)', () => table.match('GET', '/api/nothing/here'), budget / 2),
       measure('wrong method, 405 (DELETE /api/users/1)', () => table.match('DELETE', '/api/users/1'), budget / 2),
     ];

@@ -13,7 +13,9 @@ import { suite as urlTemplate } from './url-template.js';
 
 const budget = budgetMs();
 const started = Date.now();
-process.stdout.write(`micro benchmarks: node ${process.version}, ${availableParallelism()} CPUs (${cpus()[0]?.model ?? 'unknown'}), ${budget} ms per measurement\n\n`);
+process.stdout.write(
+  `micro benchmarks: node ${process.version}, ${availableParallelism()} CPUs (${cpus()[0]?.model ?? 'unknown'}), ${budget} ms per measurement\n\n`,
+);
 for (const suite of [routeMatch, urlTemplate, forwardHeaders, enrich]) {
   process.stdout.write(formatResults(suite.title, await suite.run(budget)) + '\n');
 }

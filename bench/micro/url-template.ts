@@ -4,7 +4,13 @@
  * duplicate client parameter).
  * Standalone: `node --import tsx bench/micro/url-template.ts`.
  */
-import { appendQuery, compileUrlBuilder, isTemplate, parseTemplate, type Template } from '../../src/upstream/target-url.js';
+import {
+  appendQuery,
+  compileUrlBuilder,
+  isTemplate,
+  parseTemplate,
+  type Template,
+} from '../../src/upstream/target-url.js';
 import { isMain, measure, runStandalone, type MicroSuite } from './measure.js';
 
 function template(source: string): Template {
@@ -25,11 +31,16 @@ export const suite: MicroSuite = {
     const p1 = { id: '8812' };
     const p2 = { id: '8812', company: 'acme corp' };
     if (buildTwo(p2) !== '/v1/users/8812/orders?companyId=acme%20corp') throw new Error(`unexpected ${buildTwo(p2)}`);
-    if (appendQuery(buildTwo(p2), two, 'companyId=9&page=2') !== '/v1/users/8812/orders?companyId=acme%20corp&page=2') throw new Error('appendQuery changed');
+    if (appendQuery(buildTwo(p2), two, 'companyId=9&page=2') !== '/v1/users/8812/orders?companyId=acme%20corp&page=2')
+      throw new Error('appendQuery changed');
     return [
       measure('no params, no query', () => appendQuery(buildFixed(p1), fixed, ''), budget),
       measure('1 param + client query', () => appendQuery(buildOne(p1), one, 'page=2&sort=name'), budget),
-      measure('2 params, template query + client query (dedupe)', () => appendQuery(buildTwo(p2), two, 'companyId=9&page=2'), budget),
+      measure(
+        '2 params, template query + client query (dedupe)',
+        () => appendQuery(buildTwo(p2), two, 'companyId=9&page=2'),
+        budget,
+      ),
     ];
   },
 };

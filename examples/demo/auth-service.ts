@@ -61,7 +61,13 @@ async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {
     return send(res, 400, { error: 'Body must be JSON: {"username": "...", "password": "..."}', success: false });
   }
   const { username, password } = (body ?? {}) as { username?: unknown; password?: unknown };
-  const account = DEMO_ACCOUNTS.find((a) => typeof username === 'string' && typeof password === 'string' && a.username === username && sameText(a.password, password));
+  const account = DEMO_ACCOUNTS.find(
+    (a) =>
+      typeof username === 'string' &&
+      typeof password === 'string' &&
+      a.username === username &&
+      sameText(a.password, password),
+  );
   if (!account) return send(res, 401, { error: 'Invalid username or password', success: false });
   const token = await new SignJWT({ ...claimsOf(account.userId) })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -76,7 +82,8 @@ async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {
 async function validate(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const header = req.headers.authorization;
   const token = header === undefined ? undefined : /^Bearer +(\S+)$/i.exec(header)?.[1];
-  if (token === undefined) return send(res, 401, { error: 'Missing bearer token: POST /api/auth/login first', success: false });
+  if (token === undefined)
+    return send(res, 401, { error: 'Missing bearer token: POST /api/auth/login first', success: false });
   try {
     const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ISSUER });
     const claims = claimsOf(Number(payload.sub));

@@ -16,7 +16,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-function byId<T extends { id: number | string }>(list: readonly T[], res: ServerResponse, id: string | undefined, what: string): void {
+function byId<T extends { id: number | string }>(
+  list: readonly T[],
+  res: ServerResponse,
+  id: string | undefined,
+  what: string,
+): void {
   const item = list.find((x) => String(x.id) === id);
   if (item) sendJson(res, 200, item);
   else sendJson(res, 404, { error: `${what} ${id} not found`, success: false });
@@ -82,12 +87,22 @@ export function serve(handler: Handler, port: number, host = '127.0.0.1'): Promi
 }
 
 /** Demo service ports; `gateway.yaml` names the same ones. */
-export const DEMO_PORTS = { posts: 9101, users: 9102, comments: 9103, shop: 9104, auth: 9105, ticker: 9106, echo: 9107 } as const;
+export const DEMO_PORTS = {
+  posts: 9101,
+  users: 9102,
+  comments: 9103,
+  shop: 9104,
+  auth: 9105,
+  ticker: 9106,
+  echo: 9107,
+} as const;
 
 export type DemoService = keyof typeof DEMO_PORTS;
 
 /** Starts every demo service; `ports` lets tests use ephemeral ones (0). */
-export async function startDemoBackends(ports: Record<DemoService, number> = DEMO_PORTS): Promise<Record<DemoService, Server>> {
+export async function startDemoBackends(
+  ports: Record<DemoService, number> = DEMO_PORTS,
+): Promise<Record<DemoService, Server>> {
   const [posts, users, comments, shop, auth, ticker, echo] = await Promise.all([
     serve(postsService, ports.posts),
     serve(usersService, ports.users),

@@ -19,26 +19,66 @@ function capture() {
 
 describe('authServiceRequestHeaders', () => {
   it('carries the exact Authorization, the cookie, the request id and what the client asked for', () => {
-    assert.deepEqual(authServiceRequestHeaders({ authorization: 'Bearer  a.b.c ', cookie: 'sid=1', 'x-role': 'admin', accept: '*/*' }, 'POST', '/api/orders?x=1', 'rid-1', 'auth:9105'), [
-      'host', 'auth:9105', 'x-request-id', 'rid-1', 'x-forwarded-method', 'POST', 'x-forwarded-uri', '/api/orders?x=1', 'authorization', 'Bearer  a.b.c ', 'cookie', 'sid=1',
-    ]);
+    assert.deepEqual(
+      authServiceRequestHeaders(
+        { authorization: 'Bearer  a.b.c ', cookie: 'sid=1', 'x-role': 'admin', accept: '*/*' },
+        'POST',
+        '/api/orders?x=1',
+        'rid-1',
+        'auth:9105',
+      ),
+      [
+        'host',
+        'auth:9105',
+        'x-request-id',
+        'rid-1',
+        'x-forwarded-method',
+        'POST',
+        'x-forwarded-uri',
+        '/api/orders?x=1',
+        'authorization',
+        'Bearer  a.b.c ',
+        'cookie',
+        'sid=1',
+      ],
+    );
   });
 
   it('without Authorization the call is still made, without that header', () => {
-    assert.deepEqual(authServiceRequestHeaders({}, 'GET', '/api/x', 'rid-2', 'auth:9105'), ['host', 'auth:9105', 'x-request-id', 'rid-2', 'x-forwarded-method', 'GET', 'x-forwarded-uri', '/api/x']);
+    assert.deepEqual(authServiceRequestHeaders({}, 'GET', '/api/x', 'rid-2', 'auth:9105'), [
+      'host',
+      'auth:9105',
+      'x-request-id',
+      'rid-2',
+      'x-forwarded-method',
+      'GET',
+      'x-forwarded-uri',
+      '/api/x',
+    ]);
   });
 });
 
 describe('interpretAuthAnswer', () => {
   const ok = [
-    { name: '200 claims object', body: '{"userId":"7","username":"ada","role":"admin","exp":1}', headers: [['X-userId', '7'], ['X-username', 'ada'], ['X-role', 'admin']] },
+    {
+      name: '200 claims object',
+      body: '{"userId":"7","username":"ada","role":"admin","exp":1}',
+      headers: [
+        ['X-userId', '7'],
+        ['X-username', 'ada'],
+        ['X-role', 'admin'],
+      ],
+    },
     { name: '200 empty body', body: '', headers: [] },
     { name: '200 whitespace body', body: ' \n', headers: [] },
     { name: '200 {}', body: '{}', headers: [] },
   ];
   for (const c of ok) {
     it(`${c.name}: lets the request through`, () => {
-      assert.deepEqual(interpretAuthAnswer(200, { 'content-type': 'application/json' }, Buffer.from(c.body), 'r', capture().logger), { ok: true, claimHeaders: c.headers });
+      assert.deepEqual(
+        interpretAuthAnswer(200, { 'content-type': 'application/json' }, Buffer.from(c.body), 'r', capture().logger),
+        { ok: true, claimHeaders: c.headers },
+      );
     });
   }
 
@@ -50,7 +90,10 @@ describe('interpretAuthAnswer', () => {
       if (outcome.ok) return;
       assert.equal(outcome.status, 503);
       assert.equal(outcome.code, 'GW_AUTH_UNAVAILABLE');
-      assert.deepEqual(JSON.parse(outcome.body.toString()), { error: 'Authentication service unavailable', success: false });
+      assert.deepEqual(JSON.parse(outcome.body.toString()), {
+        error: 'Authentication service unavailable',
+        success: false,
+      });
       assert.equal(lines.filter((l) => l.reqId === 'r9' && l.level === 50).length, 1);
     });
   }
@@ -59,7 +102,16 @@ describe('interpretAuthAnswer', () => {
     const body = Buffer.from('{"error":"expired","success":false}');
     const outcome = interpretAuthAnswer(
       401,
-      { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer error="invalid_token"', connection: 'keep-alive', 'keep-alive': 'timeout=5', 'transfer-encoding': 'chunked', 'content-length': '999', 'x-request-id': 'theirs', vary: ['a', 'b'] } as unknown as IncomingHttpHeaders,
+      {
+        'content-type': 'application/json; charset=utf-8',
+        'www-authenticate': 'Bearer error="invalid_token"',
+        connection: 'keep-alive',
+        'keep-alive': 'timeout=5',
+        'transfer-encoding': 'chunked',
+        'content-length': '999',
+        'x-request-id': 'theirs',
+        vary: ['a', 'b'],
+      } as unknown as IncomingHttpHeaders,
       body,
       'r',
       capture().logger,
@@ -67,7 +119,12 @@ describe('interpretAuthAnswer', () => {
     assert.deepEqual(outcome, {
       ok: false,
       status: 401,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'www-authenticate': 'Bearer error="invalid_token"', vary: 'a, b', 'content-length': String(body.length) },
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'www-authenticate': 'Bearer error="invalid_token"',
+        vary: 'a, b',
+        'content-length': String(body.length),
+      },
       body,
       detail: 'auth service answered 401',
     });
@@ -81,7 +138,13 @@ describe('interpretAuthAnswer', () => {
 
   it('several Set-Cookie on a refusal: the first is relayed, the loss logged', () => {
     const { logger, lines } = capture();
-    const outcome = interpretAuthAnswer(302, { location: '/login', 'set-cookie': ['a=1', 'b=2'] }, Buffer.alloc(0), 'r', logger);
+    const outcome = interpretAuthAnswer(
+      302,
+      { location: '/login', 'set-cookie': ['a=1', 'b=2'] },
+      Buffer.alloc(0),
+      'r',
+      logger,
+    );
     assert.equal(outcome.ok, false);
     if (outcome.ok) return;
     assert.deepEqual(outcome.headers, { location: '/login', 'set-cookie': 'a=1', 'content-length': '0' });

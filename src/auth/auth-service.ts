@@ -54,7 +54,10 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
   if ('error' in origin) throw new Error(`unvalidated authService: ${origin.error}`);
   const { authPath, logger } = options;
   const timeoutMs = options.timeoutMs ?? AUTH_SERVICE_TIMEOUT_MS;
-  const ownPool = options.upstreams === undefined ? new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: 64, keepAliveTimeout: 4_000 }) : undefined;
+  const ownPool =
+    options.upstreams === undefined
+      ? new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: 64, keepAliveTimeout: 4_000 })
+      : undefined;
   const pool = ownPool ?? options.upstreams!.forOrigin(origin).pool;
   const url = `${origin.key}${authPath}`;
   const propagateTrace = options.propagateTrace ?? false;
@@ -65,7 +68,13 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
       const abort = new AbortController();
       // One timer for connect, headers and body together: "no answer within 5 s".
       const timer = setTimeout(() => abort.abort(), timeoutMs);
-      const requestHeaders = authServiceRequestHeaders(req.headers, req.method ?? 'GET', req.url ?? '/', requestId, origin.hostHeader);
+      const requestHeaders = authServiceRequestHeaders(
+        req.headers,
+        req.method ?? 'GET',
+        req.url ?? '/',
+        requestId,
+        origin.hostHeader,
+      );
       if (propagateTrace) appendTraceHeaders(req, requestHeaders);
       const started = performance.now();
       try {
@@ -75,21 +84,41 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
           headers: requestHeaders,
           signal: abort.signal,
         });
-        events?.emit('upstream:response', { routeId: routeId ?? '', origin: origin.key, call: 'auth', status: statusCode, durationMs: performance.now() - started });
+        events?.emit('upstream:response', {
+          routeId: routeId ?? '',
+          origin: origin.key,
+          call: 'auth',
+          status: statusCode,
+          durationMs: performance.now() - started,
+        });
         const chunks: Buffer[] = [];
         let size = 0;
         for await (const chunk of body as AsyncIterable<Buffer>) {
           size += chunk.length;
           if (size > MAX_AUTH_BODY_BYTES) {
             body.destroy();
-            return gatewayRefusal('GW_AUTH_UNAVAILABLE', `auth service answer larger than ${MAX_AUTH_BODY_BYTES} bytes`);
+            return gatewayRefusal(
+              'GW_AUTH_UNAVAILABLE',
+              `auth service answer larger than ${MAX_AUTH_BODY_BYTES} bytes`,
+            );
           }
           chunks.push(chunk);
         }
-        return interpretAuthAnswer(statusCode, headers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), requestId, logger);
+        return interpretAuthAnswer(
+          statusCode,
+          headers,
+          chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+          requestId,
+          logger,
+        );
       } catch (err) {
-        const detail = abort.signal.aborted ? `auth service ${url} gave no answer within ${timeoutMs} ms` : `auth service ${url} unreachable: ${(err as Error).message}`;
-        logger.warn({ reqId: requestId, url, err }, abort.signal.aborted ? 'auth service timeout' : 'auth service unreachable');
+        const detail = abort.signal.aborted
+          ? `auth service ${url} gave no answer within ${timeoutMs} ms`
+          : `auth service ${url} unreachable: ${(err as Error).message}`;
+        logger.warn(
+          { reqId: requestId, url, err },
+          abort.signal.aborted ? 'auth service timeout' : 'auth service unreachable',
+        );
         return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
       } finally {
         clearTimeout(timer);
@@ -100,7 +129,13 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
 }
 
 /** The headers of the validation call (flat list, the form undici takes without copying). */
-export function authServiceRequestHeaders(client: IncomingHttpHeaders, method: string, uri: string, requestId: string, hostHeader: string): string[] {
+export function authServiceRequestHeaders(
+  client: IncomingHttpHeaders,
+  method: string,
+  uri: string,
+  requestId: string,
+  hostHeader: string,
+): string[] {
   const out = ['host', hostHeader, 'x-request-id', requestId, 'x-forwarded-method', method, 'x-forwarded-uri', uri];
   // The exact Authorization header of the client request.
   if (client.authorization !== undefined) out.push('authorization', client.authorization);
@@ -109,10 +144,22 @@ export function authServiceRequestHeaders(client: IncomingHttpHeaders, method: s
 }
 
 /** Turns the auth service's answer into an outcome: 200 lets through, anything else is relayed. */
-export function interpretAuthAnswer(status: number, headers: IncomingHttpHeaders, body: Buffer, requestId: string, logger: Logger): AuthOutcome {
+export function interpretAuthAnswer(
+  status: number,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  requestId: string,
+  logger: Logger,
+): AuthOutcome {
   if (status !== 200) {
     // Any non-200 is returned to the client unchanged.
-    return { ok: false, status, headers: relayedHeaders(headers, body.length, requestId, logger), body, detail: `auth service answered ${status}` };
+    return {
+      ok: false,
+      status,
+      headers: relayedHeaders(headers, body.length, requestId, logger),
+      body,
+      detail: `auth service answered ${status}`,
+    };
   }
   const text = body.toString('utf8').trim();
   // An empty body or `{}` lets the request through without extra headers.
@@ -125,7 +172,10 @@ export function interpretAuthAnswer(status: number, headers: IncomingHttpHeaders
   }
   if (!isClaimsObject(claims)) {
     // A 200 that is not a claims object breaks the contract: refuse rather than guess (fail closed).
-    logger.error({ reqId: requestId, body: text.slice(0, 200) }, 'auth service answered 200 with a body that is not a JSON object');
+    logger.error(
+      { reqId: requestId, body: text.slice(0, 200) },
+      'auth service answered 200 with a body that is not a JSON object',
+    );
     return gatewayRefusal('GW_AUTH_UNAVAILABLE', 'auth service answered 200 with a body that is not a JSON object');
   }
   const skipped: SkippedClaim[] = [];
@@ -138,7 +188,12 @@ export function interpretAuthAnswer(status: number, headers: IncomingHttpHeaders
 const NOT_RELAYED = new Set([...HOP_BY_HOP, 'content-length', 'x-request-id']);
 
 /** The auth service's end-to-end headers, with a content-length for the buffered body. */
-function relayedHeaders(headers: IncomingHttpHeaders, length: number, requestId: string, logger: Logger): Record<string, string> {
+function relayedHeaders(
+  headers: IncomingHttpHeaders,
+  length: number,
+  requestId: string,
+  logger: Logger,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name in headers) {
     const value = headers[name];
@@ -147,7 +202,11 @@ function relayedHeaders(headers: IncomingHttpHeaders, length: number, requestId:
     else if (name === 'set-cookie') {
       // The AUTH CONTRACT carries one value per header; cookies cannot be joined with commas.
       out[name] = value[0]!;
-      if (value.length > 1) logger.warn({ reqId: requestId, dropped: value.length - 1 }, 'auth service set several cookies on a refusal; only the first is relayed');
+      if (value.length > 1)
+        logger.warn(
+          { reqId: requestId, dropped: value.length - 1 },
+          'auth service set several cookies on a refusal; only the first is relayed',
+        );
     } else out[name] = value.join(', ');
   }
   out['content-length'] = String(length);

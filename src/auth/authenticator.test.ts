@@ -20,8 +20,13 @@ describe('createAuthenticator', () => {
 
   it('secret only: local mode validates HS256 itself', async () => {
     const a = createAuthenticator(GatewaySettingsSchema.parse({ auth: { secret: SECRET } }), deps)!;
-    const token = await new SignJWT({ sub: 'u1' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
-    const req = { headers: { authorization: `Bearer ${token}` }, rawHeaders: ['Authorization', `Bearer ${token}`] } as unknown as IncomingMessage;
+    const token = await new SignJWT({ sub: 'u1' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode(SECRET));
+    const req = {
+      headers: { authorization: `Bearer ${token}` },
+      rawHeaders: ['Authorization', `Bearer ${token}`],
+    } as unknown as IncomingMessage;
     assert.deepEqual(await a.authenticate(req, 'r'), { ok: true, claimHeaders: [['X-sub', 'u1']] });
   });
 
@@ -36,7 +41,10 @@ describe('createAuthenticator', () => {
     for (const s of settings) {
       const a = createAuthenticator(GatewaySettingsSchema.parse(s), { ...deps, jwks })!;
       // Port 9 (discard) never answers as an auth service: reaching it would give 503, not 400.
-      const req = { headers: { authorization: 'Bearer a' }, rawHeaders: ['authorization', 'Bearer a', 'AUTHORIZATION', 'Bearer b'] } as unknown as IncomingMessage;
+      const req = {
+        headers: { authorization: 'Bearer a' },
+        rawHeaders: ['authorization', 'Bearer a', 'AUTHORIZATION', 'Bearer b'],
+      } as unknown as IncomingMessage;
       const outcome = await a.authenticate(req, 'r');
       assert.equal(outcome.ok, false, JSON.stringify(s));
       if (outcome.ok) continue;
@@ -50,8 +58,14 @@ describe('createAuthenticator', () => {
 
   it('JWKS mode takes its key source from the process registry: one per URL and cooldown', () => {
     const made: string[] = [];
-    const jwks = createJwksRegistry({ logger: deps.logger, createSource: (o) => (made.push(`${o.cooldownSec} ${o.url}`), fakeSource(() => 0)) });
-    const settings = (cooldown: number) => GatewaySettingsSchema.parse({ auth: { jwksUrl: 'http://idp.test/jwks.json', jwksCooldownSec: cooldown, audience: `a${cooldown}` } });
+    const jwks = createJwksRegistry({
+      logger: deps.logger,
+      createSource: (o) => (made.push(`${o.cooldownSec} ${o.url}`), fakeSource(() => 0)),
+    });
+    const settings = (cooldown: number) =>
+      GatewaySettingsSchema.parse({
+        auth: { jwksUrl: 'http://idp.test/jwks.json', jwksCooldownSec: cooldown, audience: `a${cooldown}` },
+      });
     createAuthenticator(settings(30), { ...deps, jwks });
     createAuthenticator(settings(30), { ...deps, jwks });
     assert.deepEqual(made, ['30 http://idp.test/jwks.json']);

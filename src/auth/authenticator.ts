@@ -42,30 +42,61 @@ export interface AuthenticatorDeps {
  * Every mode refuses a request with several Authorization headers first (single-authorization.ts).
  * @example const auth = createAuthenticator(config.settings, { events, logger, upstreams, jwks });
  */
-export function createAuthenticator(settings: CompiledConfig['settings'], deps: AuthenticatorDeps): Authenticator | undefined {
+export function createAuthenticator(
+  settings: CompiledConfig['settings'],
+  deps: AuthenticatorDeps,
+): Authenticator | undefined {
   const inner = createModeAuthenticator(settings, deps);
   return inner === undefined ? undefined : refuseSeveralAuthorization(inner);
 }
 
-function createModeAuthenticator(settings: CompiledConfig['settings'], deps: AuthenticatorDeps): Authenticator | undefined {
+function createModeAuthenticator(
+  settings: CompiledConfig['settings'],
+  deps: AuthenticatorDeps,
+): Authenticator | undefined {
   const auth = settings.auth;
   const { logger } = deps;
   if (auth.authService !== undefined) {
-    const ignored = [auth.secret && 'secret', auth.jwksUrl && 'jwksUrl', auth.issuer && 'issuer', auth.audience && 'audience'].filter(Boolean);
+    const ignored = [
+      auth.secret && 'secret',
+      auth.jwksUrl && 'jwksUrl',
+      auth.issuer && 'issuer',
+      auth.audience && 'audience',
+    ].filter(Boolean);
     // In delegated mode the gateway ignores `secret`: the auth service decides.
     if (ignored.length > 0) logger.info({ ignored }, 'auth: delegated mode; these auth settings are ignored');
-    return createAuthServiceAuthenticator({ authService: auth.authService, authPath: auth.authPath, logger, upstreams: deps.upstreams, propagateTrace: settings.telemetry.propagation, events: deps.events });
+    return createAuthServiceAuthenticator({
+      authService: auth.authService,
+      authPath: auth.authPath,
+      logger,
+      upstreams: deps.upstreams,
+      propagateTrace: settings.telemetry.propagation,
+      events: deps.events,
+    });
   }
   if (auth.jwksUrl !== undefined) {
     if (auth.secret !== undefined) logger.info('auth: jwksUrl takes priority; secret is ignored');
     const jwksOrigin = parseService(new URL(auth.jwksUrl).origin);
-    const pool = deps.upstreams !== undefined && isOrigin(jwksOrigin) ? deps.upstreams.forOrigin(jwksOrigin).pool : undefined;
+    const pool =
+      deps.upstreams !== undefined && isOrigin(jwksOrigin) ? deps.upstreams.forOrigin(jwksOrigin).pool : undefined;
     const jwks = deps.jwks ?? createJwksRegistry({ logger });
     const keys = jwks.keySource({ url: auth.jwksUrl, cooldownSec: auth.jwksCooldownSec, pool });
-    return createJwksAuthenticator({ keys, issuer: auth.issuer, audience: auth.audience, clockToleranceSec: auth.clockToleranceSec, logger });
+    return createJwksAuthenticator({
+      keys,
+      issuer: auth.issuer,
+      audience: auth.audience,
+      clockToleranceSec: auth.clockToleranceSec,
+      logger,
+    });
   }
   if (auth.secret !== undefined) {
-    return createLocalJwtAuthenticator({ secret: auth.secret, issuer: auth.issuer, audience: auth.audience, clockToleranceSec: auth.clockToleranceSec, logger });
+    return createLocalJwtAuthenticator({
+      secret: auth.secret,
+      issuer: auth.issuer,
+      audience: auth.audience,
+      clockToleranceSec: auth.clockToleranceSec,
+      logger,
+    });
   }
   return undefined;
 }
@@ -92,5 +123,10 @@ export function outcomeName(outcome: AuthOutcome): 'ok' | 'missing' | 'invalid' 
 export function reportAuthResult(events: EventBus, requestId: string, routeId: string, outcome: AuthOutcome): void {
   if (!events.has('auth:result')) return;
   const detail = outcome.ok ? undefined : (outcome.detail ?? `status ${outcome.status}`);
-  events.emit('auth:result', { requestId, routeId, outcome: outcomeName(outcome), ...(detail === undefined ? {} : { detail }) });
+  events.emit('auth:result', {
+    requestId,
+    routeId,
+    outcome: outcomeName(outcome),
+    ...(detail === undefined ? {} : { detail }),
+  });
 }

@@ -6,7 +6,10 @@
  */
 
 /** Why a claim was not turned into a header. */
-export type SkippedClaim = { readonly claim: string; readonly reason: 'name' | 'value' | 'reserved' | 'duplicate' | 'too-long' };
+export type SkippedClaim = {
+  readonly claim: string;
+  readonly reason: 'name' | 'value' | 'reserved' | 'duplicate' | 'too-long';
+};
 
 /** RFC 9110 5.6.2 token characters: what a header name may hold. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

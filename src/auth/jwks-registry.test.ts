@@ -10,7 +10,13 @@ function setup() {
     logger: createLogger({ level: 'silent' }),
     createSource: ({ url, cooldownSec }): JwksKeySource => {
       made.push(`${cooldownSec} ${url}`);
-      return { getKey: async () => { throw new Error('unused'); }, prefetch: async () => {}, version: () => 0 };
+      return {
+        getKey: async () => {
+          throw new Error('unused');
+        },
+        prefetch: async () => {},
+        version: () => 0,
+      };
     },
   });
   return { registry, made };
@@ -30,7 +36,8 @@ describe('JWKS registry', () => {
   it(`keeps at most ${JWKS_REGISTRY_MAX_SOURCES} sources, dropping the least recently used`, () => {
     const { registry, made } = setup();
     const first = registry.keySource({ url: 'http://u0/jwks', cooldownSec: 30 });
-    for (let i = 1; i < JWKS_REGISTRY_MAX_SOURCES; i++) registry.keySource({ url: `http://u${i}/jwks`, cooldownSec: 30 });
+    for (let i = 1; i < JWKS_REGISTRY_MAX_SOURCES; i++)
+      registry.keySource({ url: `http://u${i}/jwks`, cooldownSec: 30 });
     // u0 used again: u1 is now the oldest.
     assert.equal(registry.keySource({ url: 'http://u0/jwks', cooldownSec: 30 }), first);
     registry.keySource({ url: 'http://new/jwks', cooldownSec: 30 });

@@ -14,7 +14,11 @@ export const JWKS_REGISTRY_MAX_SOURCES = 16;
 
 export interface JwksRegistry {
   /** The key source of `url` with these cooldown settings; fetched once, then shared across reloads. */
-  keySource(options: { readonly url: string; readonly cooldownSec: number; readonly pool?: Dispatcher | undefined }): JwksKeySource;
+  keySource(options: {
+    readonly url: string;
+    readonly cooldownSec: number;
+    readonly pool?: Dispatcher | undefined;
+  }): JwksKeySource;
   readonly size: number;
 }
 
@@ -40,7 +44,13 @@ export function createJwksRegistry(options: JwksRegistryOptions): JwksRegistry {
         sources.set(key, existing);
         return existing;
       }
-      const source = create({ url, cooldownSec, logger: options.logger, pool, ...(options.retryAfterFailureMs === undefined ? {} : { retryAfterFailureMs: options.retryAfterFailureMs }) });
+      const source = create({
+        url,
+        cooldownSec,
+        logger: options.logger,
+        pool,
+        ...(options.retryAfterFailureMs === undefined ? {} : { retryAfterFailureMs: options.retryAfterFailureMs }),
+      });
       sources.set(key, source);
       if (sources.size > JWKS_REGISTRY_MAX_SOURCES) sources.delete(sources.keys().next().value!);
       return source;

@@ -7,7 +7,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createLocalJWKSet, errors, exportJWK, generateKeyPair, type FlattenedJWSInput, type JSONWebKeySet, type CompactJWSHeaderParameters } from 'jose';
+import {
+  createLocalJWKSet,
+  errors,
+  exportJWK,
+  generateKeyPair,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type CompactJWSHeaderParameters,
+} from 'jose';
 import { createLogger } from '../observability/logger.js';
 import { createJwksKeySource, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
 
@@ -15,13 +23,25 @@ const TOKEN: FlattenedJWSInput = { payload: '', signature: '' };
 const header = (kid: string): CompactJWSHeaderParameters => ({ alg: 'ES256', kid });
 
 async function keySet(...kids: string[]): Promise<JSONWebKeySet> {
-  const keys = await Promise.all(kids.map(async (kid) => ({ ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey)), kid, alg: 'ES256' })));
+  const keys = await Promise.all(
+    kids.map(async (kid) => ({
+      ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey)),
+      kid,
+      alg: 'ES256',
+    })),
+  );
   return { keys };
 }
 
 /** Behaves like jose's remote set: fetches when it has no keys or the kid is unknown; counts fetches. */
 function fakeRemote(initial: JSONWebKeySet) {
-  const state = { up: false, serving: initial, loaded: undefined as JSONWebKeySet | undefined, fetches: 0, failWith: (): unknown => new TypeError('fetch failed') };
+  const state = {
+    up: false,
+    serving: initial,
+    loaded: undefined as JSONWebKeySet | undefined,
+    fetches: 0,
+    failWith: (): unknown => new TypeError('fetch failed'),
+  };
   const fetchNow = async () => {
     state.fetches++;
     if (!state.up) throw state.failWith();
@@ -53,7 +73,13 @@ function setup(initial: JSONWebKeySet) {
     },
   });
   const { remote, state } = fakeRemote(initial);
-  const source = createJwksKeySource({ remote, logger: createLogger({ level: 'debug', destination }), url: 'http://idp.test/jwks', retryAfterFailureMs: 1000, now: () => clock.ms });
+  const source = createJwksKeySource({
+    remote,
+    logger: createLogger({ level: 'debug', destination }),
+    url: 'http://idp.test/jwks',
+    retryAfterFailureMs: 1000,
+    now: () => clock.ms,
+  });
   return { source, state, clock, lines };
 }
 
@@ -62,14 +88,22 @@ describe('JWKS key source', () => {
     const { source, state, clock, lines } = setup(await keySet('k1'));
     await source.prefetch();
     assert.equal(state.fetches, 1);
-    assert.equal(lines.filter((l) => l.msg === 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load').length, 1);
+    assert.equal(
+      lines.filter((l) => l.msg === 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load')
+        .length,
+      1,
+    );
     await assert.rejects(async () => source.getKey(header('k1'), TOKEN), JwksUnavailableError);
     await assert.rejects(async () => source.getKey(header('k1'), TOKEN), JwksUnavailableError);
     assert.equal(state.fetches, 1, 'no fetch during the backoff');
     clock.ms += 1000;
     await assert.rejects(async () => source.getKey(header('k1'), TOKEN), JwksUnavailableError);
     assert.equal(state.fetches, 2, 'one retry once the backoff is over');
-    assert.equal(lines.filter((l) => String(l.msg).startsWith('auth: JWKS endpoint')).length, 1, 'one warning per failure streak');
+    assert.equal(
+      lines.filter((l) => String(l.msg).startsWith('auth: JWKS endpoint')).length,
+      1,
+      'one warning per failure streak',
+    );
     state.up = true;
     clock.ms += 1000;
     const key = await source.getKey(header('k1'), TOKEN);
@@ -86,7 +120,7 @@ describe('JWKS key source', () => {
     assert.equal(state.fetches, 1);
   });
 
-  it('a token naming no key is the token\'s fault (JWKSNoMatchingKey), and starts no backoff', async () => {
+  it("a token naming no key is the token's fault (JWKSNoMatchingKey), and starts no backoff", async () => {
     const { source, state } = setup(await keySet('k1'));
     state.up = true;
     await source.prefetch();
@@ -111,7 +145,7 @@ describe('JWKS key source', () => {
     state.serving = await keySet('k1', 'k2');
     state.up = true;
     clock.ms += 1000;
-    assert.equal(((await source.getKey(header("k2"), TOKEN)) as { type: string }).type, 'public');
+    assert.equal(((await source.getKey(header('k2'), TOKEN)) as { type: string }).type, 'public');
     assert.equal(state.fetches, 3);
   });
 
@@ -136,7 +170,11 @@ describe('JWKS key source', () => {
   });
 
   it('a broken endpoint answer (not a key set, timeout) counts as unavailable', async () => {
-    for (const failure of [new errors.JWKSInvalid('JSON Web Key Set malformed'), new errors.JWKSTimeout(), new errors.JOSEError('Expected 200 OK from the JSON Web Key Set HTTP response')]) {
+    for (const failure of [
+      new errors.JWKSInvalid('JSON Web Key Set malformed'),
+      new errors.JWKSTimeout(),
+      new errors.JOSEError('Expected 200 OK from the JSON Web Key Set HTTP response'),
+    ]) {
       const { source, state } = setup(await keySet('k1'));
       state.failWith = () => failure;
       await assert.rejects(async () => source.getKey(header('k1'), TOKEN), JwksUnavailableError);

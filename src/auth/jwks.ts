@@ -17,14 +17,36 @@
  * stale keys survive configuration reloads; it counts key set changes (`version`) so the
  * authenticator's verified-token cache is dropped on rotation.
  */
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwksCache, type FetchImplementation, type JSONWebKeySet, type JWKSCacheInput, type JWTVerifyGetKey } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  jwksCache,
+  type FetchImplementation,
+  type JSONWebKeySet,
+  type JWKSCacheInput,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { Logger } from '../observability/logger.js';
 import type { Authenticator } from './authenticator.js';
 import { createJwtAuthenticator, type JwtCheckOptions } from './jwt-authenticator.js';
 
 /** Asymmetric algorithms only: an HS256 token "signed" with a public key is refused (algorithm confusion). */
-export const JWKS_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+export const JWKS_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
 
 /** Errors of key selection that are the token's fault, not the endpoint's. */
 const TOKEN_ERRORS = new Set([
@@ -98,7 +120,12 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
     const cached = remote.jwks();
     stale = cached === undefined ? undefined : createLocalJWKSet(cached);
     if (!failing) {
-      logger.warn({ url, err, hasKeys: stale !== undefined }, stale ? 'auth: JWKS endpoint failing; verifying with the keys loaded before' : 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load');
+      logger.warn(
+        { url, err, hasKeys: stale !== undefined },
+        stale
+          ? 'auth: JWKS endpoint failing; verifying with the keys loaded before'
+          : 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load',
+      );
     }
     failing = true;
   }
@@ -115,7 +142,10 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
       return await stale(...args);
     } catch (err) {
       // An unknown kid may be a rotated key we cannot fetch now: "cannot tell" is a 503, not a 401.
-      if (err instanceof errors.JWKSNoMatchingKey) throw new JwksUnavailableError(`JWKS endpoint ${url} unavailable; kid not among the keys loaded before`, { cause: err });
+      if (err instanceof errors.JWKSNoMatchingKey)
+        throw new JwksUnavailableError(`JWKS endpoint ${url} unavailable; kid not among the keys loaded before`, {
+          cause: err,
+        });
       throw err;
     }
   }
@@ -180,7 +210,13 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions): JwksKeyS
     ...(options.pool === undefined ? {} : { [customFetch]: fetchThrough(options.pool) }),
   });
   const remote: RemoteKeySet = Object.assign(jose, { loadedKeys: () => (applied as { jwks?: JSONWebKeySet }).jwks });
-  const source = createJwksKeySource({ remote, logger: options.logger, url: options.url, retryAfterFailureMs: options.retryAfterFailureMs ?? 1_000, now: Date.now });
+  const source = createJwksKeySource({
+    remote,
+    logger: options.logger,
+    url: options.url,
+    retryAfterFailureMs: options.retryAfterFailureMs ?? 1_000,
+    now: Date.now,
+  });
   void source.prefetch();
   return source;
 }
@@ -209,5 +245,12 @@ export function createJwksAuthenticator(options: JwksOptions): Authenticator {
 /** jose's fetch hook, sending the key fetch through an undici dispatcher. */
 function fetchThrough(dispatcher: Dispatcher): FetchImplementation {
   // undici's Response is the one Node's global fetch returns; only the type packages differ.
-  return (url, init) => undiciFetch(url, { method: init.method, headers: Object.fromEntries(init.headers), redirect: init.redirect, signal: init.signal, dispatcher }) as unknown as Promise<Response>;
+  return (url, init) =>
+    undiciFetch(url, {
+      method: init.method,
+      headers: Object.fromEntries(init.headers),
+      redirect: init.redirect,
+      signal: init.signal,
+      dispatcher,
+    }) as unknown as Promise<Response>;
 }

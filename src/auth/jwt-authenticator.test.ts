@@ -30,7 +30,8 @@ function captureLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
   return { logger: createLogger({ level: 'debug', destination }), lines };
 }
 
-const request = (authorization?: string) => ({ headers: authorization === undefined ? {} : { authorization } }) as unknown as IncomingMessage;
+const request = (authorization?: string) =>
+  ({ headers: authorization === undefined ? {} : { authorization } }) as unknown as IncomingMessage;
 
 interface ModeOptions {
   issuer?: string | string[];
@@ -47,7 +48,11 @@ interface Mode {
   signConfused(payload: JWTPayload): Promise<string>;
 }
 
-function assertRefused(outcome: AuthOutcome, status: number, code: string): asserts outcome is AuthOutcome & { ok: false } {
+function assertRefused(
+  outcome: AuthOutcome,
+  status: number,
+  code: string,
+): asserts outcome is AuthOutcome & { ok: false } {
   assert.equal(outcome.ok, false);
   if (outcome.ok) return;
   assert.equal(outcome.status, status);
@@ -66,7 +71,13 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
       const m = await make({});
       const token = await m.sign({ sub: 'u1', role: 'admin', n: 5, exp: NOW_SEC + 60 });
       const outcome = await m.authenticator.authenticate(request(`Bearer ${token}`), 'r1');
-      assert.deepEqual(outcome, { ok: true, claimHeaders: [['X-sub', 'u1'], ['X-role', 'admin']] });
+      assert.deepEqual(outcome, {
+        ok: true,
+        claimHeaders: [
+          ['X-sub', 'u1'],
+          ['X-role', 'admin'],
+        ],
+      });
     });
 
     it('accepts the scheme in any case and a token without exp', async () => {
@@ -82,7 +93,15 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
       assert.equal(outcome.headers['www-authenticate'], 'Bearer realm="portico"');
     });
 
-    const malformed = ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer a b', 'Token abc.def.ghi', 'Bearer abc.def.ghi', 'Bearer not-a-jwt'];
+    const malformed = [
+      'Basic dXNlcjpwYXNz',
+      'Bearer',
+      'Bearer ',
+      'Bearer a b',
+      'Token abc.def.ghi',
+      'Bearer abc.def.ghi',
+      'Bearer not-a-jwt',
+    ];
     for (const header of malformed) {
       it(`malformed Authorization ${JSON.stringify(header)}: 401 GW_AUTH_INVALID`, async () => {
         const outcome = await (await make({})).authenticator.authenticate(request(header), 'r1');
@@ -94,19 +113,49 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
 
     const refusals: { name: string; options?: ModeOptions; token: (m: Mode) => Promise<string> }[] = [
       { name: 'a signature by another key', token: (m) => m.signWithOtherKey({ sub: 'u1' }) },
-      { name: 'a tampered payload', token: async (m) => { const [h, , s] = (await m.sign({ role: 'user' })).split('.'); return `${h}.${Buffer.from('{"role":"admin"}').toString('base64url')}.${s}`; } },
+      {
+        name: 'a tampered payload',
+        token: async (m) => {
+          const [h, , s] = (await m.sign({ role: 'user' })).split('.');
+          return `${h}.${Buffer.from('{"role":"admin"}').toString('base64url')}.${s}`;
+        },
+      },
       { name: 'alg none', token: async () => new UnsecuredJWT({ sub: 'u1', role: 'admin' }).encode() },
       { name: 'an algorithm of the other mode (confusion)', token: (m) => m.signConfused({ sub: 'u1' }) },
       { name: 'expired (exp = now)', token: (m) => m.sign({ exp: NOW_SEC }) },
-      { name: 'expired beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ exp: NOW_SEC - 31 }) },
+      {
+        name: 'expired beyond the tolerance',
+        options: { clockToleranceSec: 30 },
+        token: (m) => m.sign({ exp: NOW_SEC - 31 }),
+      },
       { name: 'not yet valid (nbf in the future)', token: (m) => m.sign({ nbf: NOW_SEC + 10 }) },
-      { name: 'nbf beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ nbf: NOW_SEC + 31 }) },
+      {
+        name: 'nbf beyond the tolerance',
+        options: { clockToleranceSec: 30 },
+        token: (m) => m.sign({ nbf: NOW_SEC + 31 }),
+      },
       { name: 'issued in the future (iat > now)', token: (m) => m.sign({ iat: NOW_SEC + 1 }) },
-      { name: 'iat beyond the tolerance', options: { clockToleranceSec: 30 }, token: (m) => m.sign({ iat: NOW_SEC + 31 }) },
-      { name: 'a wrong issuer', options: { issuer: 'https://idp.example' }, token: (m) => m.sign({ iss: 'https://evil.example' }) },
-      { name: 'no issuer when one is required', options: { issuer: 'https://idp.example' }, token: (m) => m.sign({ sub: 'u1' }) },
+      {
+        name: 'iat beyond the tolerance',
+        options: { clockToleranceSec: 30 },
+        token: (m) => m.sign({ iat: NOW_SEC + 31 }),
+      },
+      {
+        name: 'a wrong issuer',
+        options: { issuer: 'https://idp.example' },
+        token: (m) => m.sign({ iss: 'https://evil.example' }),
+      },
+      {
+        name: 'no issuer when one is required',
+        options: { issuer: 'https://idp.example' },
+        token: (m) => m.sign({ sub: 'u1' }),
+      },
       { name: 'a wrong audience', options: { audience: 'orders' }, token: (m) => m.sign({ aud: 'billing' }) },
-      { name: 'an audience list without ours', options: { audience: ['orders', 'shop'] }, token: (m) => m.sign({ aud: ['billing'] }) },
+      {
+        name: 'an audience list without ours',
+        options: { audience: ['orders', 'shop'] },
+        token: (m) => m.sign({ aud: ['billing'] }),
+      },
     ];
     for (const r of refusals) {
       it(`refuses ${r.name}: 401 GW_AUTH_INVALID`, async () => {
@@ -123,14 +172,29 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
       { name: 'nbf = now', options: {}, payload: { nbf: NOW_SEC } },
       { name: 'iat = now', options: {}, payload: { iat: NOW_SEC } },
       { name: 'iat within the clock tolerance', options: { clockToleranceSec: 30 }, payload: { iat: NOW_SEC + 30 } },
-      { name: 'the configured issuer', options: { issuer: 'https://idp.example' }, payload: { iss: 'https://idp.example' } },
-      { name: 'one of the configured issuers', options: { issuer: ['https://a.example', 'https://idp.example'] }, payload: { iss: 'https://idp.example' } },
-      { name: 'the configured audience within a list', options: { audience: 'orders' }, payload: { aud: ['billing', 'orders'] } },
+      {
+        name: 'the configured issuer',
+        options: { issuer: 'https://idp.example' },
+        payload: { iss: 'https://idp.example' },
+      },
+      {
+        name: 'one of the configured issuers',
+        options: { issuer: ['https://a.example', 'https://idp.example'] },
+        payload: { iss: 'https://idp.example' },
+      },
+      {
+        name: 'the configured audience within a list',
+        options: { audience: 'orders' },
+        payload: { aud: ['billing', 'orders'] },
+      },
     ];
     for (const a of accepted) {
       it(`accepts ${a.name}`, async () => {
         const m = await make(a.options);
-        const outcome = await m.authenticator.authenticate(request(`Bearer ${await m.sign({ ...a.payload, sub: 'u1' })}`), 'r1');
+        const outcome = await m.authenticator.authenticate(
+          request(`Bearer ${await m.sign({ ...a.payload, sub: 'u1' })}`),
+          'r1',
+        );
         assert.equal(outcome.ok, true, JSON.stringify(outcome));
       });
     }
@@ -140,11 +204,19 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
 runJwtContract('local HMAC secret', async (o) => {
   const { privateKey } = await generateKeyPair('RS256');
   const secret = new TextEncoder().encode(SECRET);
-  const authenticator = createLocalJwtAuthenticator({ secret: SECRET, issuer: o.issuer, audience: o.audience, clockToleranceSec: o.clockToleranceSec ?? 0, logger: captureLogger().logger, now });
+  const authenticator = createLocalJwtAuthenticator({
+    secret: SECRET,
+    issuer: o.issuer,
+    audience: o.audience,
+    clockToleranceSec: o.clockToleranceSec ?? 0,
+    logger: captureLogger().logger,
+    now,
+  });
   return {
     authenticator,
     sign: (p, alg = 'HS256') => new SignJWT(p).setProtectedHeader({ alg }).sign(secret),
-    signWithOtherKey: (p) => new SignJWT(p).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(`${SECRET}-other`)),
+    signWithOtherKey: (p) =>
+      new SignJWT(p).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(`${SECRET}-other`)),
     signConfused: (p) => new SignJWT(p).setProtectedHeader({ alg: 'RS256' }).sign(privateKey),
   };
 });
@@ -155,10 +227,20 @@ runJwtContract('JWKS keys', async (o) => {
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
   const set = { keys: [jwk] };
   const local = createLocalJWKSet(set);
-  const remote: RemoteKeySet = Object.assign((...args: Parameters<typeof local>) => local(...args), { reload: async () => {}, jwks: () => set });
+  const remote: RemoteKeySet = Object.assign((...args: Parameters<typeof local>) => local(...args), {
+    reload: async () => {},
+    jwks: () => set,
+  });
   const logger = captureLogger().logger;
   const source = createJwksKeySource({ remote, logger, url: 'http://jwks.test/keys', retryAfterFailureMs: 1000, now });
-  const authenticator = createJwksAuthenticator({ keys: source, issuer: o.issuer, audience: o.audience, clockToleranceSec: o.clockToleranceSec ?? 0, logger, now });
+  const authenticator = createJwksAuthenticator({
+    keys: source,
+    issuer: o.issuer,
+    audience: o.audience,
+    clockToleranceSec: o.clockToleranceSec ?? 0,
+    logger,
+    now,
+  });
   // Confusion: an HS256 token whose "secret" is the public key as the server publishes it.
   const publicBytes = new TextEncoder().encode(JSON.stringify(jwk));
   return {
@@ -172,24 +254,53 @@ runJwtContract('JWKS keys', async (o) => {
 describe('local HMAC mode', () => {
   for (const alg of ['HS256', 'HS384', 'HS512']) {
     it(`accepts ${alg}`, async () => {
-      const a = createLocalJwtAuthenticator({ secret: SECRET, issuer: undefined, audience: undefined, clockToleranceSec: 0, logger: captureLogger().logger, now });
+      const a = createLocalJwtAuthenticator({
+        secret: SECRET,
+        issuer: undefined,
+        audience: undefined,
+        clockToleranceSec: 0,
+        logger: captureLogger().logger,
+        now,
+      });
       const token = await new SignJWT({ sub: alg }).setProtectedHeader({ alg }).sign(new TextEncoder().encode(SECRET));
-      assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'r'), { ok: true, claimHeaders: [['X-sub', alg]] });
+      assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'r'), {
+        ok: true,
+        claimHeaders: [['X-sub', alg]],
+      });
     });
   }
 
   it('warns at config load about a secret shorter than 32 bytes', () => {
     const { logger, lines } = captureLogger();
-    createLocalJwtAuthenticator({ secret: 'short', issuer: undefined, audience: undefined, clockToleranceSec: 0, logger, now });
+    createLocalJwtAuthenticator({
+      secret: 'short',
+      issuer: undefined,
+      audience: undefined,
+      clockToleranceSec: 0,
+      logger,
+      now,
+    });
     logger.flush();
     assert.equal(lines.filter((l) => String(l.msg).includes('shorter than 32 bytes')).length, 1);
   });
 
   it('logs claims it skipped, with the request id', async () => {
     const { logger, lines } = captureLogger();
-    const a = createLocalJwtAuthenticator({ secret: SECRET, issuer: undefined, audience: undefined, clockToleranceSec: 0, logger, now });
-    const token = await new SignJWT({ sub: 'u1', role: 'x\r\ny' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
-    assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'req-7'), { ok: true, claimHeaders: [['X-sub', 'u1']] });
+    const a = createLocalJwtAuthenticator({
+      secret: SECRET,
+      issuer: undefined,
+      audience: undefined,
+      clockToleranceSec: 0,
+      logger,
+      now,
+    });
+    const token = await new SignJWT({ sub: 'u1', role: 'x\r\ny' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode(SECRET));
+    assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'req-7'), {
+      ok: true,
+      claimHeaders: [['X-sub', 'u1']],
+    });
     logger.flush();
     const warn = lines.find((l) => l.msg === 'auth: claims skipped, not valid as headers');
     assert.deepEqual(warn?.skipped, [{ claim: 'role', reason: 'value' }]);
@@ -230,7 +341,13 @@ describe('verified-token cache', () => {
     const { authenticator, counter } = hmac();
     const token = await hs256({ sub: 'u1', role: 'admin', exp: NOW_SEC + 60 });
     for (let i = 0; i < 3; i++) {
-      assert.deepEqual(await authenticator.authenticate(request(`Bearer ${token}`), 'r'), { ok: true, claimHeaders: [['X-sub', 'u1'], ['X-role', 'admin']] });
+      assert.deepEqual(await authenticator.authenticate(request(`Bearer ${token}`), 'r'), {
+        ok: true,
+        claimHeaders: [
+          ['X-sub', 'u1'],
+          ['X-role', 'admin'],
+        ],
+      });
     }
     assert.equal(counter.lookups, 1);
     await authenticator.authenticate(request(`bearer ${token}`), 'r');
@@ -255,7 +372,11 @@ describe('verified-token cache', () => {
         assert.equal(a.ok, at < limit);
         if (!a.ok) assert.equal(a.code, 'GW_AUTH_INVALID');
       }
-      assert.equal(cached.counter.lookups, 1 + 3, 'hits before the limit; the expired token is verified (and refused) each time');
+      assert.equal(
+        cached.counter.lookups,
+        1 + 3,
+        'hits before the limit; the expired token is verified (and refused) each time',
+      );
     });
   }
 
@@ -293,7 +414,12 @@ describe('verified-token cache', () => {
     const k1 = await generateKeyPair('ES256', { extractable: true });
     const k2 = await generateKeyPair('ES256', { extractable: true });
     const jwk = async (pair: typeof k1, kid: string) => ({ ...(await exportJWK(pair.publicKey)), kid, alg: 'ES256' });
-    const state = { serving: { keys: [await jwk(k1, 'k1')] }, loaded: undefined as { keys: unknown[] } | undefined, fetches: 0, lookups: 0 };
+    const state = {
+      serving: { keys: [await jwk(k1, 'k1')] },
+      loaded: undefined as { keys: unknown[] } | undefined,
+      fetches: 0,
+      lookups: 0,
+    };
     const fetchNow = async () => {
       state.fetches++;
       // A fresh object per fetch, as jose's key set cache holds.
@@ -309,11 +435,29 @@ describe('verified-token cache', () => {
         return createLocalJWKSet(state.loaded as never)(...args);
       }
     };
-    const remote: RemoteKeySet = Object.assign(lookup, { reload: fetchNow, jwks: () => state.loaded as never, loadedKeys: () => state.loaded as never });
-    const source = createJwksKeySource({ remote, logger: captureLogger().logger, url: 'http://jwks.test/keys', retryAfterFailureMs: 1000, now });
+    const remote: RemoteKeySet = Object.assign(lookup, {
+      reload: fetchNow,
+      jwks: () => state.loaded as never,
+      loadedKeys: () => state.loaded as never,
+    });
+    const source = createJwksKeySource({
+      remote,
+      logger: captureLogger().logger,
+      url: 'http://jwks.test/keys',
+      retryAfterFailureMs: 1000,
+      now,
+    });
     await source.prefetch();
-    const authenticator = createJwksAuthenticator({ keys: source, issuer: undefined, audience: undefined, clockToleranceSec: 0, logger: captureLogger().logger, now });
-    const sign = (pair: typeof k1, kid: string, p: JWTPayload) => new SignJWT(p).setProtectedHeader({ alg: 'ES256', kid }).sign(pair.privateKey);
+    const authenticator = createJwksAuthenticator({
+      keys: source,
+      issuer: undefined,
+      audience: undefined,
+      clockToleranceSec: 0,
+      logger: captureLogger().logger,
+      now,
+    });
+    const sign = (pair: typeof k1, kid: string, p: JWTPayload) =>
+      new SignJWT(p).setProtectedHeader({ alg: 'ES256', kid }).sign(pair.privateKey);
     const old = `Bearer ${await sign(k1, 'k1', { sub: 'old' })}`;
 
     assert.equal((await authenticator.authenticate(request(old), 'r')).ok, true);
@@ -321,7 +465,10 @@ describe('verified-token cache', () => {
     assert.equal(state.lookups, 1, 'the second was a hit');
 
     // An unknown kid refetches the same keys: same content, the cache stays.
-    assert.equal((await authenticator.authenticate(request(`Bearer ${await sign(k2, 'k9', { sub: 'x' })}`), 'r')).ok, false);
+    assert.equal(
+      (await authenticator.authenticate(request(`Bearer ${await sign(k2, 'k9', { sub: 'x' })}`), 'r')).ok,
+      false,
+    );
     assert.equal(state.fetches, 2);
     const versionBefore = source.version();
     assert.equal((await authenticator.authenticate(request(old), 'r')).ok, true);
@@ -329,7 +476,10 @@ describe('verified-token cache', () => {
 
     // Rotation: k1 withdrawn, k2 published; the first k2 token makes the source refetch.
     state.serving = { keys: [await jwk(k2, 'k2')] };
-    assert.equal((await authenticator.authenticate(request(`Bearer ${await sign(k2, 'k2', { sub: 'new' })}`), 'r')).ok, true);
+    assert.equal(
+      (await authenticator.authenticate(request(`Bearer ${await sign(k2, 'k2', { sub: 'new' })}`), 'r')).ok,
+      true,
+    );
     assert.equal(source.version(), versionBefore + 1);
     const outcome = await authenticator.authenticate(request(old), 'r');
     assert.equal(outcome.ok, false, 'a token cached under the withdrawn key is verified again, and refused');

@@ -34,11 +34,14 @@ export interface JwtAuthenticatorOptions extends JwtCheckOptions {
    */
   readonly keySetVersion?: () => number;
   /** Bounds of the verified-token cache (token-cache.ts); `false` turns it off. */
-  readonly tokenCache?: false | { readonly maxEntries?: number; readonly maxBytes?: number; readonly maxTtlMs?: number };
+  readonly tokenCache?:
+    false | { readonly maxEntries?: number; readonly maxBytes?: number; readonly maxTtlMs?: number };
 }
 
 // RFC 6750 3: tell the client which scheme is expected, and why the token failed.
-const MISSING = gatewayRefusal('GW_AUTH_MISSING', 'no Authorization header', { 'www-authenticate': 'Bearer realm="portico"' });
+const MISSING = gatewayRefusal('GW_AUTH_MISSING', 'no Authorization header', {
+  'www-authenticate': 'Bearer realm="portico"',
+});
 const INVALID_HEADERS = { 'www-authenticate': 'Bearer realm="portico", error="invalid_token"' };
 
 /** RFC 6750 2.1: `Bearer <token>`, scheme case-insensitive. */
@@ -56,12 +59,19 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
   const verifyOptions: JWTVerifyOptions = {
     algorithms: [...options.algorithms],
     clockTolerance: options.clockToleranceSec,
-    ...(options.issuer === undefined ? {} : { issuer: typeof options.issuer === 'string' ? options.issuer : [...options.issuer] }),
-    ...(options.audience === undefined ? {} : { audience: typeof options.audience === 'string' ? options.audience : [...options.audience] }),
+    ...(options.issuer === undefined
+      ? {}
+      : { issuer: typeof options.issuer === 'string' ? options.issuer : [...options.issuer] }),
+    ...(options.audience === undefined
+      ? {}
+      : { audience: typeof options.audience === 'string' ? options.audience : [...options.audience] }),
   };
 
   // One per authenticator, i.e. per configuration: a reload with another secret starts empty.
-  const cache = options.tokenCache === false ? undefined : createTokenCache({ ...options.tokenCache, clockToleranceSec: options.clockToleranceSec, now: now ?? Date.now });
+  const cache =
+    options.tokenCache === false
+      ? undefined
+      : createTokenCache({ ...options.tokenCache, clockToleranceSec: options.clockToleranceSec, now: now ?? Date.now });
   let cachedVersion = keySetVersion?.();
 
   return {
@@ -69,7 +79,8 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
       const header = req.headers.authorization;
       if (header === undefined || header === '') return MISSING;
       const token = bearerToken(header);
-      if (token === undefined) return gatewayRefusal('GW_AUTH_INVALID', 'Authorization is not "Bearer <token>"', INVALID_HEADERS);
+      if (token === undefined)
+        return gatewayRefusal('GW_AUTH_INVALID', 'Authorization is not "Bearer <token>"', INVALID_HEADERS);
       let version: number | undefined;
       if (cache !== undefined) {
         if (keySetVersion !== undefined) {
@@ -95,14 +106,19 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
       // A token is not used before it was issued: `iat` later than now (beyond the clock tolerance,
       // the knob for an issuer's clock running ahead) is refused like an `nbf` in the future.
       if (typeof payload.iat === 'number' && payload.iat > Math.floor((now ?? Date.now)() / 1000) + clockToleranceSec) {
-        return gatewayRefusal('GW_AUTH_INVALID', '"iat" claim timestamp check failed (issued in the future)', INVALID_HEADERS);
+        return gatewayRefusal(
+          'GW_AUTH_INVALID',
+          '"iat" claim timestamp check failed (issued in the future)',
+          INVALID_HEADERS,
+        );
       }
       const skipped: SkippedClaim[] = [];
       const headers = claimHeaders(payload, skipped);
       if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
       const outcome: AuthSuccess = { ok: true, claimHeaders: headers };
       // Not cached if the key set changed while this token was verified (which set checked it is unknown).
-      if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version)) cache.set(token, payload, outcome);
+      if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version))
+        cache.set(token, payload, outcome);
       return outcome;
     },
   };

@@ -84,12 +84,25 @@ describe('authLayer', () => {
     assert.deepEqual(JSON.parse(written.body!.toString()), { error: 'Invalid or expired token', success: false });
     assert.equal(written.resumed, 1);
     assert.equal(ex.errorCode, 'GW_AUTH_INVALID');
-    assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /orders', outcome: 'invalid', detail: 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed' }]);
+    assert.deepEqual(results, [
+      {
+        requestId: 'rid-1',
+        routeId: 'GET /orders',
+        outcome: 'invalid',
+        detail: 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed',
+      },
+    ]);
   });
 
   it('a relayed auth service answer: written unchanged, no gateway error code, outcome "denied"', async () => {
     const body = Buffer.from('forbidden');
-    const { step, seen, results } = run({ ok: false, status: 403, headers: { 'content-type': 'text/plain', 'content-length': '9' }, body, detail: 'auth service answered 403' });
+    const { step, seen, results } = run({
+      ok: false,
+      status: 403,
+      headers: { 'content-type': 'text/plain', 'content-length': '9' },
+      body,
+      detail: 'auth service answered 403',
+    });
     const { ex, written } = fakeExchange();
     await step(ex);
     assert.equal(seen.length, 0);
@@ -97,6 +110,8 @@ describe('authLayer', () => {
     assert.deepEqual(written.headers, { 'content-type': 'text/plain', 'content-length': '9' });
     assert.equal(written.body, body);
     assert.equal(ex.errorCode, undefined);
-    assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 403' }]);
+    assert.deepEqual(results, [
+      { requestId: 'rid-1', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 403' },
+    ]);
   });
 });

@@ -22,10 +22,16 @@ export interface LocalJwtOptions extends JwtCheckOptions {
 export function createLocalJwtAuthenticator(options: LocalJwtOptions): Authenticator {
   const bytes = new TextEncoder().encode(options.secret);
   if (bytes.length < MIN_SECRET_BYTES) {
-    options.logger.warn({ bytes: bytes.length }, `auth: config.auth.secret is shorter than ${MIN_SECRET_BYTES} bytes; tokens signed with it are easier to forge`);
+    options.logger.warn(
+      { bytes: bytes.length },
+      `auth: config.auth.secret is shorter than ${MIN_SECRET_BYTES} bytes; tokens signed with it are easier to forge`,
+    );
   }
   const keys = new Map(
-    HMAC_ALGORITHMS.map((alg) => [alg as string, webcrypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: HASH[alg] }, false, ['verify'])]),
+    HMAC_ALGORITHMS.map((alg) => [
+      alg as string,
+      webcrypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: HASH[alg] }, false, ['verify']),
+    ]),
   );
   // jose checks `alg` against the pinned list before asking for a key, so `alg` is one of HMAC_ALGORITHMS here.
   const getKey: JWTVerifyGetKey = (header) => keys.get(header.alg ?? '')!;

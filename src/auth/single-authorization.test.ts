@@ -14,7 +14,8 @@ describe('hasSeveralAuthorization', () => {
     [['Proxy-Authorization', 'Basic x', 'Authorization', 'Bearer a'], false],
     [['X-Authorization', 'a', 'Authorization', 'Bearer a'], false],
   ];
-  for (const [raw, expected] of cases) it(JSON.stringify(raw), () => assert.equal(hasSeveralAuthorization(raw), expected));
+  for (const [raw, expected] of cases)
+    it(JSON.stringify(raw), () => assert.equal(hasSeveralAuthorization(raw), expected));
 });
 
 describe('refuseSeveralAuthorization', () => {

@@ -26,7 +26,10 @@ export function hasSeveralAuthorization(rawHeaders: readonly string[]): boolean 
 /** Wraps an Authenticator so that a request with several Authorization headers is refused before it runs. */
 export function refuseSeveralAuthorization(inner: Authenticator): Authenticator {
   return {
-    authenticate: (req, requestId, routeId) => (hasSeveralAuthorization(req.rawHeaders) ? Promise.resolve(AMBIGUOUS) : inner.authenticate(req, requestId, routeId)),
+    authenticate: (req, requestId, routeId) =>
+      hasSeveralAuthorization(req.rawHeaders)
+        ? Promise.resolve(AMBIGUOUS)
+        : inner.authenticate(req, requestId, routeId),
     ...(inner.close === undefined ? {} : { close: () => inner.close!() }),
   };
 }

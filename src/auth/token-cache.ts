@@ -54,7 +54,8 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
     max: options.maxEntries ?? TOKEN_CACHE_MAX_ENTRIES,
     maxSize: options.maxBytes ?? TOKEN_CACHE_MAX_BYTES,
     // UTF-16 code units x 2, roughly what V8 holds; claim headers are at most a few per token.
-    sizeCalculation: (entry, token) => 2 * token.length + entry.outcome.claimHeaders.reduce((n, [k, v]) => n + 2 * (k.length + v.length) + 32, 64),
+    sizeCalculation: (entry, token) =>
+      2 * token.length + entry.outcome.claimHeaders.reduce((n, [k, v]) => n + 2 * (k.length + v.length) + 32, 64),
     ttl: maxTtlMs,
     // Read the injected clock on every check (no 1 ms reading cache and its timer), so tests
     // advance time by hand and TTLs follow the same clock as exp/nbf.
@@ -68,7 +69,10 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
       if (entry === undefined) return undefined;
       // jose's rule (jwt_claims_set.js): now in whole seconds; nbf > now + tol or exp <= now - tol fails.
       const nowSec = Math.floor(now() / 1000);
-      if ((entry.exp !== undefined && entry.exp <= nowSec - tolerance) || (entry.nbf !== undefined && entry.nbf > nowSec + tolerance)) {
+      if (
+        (entry.exp !== undefined && entry.exp <= nowSec - tolerance) ||
+        (entry.nbf !== undefined && entry.nbf > nowSec + tolerance)
+      ) {
         lru.delete(token);
         return undefined;
       }

@@ -1,6 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBreaker, createDisabledBreaker, type CircuitChange, type CircuitPermit, type CircuitSettings } from './breaker.js';
+import {
+  createBreaker,
+  createDisabledBreaker,
+  type CircuitChange,
+  type CircuitPermit,
+  type CircuitSettings,
+} from './breaker.js';
 
 const ORIGIN = 'http://users:80';
 
@@ -8,7 +14,12 @@ function setup(overrides: Partial<CircuitSettings> = {}) {
   let t = 1_000;
   let settings: CircuitSettings = { enabled: true, maxFailures: 3, timeoutSec: 10, halfOpenRequests: 1, ...overrides };
   const changes: CircuitChange[] = [];
-  const breaker = createBreaker({ origin: ORIGIN, settings: () => settings, now: () => t, onChange: (c) => changes.push(c) });
+  const breaker = createBreaker({
+    origin: ORIGIN,
+    settings: () => settings,
+    now: () => t,
+    onChange: (c) => changes.push(c),
+  });
   return {
     breaker,
     changes,
@@ -282,7 +293,11 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('accepts a plain settings object', () => {
-    const b = createBreaker({ origin: ORIGIN, settings: { enabled: true, maxFailures: 1, timeoutSec: 30, halfOpenRequests: 1 }, now: () => 0 });
+    const b = createBreaker({
+      origin: ORIGIN,
+      settings: { enabled: true, maxFailures: 1, timeoutSec: 30, halfOpenRequests: 1 },
+      now: () => 0,
+    });
     must(b.acquire()).fail();
     assert.equal(b.state, 'open');
     assert.equal(b.retryAfterSec(), 30);

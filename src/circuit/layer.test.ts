@@ -14,7 +14,11 @@ function recordingBreaker(admit = true, retryAfter = 7) {
     state: 'closed' as CircuitState,
     acquire(): CircuitPermit | undefined {
       if (!admit) return undefined;
-      return { succeed: () => outcomes.push('succeed'), fail: () => outcomes.push('fail'), release: () => outcomes.push('release') };
+      return {
+        succeed: () => outcomes.push('succeed'),
+        fail: () => outcomes.push('fail'),
+        release: () => outcomes.push('release'),
+      };
     },
     retryAfterSec: () => retryAfter,
   };
@@ -64,15 +68,28 @@ describe('circuitLayer', () => {
     const { ex, res, resumed } = fakeExchange();
     await circuitLayer(breaker)(neverRuns)(ex);
     assert.equal(res.status, 503);
-    assert.deepEqual(res.headers, { 'content-type': 'application/json', 'content-length': 74, 'x-portico-error': 'GW_CIRCUIT_OPEN', 'retry-after': 7 });
-    assert.deepEqual(JSON.parse(res.body!.toString()), { error: 'Service temporarily unavailable (circuit open)', success: false });
+    assert.deepEqual(res.headers, {
+      'content-type': 'application/json',
+      'content-length': 74,
+      'x-portico-error': 'GW_CIRCUIT_OPEN',
+      'retry-after': 7,
+    });
+    assert.deepEqual(JSON.parse(res.body!.toString()), {
+      error: 'Service temporarily unavailable (circuit open)',
+      success: false,
+    });
     assert.equal(ex.errorCode, 'GW_CIRCUIT_OPEN');
     assert.equal(resumed(), 1, 'the request body is drained');
     assert.deepEqual(outcomes, []);
   });
 
   it('Retry-After is a whole number of seconds, at least 1', async () => {
-    for (const [given, sent] of [[0, 1], [0.2, 1], [1.5, 2], [30, 30]] as const) {
+    for (const [given, sent] of [
+      [0, 1],
+      [0.2, 1],
+      [1.5, 2],
+      [30, 30],
+    ] as const) {
       const { ex, res } = fakeExchange();
       await circuitLayer(recordingBreaker(false, given).breaker)(neverRuns)(ex);
       assert.equal(res.headers?.['retry-after'], sent);

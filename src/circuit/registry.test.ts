@@ -87,7 +87,10 @@ describe('createCircuitRegistry', () => {
     registry.retain([A]);
     assert.deepEqual(registry.snapshot(), [{ origin: A, state: 'open', consecutiveFailures: 2 }]);
     assert.equal(registry.forOrigin(B).state, 'closed', 'an origin added back starts closed');
-    assert.deepEqual(registry.snapshot().map((c) => c.origin), [A, B]);
+    assert.deepEqual(
+      registry.snapshot().map((c) => c.origin),
+      [A, B],
+    );
   });
 });
 

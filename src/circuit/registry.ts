@@ -7,7 +7,14 @@
  */
 import type { CompiledConfig } from '../config/compile.js';
 import type { EventBus } from '../observability/events.js';
-import { createBreaker, type CircuitBreaker, type CircuitChange, type CircuitSettings, type CircuitState, type StatefulBreaker } from './breaker.js';
+import {
+  createBreaker,
+  type CircuitBreaker,
+  type CircuitChange,
+  type CircuitSettings,
+  type CircuitState,
+  type StatefulBreaker,
+} from './breaker.js';
 
 /** One circuit as metrics and status pages show it. */
 export interface CircuitSnapshot {
@@ -66,12 +73,10 @@ export function createCircuitRegistry(options: CircuitRegistryOptions): CircuitR
       for (const origin of keep) forOrigin(origin);
     },
     snapshot() {
-      return [...listed]
-        .sort()
-        .map((origin) => {
-          const b = breakers.get(origin)!;
-          return { origin, state: b.state, consecutiveFailures: b.consecutiveFailures };
-        });
+      return [...listed].sort().map((origin) => {
+        const b = breakers.get(origin)!;
+        return { origin, state: b.state, consecutiveFailures: b.consecutiveFailures };
+      });
     },
   };
 }

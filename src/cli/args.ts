@@ -18,7 +18,12 @@ export interface CliArgs {
   /** `init --force`: overwrite an existing file. */
   readonly force: boolean;
   /** `token`: the signing options as given (validated by the token command). */
-  readonly token: { readonly secret: string | undefined; readonly claims: readonly string[]; readonly exp: string | undefined; readonly alg: string | undefined };
+  readonly token: {
+    readonly secret: string | undefined;
+    readonly claims: readonly string[];
+    readonly exp: string | undefined;
+    readonly alg: string | undefined;
+  };
 }
 
 export const USAGE = `Usage: portico <command> [options]
@@ -88,12 +93,16 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
   let verb: CliArgs['verb'];
   if (values.help) verb = 'help';
   else if (values.version) verb = 'version';
-  else if (positionals.length === 0) throw new UsageError('missing command (start, check, routes, token or init)', { showUsage: true });
+  else if (positionals.length === 0)
+    throw new UsageError('missing command (start, check, routes, token or init)', { showUsage: true });
   else {
     const v = positionals[0]!;
     if (!(VERBS as readonly string[]).includes(v)) {
       const near = didYouMean(v, VERBS);
-      throw new UsageError(`unknown command "${v}" (${near === undefined ? 'expected start, check, routes, token or init' : `did you mean ${near}?`})`, { showUsage: true });
+      throw new UsageError(
+        `unknown command "${v}" (${near === undefined ? 'expected start, check, routes, token or init' : `did you mean ${near}?`})`,
+        { showUsage: true },
+      );
     }
     if (positionals.length > 1) throw new UsageError(`unexpected argument "${positionals[1]}"`);
     verb = v as CliArgs['verb'];
@@ -127,7 +136,9 @@ function describeParseError(err: unknown): string {
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const option = /'([^']+)'/.exec(message)?.[1] ?? '';
     const near = option.startsWith('--') ? nearestOption(option.slice(2).split('=')[0]!) : undefined;
-    return near === undefined ? `unknown option ${option} (portico --help lists the options)` : `unknown option ${option} (did you mean --${near}?)`;
+    return near === undefined
+      ? `unknown option ${option} (portico --help lists the options)`
+      : `unknown option ${option} (did you mean --${near}?)`;
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     const option = /--[a-z-]+/.exec(message)?.[0] ?? 'an option';
@@ -153,7 +164,8 @@ function parsePort(flag: string | undefined, envValue: string | undefined): numb
   const [text, source] = flag !== undefined ? [flag, '--port'] : [envValue, '$PORT'];
   if (text === undefined || text === '') return undefined;
   const port = Number(text);
-  if (!/^\d+$/.test(text.trim()) || port > 65535) throw new UsageError(`invalid ${source} "${text}": expected a port number from 0 to 65535`);
+  if (!/^\d+$/.test(text.trim()) || port > 65535)
+    throw new UsageError(`invalid ${source} "${text}": expected a port number from 0 to 65535`);
   return port;
 }
 
@@ -163,6 +175,7 @@ function parseWorkers(flag: string | undefined, envValue: string | undefined): n
   if (text === undefined || text === '') return 1;
   if (text === 'auto') return availableParallelism();
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new UsageError(`invalid ${source} "${text}": expected a number from 1 to 1024, or auto`);
+  if (!Number.isInteger(n) || n < 1 || n > 1024)
+    throw new UsageError(`invalid ${source} "${text}": expected a number from 1 to 1024, or auto`);
   return n;
 }

@@ -33,7 +33,10 @@ describe('portico init', () => {
     assert.ok(ref !== undefined, 'schema line');
     const schema = resolve(dirname(target), ref);
     assert.ok(existsSync(schema), schema);
-    assert.equal((JSON.parse(readFileSync(schema, 'utf8')) as { description?: string }).description, 'Portico gateway configuration');
+    assert.equal(
+      (JSON.parse(readFileSync(schema, 'utf8')) as { description?: string }).description,
+      'Portico gateway configuration',
+    );
   });
 
   it('refuses to overwrite an existing file without --force, and overwrites with it', () => {
@@ -49,7 +52,10 @@ describe('portico init', () => {
   });
 
   it('run through npx, the next commands say npx', () => {
-    const r = runInit({ config: join(dir, 'npx.yaml'), configGiven: false, force: false }, { npm_lifecycle_event: 'npx' });
+    const r = runInit(
+      { config: join(dir, 'npx.yaml'), configGiven: false, force: false },
+      { npm_lifecycle_event: 'npx' },
+    );
     assert.match(r.stdout, /Next: npx portico check {3}then: npx portico start\n$/);
   });
 

@@ -21,19 +21,31 @@ function schemaFile(): string | undefined {
 /** The `$schema` reference as the written file sees it: relative, with forward slashes. */
 export function schemaRefFor(target: string, schema: string | undefined): string {
   if (schema === undefined) return 'node_modules/portico/schema/portico.schema.json';
-  const ref = relative(dirname(resolve(target)), schema).split(sep).join('/');
+  const ref = relative(dirname(resolve(target)), schema)
+    .split(sep)
+    .join('/');
   return ref.startsWith('.') || ref.startsWith('/') ? ref : `./${ref}`;
 }
 
 /** Writes the starter file; never replaces an existing one unless `--force`. */
-export function runInit(args: Pick<CliArgs, 'config' | 'configGiven' | 'force'>, env: NodeJS.ProcessEnv = {}): InitResult {
+export function runInit(
+  args: Pick<CliArgs, 'config' | 'configGiven' | 'force'>,
+  env: NodeJS.ProcessEnv = {},
+): InitResult {
   const target = args.config;
   try {
     // 'wx' fails when the file exists, atomically: no window between a check and the write.
-    writeFileSync(target, starterConfig({ schemaRef: schemaRefFor(target, schemaFile()) }), { flag: args.force ? 'w' : 'wx' });
+    writeFileSync(target, starterConfig({ schemaRef: schemaRefFor(target, schemaFile()) }), {
+      flag: args.force ? 'w' : 'wx',
+    });
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    if (code === 'EEXIST') return { code: 1, stdout: '', stderr: `portico: ${target} already exists; nothing written (--force overwrites it)\n` };
+    if (code === 'EEXIST')
+      return {
+        code: 1,
+        stdout: '',
+        stderr: `portico: ${target} already exists; nothing written (--force overwrites it)\n`,
+      };
     return { code: 1, stdout: '', stderr: `portico: cannot write ${target}: ${(err as Error).message}\n` };
   }
   const config = args.configGiven ? ` --config ${target}` : '';

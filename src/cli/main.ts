@@ -9,7 +9,9 @@ import { parseCli, USAGE, UsageError } from './args.js';
 
 function version(): string {
   // dist/src/cli/main.js when installed, src/cli/main.ts when run from a checkout.
-  const file = ['../../../package.json', '../../package.json'].map((p) => new URL(p, import.meta.url)).find((u) => existsSync(u));
+  const file = ['../../../package.json', '../../package.json']
+    .map((p) => new URL(p, import.meta.url))
+    .find((u) => existsSync(u));
   if (file === undefined) return 'unknown';
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
@@ -50,7 +52,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         return 1;
       }
       // Warnings and notes about a valid file: printed, but the exit code stays 0.
-      if (args.verb === 'check' && result.notices.length > 0) process.stderr.write(result.notices.map(formatProblem).join('\n') + '\n');
+      if (args.verb === 'check' && result.notices.length > 0)
+        process.stderr.write(result.notices.map(formatProblem).join('\n') + '\n');
       if (args.verb === 'routes') {
         const { formatRoutes } = await import('./routes-table.js');
         process.stdout.write(formatRoutes(result.config));
@@ -66,7 +69,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
           return 1;
         }
       }
-      process.stdout.write(`${args.config}: ok (${result.config.routes.length} routes${args.resolve ? ', every host resolves' : ''})\n`);
+      process.stdout.write(
+        `${args.config}: ok (${result.config.routes.length} routes${args.resolve ? ', every host resolves' : ''})\n`,
+      );
       return 0;
     }
     case 'token': {

@@ -31,16 +31,27 @@ describe('check --resolve', () => {
     assert.deepEqual(asked.sort(), ['api.internal', 'idp.example']);
     assert.deepEqual(
       problems.map((p) => `${p.line}:${p.col} ${p.message}`),
-      ['2:40 routes[0].service: host "api.internal" does not resolve (ENOTFOUND)', '5:40 routes[3].service: host "api.internal" does not resolve (ENOTFOUND)'],
+      [
+        '2:40 routes[0].service: host "api.internal" does not resolve (ENOTFOUND)',
+        '5:40 routes[3].service: host "api.internal" does not resolve (ENOTFOUND)',
+      ],
     );
   });
 
   it('a resolver that does not answer is a problem after the timeout, not a hang', async () => {
     const { config, locate } = compiled();
     const started = Date.now();
-    const problems = await resolveProblems(config, locate, (host) => (host === 'idp.example' ? new Promise(() => {}) : Promise.resolve()), 50);
+    const problems = await resolveProblems(
+      config,
+      locate,
+      (host) => (host === 'idp.example' ? new Promise(() => {}) : Promise.resolve()),
+      50,
+    );
     assert.ok(Date.now() - started < 5_000);
-    assert.deepEqual(problems.map((p) => p.message), ['config.auth.jwksUrl: host "idp.example" does not resolve (no answer from the resolver within 0.05 s)']);
+    assert.deepEqual(
+      problems.map((p) => p.message),
+      ['config.auth.jwksUrl: host "idp.example" does not resolve (no answer from the resolver within 0.05 s)'],
+    );
     assert.equal(problems[0]!.line, 8);
   });
 });

@@ -26,7 +26,13 @@ function hostUses(config: CompiledConfig): HostUse[] {
   const uses: HostUse[] = [];
   config.routes.forEach((r, i) => {
     uses.push({ path: ['routes', i, 'service'], label: `routes[${i}].service`, hostname: r.origin.hostname });
-    r.mapping.forEach((m, j) => uses.push({ path: ['routes', i, 'mapping', j, 'service'], label: `routes[${i}].mapping[${j}].service`, hostname: m.origin.hostname }));
+    r.mapping.forEach((m, j) =>
+      uses.push({
+        path: ['routes', i, 'mapping', j, 'service'],
+        label: `routes[${i}].mapping[${j}].service`,
+        hostname: m.origin.hostname,
+      }),
+    );
   });
   const { auth, telemetry } = config.settings;
   const add = (path: ConfigPath, label: string, url: string | undefined, withScheme: boolean) => {
@@ -37,7 +43,12 @@ function hostUses(config: CompiledConfig): HostUse[] {
       // Validation accepted it; a form URL cannot parse has no host name to look up.
     }
   };
-  add(['config', 'auth', 'authService'], 'config.auth.authService', auth.authService, /^https?:\/\//i.test(auth.authService ?? ''));
+  add(
+    ['config', 'auth', 'authService'],
+    'config.auth.authService',
+    auth.authService,
+    /^https?:\/\//i.test(auth.authService ?? ''),
+  );
   add(['config', 'auth', 'jwksUrl'], 'config.auth.jwksUrl', auth.jwksUrl, true);
   add(['config', 'telemetry', 'otlpEndpoint'], 'config.telemetry.otlpEndpoint', telemetry.otlpEndpoint, true);
   return uses;
@@ -63,7 +74,14 @@ export async function resolveProblems(
         await Promise.race([lookup(host), timeout]);
       } catch (err) {
         const code = (err as { code?: unknown }).code;
-        failures.set(host, code === 'TIMEOUT' ? `no answer from the resolver within ${timeoutMs / 1000} s` : typeof code === 'string' ? code : (err as Error).message);
+        failures.set(
+          host,
+          code === 'TIMEOUT'
+            ? `no answer from the resolver within ${timeoutMs / 1000} s`
+            : typeof code === 'string'
+              ? code
+              : (err as Error).message,
+        );
       } finally {
         clearTimeout(timer);
       }
@@ -72,7 +90,12 @@ export async function resolveProblems(
   const problems: Problem[] = [];
   for (const use of uses) {
     const why = failures.get(use.hostname);
-    if (why !== undefined) problems.push({ file: config.file, ...locate(use.path), message: `${use.label}: host "${use.hostname}" does not resolve (${why})` });
+    if (why !== undefined)
+      problems.push({
+        file: config.file,
+        ...locate(use.path),
+        message: `${use.label}: host "${use.hostname}" does not resolve (${why})`,
+      });
   }
   return problems;
 }

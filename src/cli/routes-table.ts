@@ -12,7 +12,16 @@ export function formatRoutes(config: CompiledConfig): string {
   const hasNotes = rows.some((row) => row[5] !== '');
   const table = [header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5)));
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    table
+      .map((row) =>
+        row
+          .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** A WebSocket route answers upgrades only; a GET route also answers HEAD unless a HEAD route exists. */
@@ -33,7 +42,8 @@ function backend(r: CompiledRoute): string {
 
 /** HEAD on a mapped route is forwarded as it is: its content-length is the backend's, not the mapped body's. */
 function note(config: CompiledConfig, r: CompiledRoute): string {
-  if (r.kind === 'mapping' && r.method === 'GET' && !hasHeadRoute(config, r)) return "HEAD answers the backend's content-length (unmapped)";
+  if (r.kind === 'mapping' && r.method === 'GET' && !hasHeadRoute(config, r))
+    return "HEAD answers the backend's content-length (unmapped)";
   return '';
 }
 

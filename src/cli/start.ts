@@ -27,7 +27,9 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   try {
     address = await gateway.listen(args.port ?? result.config.settings.port, args.host ?? result.config.settings.host);
   } catch (err) {
-    process.stderr.write(`portico: ${listenFailure(err, args.host ?? result.config.settings.host, args.port ?? result.config.settings.port)}\n`);
+    process.stderr.write(
+      `portico: ${listenFailure(err, args.host ?? result.config.settings.host, args.port ?? result.config.settings.port)}\n`,
+    );
     return 1;
   }
   // Handlers first, then the "listening" line: whoever waits for that line may act at once.
@@ -37,7 +39,16 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   const stop = installShutdown(gateway, { logger });
   if (!cluster.isWorker && startedByNpm(env)) stopWhenOrphaned(stop);
   if (cluster.isWorker) listenForPrimary({ reload: () => reload('primary'), stop });
-  logger.info({ address: address.address, port: address.port, routes: result.config.routes.length, config: args.config, v8: appliedV8Tuning() }, `portico listening on ${address.address}:${address.port}`);
+  logger.info(
+    {
+      address: address.address,
+      port: address.port,
+      routes: result.config.routes.length,
+      config: args.config,
+      v8: appliedV8Tuning(),
+    },
+    `portico listening on ${address.address}:${address.port}`,
+  );
   return -1;
 }
 

@@ -19,9 +19,16 @@ const TIME_CLAIMS = new Set(['exp', 'iat', 'nbf']);
 export type TokenResult = { ok: true; token: string } | { ok: false; code: 1 | 2; message: string };
 
 /** Signs the token `args` describe; never throws for a user mistake. */
-export async function runToken(args: CliArgs, env: NodeJS.ProcessEnv, nowMs: number = Date.now()): Promise<TokenResult> {
+export async function runToken(
+  args: CliArgs,
+  env: NodeJS.ProcessEnv,
+  nowMs: number = Date.now(),
+): Promise<TokenResult> {
   const alg = args.token.alg ?? 'HS256';
-  if (!(HMAC_ALGORITHMS as readonly string[]).includes(alg)) return usage(`--alg ${alg}: portico token signs HS256, HS384 or HS512 only (RS*/ES* tokens come from your identity provider)`);
+  if (!(HMAC_ALGORITHMS as readonly string[]).includes(alg))
+    return usage(
+      `--alg ${alg}: portico token signs HS256, HS384 or HS512 only (RS*/ES* tokens come from your identity provider)`,
+    );
   const exp = DURATION.exec(args.token.exp ?? '1h');
   if (exp === null) return usage(`--exp "${args.token.exp}": expected a number and a unit, e.g. 30s, 15m, 1h, 7d`);
   const claims: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -40,13 +47,21 @@ export async function runToken(args: CliArgs, env: NodeJS.ProcessEnv, nowMs: num
   if (secret === undefined || args.configGiven) {
     const loaded = loadConfig(args.config, env);
     if (!loaded.ok) {
-      if (secret !== undefined || args.configGiven) return { ok: false, code: 1, message: loaded.problems.map(formatProblem).join('\n') };
-      return usage(`no secret: give --secret S, set $JWT_SECRET, or --config FILE with auth.secret (${args.config} was not usable)`);
+      if (secret !== undefined || args.configGiven)
+        return { ok: false, code: 1, message: loaded.problems.map(formatProblem).join('\n') };
+      return usage(
+        `no secret: give --secret S, set $JWT_SECRET, or --config FILE with auth.secret (${args.config} was not usable)`,
+      );
     }
     const auth = loaded.config.settings.auth;
     if (auth.authService !== undefined || auth.jwksUrl !== undefined) {
-      const provider = auth.authService !== undefined ? `the auth service ${auth.authService}` : `the identity provider whose keys are at ${auth.jwksUrl}`;
-      return usage(`${args.config} validates tokens with ${provider}: get a token from it; portico token only signs for auth.secret`);
+      const provider =
+        auth.authService !== undefined
+          ? `the auth service ${auth.authService}`
+          : `the identity provider whose keys are at ${auth.jwksUrl}`;
+      return usage(
+        `${args.config} validates tokens with ${provider}: get a token from it; portico token only signs for auth.secret`,
+      );
     }
     secret ??= auth.secret;
     if (secret === undefined) return usage(`${args.config} has no auth.secret: give --secret S or set $JWT_SECRET`);
@@ -55,7 +70,10 @@ export async function runToken(args: CliArgs, env: NodeJS.ProcessEnv, nowMs: num
   }
 
   const nowSec = Math.floor(nowMs / 1000);
-  const jwt = new SignJWT({ ...claims }).setProtectedHeader({ alg, typ: 'JWT' }).setIssuedAt(nowSec).setExpirationTime(nowSec + Number(exp[1]) * UNIT_SEC[exp[2] as keyof typeof UNIT_SEC]);
+  const jwt = new SignJWT({ ...claims })
+    .setProtectedHeader({ alg, typ: 'JWT' })
+    .setIssuedAt(nowSec)
+    .setExpirationTime(nowSec + Number(exp[1]) * UNIT_SEC[exp[2] as keyof typeof UNIT_SEC]);
   // The gateway checks iss and aud when its configuration sets them; a claim given by hand wins.
   if (issuer !== undefined && claims.iss === undefined) jwt.setIssuer(issuer);
   if (audience !== undefined && claims.aud === undefined) jwt.setAudience(audience);

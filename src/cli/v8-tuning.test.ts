@@ -9,8 +9,17 @@ const ALL = ['--no-allocation-site-pretenuring', '--heap-growing-percent=30', '-
 
 describe('V8 tuning: flags', () => {
   it('reads flag names from node options and NODE_OPTIONS, with _ as -', () => {
-    const given = givenFlags(['--max-old-space-size=512', '--import', 'tsx'], '--heap_growing_percent=10  --no-wasm-loop-unrolling');
-    assert.deepEqual([...given].sort(), ['--heap-growing-percent', '--import', '--max-old-space-size', '--no-wasm-loop-unrolling', '--wasm-loop-unrolling']);
+    const given = givenFlags(
+      ['--max-old-space-size=512', '--import', 'tsx'],
+      '--heap_growing_percent=10  --no-wasm-loop-unrolling',
+    );
+    assert.deepEqual([...given].sort(), [
+      '--heap-growing-percent',
+      '--import',
+      '--max-old-space-size',
+      '--no-wasm-loop-unrolling',
+      '--wasm-loop-unrolling',
+    ]);
   });
   it('sets every flag when the operator set none', () => assert.deepEqual(tuningFlags(givenFlags([], undefined)), ALL));
   it('leaves heap growth alone when the operator sized the old generation', () =>
@@ -23,7 +32,8 @@ describe('V8 tuning: flags', () => {
     for (const on of [undefined, '', 'on', '1']) assert.equal(tuningWanted(on), true, String(on));
     for (const off of ['off', 'OFF', 'false', '0', 'no', ' off ']) assert.equal(tuningWanted(off), false, off);
   });
-  it('leaves WebAssembly alone when the operator chose a tier', () => assert.deepEqual(tuningFlags(givenFlags(['--liftoff-only'], undefined)), [ALL[0], ALL[1]]));
+  it('leaves WebAssembly alone when the operator chose a tier', () =>
+    assert.deepEqual(tuningFlags(givenFlags(['--liftoff-only'], undefined)), [ALL[0], ALL[1]]));
 });
 
 describe('V8 tuning: young generation cap', () => {
@@ -51,7 +61,13 @@ describe('V8 tuning: young generation cap', () => {
     }
     process.stdout.write(String(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
   const youngBytes = async (cap: boolean) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', churn(cap)]);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      churn(cap),
+    ]);
     return Number(stdout);
   };
 
@@ -64,6 +80,9 @@ describe('V8 tuning: young generation cap', () => {
       // factor 1: the cap holds approximately (6-9.5 MB seen here for 4 MB, against 128 MB free).
       assert.ok(capped <= 12 * MB, `with the cap the young generation grew to ${capped} bytes`);
     }
-    assert.ok(free >= 2 * capped && free > 4 * MB, `without the cap the young generation grew to ${free} bytes (${capped} with it)`);
+    assert.ok(
+      free >= 2 * capped && free > 4 * MB,
+      `without the cap the young generation grew to ${free} bytes (${capped} with it)`,
+    );
   });
 });

@@ -33,13 +33,21 @@ interface Tuning {
 
 const V8_TUNING: readonly Tuning[] = [
   { flag: '--no-allocation-site-pretenuring', unlessGiven: ['--allocation-site-pretenuring'] },
-  { flag: '--heap-growing-percent=30', unlessGiven: ['--heap-growing-percent', '--max-old-space-size', '--max-heap-size'] },
+  {
+    flag: '--heap-growing-percent=30',
+    unlessGiven: ['--heap-growing-percent', '--max-old-space-size', '--max-heap-size'],
+  },
   { flag: '--no-wasm-loop-unrolling', unlessGiven: ['--wasm-loop-unrolling', '--liftoff-only', '--no-liftoff'] },
 ];
 
 /** Semi-space size (MB) the young generation is capped at, unless the operator sized it. */
 export const SEMI_SPACE_CAP_MB = 8;
-const SEMI_SPACE_FLAGS = ['--max-semi-space-size', '--min-semi-space-size', '--semi-space-growth-factor', '--max-heap-size'];
+const SEMI_SPACE_FLAGS = [
+  '--max-semi-space-size',
+  '--min-semi-space-size',
+  '--semi-space-growth-factor',
+  '--max-heap-size',
+];
 
 /** Flag names (`--no-` kept, `_` read as `-`) in node's own arguments and NODE_OPTIONS. */
 export function givenFlags(execArgv: readonly string[], nodeOptions: string | undefined): Set<string> {

@@ -83,7 +83,10 @@ export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise
   const reload = (why: string) => {
     const next = loadConfig(args.config, env);
     if (!next.ok) {
-      logger.error({ file: args.config, problems: next.problems.map(formatProblem) }, 'configuration reload rejected; keeping the running configuration');
+      logger.error(
+        { file: args.config, problems: next.problems.map(formatProblem) },
+        'configuration reload rejected; keeping the running configuration',
+      );
       return;
     }
     for (const w of workers) if (w.isConnected()) w.send(RELOAD);
@@ -112,7 +115,10 @@ export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise
   };
 
   for (let i = 0; i < args.workers; i++) fork();
-  logger.info({ workers: args.workers, pid: process.pid, config: args.config }, `portico primary: starting ${args.workers} workers`);
+  logger.info(
+    { workers: args.workers, pid: process.pid, config: args.config },
+    `portico primary: starting ${args.workers} workers`,
+  );
   onSighup(() => reload('SIGHUP'));
   if (args.watch) watchConfigFile(args.config, () => reload('file change'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -60,38 +60,57 @@ export interface CompiledConfig {
 }
 
 /** `notices`: warnings and notes about a valid file, for `check` to print. */
-export type LoadResult = { ok: true; config: CompiledConfig; notices: readonly Problem[] } | { ok: false; problems: readonly Problem[] };
+export type LoadResult =
+  { ok: true; config: CompiledConfig; notices: readonly Problem[] } | { ok: false; problems: readonly Problem[] };
 
 /** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
   const parsed = loadConfigFile(file, env);
   const v = validateConfig(parsed);
-  return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices } : v;
+  return v.ok
+    ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices }
+    : v;
 }
 
 /** The same from text (tests, embedding). */
 export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
   const parsed = parseConfigText(text, file, env);
   const v = validateConfig(parsed);
-  return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices } : v;
+  return v.ok
+    ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices }
+    : v;
 }
 
 /** Adds the tracing settings: the file's keys win, OTEL_* variables fill the rest. */
 function withTracing(config: CompiledConfig, raw: unknown, env: NodeJS.ProcessEnv): CompiledConfig {
-  return Object.freeze({ ...config, tracing: resolveTracing(config.settings.telemetry, writtenTelemetryKeys(raw), env) });
+  return Object.freeze({
+    ...config,
+    tracing: resolveTracing(config.settings.telemetry, writtenTelemetryKeys(raw), env),
+  });
 }
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
   // tainha-gateway's name for the keep-alive idle time (validation refuses both at once).
   const { idleTimeoutSec } = file.config;
-  const settings = idleTimeoutSec === undefined ? file.config : { ...file.config, timeouts: { ...file.config.timeouts, keepAliveSec: idleTimeoutSec } };
+  const settings =
+    idleTimeoutSec === undefined
+      ? file.config
+      : { ...file.config, timeouts: { ...file.config.timeouts, keepAliveSec: idleTimeoutSec } };
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
   const routes = file.routes.map((r, index): CompiledRoute => {
     const path = mustTemplate(r.path);
     const mapping = (r.mapping ?? []).map((m, i): CompiledMappingRule => {
       const t = mustTemplate(m.path);
-      return { index: i, tag: m.tag, removeKeyMapping: m.removeKeyMapping, service: m.service, origin: mustOrigin(m.service), path: t, buildPath: compileUrlBuilder(t) };
+      return {
+        index: i,
+        tag: m.tag,
+        removeKeyMapping: m.removeKeyMapping,
+        service: m.service,
+        origin: mustOrigin(m.service),
+        path: t,
+        buildPath: compileUrlBuilder(t),
+      };
     });
     return Object.freeze({
       id: `${r.method} ${r.route}`,

@@ -39,33 +39,64 @@ type Mutation = (lines: string[]) => string[];
 const index = (lines: string[], n: number) => n % Math.max(1, lines.length);
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  fc.nat().map((n): Mutation => (l) => l.filter((_, i) => i !== index(l, n))),
-  fc.nat().map((n): Mutation => (l) => l.flatMap((x, i) => (i === index(l, n) ? [x, x] : [x]))),
-  fc.tuple(fc.nat(), fc.integer({ min: -4, max: 4 })).map(([n, d]): Mutation => (l) =>
-    l.map((x, i) => (i !== index(l, n) ? x : d >= 0 ? ' '.repeat(d) + x : x.replace(new RegExp(`^ {0,${-d}}`), ''))),
+  fc.nat().map(
+    (n): Mutation =>
+      (l) =>
+        l.filter((_, i) => i !== index(l, n)),
   ),
-  fc.tuple(fc.nat(), fc.nat()).map(([n, c]): Mutation => (l) =>
-    l.map((x, i) => {
-      if (i !== index(l, n) || x.length < 2) return x;
-      const k = c % (x.length - 1);
-      return x.slice(0, k) + x[k + 1]! + x[k]! + x.slice(k + 2);
-    }),
+  fc.nat().map(
+    (n): Mutation =>
+      (l) =>
+        l.flatMap((x, i) => (i === index(l, n) ? [x, x] : [x])),
   ),
-  fc.tuple(fc.nat(), fc.constantFrom('&a', '*a', '*nope', '<<: *a', '&a [*a, *a, *a]', '!!binary', '? [x]')).map(([n, s]): Mutation => (l) =>
-    l.map((x, i) => (i === index(l, n) ? `${x} ${s}` : x)),
+  fc.tuple(fc.nat(), fc.integer({ min: -4, max: 4 })).map(
+    ([n, d]): Mutation =>
+      (l) =>
+        l.map((x, i) =>
+          i !== index(l, n) ? x : d >= 0 ? ' '.repeat(d) + x : x.replace(new RegExp(`^ {0,${-d}}`), ''),
+        ),
   ),
-  fc.tuple(fc.nat(), fc.constantFrom('1e400', '-0', '99999999999999999999999', '0x7fffffff', '.nan', '-.inf', '1_000')).map(([n, num]): Mutation => (l) =>
-    l.map((x, i) => (i === index(l, n) ? x.replace(/: .*$/, `: ${num}`) : x)),
+  fc.tuple(fc.nat(), fc.nat()).map(
+    ([n, c]): Mutation =>
+      (l) =>
+        l.map((x, i) => {
+          if (i !== index(l, n) || x.length < 2) return x;
+          const k = c % (x.length - 1);
+          return x.slice(0, k) + x[k + 1]! + x[k]! + x.slice(k + 2);
+        }),
   ),
-  fc.tuple(fc.nat(), fc.integer({ min: 50, max: 5_000 }), fc.constantFrom('[', '{', '- ', '[{a: ')).map(([n, depth, open]): Mutation => (l) =>
-    l.map((x, i) => (i === index(l, n) ? `${x} ${open.repeat(depth)}` : x)),
+  fc.tuple(fc.nat(), fc.constantFrom('&a', '*a', '*nope', '<<: *a', '&a [*a, *a, *a]', '!!binary', '? [x]')).map(
+    ([n, s]): Mutation =>
+      (l) =>
+        l.map((x, i) => (i === index(l, n) ? `${x} ${s}` : x)),
+  ),
+  fc
+    .tuple(fc.nat(), fc.constantFrom('1e400', '-0', '99999999999999999999999', '0x7fffffff', '.nan', '-.inf', '1_000'))
+    .map(
+      ([n, num]): Mutation =>
+        (l) =>
+          l.map((x, i) => (i === index(l, n) ? x.replace(/: .*$/, `: ${num}`) : x)),
+    ),
+  fc.tuple(fc.nat(), fc.integer({ min: 50, max: 5_000 }), fc.constantFrom('[', '{', '- ', '[{a: ')).map(
+    ([n, depth, open]): Mutation =>
+      (l) =>
+        l.map((x, i) => (i === index(l, n) ? `${x} ${open.repeat(depth)}` : x)),
   ),
   fc.integer({ min: 10, max: 12 }).map((levels): Mutation => (l) => {
     const bomb = ['x-bomb:', '  a0: &a0 [x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < levels; i++) bomb.push(`  a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < levels; i++)
+      bomb.push(
+        `  a${i}: &a${i} [${Array(9)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
     return [...bomb, ...l];
   }),
-  fc.nat().map((n): Mutation => (l) => l.map((x, i) => (i === index(l, n) ? x.replace(/-/, '') : x))),
+  fc.nat().map(
+    (n): Mutation =>
+      (l) =>
+        l.map((x, i) => (i === index(l, n) ? x.replace(/-/, '') : x)),
+  ),
 );
 
 function check(text: string): void {
@@ -101,7 +132,10 @@ describe('config fuzzing: parse + validate on mangled files', () => {
 
   it('random bytes and random YAML-ish text never throw', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...'ab: -[]{}&*!|>\'"#\n ,?%@`\t0'.split('')), maxLength: 400 }), (text) => check(text)),
+      fc.property(
+        fc.string({ unit: fc.constantFrom(...'ab: -[]{}&*!|>\'"#\n ,?%@`\t0'.split('')), maxLength: 400 }),
+        (text) => check(text),
+      ),
       { numRuns: 300, seed: 7 },
     );
   });

@@ -6,7 +6,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Node } from 'yaml';
 import type { Problem } from './problems.js';
-import { aliasSlips, duplicateKeySlips, findExcessNesting, MAX_NESTING, overIndentedKey, type Slip } from './yaml-guards.js';
+import {
+  aliasSlips,
+  duplicateKeySlips,
+  findExcessNesting,
+  MAX_NESTING,
+  overIndentedKey,
+  type Slip,
+} from './yaml-guards.js';
 
 export type ConfigPath = readonly (string | number)[];
 
@@ -38,10 +45,17 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   let text: string;
   try {
     // Checked before reading: a configuration is small, and the whole file is held in memory.
-    if (statSync(file).size > MAX_FILE_BYTES) return unparsable(file, `the file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; a gateway configuration is far smaller`);
+    if (statSync(file).size > MAX_FILE_BYTES)
+      return unparsable(
+        file,
+        `the file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB; a gateway configuration is far smaller`,
+      );
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : `cannot read file (${(err as Error).message})`;
+    const reason =
+      (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'file not found'
+        : `cannot read file (${(err as Error).message})`;
     return unparsable(file, reason);
   }
   return parseConfigText(text, file, env);
@@ -55,16 +69,30 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     const pos = lineCounter.linePos(offset ?? 0);
     return { line: pos.line, col: pos.col };
   };
-  const slip = (s: Slip) => problems.push({ file, ...at(s.offset), message: s.message, ...(s.hint ? { hint: s.hint } : {}) });
+  const slip = (s: Slip) =>
+    problems.push({ file, ...at(s.offset), message: s.message, ...(s.hint ? { hint: s.hint } : {}) });
 
   // Measured on tokens before any tree exists: the tree builders recurse once per level.
   const tooDeep = findExcessNesting(text);
   if (tooDeep !== undefined) {
     lineCounter.addNewLine(0);
-    for (let i = text.indexOf('\n'); i !== -1 && i < tooDeep; i = text.indexOf('\n', i + 1)) lineCounter.addNewLine(i + 1);
-    slip({ offset: tooDeep, message: `nesting deeper than ${MAX_NESTING} levels (lists and mappings inside each other)`, hint: 'a gateway configuration needs fewer than 10; check for a runaway [ or {' });
+    for (let i = text.indexOf('\n'); i !== -1 && i < tooDeep; i = text.indexOf('\n', i + 1))
+      lineCounter.addNewLine(i + 1);
+    slip({
+      offset: tooDeep,
+      message: `nesting deeper than ${MAX_NESTING} levels (lists and mappings inside each other)`,
+      hint: 'a gateway configuration needs fewer than 10; check for a runaway [ or {',
+    });
     const origin = at(tooDeep);
-    return { file, value: undefined, problems, wholeEnvPaths: [], locate: () => origin, locateKey: () => origin, keysBefore: () => [] };
+    return {
+      file,
+      value: undefined,
+      problems,
+      wholeEnvPaths: [],
+      locate: () => origin,
+      locateKey: () => origin,
+      keysBefore: () => [],
+    };
   }
 
   // Duplicate keys are found below, where both lines and the likely slip can be named.
@@ -74,8 +102,15 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
   if (shown) slip(shown);
   doc.errors.forEach((e, i) => {
     // One over-indented key makes several parser errors; its explanation replaces them all.
-    if (shown === undefined || (explained[i] === undefined && e.code !== 'BLOCK_AS_IMPLICIT_KEY' && e.code !== 'MULTILINE_IMPLICIT_KEY')) {
-      problems.push({ file, ...at(e.pos[0]), message: `YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}` });
+    if (
+      shown === undefined ||
+      (explained[i] === undefined && e.code !== 'BLOCK_AS_IMPLICIT_KEY' && e.code !== 'MULTILINE_IMPLICIT_KEY')
+    ) {
+      problems.push({
+        file,
+        ...at(e.pos[0]),
+        message: `YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+      });
     }
   });
   if (problems.length === 0) {
@@ -86,7 +121,13 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
   const syntaxOk = problems.length === 0;
   const wholeEnvPaths: ConfigPath[] = [];
   // A missing variable is reported, then validation goes on so that every problem shows at once.
-  if (syntaxOk) substituteEnv(doc.contents, env, (node, message) => problems.push({ file, ...at(node.range?.[0]), message }), wholeEnvPaths);
+  if (syntaxOk)
+    substituteEnv(
+      doc.contents,
+      env,
+      (node, message) => problems.push({ file, ...at(node.range?.[0]), message }),
+      wholeEnvPaths,
+    );
 
   let value: unknown;
   if (syntaxOk) {
@@ -135,7 +176,15 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
 
 function unparsable(file: string, message: string): ParsedConfig {
   const origin = { line: 1, col: 1 };
-  return { file, value: undefined, problems: [{ file, ...origin, message }], wholeEnvPaths: [], locate: () => origin, locateKey: () => origin, keysBefore: () => [] };
+  return {
+    file,
+    value: undefined,
+    problems: [{ file, ...origin, message }],
+    wholeEnvPaths: [],
+    locate: () => origin,
+    locateKey: () => origin,
+    keysBefore: () => [],
+  };
 }
 
 /**
@@ -144,7 +193,12 @@ function unparsable(file: string, message: string): ParsedConfig {
  * only digits stays that text); the paths of unquoted whole-value references are recorded so that
  * validation can read them as numbers or booleans where the schema asks for one.
  */
-function substituteEnv(root: unknown, env: NodeJS.ProcessEnv, report: (node: Node, message: string) => void, wholeEnvPaths: ConfigPath[]): void {
+function substituteEnv(
+  root: unknown,
+  env: NodeJS.ProcessEnv,
+  report: (node: Node, message: string) => void,
+  wholeEnvPaths: ConfigPath[],
+): void {
   visit(root as Node, {
     Scalar(_key, node, ancestors) {
       if (typeof node.value !== 'string' || !node.value.includes('$')) return;
@@ -159,7 +213,10 @@ function substituteEnv(root: unknown, env: NodeJS.ProcessEnv, report: (node: Nod
         if (fallback !== undefined) return fallback;
         // A default written in the file would put the secret in the file, the thing ${} avoids.
         const secret = SECRET_KEY.test(keyOf(ancestors, node) ?? '');
-        report(node, `environment variable ${name} is not set (${secret ? `export ${name}=... before starting portico` : `export ${name}=..., or write \${${name}:-default} to give a default`})`);
+        report(
+          node,
+          `environment variable ${name} is not set (${secret ? `export ${name}=... before starting portico` : `export ${name}=..., or write \${${name}:-default} to give a default`})`,
+        );
         // The reference stays as written: checks of the empty value would only echo this problem.
         return match;
       });

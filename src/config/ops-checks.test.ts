@@ -41,8 +41,12 @@ describe('operations keys: defaults', () => {
     });
   });
 
-  it('takes a route\'s own body limit and rate limit', () => {
-    const r = loadConfigText('routes:\n  - method: POST\n    route: /u\n    service: x:1\n    path: /u\n    maxBodyBytes: 5\n    rateLimit: { requestsPerSec: 2 }\n', 'g.yaml', {});
+  it("takes a route's own body limit and rate limit", () => {
+    const r = loadConfigText(
+      'routes:\n  - method: POST\n    route: /u\n    service: x:1\n    path: /u\n    maxBodyBytes: 5\n    rateLimit: { requestsPerSec: 2 }\n',
+      'g.yaml',
+      {},
+    );
     assert.ok(r.ok);
     assert.equal(r.config.routes[0]!.maxBodyBytes, 5);
     assert.deepEqual(r.config.routes[0]!.rateLimit, { enabled: true, requestsPerSec: 2 });
@@ -51,13 +55,50 @@ describe('operations keys: defaults', () => {
 
 describe('operations keys: problems', () => {
   const table = [
-    { name: 'origins * with credentials', config: '  cors: { origins: "*", credentials: true }', expect: ['g.yaml:5:38: config.cors: origins "*" cannot be combined with credentials: true (browsers refuse it); list the allowed origins'] },
-    { name: 'an origin with a path', config: '  cors: { origins: [https://a.example.com/app] }', expect: ['g.yaml:5:21: config.cors.origins[0]: "https://a.example.com/app" is not an origin: write scheme://host[:port] with no path ("https://app.example.com", "https://*.example.com")'] },
-    { name: 'a bad trusted proxy', config: '  trustProxy: [10.0.0.0/8, proxy.local, 10.0.0.0/40]', expect: ['g.yaml:5:28: config.trustProxy[1]: "proxy.local" is not an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of loopback, private, linklocal', 'g.yaml:5:41: config.trustProxy[2]: "10.0.0.0/40": prefix length must be 0-32'] },
-    { name: 'a burst under 1', config: '  rateLimit: { enabled: true, burst: 0.5 }', expect: ['g.yaml:5:38: config.rateLimit.burst: must be at least 1, else no request is ever admitted'] },
-    { name: 'an OTLP endpoint that is not a URL', config: '  telemetry: { otlpEndpoint: collector:4318 }', expect: ['g.yaml:5:30: config.telemetry.otlpEndpoint: "collector:4318" must be an http:// or https:// URL (OTLP/HTTP, e.g. http://otel-collector:4318)'] },
-    { name: 'a sample ratio over 1', config: '  telemetry: { sampleRatio: 2 }', expect: ['g.yaml:5:29: config.telemetry.sampleRatio: must be at most 1'] },
-    { name: 'a misspelt key', config: '  cors: { origins: "*", maxAgeSecs: 5 }', expect: ['g.yaml:5:25: config.cors: unknown key "maxAgeSecs" (did you mean "maxAgeSec"?)'] },
+    {
+      name: 'origins * with credentials',
+      config: '  cors: { origins: "*", credentials: true }',
+      expect: [
+        'g.yaml:5:38: config.cors: origins "*" cannot be combined with credentials: true (browsers refuse it); list the allowed origins',
+      ],
+    },
+    {
+      name: 'an origin with a path',
+      config: '  cors: { origins: [https://a.example.com/app] }',
+      expect: [
+        'g.yaml:5:21: config.cors.origins[0]: "https://a.example.com/app" is not an origin: write scheme://host[:port] with no path ("https://app.example.com", "https://*.example.com")',
+      ],
+    },
+    {
+      name: 'a bad trusted proxy',
+      config: '  trustProxy: [10.0.0.0/8, proxy.local, 10.0.0.0/40]',
+      expect: [
+        'g.yaml:5:28: config.trustProxy[1]: "proxy.local" is not an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of loopback, private, linklocal',
+        'g.yaml:5:41: config.trustProxy[2]: "10.0.0.0/40": prefix length must be 0-32',
+      ],
+    },
+    {
+      name: 'a burst under 1',
+      config: '  rateLimit: { enabled: true, burst: 0.5 }',
+      expect: ['g.yaml:5:38: config.rateLimit.burst: must be at least 1, else no request is ever admitted'],
+    },
+    {
+      name: 'an OTLP endpoint that is not a URL',
+      config: '  telemetry: { otlpEndpoint: collector:4318 }',
+      expect: [
+        'g.yaml:5:30: config.telemetry.otlpEndpoint: "collector:4318" must be an http:// or https:// URL (OTLP/HTTP, e.g. http://otel-collector:4318)',
+      ],
+    },
+    {
+      name: 'a sample ratio over 1',
+      config: '  telemetry: { sampleRatio: 2 }',
+      expect: ['g.yaml:5:29: config.telemetry.sampleRatio: must be at most 1'],
+    },
+    {
+      name: 'a misspelt key',
+      config: '  cors: { origins: "*", maxAgeSecs: 5 }',
+      expect: ['g.yaml:5:25: config.cors: unknown key "maxAgeSecs" (did you mean "maxAgeSec"?)'],
+    },
   ];
   for (const c of table) {
     it(c.name, () => assert.deepEqual(problems(`${ROUTE}\nconfig:\n${c.config}\n`), c.expect));

@@ -14,9 +14,17 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 function checkBurst(rateLimit: unknown, path: ConfigPath, label: string, at: At): void {
   if (!isRecord(rateLimit)) return;
-  if (typeof rateLimit.burst === 'number' && rateLimit.burst < 1) at([...path, 'burst'], `${label}.burst: must be at least 1, else no request is ever admitted`);
-  else if (rateLimit.burst === undefined && typeof rateLimit.requestsPerSec === 'number' && rateLimit.requestsPerSec < 0.5) {
-    at([...path, 'requestsPerSec'], `${label}.requestsPerSec: below 0.5 the default burst (2 x requestsPerSec) is under 1; set burst`);
+  if (typeof rateLimit.burst === 'number' && rateLimit.burst < 1)
+    at([...path, 'burst'], `${label}.burst: must be at least 1, else no request is ever admitted`);
+  else if (
+    rateLimit.burst === undefined &&
+    typeof rateLimit.requestsPerSec === 'number' &&
+    rateLimit.requestsPerSec < 0.5
+  ) {
+    at(
+      [...path, 'requestsPerSec'],
+      `${label}.requestsPerSec: below 0.5 the default burst (2 x requestsPerSec) is under 1; set burst`,
+    );
   }
 }
 
@@ -32,22 +40,36 @@ export function operationsChecks(config: Record<string, unknown>, routes: unknow
   if (isRecord(config.cors)) {
     const cors = config.cors;
     if (cors.origins === '*' && cors.credentials === true) {
-      at(['config', 'cors', 'credentials'], 'config.cors: origins "*" cannot be combined with credentials: true (browsers refuse it); list the allowed origins');
+      at(
+        ['config', 'cors', 'credentials'],
+        'config.cors: origins "*" cannot be combined with credentials: true (browsers refuse it); list the allowed origins',
+      );
     }
     if (Array.isArray(cors.origins)) {
       cors.origins.forEach((origin: unknown, i: number) => {
         const problem = typeof origin === 'string' && origin !== '*' ? corsOriginProblem(origin) : undefined;
         if (problem !== undefined) at(['config', 'cors', 'origins', i], `config.cors.origins[${i}]: ${problem}`);
-        if (origin === '*') at(['config', 'cors', 'origins', i], `config.cors.origins[${i}]: write origins: "*" instead of a list holding "*"`);
+        if (origin === '*')
+          at(
+            ['config', 'cors', 'origins', i],
+            `config.cors.origins[${i}]: write origins: "*" instead of a list holding "*"`,
+          );
       });
     }
   }
 
   checkBurst(config.rateLimit, ['config', 'rateLimit'], 'config.rateLimit', at);
-  if (Array.isArray(routes)) routes.forEach((r: unknown, i: number) => isRecord(r) && checkBurst(r.rateLimit, ['routes', i, 'rateLimit'], `routes[${i}].rateLimit`, at));
+  if (Array.isArray(routes))
+    routes.forEach(
+      (r: unknown, i: number) =>
+        isRecord(r) && checkBurst(r.rateLimit, ['routes', i, 'rateLimit'], `routes[${i}].rateLimit`, at),
+    );
 
   const telemetry = isRecord(config.telemetry) ? config.telemetry : {};
   if (typeof telemetry.otlpEndpoint === 'string' && !/^https?:\/\/[^/]/i.test(telemetry.otlpEndpoint)) {
-    at(['config', 'telemetry', 'otlpEndpoint'], `config.telemetry.otlpEndpoint: "${telemetry.otlpEndpoint}" must be an http:// or https:// URL (OTLP/HTTP, e.g. http://otel-collector:4318)`);
+    at(
+      ['config', 'telemetry', 'otlpEndpoint'],
+      `config.telemetry.otlpEndpoint: "${telemetry.otlpEndpoint}" must be an http:// or https:// URL (OTLP/HTTP, e.g. http://otel-collector:4318)`,
+    );
   }
 }

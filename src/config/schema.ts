@@ -16,10 +16,16 @@ const stringOrList = z.union([z.string().min(1), z.array(z.string().min(1)).min(
 
 export const MappingRuleSchema = z
   .strictObject({
-    path: z.string().min(1).describe('Endpoint on the mapped service; {field} is replaced by the item field of that name'),
+    path: z
+      .string()
+      .min(1)
+      .describe('Endpoint on the mapped service; {field} is replaced by the item field of that name'),
     service: z.string().min(1).describe('Host of the mapped service: host:port, http://host:port or https://host'),
     tag: z.string().min(1).describe('Key under which the mapped data is added to the item'),
-    removeKeyMapping: z.boolean().default(false).describe('Remove the placeholder field from the item once the tag is set'),
+    removeKeyMapping: z
+      .boolean()
+      .default(false)
+      .describe('Remove the placeholder field from the item once the tag is set'),
   })
   .describe('A response-mapping rule');
 
@@ -33,16 +39,26 @@ export const RouteSchema = z
     isSSE: z.boolean().default(false).describe('Stream a Server-Sent Events response without buffering'),
     isWebSocket: z.boolean().default(false).describe('Tunnel a WebSocket connection to the backend'),
     mapping: z.array(MappingRuleSchema).optional().describe('Response-mapping rules'),
-    maxBodyBytes: z.int().positive().optional().describe('Largest request body for this route; default config.limits.maxBodyBytes'),
+    maxBodyBytes: z
+      .int()
+      .positive()
+      .optional()
+      .describe('Largest request body for this route; default config.limits.maxBodyBytes'),
     requestBuffering: z
       .boolean()
       .default(true)
-      .describe('Read the whole request body before calling the backend (false: stream it as it arrives, for uploads that must start at once)'),
+      .describe(
+        'Read the whole request body before calling the backend (false: stream it as it arrives, for uploads that must start at once)',
+      ),
     rateLimit: z
       .strictObject({
         enabled: z.boolean().default(true).describe('false exempts this route from config.rateLimit'),
-        requestsPerSec: z.number().positive().optional().describe('This route\'s own rate per client IP; default config.rateLimit.requestsPerSec'),
-        burst: z.number().positive().optional().describe('This route\'s own bucket size; default 2 x requestsPerSec'),
+        requestsPerSec: z
+          .number()
+          .positive()
+          .optional()
+          .describe("This route's own rate per client IP; default config.rateLimit.requestsPerSec"),
+        burst: z.number().positive().optional().describe("This route's own bucket size; default 2 x requestsPerSec"),
       })
       .optional()
       .describe('Per-route rate limit: its own token bucket per client IP, or enabled: false to exempt the route'),
@@ -50,7 +66,11 @@ export const RouteSchema = z
   .describe('A gateway route');
 
 export const AuthSchema = z.strictObject({
-  authService: z.string().min(1).optional().describe('host:port of a delegated auth service; when set, secret and jwksUrl are ignored'),
+  authService: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('host:port of a delegated auth service; when set, secret and jwksUrl are ignored'),
   authPath: z.string().min(1).default('/auth/validate').describe('Validation endpoint on the auth service'),
   defaultProtected: z.boolean().default(false).describe('Every route requires a valid token unless it is public'),
   secret: z.string().min(1).optional().describe('HMAC secret for local JWT validation (HS256/384/512)'),
@@ -58,7 +78,11 @@ export const AuthSchema = z.strictObject({
   issuer: stringOrList.optional().describe('Accepted "iss" value(s)'),
   audience: stringOrList.optional().describe('Accepted "aud" value(s)'),
   clockToleranceSec: z.number().min(0).default(0).describe('Leeway for exp and nbf'),
-  jwksCooldownSec: z.number().min(0).default(30).describe('Minimum seconds between two JWKS refetches caused by a token with an unknown kid'),
+  jwksCooldownSec: z
+    .number()
+    .min(0)
+    .default(30)
+    .describe('Minimum seconds between two JWKS refetches caused by a token with an unknown kid'),
   stripHeaders: z
     .array(z.string().min(1))
     .default(DEFAULT_STRIP_HEADERS)
@@ -86,23 +110,45 @@ export const RateLimitSchema = z.strictObject({
 
 export const TimeoutsSchema = z.strictObject({
   backendSec: seconds('No backend response headers within this time: 504').default(30),
-  backendIdleSec: z.number().min(0).default(60).describe('Longest silence between two chunks of a backend response body once its headers came; the response is then cut. 0 for none'),
+  backendIdleSec: z
+    .number()
+    .min(0)
+    .default(60)
+    .describe(
+      'Longest silence between two chunks of a backend response body once its headers came; the response is then cut. 0 for none',
+    ),
   mappingSec: seconds('Per mapping call').default(10),
   clientHeaderSec: seconds('A client must send the complete request headers within this time, else 408').default(30),
   clientBodySec: seconds('Longest silence between two request body chunks, else 408').default(60),
-  keepAliveSec: seconds('Idle keep-alive connections are closed after this time; keep it above your load balancer idle timeout').default(72),
+  keepAliveSec: seconds(
+    'Idle keep-alive connections are closed after this time; keep it above your load balancer idle timeout',
+  ).default(72),
 });
 
 export const LimitsSchema = z.strictObject({
-  maxMappingBodyBytes: z.int().positive().default(10 * 1024 * 1024).describe('Larger primary bodies are returned unmapped'),
+  maxMappingBodyBytes: z
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024)
+    .describe('Larger primary bodies are returned unmapped'),
   connectionsPerOrigin: z.int().positive().default(64).describe('Keep-alive connections per backend origin'),
-  maxBodyBytes: z.int().positive().default(1024 * 1024 * 1024).describe('Largest request body (a route may set its own maxBodyBytes): 413'),
+  maxBodyBytes: z
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024)
+    .describe('Largest request body (a route may set its own maxBodyBytes): 413'),
   requestBufferBytes: z
     .int()
     .min(0)
     .default(64 * 1024)
-    .describe('Request bodies are read whole before the backend call; this much stays in memory, the rest goes to an unlinked temporary file'),
-  maxHeaderBytes: z.int().min(1024).default(16 * 1024).describe('Largest request head (request line and headers): 431'),
+    .describe(
+      'Request bodies are read whole before the backend call; this much stays in memory, the rest goes to an unlinked temporary file',
+    ),
+  maxHeaderBytes: z
+    .int()
+    .min(1024)
+    .default(16 * 1024)
+    .describe('Largest request head (request line and headers): 431'),
 });
 
 export const UpstreamTlsSchema = z.strictObject({
@@ -114,7 +160,11 @@ export const CorsSchema = z.strictObject({
   origins: z
     .union([z.literal('*'), z.array(z.string().min(1)).min(1)])
     .describe('Allowed origins ("https://app.example.com", "https://*.example.com"), or "*" for any'),
-  methods: z.array(z.enum(HTTP_METHODS)).min(1).default(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']).describe('Methods a preflight may allow'),
+  methods: z
+    .array(z.enum(HTTP_METHODS))
+    .min(1)
+    .default(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
+    .describe('Methods a preflight may allow'),
   headers: z
     .union([z.literal('*'), z.array(z.string().min(1))])
     .default('*')
@@ -130,11 +180,27 @@ export const TelemetrySchema = z.strictObject({
     .string()
     .min(16)
     .optional()
-    .describe('When set, GET /metrics needs "Authorization: Bearer <token>" (write ${METRICS_TOKEN}); without it anyone who reaches the port reads the metrics'),
-  propagation: z.boolean().default(true).describe('W3C traceparent/tracestate to backends, mapping calls and the auth service, a child span id per call'),
-  otlpEndpoint: z.string().min(1).optional().describe('OTLP/HTTP collector (e.g. http://otel-collector:4318); spans are POSTed as JSON to <endpoint>/v1/traces'),
+    .describe(
+      'When set, GET /metrics needs "Authorization: Bearer <token>" (write ${METRICS_TOKEN}); without it anyone who reaches the port reads the metrics',
+    ),
+  propagation: z
+    .boolean()
+    .default(true)
+    .describe('W3C traceparent/tracestate to backends, mapping calls and the auth service, a child span id per call'),
+  otlpEndpoint: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'OTLP/HTTP collector (e.g. http://otel-collector:4318); spans are POSTed as JSON to <endpoint>/v1/traces',
+    ),
   serviceName: z.string().min(1).default('portico').describe('service.name of exported spans'),
-  sampleRatio: z.number().min(0).max(1).default(1).describe('Share of traces started by the gateway that are sampled; a client traceparent keeps its own flag'),
+  sampleRatio: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(1)
+    .describe('Share of traces started by the gateway that are sampled; a client traceparent keeps its own flag'),
 });
 
 export const GatewaySettingsSchema = z.strictObject({
@@ -145,14 +211,19 @@ export const GatewaySettingsSchema = z.strictObject({
   circuitBreaker: CircuitBreakerSchema.prefault({}),
   mappingCache: MappingCacheSchema.prefault({}),
   rateLimit: RateLimitSchema.prefault({}),
-  trustProxy: z.array(z.string().min(1)).default([]).describe('Proxies (addresses or CIDRs) whose X-Forwarded-For is believed'),
+  trustProxy: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('Proxies (addresses or CIDRs) whose X-Forwarded-For is believed'),
   timeouts: TimeoutsSchema.prefault({}),
   limits: LimitsSchema.prefault({}),
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
   telemetry: TelemetrySchema.prefault({}),
   upstreamTls: UpstreamTlsSchema.prefault({}),
   // tainha-gateway keys, accepted under their own names with the same meaning.
-  readTimeoutSec: seconds('The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)').optional(),
+  readTimeoutSec: seconds(
+    'The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)',
+  ).optional(),
   writeTimeoutSec: seconds(
     'A client that takes none of a waiting response for this long is disconnected; idle or flowing streams (SSE, WebSocket) are never cut; default none (tainha-gateway)',
   ).optional(),

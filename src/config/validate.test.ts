@@ -43,9 +43,16 @@ describe('config defaults (docs/design-decisions.md "Configuration")', () => {
   });
 
   it('protects routes with defaultProtected unless public', () => {
-    const r = loadConfigText(`routes:\n${ROUTE}  - { method: GET, route: /b, service: x, path: /b, public: true }\nconfig: { auth: { secret: s, defaultProtected: true } }`, 'g.yaml', {});
+    const r = loadConfigText(
+      `routes:\n${ROUTE}  - { method: GET, route: /b, service: x, path: /b, public: true }\nconfig: { auth: { secret: s, defaultProtected: true } }`,
+      'g.yaml',
+      {},
+    );
     assert.ok(r.ok);
-    assert.deepEqual(r.config.routes.map((x) => x.requiresAuth), [true, false]);
+    assert.deepEqual(
+      r.config.routes.map((x) => x.requiresAuth),
+      [true, false],
+    );
   });
 
   it('an empty basePath or "/" means no prefix', () => {
@@ -59,7 +66,18 @@ describe('config defaults (docs/design-decisions.md "Configuration")', () => {
 
 describe('environment substitution', () => {
   it('replaces ${NAME} and ${NAME:-default}; a plain scalar is re-read as YAML', () => {
-    const yaml = ['routes:', '  - method: GET', '    route: /a', '    service: ${SVC}', '    path: /a', 'config:', '  port: ${P:-9000}', '  host: ${H:-127.0.0.1}', '  auth:', '    secret: "pre-${S}-$$"'].join('\n');
+    const yaml = [
+      'routes:',
+      '  - method: GET',
+      '    route: /a',
+      '    service: ${SVC}',
+      '    path: /a',
+      'config:',
+      '  port: ${P:-9000}',
+      '  host: ${H:-127.0.0.1}',
+      '  auth:',
+      '    secret: "pre-${S}-$$"',
+    ].join('\n');
     const r = loadConfigText(yaml, 'g.yaml', { SVC: 'users:1', S: 'x' });
     assert.ok(r.ok, JSON.stringify(r));
     assert.equal(r.config.routes[0]!.origin.key, 'http://users:1');
@@ -75,12 +93,18 @@ describe('environment substitution', () => {
     }
   });
   it('a whole-value substitution is a number or boolean only when strictly one', () => {
-    const r = loadConfigText('routes: []\nconfig:\n  port: ${P}\n  circuitBreaker:\n    enabled: ${E}\n  host: h${P}', 'g.yaml', { P: '9000', E: 'true' });
+    const r = loadConfigText(
+      'routes: []\nconfig:\n  port: ${P}\n  circuitBreaker:\n    enabled: ${E}\n  host: h${P}',
+      'g.yaml',
+      { P: '9000', E: 'true' },
+    );
     assert.ok(r.ok, JSON.stringify(r));
     assert.equal(r.config.settings.port, 9000);
     assert.equal(r.config.settings.circuitBreaker.enabled, true);
     assert.equal(r.config.settings.host, 'h9000');
-    assert.deepEqual(problems('routes: []\nconfig:\n  port: ${P}', { P: '80 # x' }), ['g.yaml:3:9: config.port: expected a number, got the string "80 # x"']);
+    assert.deepEqual(problems('routes: []\nconfig:\n  port: ${P}', { P: '80 # x' }), [
+      'g.yaml:3:9: config.port: expected a number, got the string "80 # x"',
+    ]);
   });
   it('an empty variable takes the default', () => {
     const r = loadConfigText('routes: []\nconfig:\n  host: ${H:-h}', 'g.yaml', { H: '' });
@@ -88,13 +112,17 @@ describe('environment substitution', () => {
     assert.equal(r.config.settings.host, 'h');
   });
   it('a missing variable is reported once, at its position', () => {
-    assert.deepEqual(problems(`routes: []\nconfig:\n  host: \${NOPE}\n`), ['g.yaml:3:9: environment variable NOPE is not set (export NOPE=..., or write ${NOPE:-default} to give a default)']);
+    assert.deepEqual(problems(`routes: []\nconfig:\n  host: \${NOPE}\n`), [
+      'g.yaml:3:9: environment variable NOPE is not set (export NOPE=..., or write ${NOPE:-default} to give a default)',
+    ]);
   });
 });
 
 describe('validation problems', () => {
   it('reports every problem at once, sorted by position', () => {
-    const p = problems(`routes:\n  - method: FETCH\n    route: /a\n  - method: GET\n    route: /a\n    service: s\n    path: /a\n    mapping: [{ path: "", service: s, tag: t }]\n`);
+    const p = problems(
+      `routes:\n  - method: FETCH\n    route: /a\n  - method: GET\n    route: /a\n    service: s\n    path: /a\n    mapping: [{ path: "", service: s, tag: t }]\n`,
+    );
     assert.deepEqual(p, [
       'g.yaml:2:5: routes[0]: missing required key "service"',
       'g.yaml:2:5: routes[0]: missing required key "path"',
@@ -107,9 +135,12 @@ describe('validation problems', () => {
     assert.deepEqual(problems('routes: 3'), ['g.yaml:1:9: routes: expected a list, got number 3']);
   });
   it('rejects a route shadowing /health when there is no basePath', () => {
-    assert.deepEqual(problems('routes: [{ method: GET, route: /health, service: s, path: /h }]\nconfig: { basePath: "" }'), [
-      'g.yaml:1:32: routes[0].route: "/health" is answered by the gateway itself; set config.basePath or choose another route',
-    ]);
+    assert.deepEqual(
+      problems('routes: [{ method: GET, route: /health, service: s, path: /h }]\nconfig: { basePath: "" }'),
+      [
+        'g.yaml:1:32: routes[0].route: "/health" is answered by the gateway itself; set config.basePath or choose another route',
+      ],
+    );
   });
   it('rejects a malformed basePath', () => {
     assert.deepEqual(problems('routes: []\nconfig: { basePath: api/ }'), [
@@ -129,7 +160,10 @@ describe('validation problems', () => {
     assert.deepEqual(problems('routes: [{ method: GET, route: "/files/*", service: s, path: "/f" }]'), [
       'g.yaml:1:32: routes[0].route: "*", "(" and ")" are not allowed; use {param} segments',
     ]);
-    assert.deepEqual(problems('routes: [{ method: GET, route: "/f/{name}.{ext}", service: s, path: "/f/{name}/{ext}" }]'), []);
+    assert.deepEqual(
+      problems('routes: [{ method: GET, route: "/f/{name}.{ext}", service: s, path: "/f/{name}/{ext}" }]'),
+      [],
+    );
   });
   it('HEAD and GET on one path are distinct routes', () => {
     assert.deepEqual(problems(`routes:\n${ROUTE}  - { method: HEAD, route: /a, service: s, path: /a }`), []);
@@ -145,29 +179,47 @@ describe('first-hour mistakes', () => {
 
   it('an unset secret is one problem at its line, with no default suggested and no cascade', () => {
     const out = problems(`routes:\n${ROUTE}config:\n  auth:\n    defaultProtected: true\n    secret: \${JWT_SECRET}\n`);
-    assert.deepEqual(out, ['g.yaml:9:13: environment variable JWT_SECRET is not set (export JWT_SECRET=... before starting portico)']);
+    assert.deepEqual(out, [
+      'g.yaml:9:13: environment variable JWT_SECRET is not set (export JWT_SECRET=... before starting portico)',
+    ]);
     assert.doesNotMatch(out[0]!, /default/);
     // Only credentials go without a default: the key decides, not the variable's name.
-    assert.match(problems(`routes:\n${ROUTE}config:\n  auth:\n    authService: \${AUTH_TOKEN_URL}\n`)[0]!, /export AUTH_TOKEN_URL=\.\.\., or write \$\{AUTH_TOKEN_URL:-default\} to give a default\)$/);
+    assert.match(
+      problems(`routes:\n${ROUTE}config:\n  auth:\n    authService: \${AUTH_TOKEN_URL}\n`)[0]!,
+      /export AUTH_TOKEN_URL=\.\.\., or write \$\{AUTH_TOKEN_URL:-default\} to give a default\)$/,
+    );
   });
 
   it('hints short keys through transpositions, and a misspelt required key only once', () => {
-    assert.deepEqual(problems(`routes:\n${ROUTE}    mapping:\n      - path: /u/{id}\n        service: localhost:3001\n        tga: user\n`), [
-      'g.yaml:9:9: routes[0].mapping[0]: unknown key "tga" (did you mean "tag"?)',
+    assert.deepEqual(
+      problems(
+        `routes:\n${ROUTE}    mapping:\n      - path: /u/{id}\n        service: localhost:3001\n        tga: user\n`,
+      ),
+      ['g.yaml:9:9: routes[0].mapping[0]: unknown key "tga" (did you mean "tag"?)'],
+    );
+    assert.deepEqual(problems(`routes: []\nconfig:\n  cors:\n    origin: ["https://a.example"]\n`), [
+      'g.yaml:4:5: config.cors: unknown key "origin" (did you mean "origins"?)',
     ]);
-    assert.deepEqual(problems(`routes: []\nconfig:\n  cors:\n    origin: ["https://a.example"]\n`), ['g.yaml:4:5: config.cors: unknown key "origin" (did you mean "origins"?)']);
   });
 
   it('an outdented key names the object it belongs to, preferring the one written just above', () => {
-    assert.deepEqual(problems(`routes: []\nconfig:\n  rateLimit:\n    enabled: false\n  mappingCache:\n    ttlSec: 5\n  enabled: true\n`), [
-      'g.yaml:7:3: config: unknown key "enabled" (did you mean mappingCache.enabled? check its indentation: it belongs under "mappingCache:" on line 5)',
-    ]);
+    assert.deepEqual(
+      problems(
+        `routes: []\nconfig:\n  rateLimit:\n    enabled: false\n  mappingCache:\n    ttlSec: 5\n  enabled: true\n`,
+      ),
+      [
+        'g.yaml:7:3: config: unknown key "enabled" (did you mean mappingCache.enabled? check its indentation: it belongs under "mappingCache:" on line 5)',
+      ],
+    );
   });
 
   it('a YAML merge key is named as such, not guessed at', () => {
-    assert.deepEqual(problems(`routes:\n  - <<: { public: true }\n    method: GET\n    route: /a\n    service: localhost:3000\n    path: /a\n`), [
-      'g.yaml:2:5: routes[0]: unknown key "<<" (YAML merge keys are not supported: write the keys out)',
-    ]);
+    assert.deepEqual(
+      problems(
+        `routes:\n  - <<: { public: true }\n    method: GET\n    route: /a\n    service: localhost:3000\n    path: /a\n`,
+      ),
+      ['g.yaml:2:5: routes[0]: unknown key "<<" (YAML merge keys are not supported: write the keys out)'],
+    );
   });
 
   it('check warns about a secret shorter than 32 bytes; the file stays valid', () => {

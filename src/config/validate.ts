@@ -38,7 +38,8 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     const hinted = new Set<string>();
     const unknown = result.error.issues.filter((i) => i.code === 'unrecognized_keys');
     for (const issue of unknown) schemaProblem(issue, typed, parsed, problems, hinted);
-    for (const issue of result.error.issues) if (issue.code !== 'unrecognized_keys') schemaProblem(issue, typed, parsed, problems, hinted);
+    for (const issue of result.error.issues)
+      if (issue.code !== 'unrecognized_keys') schemaProblem(issue, typed, parsed, problems, hinted);
   }
   semanticChecks(typed, at);
   compatibilityChecks(typed, at);
@@ -61,16 +62,30 @@ function notices(config: GatewayFile, parsed: ParsedConfig): Problem[] {
   if (auth.secret !== undefined && auth.authService === undefined && auth.jwksUrl === undefined) {
     const bytes = Buffer.byteLength(auth.secret);
     if (bytes < MIN_SECRET_BYTES) {
-      note(['config', 'auth', 'secret'], 'warning', `config.auth.secret is shorter than ${MIN_SECRET_BYTES} bytes (${bytes}); tokens signed with it are easier to forge`, 'use 32 random bytes or more, e.g. openssl rand -base64 32');
+      note(
+        ['config', 'auth', 'secret'],
+        'warning',
+        `config.auth.secret is shorter than ${MIN_SECRET_BYTES} bytes (${bytes}); tokens signed with it are easier to forge`,
+        'use 32 random bytes or more, e.g. openssl rand -base64 32',
+      );
     }
   }
   const { idleTimeoutSec, readTimeoutSec, writeTimeoutSec } = config.config;
-  if (idleTimeoutSec !== undefined) note(['config', 'idleTimeoutSec'], 'note', `config.idleTimeoutSec: ${idleTimeoutSec} -> timeouts.keepAliveSec`);
+  if (idleTimeoutSec !== undefined)
+    note(['config', 'idleTimeoutSec'], 'note', `config.idleTimeoutSec: ${idleTimeoutSec} -> timeouts.keepAliveSec`);
   if (readTimeoutSec !== undefined) {
-    note(['config', 'readTimeoutSec'], 'note', `config.readTimeoutSec: ${readTimeoutSec} -> the whole request (head and body) must arrive within ${readTimeoutSec} s, else 408`);
+    note(
+      ['config', 'readTimeoutSec'],
+      'note',
+      `config.readTimeoutSec: ${readTimeoutSec} -> the whole request (head and body) must arrive within ${readTimeoutSec} s, else 408`,
+    );
   }
   if (writeTimeoutSec !== undefined) {
-    note(['config', 'writeTimeoutSec'], 'note', `config.writeTimeoutSec: ${writeTimeoutSec} -> a client that takes none of a waiting response for ${writeTimeoutSec} s is disconnected (idle or flowing streams are not cut)`);
+    note(
+      ['config', 'writeTimeoutSec'],
+      'note',
+      `config.writeTimeoutSec: ${writeTimeoutSec} -> a client that takes none of a waiting response for ${writeTimeoutSec} s is disconnected (idle or flowing streams are not cut)`,
+    );
   }
   return out.sort((a, b) => a.line - b.line || a.col - b.col);
 }
@@ -80,7 +95,11 @@ function compatibilityChecks(raw: unknown, at: (path: ConfigPath, message: strin
   if (!isRecord(raw) || !isRecord(raw.config)) return;
   const timeouts = raw.config.timeouts;
   if (raw.config.idleTimeoutSec !== undefined && isRecord(timeouts) && timeouts.keepAliveSec !== undefined) {
-    at(['config', 'idleTimeoutSec'], 'config.idleTimeoutSec and config.timeouts.keepAliveSec both set the keep-alive idle time', 'keep one of them');
+    at(
+      ['config', 'idleTimeoutSec'],
+      'config.idleTimeoutSec and config.timeouts.keepAliveSec both set the keep-alive idle time',
+      'keep one of them',
+    );
   }
 }
 
@@ -95,7 +114,8 @@ function typeEnvValues(raw: unknown, paths: readonly ConfigPath[]): unknown {
   if (probe.success) return raw;
   const wanted = new Map<string, string>();
   for (const issue of probe.error.issues) {
-    if (issue.code === 'invalid_type' && ['number', 'int', 'boolean'].includes(issue.expected)) wanted.set(JSON.stringify(issue.path), issue.expected);
+    if (issue.code === 'invalid_type' && ['number', 'int', 'boolean'].includes(issue.expected))
+      wanted.set(JSON.stringify(issue.path), issue.expected);
   }
   const copy = structuredClone(raw) as Record<string | number, unknown>;
   for (const path of paths) {
@@ -127,7 +147,13 @@ function withoutEchoes(problems: Problem[], envProblemCount: number): Problem[] 
  * One schema issue as a problem. `hinted` collects `path key` of the keys that an unknown key's
  * hint names: a key misspelt is then reported once, not also as missing.
  */
-function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConfig, problems: Problem[], hinted: Set<string>): void {
+function schemaProblem(
+  issue: z.core.$ZodIssue,
+  raw: unknown,
+  parsed: ParsedConfig,
+  problems: Problem[],
+  hinted: Set<string>,
+): void {
   const path = issue.path as (string | number)[];
   const where = (p: ConfigPath) => ({ file: parsed.file, ...parsed.locate(p) });
   const name = formatPath(path);
@@ -151,7 +177,8 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
       if (value === undefined) {
         missingKey(path);
       } else {
-        const yaml11 = issue.expected === 'boolean' && typeof value === 'string' && /^(yes|no|on|off|y|n)$/i.test(value);
+        const yaml11 =
+          issue.expected === 'boolean' && typeof value === 'string' && /^(yes|no|on|off|y|n)$/i.test(value);
         problems.push({
           ...where(path),
           message: `${name}: expected ${describeExpected(issue.expected)}, got ${describeValue(value)}`,
@@ -180,7 +207,10 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
         problems.push({ ...where(path), message: `${name}: must not be empty` });
         return;
       }
-      problems.push({ ...where(path), message: `${name}: must be ${issue.inclusive ? 'at least' : 'greater than'} ${String(issue.minimum)}` });
+      problems.push({
+        ...where(path),
+        message: `${name}: must be ${issue.inclusive ? 'at least' : 'greater than'} ${String(issue.minimum)}`,
+      });
       return;
     case 'too_big':
       problems.push({ ...where(path), message: `${name}: must be at most ${String(issue.maximum)}` });
@@ -192,7 +222,10 @@ function schemaProblem(issue: z.core.$ZodIssue, raw: unknown, parsed: ParsedConf
 
   function missingKey(p: readonly (string | number | symbol)[]): void {
     if (hinted.has(JSON.stringify(p))) return;
-    problems.push({ ...where(p.slice(0, -1) as ConfigPath), message: `${formatPath(p.slice(0, -1)) || 'file'}: missing required key "${String(p[p.length - 1])}"` });
+    problems.push({
+      ...where(p.slice(0, -1) as ConfigPath),
+      message: `${formatPath(p.slice(0, -1)) || 'file'}: missing required key "${String(p[p.length - 1])}"`,
+    });
   }
 }
 
@@ -207,7 +240,9 @@ function unknownKeyHint(path: readonly (string | number)[], key: string, parsed:
   const owners = childObjects(path).filter((c) => c.keys.includes(key));
   if (owners.length > 0) {
     const before = parsed.keysBefore(path, key);
-    const owner = before.map((k) => owners.find((o) => o.name === k)).find((o) => o !== undefined) ?? (owners.length === 1 ? owners[0] : undefined);
+    const owner =
+      before.map((k) => owners.find((o) => o.name === k)).find((o) => o !== undefined) ??
+      (owners.length === 1 ? owners[0] : undefined);
     if (owner) {
       const line = parsed.locateKey(path, owner.name).line;
       const where = before.includes(owner.name) ? ` on line ${line}` : '';
@@ -263,17 +298,29 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
   if (!isRecord(raw)) return;
   const config = isRecord(raw.config) ? raw.config : {};
   const basePath = typeof config.basePath === 'string' ? config.basePath : '/api';
-  if ('basePath' in config && typeof config.basePath === 'string' && basePath !== '' && (!basePath.startsWith('/') || (basePath.endsWith('/') && basePath !== '/') || /[{}?#]/.test(basePath))) {
-    at(['config', 'basePath'], `config.basePath: "${basePath}" must start with "/", not end with "/", and hold no {param}, "?" or "#" (use "" for no prefix)`);
+  if (
+    'basePath' in config &&
+    typeof config.basePath === 'string' &&
+    basePath !== '' &&
+    (!basePath.startsWith('/') || (basePath.endsWith('/') && basePath !== '/') || /[{}?#]/.test(basePath))
+  ) {
+    at(
+      ['config', 'basePath'],
+      `config.basePath: "${basePath}" must start with "/", not end with "/", and hold no {param}, "?" or "#" (use "" for no prefix)`,
+    );
   }
   const prefix = basePath === '/' ? '' : basePath;
 
   const tls = isRecord(config.upstreamTls) ? config.upstreamTls : {};
   if (typeof tls.caFile === 'string' && tls.caFile !== '') {
     try {
-      if (!readFileSync(tls.caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----')) at(['config', 'upstreamTls', 'caFile'], `config.upstreamTls.caFile: "${tls.caFile}" holds no PEM certificate`);
+      if (!readFileSync(tls.caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----'))
+        at(['config', 'upstreamTls', 'caFile'], `config.upstreamTls.caFile: "${tls.caFile}" holds no PEM certificate`);
     } catch (err) {
-      at(['config', 'upstreamTls', 'caFile'], `config.upstreamTls.caFile: cannot read "${tls.caFile}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      at(
+        ['config', 'upstreamTls', 'caFile'],
+        `config.upstreamTls.caFile: cannot read "${tls.caFile}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
   }
 
@@ -281,10 +328,14 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
 
   const auth = isRecord(config.auth) ? config.auth : {};
   if (auth.defaultProtected === true && !auth.secret && !auth.jwksUrl && !auth.authService) {
-    at(['config', 'auth', 'defaultProtected'], 'config.auth.defaultProtected is true but no secret, jwksUrl or authService is set to validate tokens');
+    at(
+      ['config', 'auth', 'defaultProtected'],
+      'config.auth.defaultProtected is true but no secret, jwksUrl or authService is set to validate tokens',
+    );
   }
   if (typeof auth.authService === 'string') checkService(auth.authService, ['config', 'auth', 'authService'], at);
-  if (typeof auth.authPath === 'string' && !auth.authPath.startsWith('/')) at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
+  if (typeof auth.authPath === 'string' && !auth.authPath.startsWith('/'))
+    at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
   if (typeof auth.jwksUrl === 'string' && !/^https?:\/\/[^/]/i.test(auth.jwksUrl)) {
     at(['config', 'auth', 'jwksUrl'], `config.auth.jwksUrl: "${auth.jwksUrl}" must be an http:// or https:// URL`);
   }
@@ -301,8 +352,13 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
       const t = parseTemplate(route.route);
       if (!route.route.startsWith('/')) at(here('route'), `${label}.route: "${route.route}" must start with "/"`);
       if (!isTemplate(t)) at(here('route'), `${label}.route: ${t.error}`);
-      else if (/[?#]/.test(route.route)) at(here('route'), `${label}.route: must not contain "?" or "#"; client query parameters are forwarded automatically`);
-      else if (/[*()]/.test(route.route)) at(here('route'), `${label}.route: "*", "(" and ")" are not allowed; use {param} segments`);
+      else if (/[?#]/.test(route.route))
+        at(
+          here('route'),
+          `${label}.route: must not contain "?" or "#"; client query parameters are forwarded automatically`,
+        );
+      else if (/[*()]/.test(route.route))
+        at(here('route'), `${label}.route: "*", "(" and ")" are not allowed; use {param} segments`);
       else if (/\}[^/.-]/.test(route.route)) {
         // The router ends a parameter only at "/", "." or "-": `/u/{id}x` would read `idx`.
         at(here('route'), `${label}.route: a {param} must be followed by "/", "." or "-" (or end the route)`);
@@ -310,12 +366,17 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
         routeParams = t.params;
         const dup = t.params.find((p, k) => t.params.indexOf(p) !== k);
         if (dup) at(here('route'), `${label}.route: parameter {${dup}} appears twice`);
-        if (prefix === '' && RESERVED_PATHS.includes(route.route)) at(here('route'), `${label}.route: "${route.route}" is answered by the gateway itself; set config.basePath or choose another route`);
+        if (prefix === '' && RESERVED_PATHS.includes(route.route))
+          at(
+            here('route'),
+            `${label}.route: "${route.route}" is answered by the gateway itself; set config.basePath or choose another route`,
+          );
       }
       if (typeof route.method === 'string' && (HTTP_METHODS as readonly string[]).includes(route.method)) {
         const key = `${route.method} ${route.route.replace(/\{[^}]*\}/g, '{}')}`;
         const first = seen.get(key);
-        if (first !== undefined) at(here('route'), `${label}: ${route.method} ${route.route} is already defined by routes[${first}]`);
+        if (first !== undefined)
+          at(here('route'), `${label}: ${route.method} ${route.route} is already defined by routes[${first}]`);
         else {
           seen.set(key, i);
           // The router has its own conflict rules: ask it now, so `check` catches what `start` would.
@@ -335,20 +396,31 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
       if (!isTemplate(t)) at(here('path'), `${label}.path: ${t.error}`);
       else if (routeParams) {
         for (const p of new Set(t.params)) {
-          if (!routeParams.includes(p)) at(here('path'), `${label}.path: {${p}} is not a parameter of route "${String(route.route)}"`, hintParam(p, routeParams));
+          if (!routeParams.includes(p))
+            at(
+              here('path'),
+              `${label}.path: {${p}} is not a parameter of route "${String(route.route)}"`,
+              hintParam(p, routeParams),
+            );
         }
         for (const p of routeParams) {
-          if (!t.params.includes(p)) at(here('route'), `${label}.route: {${p}} is not used in path "${route.path}" (every parameter must appear in both route and path)`);
+          if (!t.params.includes(p))
+            at(
+              here('route'),
+              `${label}.route: {${p}} is not used in path "${route.path}" (every parameter must appear in both route and path)`,
+            );
         }
       }
     }
     if (typeof route.service === 'string') checkService(route.service, here('service'), at, `${label}.service`);
-    if (route.isSSE === true && route.isWebSocket === true) at(here('isWebSocket'), `${label}: a route cannot be both isSSE and isWebSocket`);
+    if (route.isSSE === true && route.isWebSocket === true)
+      at(here('isWebSocket'), `${label}: a route cannot be both isSSE and isWebSocket`);
     if (route.isWebSocket === true && typeof route.method === 'string' && route.method !== 'GET') {
       at(here('method'), `${label}.method: a WebSocket route must use GET (the upgrade request is a GET)`);
     }
     if (Array.isArray(route.mapping)) {
-      if (route.isSSE === true || route.isWebSocket === true) at(here('mapping'), `${label}.mapping: a streaming route (isSSE or isWebSocket) cannot have mapping rules`);
+      if (route.isSSE === true || route.isWebSocket === true)
+        at(here('mapping'), `${label}.mapping: a streaming route (isSSE or isWebSocket) cannot have mapping rules`);
       route.mapping.forEach((rule: unknown, j: number) => {
         if (!isRecord(rule)) return;
         const rp = (key: string) => ['routes', i, 'mapping', j, key] as const;
@@ -358,13 +430,19 @@ function semanticChecks(raw: unknown, at: (path: ConfigPath, message: string, hi
           if (!rule.path.startsWith('/')) at(rp('path'), `${rl}.path: "${rule.path}" must start with "/"`);
           if (!isTemplate(t)) at(rp('path'), `${rl}.path: ${t.error}`);
         }
-        if (typeof rule.service === 'string' && rule.service !== '') checkService(rule.service, rp('service'), at, `${rl}.service`);
+        if (typeof rule.service === 'string' && rule.service !== '')
+          checkService(rule.service, rp('service'), at, `${rl}.service`);
       });
     }
   });
 }
 
-function checkService(service: string, path: ConfigPath, at: (path: ConfigPath, message: string) => void, label = formatPath(path)): void {
+function checkService(
+  service: string,
+  path: ConfigPath,
+  at: (path: ConfigPath, message: string) => void,
+  label = formatPath(path),
+): void {
   const o = parseService(service);
   if (!isOrigin(o)) at(path, `${label}: ${o.error}`);
 }
@@ -390,7 +468,13 @@ function valueAt(raw: unknown, path: readonly (string | number | symbol)[]): unk
 }
 
 function describeExpected(expected: string): string {
-  return expected === 'int' ? 'an integer' : expected === 'array' ? 'a list' : expected === 'object' ? 'a mapping' : `a ${expected}`;
+  return expected === 'int'
+    ? 'an integer'
+    : expected === 'array'
+      ? 'a list'
+      : expected === 'object'
+        ? 'a mapping'
+        : `a ${expected}`;
 }
 
 function describeValue(v: unknown): string {

@@ -26,12 +26,17 @@ describe('nesting depth, measured before parsing', () => {
     assert.ok(performance.now() - started < 500);
     // "config" and "x" are two block levels; the brackets add the rest.
     assert.equal(offset, text.indexOf('[[') + MAX_NESTING - 2);
-    assert.deepEqual(problems(text), [`g.yaml:3:${6 + MAX_NESTING - 2}: nesting deeper than ${MAX_NESTING} levels (lists and mappings inside each other) (a gateway configuration needs fewer than 10; check for a runaway [ or {)`]);
+    assert.deepEqual(problems(text), [
+      `g.yaml:3:${6 + MAX_NESTING - 2}: nesting deeper than ${MAX_NESTING} levels (lists and mappings inside each other) (a gateway configuration needs fewer than 10; check for a runaway [ or {)`,
+    ]);
   });
 
   it('reports a block mapping 3,000 deep at the first key past the limit', () => {
     const [line] = problems(blockMapping(3_000));
-    assert.match(line!, new RegExp(`^g\\.yaml:${MAX_NESTING + 2}:${2 * MAX_NESTING + 1}: nesting deeper than ${MAX_NESTING} levels`));
+    assert.match(
+      line!,
+      new RegExp(`^g\\.yaml:${MAX_NESTING + 2}:${2 * MAX_NESTING + 1}: nesting deeper than ${MAX_NESTING} levels`),
+    );
   });
 
   it('counts "- " items on one line, and accepts the limit itself', () => {
@@ -64,15 +69,23 @@ describe('aliases', () => {
   });
 
   it('an alias with no anchor, or inside its own anchor, is located', () => {
-    assert.deepEqual(problems('routes: []\nconfig:\n  port: *nope\n'), ['g.yaml:3:9: alias *nope names no anchor: write &nope on a value above it']);
+    assert.deepEqual(problems('routes: []\nconfig:\n  port: *nope\n'), [
+      'g.yaml:3:9: alias *nope names no anchor: write &nope on a value above it',
+    ]);
     const text = 'a: &a [1, *a]\n';
     const lc = new LineCounter();
     const slips = aliasSlips(parseDocument(text, { lineCounter: lc }));
-    assert.deepEqual(slips.map((s) => [s.offset, s.message]), [[10, 'alias *a is inside the value it names (&a), which would repeat forever']]);
+    assert.deepEqual(
+      slips.map((s) => [s.offset, s.message]),
+      [[10, 'alias *a is inside the value it names (&a), which would repeat forever']],
+    );
   });
 
-  it('reusing one anchor in many routes is fine (the parser\'s own rule refused 101 uses)', () => {
-    const routes = Array.from({ length: 150 }, (_, i) => `  - { method: GET, route: /r${i}, service: *svc, path: /a }`).join('\n');
+  it("reusing one anchor in many routes is fine (the parser's own rule refused 101 uses)", () => {
+    const routes = Array.from(
+      { length: 150 },
+      (_, i) => `  - { method: GET, route: /r${i}, service: *svc, path: /a }`,
+    ).join('\n');
     const text = `routes:\n  - { method: GET, route: /first, service: &svc localhost:3000, path: /a }\n${routes}\n`;
     const ok = loadConfigText(text, 'g.yaml', {});
     assert.ok(ok.ok, ok.ok ? '' : ok.problems.map(formatProblem).join('\n'));
@@ -87,7 +100,10 @@ describe('duplicate keys', () => {
     const text = `routes:\n${ROUTE.replace('{ ', '').replace(' }', '').replace(/, /g, '\n    ')}    method: POST\n    route: /b\n`;
     const slips = duplicateKeySlips(parseDocument(text, { uniqueKeys: false }), lineOf(text));
     assert.equal(slips.length, 1);
-    assert.equal(slips[0]!.message, 'routes[0]: "method", "route" appear twice in one list item (from line 2 and again from line 6)');
+    assert.equal(
+      slips[0]!.message,
+      'routes[0]: "method", "route" appear twice in one list item (from line 2 and again from line 6)',
+    );
     assert.equal(slips[0]!.hint, 'if line 6 starts a new item, write "- " before "method"');
   });
 

@@ -8,7 +8,19 @@
  * - duplicate keys and the parser's indentation errors are explained in terms of the slip that
  *   usually causes them: an outdented key, a list item without its "-", an over-indented key.
  */
-import { CST, Lexer, isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node, type Pair, type YAMLError } from 'yaml';
+import {
+  CST,
+  Lexer,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  type Document,
+  type Node,
+  type Pair,
+  type YAMLError,
+} from 'yaml';
 
 /** Deepest nesting of lists and mappings accepted; a gateway configuration needs fewer than ten. */
 export const MAX_NESTING = 64;
@@ -113,18 +125,28 @@ export function aliasSlips(doc: Document, maxNodes = MAX_ALIAS_NODES): Slip[] {
       const target = anchors.get(node.source);
       const offset = node.range?.[0] ?? 0;
       if (target === undefined) {
-        slips.push({ offset, message: `alias *${node.source} names no anchor: write &${node.source} on a value above it` });
+        slips.push({
+          offset,
+          message: `alias *${node.source} names no anchor: write &${node.source} on a value above it`,
+        });
         return 1;
       }
       if (open.has(target)) {
-        slips.push({ offset, message: `alias *${node.source} is inside the value it names (&${node.source}), which would repeat forever` });
+        slips.push({
+          offset,
+          message: `alias *${node.source} is inside the value it names (&${node.source}), which would repeat forever`,
+        });
         return 1;
       }
       const n = sizes.get(target) ?? 1;
       added += n;
       if (added > maxNodes) {
         tooMuch = true;
-        slips.push({ offset, message: `aliases expand too much (more than ${maxNodes} values once expanded)`, hint: 'write the values out, or use fewer nested aliases' });
+        slips.push({
+          offset,
+          message: `aliases expand too much (more than ${maxNodes} values once expanded)`,
+          hint: 'write the values out, or use fewer nested aliases',
+        });
       }
       return n;
     }

@@ -20,7 +20,8 @@ describe('decodeBody', () => {
   it('undoes several codings in reverse order', async () => {
     assert.deepEqual(await decodeBody(brotliCompressSync(gzipSync(plain)), 'gzip, br', 1000), plain);
   });
-  it('returns the body itself without Content-Encoding', async () => assert.equal(await decodeBody(plain, undefined, 1000), plain));
+  it('returns the body itself without Content-Encoding', async () =>
+    assert.equal(await decodeBody(plain, undefined, 1000), plain));
   it('undefined for unknown codings, corrupt data, or output past the limit', async () => {
     assert.equal(await decodeBody(plain, 'zstd', 1000), undefined);
     assert.equal(await decodeBody(plain, 'gzip', 1000), undefined);
@@ -31,7 +32,10 @@ describe('decodeBody', () => {
 describe('readLimited', () => {
   it('reads a body up to the limit', async () => {
     const r = await readLimited(Readable.from([Buffer.from('ab'), Buffer.from('cd')]), 4);
-    assert.deepEqual({ text: Buffer.concat(r.chunks).toString(), size: r.size, overflow: r.overflow }, { text: 'abcd', size: 4, overflow: false });
+    assert.deepEqual(
+      { text: Buffer.concat(r.chunks).toString(), size: r.size, overflow: r.overflow },
+      { text: 'abcd', size: 4, overflow: false },
+    );
   });
   it('stops past the limit and leaves the rest readable', async () => {
     const stream = Readable.from([Buffer.from('ab'), Buffer.from('cd'), Buffer.from('ef')]);
@@ -46,8 +50,16 @@ describe('readLimited', () => {
 
 describe('isJsonContentType', () => {
   it('JSON media types, or none at all', () => {
-    for (const t of [undefined, 'application/json', 'Application/JSON; charset=utf-8', 'application/problem+json', 'text/json']) assert.equal(isJsonContentType(t), true, t);
-    for (const t of ['text/plain', 'text/html', 'application/jsonp', 'application/x-ndjson']) assert.equal(isJsonContentType(t), false, t);
+    for (const t of [
+      undefined,
+      'application/json',
+      'Application/JSON; charset=utf-8',
+      'application/problem+json',
+      'text/json',
+    ])
+      assert.equal(isJsonContentType(t), true, t);
+    for (const t of ['text/plain', 'text/html', 'application/jsonp', 'application/x-ndjson'])
+      assert.equal(isJsonContentType(t), false, t);
   });
 });
 

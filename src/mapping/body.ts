@@ -63,13 +63,19 @@ export function isJsonContentType(value: string | string[] | undefined): boolean
 const gunzipAsync = promisify<Buffer, ZlibOptions, Buffer>(gunzip);
 const inflateAsync = promisify<Buffer, ZlibOptions, Buffer>(inflate);
 const inflateRawAsync = promisify<Buffer, ZlibOptions, Buffer>(inflateRaw);
-const brotliAsync = promisify<Buffer, ZlibOptions, Buffer>(brotliDecompress as (b: Buffer, o: ZlibOptions, cb: (e: Error | null, r: Buffer) => void) => void);
+const brotliAsync = promisify<Buffer, ZlibOptions, Buffer>(
+  brotliDecompress as (b: Buffer, o: ZlibOptions, cb: (e: Error | null, r: Buffer) => void) => void,
+);
 
 /**
  * Undoes `Content-Encoding` (gzip, deflate, br, identity; several in the order applied).
  * Undefined when an encoding is unknown, the data is corrupt, or the result exceeds `limit`.
  */
-export async function decodeBody(raw: Buffer, contentEncoding: string | string[] | undefined, limit: number): Promise<Buffer | undefined> {
+export async function decodeBody(
+  raw: Buffer,
+  contentEncoding: string | string[] | undefined,
+  limit: number,
+): Promise<Buffer | undefined> {
   if (contentEncoding === undefined) return raw;
   const codings = (Array.isArray(contentEncoding) ? contentEncoding.join(',') : contentEncoding)
     .split(',')
@@ -83,7 +89,8 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | string[]
       if (coding === 'gzip' || coding === 'x-gzip') body = await gunzipAsync(body, options);
       else if (coding === 'br') body = await brotliAsync(body, options);
       // "deflate" means zlib-wrapped (RFC 9110 8.4.1.2), but some servers send it raw.
-      else if (coding === 'deflate') body = await inflateAsync(body, options).catch(() => inflateRawAsync(body, options));
+      else if (coding === 'deflate')
+        body = await inflateAsync(body, options).catch(() => inflateRawAsync(body, options));
       else return undefined;
     }
   } catch {

@@ -5,7 +5,10 @@ import { createMappingCache, type MappingOutcome } from './cache.js';
 /** A cache on a hand-driven clock (never 0: lru-cache reads a start of 0 as "no TTL"). */
 function setup(settings: { ttlSec?: number; maxSize?: number } = {}) {
   const clock = { t: 1_000 };
-  const cache = createMappingCache({ enabled: true, ttlSec: settings.ttlSec ?? 60, maxSize: settings.maxSize ?? 1000 }, { now: () => clock.t });
+  const cache = createMappingCache(
+    { enabled: true, ttlSec: settings.ttlSec ?? 60, maxSize: settings.maxSize ?? 1000 },
+    { now: () => clock.t },
+  );
   const calls: string[] = [];
   const load = async (url: string, outcome: MappingOutcome = { ok: true, json: `"${url}"` }) =>
     cache.load(url, async () => {

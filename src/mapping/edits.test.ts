@@ -23,8 +23,18 @@ describe('buildItemEdits', () => {
   it('sets tags, removes the parameter only where the tag was set, reports each failed pair once', () => {
     // item 0: author call 0 (ok), group call 1 (failed); item 1: author call 2 (failed), group call 1 (failed)
     const callOf = Int32Array.from([0, 1, 2, 1]);
-    const outcomes = [{ ok: true as const, json: '{"id":1}' }, { ok: false as const, reason: 'HTTP 500' }, { ok: false as const, reason: 'timeout' }];
-    const { edits, addedBytes, failures, failedItems } = buildItemEdits(2, rules, callOf, outcomes, tagPrefixBytes(rules));
+    const outcomes = [
+      { ok: true as const, json: '{"id":1}' },
+      { ok: false as const, reason: 'HTTP 500' },
+      { ok: false as const, reason: 'timeout' },
+    ];
+    const { edits, addedBytes, failures, failedItems } = buildItemEdits(
+      2,
+      rules,
+      callOf,
+      outcomes,
+      tagPrefixBytes(rules),
+    );
     assert.deepEqual(edits[0], { set: new Map([['author', '{"id":1}']]), remove: new Set(['authorId']) });
     assert.equal(edits[1], undefined);
     assert.equal(addedBytes, ',"author":'.length + '{"id":1}'.length);

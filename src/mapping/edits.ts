@@ -24,7 +24,13 @@ const EMPTY: ReadonlySet<string> = new Set();
  * `callOf[i * rules.length + r]` is the call of item i and rule r (-1: none), as planCalls gives it.
  * `tagBytes[r]` is the size of rule r's `,"tag":` prefix.
  */
-export function buildItemEdits(itemCount: number, rules: readonly CompiledMappingRule[], callOf: MappingPlan['callOf'], outcomes: readonly MappingOutcome[], tagBytes: readonly number[]): ItemEdits {
+export function buildItemEdits(
+  itemCount: number,
+  rules: readonly CompiledMappingRule[],
+  callOf: MappingPlan['callOf'],
+  outcomes: readonly MappingOutcome[],
+  tagBytes: readonly number[],
+): ItemEdits {
   const jsonBytes = outcomes.map((o) => (o.ok ? Buffer.byteLength(o.json) : 0));
   const edits: (ItemEdit | undefined)[] = new Array(itemCount);
   const failures: { callIndex: number; rule: number }[] = [];

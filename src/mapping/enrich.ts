@@ -25,7 +25,11 @@ import type { Exchange, Step } from '../pipeline/step.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { Logger } from '../observability/logger.js';
 import { appendQuery } from '../upstream/target-url.js';
-import { UpstreamFramingError, downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
+import {
+  UpstreamFramingError,
+  downstreamResponseHeaders,
+  upstreamRequestHeaders,
+} from '../upstream/forward-headers.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
@@ -56,7 +60,15 @@ export interface MappingEndpointOptions extends ForwardOptions {
 }
 
 /** Headers that describe the backend's bytes and would lie about the enriched body. */
-const STALE_WHEN_CHANGED = ['content-length', 'content-encoding', 'etag', 'content-md5', 'digest', 'content-digest', 'repr-digest'];
+const STALE_WHEN_CHANGED = [
+  'content-length',
+  'content-encoding',
+  'etag',
+  'content-md5',
+  'digest',
+  'content-digest',
+  'repr-digest',
+];
 
 /**
  * The client headers never sent with the primary request of a mapped route: the pipeline's set
@@ -69,7 +81,17 @@ export function mappingDropSet(dropHeaders: ReadonlySet<string>): ReadonlySet<st
 
 /** Builds the mapping endpoint of one route (once, at config load). */
 export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
-  const { upstream, headersTimeoutMs, bodyTimeoutMs, events, cache, mappingTimeoutMs, maxBodyBytes, propagateTrace, logger } = options;
+  const {
+    upstream,
+    headersTimeoutMs,
+    bodyTimeoutMs,
+    events,
+    cache,
+    mappingTimeoutMs,
+    maxBodyBytes,
+    propagateTrace,
+    logger,
+  } = options;
   const { pool, origin } = upstream;
   const dropHeaders = mappingDropSet(options.dropHeaders);
   const rules = route.mapping;
@@ -88,7 +110,13 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   const forwardHead = forwardEndpoint(route, options);
 
   /** Sends the primary answer as it came: buffered part first, then whatever is left. */
-  async function relay(ex: Exchange, status: number, headers: Record<string, string | string[]>, chunks: readonly Buffer[], rest: Readable | undefined): Promise<void> {
+  async function relay(
+    ex: Exchange,
+    status: number,
+    headers: Record<string, string | string[]>,
+    chunks: readonly Buffer[],
+    rest: Readable | undefined,
+  ): Promise<void> {
     const { res } = ex;
     res.writeHead(status, headers);
     for (const c of chunks) res.write(c);
@@ -105,8 +133,16 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       // backend body that the client's departure triggers (which Node 22 reports first); any other
       // error is the backend's.
       const kind = classifyUpstreamError(err).kind;
-      if (kind === 'aborted' || (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') events.emit('client:closed', { requestId: ex.requestId, routeId: route.id, origin: origin.key });
-      else events.emit('upstream:error', { requestId: ex.requestId, routeId: route.id, origin: origin.key, kind, error: err });
+      if (kind === 'aborted' || (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE')
+        events.emit('client:closed', { requestId: ex.requestId, routeId: route.id, origin: origin.key });
+      else
+        events.emit('upstream:error', {
+          requestId: ex.requestId,
+          routeId: route.id,
+          origin: origin.key,
+          kind,
+          error: err,
+        });
     }
   }
 
@@ -119,7 +155,13 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
    * One 'mapping:fail' per rule that failed in this response, never one per item or URL: with a
    * mapping service down, every item of every response fails alike, and the count is what matters.
    */
-  function reportFailures(ex: Exchange, calls: readonly PlannedCall[], outcomes: readonly MappingOutcome[], failures: ItemEdits['failures'], failedItems: ItemEdits['failedItems']): void {
+  function reportFailures(
+    ex: Exchange,
+    calls: readonly PlannedCall[],
+    outcomes: readonly MappingOutcome[],
+    failures: ItemEdits['failures'],
+    failedItems: ItemEdits['failedItems'],
+  ): void {
     const byRule = new Map<number, { url: string; reasons: Map<string, number>; calls: number }>();
     for (const f of failures) {
       const outcome = outcomes[f.callIndex]!;
@@ -132,7 +174,16 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     for (const [r, agg] of byRule) {
       const [reason = ''] = agg.reasons.keys();
       const reasons = agg.reasons.size > 1 ? Object.fromEntries(agg.reasons) : undefined;
-      events.emit('mapping:fail', { requestId: ex.requestId, routeId: route.id, tag: rules[r]!.tag, url: agg.url, reason, items: failedItems[r]!, calls: agg.calls, reasons });
+      events.emit('mapping:fail', {
+        requestId: ex.requestId,
+        routeId: route.id,
+        tag: rules[r]!.tag,
+        url: agg.url,
+        reason,
+        items: failedItems[r]!,
+        calls: agg.calls,
+        reasons,
+      });
     }
   }
 
@@ -150,17 +201,42 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     return Promise.all(
       calls.map((call) => {
         const target = ruleUpstreams[call.rule.index]!;
-        if (cache === undefined) return limited(call, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, signal, traceOf, observer }));
+        if (cache === undefined)
+          return limited(call, () =>
+            callMapping(target, call.path, {
+              requestId: ex.requestId,
+              timeoutMs: mappingTimeoutMs,
+              maxBytes: maxBodyBytes,
+              signal,
+              traceOf,
+              observer,
+            }),
+          );
         // A shared call serves other clients too: the one who started it leaving must not cancel
         // it. It runs only on a miss nobody else is fetching, with this request's id and trace;
         // a hit takes no slot.
-        return cache.load(call.url, () => limited(call, () => callMapping(target, call.path, { requestId: ex.requestId, timeoutMs: mappingTimeoutMs, maxBytes: maxBodyBytes, traceOf, observer })));
+        return cache.load(call.url, () =>
+          limited(call, () =>
+            callMapping(target, call.path, {
+              requestId: ex.requestId,
+              timeoutMs: mappingTimeoutMs,
+              maxBytes: maxBodyBytes,
+              traceOf,
+              observer,
+            }),
+          ),
+        );
       }),
     );
   }
 
   /** The enriched body, or undefined when the body is to be returned unchanged. */
-  async function enrich(ex: Exchange, raw: Buffer, contentEncoding: string | string[] | undefined, signal: AbortSignal): Promise<Buffer | undefined> {
+  async function enrich(
+    ex: Exchange,
+    raw: Buffer,
+    contentEncoding: string | string[] | undefined,
+    signal: AbortSignal,
+  ): Promise<Buffer | undefined> {
     const decoded = await decodeBody(raw, contentEncoding, maxBodyBytes);
     if (decoded === undefined) return undefined;
     const text = utf8Text(decoded);
@@ -169,10 +245,16 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     if (items === undefined || items.length === 0) return undefined;
     const plan = planCalls(text, items, rules, fieldNames);
     if (plan.dotSegments > 0) {
-      logger.warn({ reqId: ex.requestId, route: route.id, skipped: plan.dotSegments }, 'mapping values that are dot-segments (. or ..) skipped; those items go out without the tag');
+      logger.warn(
+        { reqId: ex.requestId, route: route.id, skipped: plan.dotSegments },
+        'mapping values that are dot-segments (. or ..) skipped; those items go out without the tag',
+      );
     }
     if (plan.overLimit > 0) {
-      logger.warn({ reqId: ex.requestId, route: route.id, limit: MAX_MAPPING_CALLS_PER_RESPONSE, skipped: plan.overLimit }, 'mapping calls over the per-response limit; extra (item, rule) pairs skipped');
+      logger.warn(
+        { reqId: ex.requestId, route: route.id, limit: MAX_MAPPING_CALLS_PER_RESPONSE, skipped: plan.overLimit },
+        'mapping calls over the per-response limit; extra (item, rule) pairs skipped',
+      );
     }
     if (plan.calls.length === 0) return undefined;
     const outcomes = await fetchAll(ex, plan.calls, signal);
@@ -180,12 +262,21 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
 
     // A tag's JSON (up to maxMappingBodyBytes) is copied into every item that shares its URL:
     // the output is counted before it is built, and is never built past its bound.
-    const { edits, addedBytes, failures, failedItems } = buildItemEdits(items.length, rules, plan.callOf, outcomes, tagBytes);
+    const { edits, addedBytes, failures, failedItems } = buildItemEdits(
+      items.length,
+      rules,
+      plan.callOf,
+      outcomes,
+      tagBytes,
+    );
     // A failed mapping never fails the response: the items go out without the tag.
     if (failures.length > 0) reportFailures(ex, plan.calls, outcomes, failures, failedItems);
     const outputBytes = decoded.length + addedBytes;
     if (outputBytes > maxOutputBytes) {
-      logger.warn({ reqId: ex.requestId, route: route.id, bytes: outputBytes, limit: maxOutputBytes }, 'mapping output over its limit; primary body returned unchanged');
+      logger.warn(
+        { reqId: ex.requestId, route: route.id, bytes: outputBytes, limit: maxOutputBytes },
+        'mapping output over its limit; primary body returned unchanged',
+      );
       return undefined;
     }
     const out = spliceItems(text, items, edits);
@@ -207,7 +298,16 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       let answer: Dispatcher.ResponseData;
       const started = performance.now();
       try {
-        const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders, bodyLength: bufferedLength(ex) }, dropHeaders);
+        const headers = upstreamRequestHeaders(
+          {
+            req,
+            requestId: ex.requestId,
+            hostHeader: origin.hostHeader,
+            claimHeaders: ex.claimHeaders,
+            bodyLength: bufferedLength(ex),
+          },
+          dropHeaders,
+        );
         headers.push('accept-encoding', 'identity');
         answer = await pool.request({
           path: appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery),
@@ -233,10 +333,20 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
         return;
       }
       ex.upstreamStatus = statusCode;
-      events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'backend', status: statusCode, durationMs: performance.now() - started });
+      events.emit('upstream:response', {
+        routeId: route.id,
+        origin: origin.key,
+        call: 'backend',
+        status: statusCode,
+        durationMs: performance.now() - started,
+      });
       const headers = downstreamResponseHeaders(answer.headers);
       const declared = Number(answer.headers['content-length'] ?? 0);
-      if (!isMappableStatus(statusCode) || !isJsonContentType(answer.headers['content-type']) || declared > maxBodyBytes) {
+      if (
+        !isMappableStatus(statusCode) ||
+        !isJsonContentType(answer.headers['content-type']) ||
+        declared > maxBodyBytes
+      ) {
         return await relay(ex, statusCode, headers, [], body);
       }
       let read: LimitedRead;
@@ -253,7 +363,10 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
         enriched = await enrich(ex, raw, answer.headers['content-encoding'], abort.signal);
       } catch (err) {
         // The primary response is always returned, whatever went wrong while enriching.
-        logger.error({ reqId: ex.requestId, route: route.id, err }, 'mapping failed with an error; primary body returned unchanged');
+        logger.error(
+          { reqId: ex.requestId, route: route.id, err },
+          'mapping failed with an error; primary body returned unchanged',
+        );
       }
       if (res.destroyed) return;
       if (enriched === undefined) return await relay(ex, statusCode, headers, [raw], undefined);
@@ -266,7 +379,6 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     }
   };
 }
-
 
 /** 2xx with a body that can be enriched (not 204/205 without one, not a 206 fragment). */
 function isMappableStatus(status: number): boolean {

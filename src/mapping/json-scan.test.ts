@@ -10,8 +10,14 @@ describe('scanItems', () => {
     assert.equal(text.slice(items[0]!.start, items[0]!.end), '{"a": 1, "b" :"x"}');
     assert.equal(text.slice(items[1]!.start, items[1]!.end), '{}');
     const [a, b] = items[0]!.members;
-    assert.deepEqual({ name: a!.name, kind: a!.kind, value: text.slice(a!.valueStart, a!.valueEnd) }, { name: 'a', kind: 'number', value: '1' });
-    assert.deepEqual({ name: b!.name, kind: b!.kind, value: text.slice(b!.valueStart, b!.valueEnd) }, { name: 'b', kind: 'string', value: '"x"' });
+    assert.deepEqual(
+      { name: a!.name, kind: a!.kind, value: text.slice(a!.valueStart, a!.valueEnd) },
+      { name: 'a', kind: 'number', value: '1' },
+    );
+    assert.deepEqual(
+      { name: b!.name, kind: b!.kind, value: text.slice(b!.valueStart, b!.valueEnd) },
+      { name: 'b', kind: 'string', value: '"x"' },
+    );
     assert.equal(text[a!.keyStart], '"');
   });
 
@@ -20,22 +26,62 @@ describe('scanItems', () => {
     assert.equal(items.length, 1);
     assert.deepEqual(
       items[0]!.members.map((m) => [m.name, m.kind]),
-      [['k', 'object'], ['t', 'true'], ['f', 'false'], ['z', 'null'], ['arr', 'array']],
+      [
+        ['k', 'object'],
+        ['t', 'true'],
+        ['f', 'false'],
+        ['z', 'null'],
+        ['arr', 'array'],
+      ],
     );
   });
 
   it('keeps number text as written, including integers beyond 2^53', () => {
     const text = '{"a":12345678901234567890,"b":-0.50e+10,"c":1E5}';
     const m = scanItems(text)![0]!.members;
-    assert.deepEqual(m.map((x) => text.slice(x.valueStart, x.valueEnd)), ['12345678901234567890', '-0.50e+10', '1E5']);
+    assert.deepEqual(
+      m.map((x) => text.slice(x.valueStart, x.valueEnd)),
+      ['12345678901234567890', '-0.50e+10', '1E5'],
+    );
   });
 
   it('unescapes keys', () => {
     const m = scanItems('{"a\\u0042c":1,"q\\"":2}')![0]!.members;
-    assert.deepEqual(m.map((x) => x.name), ['aBc', 'q"']);
+    assert.deepEqual(
+      m.map((x) => x.name),
+      ['aBc', 'q"'],
+    );
   });
 
-  const notMappable = ['', ' ', '1', '"s"', 'null', 'true', '[1]', '[{}, 2]', '[[{}]]', '{', '{"a":1,}', '[{},]', '{"a" 1}', "{'a':1}", '{"a":01}', '{"a":1.}', '{"a":-}', '{"a":.5}', '{"a":1e}', '{"a":"\\x"}', '{"a":"\\u12G4"}', '{"a":"tab\there"}', '{"a":tru}', '{"a":1} {}', '{"a":[1 2]}', '{"a":{"b":1,}}', '{"a":NaN}'];
+  const notMappable = [
+    '',
+    ' ',
+    '1',
+    '"s"',
+    'null',
+    'true',
+    '[1]',
+    '[{}, 2]',
+    '[[{}]]',
+    '{',
+    '{"a":1,}',
+    '[{},]',
+    '{"a" 1}',
+    "{'a':1}",
+    '{"a":01}',
+    '{"a":1.}',
+    '{"a":-}',
+    '{"a":.5}',
+    '{"a":1e}',
+    '{"a":"\\x"}',
+    '{"a":"\\u12G4"}',
+    '{"a":"tab\there"}',
+    '{"a":tru}',
+    '{"a":1} {}',
+    '{"a":[1 2]}',
+    '{"a":{"b":1,}}',
+    '{"a":NaN}',
+  ];
   for (const text of notMappable) {
     it(`undefined for ${JSON.stringify(text)}`, () => assert.equal(scanItems(text), undefined));
   }

@@ -210,9 +210,24 @@ class Scanner {
       if (c === C_BACKSLASH) {
         const e = t.charCodeAt(p + 1);
         if (e === 0x75) {
-          if (!(isHex(t.charCodeAt(p + 2)) && isHex(t.charCodeAt(p + 3)) && isHex(t.charCodeAt(p + 4)) && isHex(t.charCodeAt(p + 5)))) fail();
+          if (!(
+            isHex(t.charCodeAt(p + 2)) &&
+            isHex(t.charCodeAt(p + 3)) &&
+            isHex(t.charCodeAt(p + 4)) &&
+            isHex(t.charCodeAt(p + 5))
+          ))
+            fail();
           p += 6;
-        } else if (e === C_QUOTE || e === C_BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+        } else if (
+          e === C_QUOTE ||
+          e === C_BACKSLASH ||
+          e === 0x2f ||
+          e === 0x62 ||
+          e === 0x66 ||
+          e === 0x6e ||
+          e === 0x72 ||
+          e === 0x74
+        ) {
           p += 2;
         } else fail();
       } else p++;

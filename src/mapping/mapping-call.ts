@@ -52,7 +52,11 @@ const NOT_SENT: MappingOutcome = Object.freeze({ ok: false, reason: 'not sent (c
 const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
 
 /** Fetches `path` from the upstream and returns its JSON text, or why there is none. */
-export async function callMapping(upstream: Upstream, path: string, options: MappingCallOptions): Promise<MappingOutcome> {
+export async function callMapping(
+  upstream: Upstream,
+  path: string,
+  options: MappingCallOptions,
+): Promise<MappingOutcome> {
   // A function, not a narrowed property read: the signal may abort while the call runs.
   const callerGaveUp = () => options.signal?.aborted === true;
   // The caller left while this call waited its turn (enrich.ts): no permit, no call.
@@ -75,7 +79,16 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
 
   // No client credentials (the cache is shared between clients), the request id.
   // A flat list: the form undici takes without copying, and the one the OTLP exporter reads.
-  const requestHeaders = ['host', upstream.origin.hostHeader, 'accept', 'application/json', 'accept-encoding', 'identity', 'x-request-id', options.requestId];
+  const requestHeaders = [
+    'host',
+    upstream.origin.hostHeader,
+    'accept',
+    'application/json',
+    'accept-encoding',
+    'identity',
+    'x-request-id',
+    options.requestId,
+  ];
   if (options.traceOf !== undefined) appendTraceHeaders(options.traceOf, requestHeaders);
   const started = performance.now();
 
@@ -94,7 +107,14 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
       abort.abort();
     }, options.timeoutMs);
     const observer = options.observer;
-    if (observer !== undefined) observer.events.emit('upstream:response', { routeId: observer.routeId, origin: upstream.origin.key, call: 'mapping', status: statusCode, durationMs: performance.now() - started });
+    if (observer !== undefined)
+      observer.events.emit('upstream:response', {
+        routeId: observer.routeId,
+        origin: upstream.origin.key,
+        call: 'mapping',
+        status: statusCode,
+        durationMs: performance.now() - started,
+      });
     // A 5xx is a failure, any other answer a success.
     if (statusCode >= 500) report('fail');
     else report('succeed');
@@ -111,7 +131,11 @@ export async function callMapping(upstream: Upstream, path: string, options: Map
       body.destroy();
       return { ok: false, reason: `body larger than ${options.maxBytes} bytes` };
     }
-    const decoded = await decodeBody(Buffer.concat(read.chunks, read.size), headers['content-encoding'], options.maxBytes);
+    const decoded = await decodeBody(
+      Buffer.concat(read.chunks, read.size),
+      headers['content-encoding'],
+      options.maxBytes,
+    );
     const text = decoded === undefined ? undefined : utf8Text(decoded);
     if (text === undefined) return { ok: false, reason: 'undecodable body' };
     const json = text.trim();

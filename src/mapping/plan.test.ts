@@ -8,7 +8,15 @@ import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames } from './pla
 
 function rule(index: number, path: string, service = '127.0.0.1:9000', tag = `t${index}`): CompiledMappingRule {
   const t = parseTemplate(path) as Template;
-  return { index, tag, removeKeyMapping: false, service, origin: parseService(service) as Origin, path: t, buildPath: compileUrlBuilder(t) };
+  return {
+    index,
+    tag,
+    removeKeyMapping: false,
+    service,
+    origin: parseService(service) as Origin,
+    path: t,
+    buildPath: compileUrlBuilder(t),
+  };
 }
 
 function plan(text: string, rules: CompiledMappingRule[], maxCalls?: number) {
@@ -21,7 +29,13 @@ describe('planCalls', () => {
   it('dedupes URLs: 100 items over 5 values -> 5 calls', () => {
     const text = `[${Array.from({ length: 100 }, (_, i) => `{"a":${i % 5}}`).join(',')}]`;
     const p = plan(text, [rule(0, '/u/{a}')]);
-    assert.deepEqual(p.urls, ['http://127.0.0.1:9000/u/0', 'http://127.0.0.1:9000/u/1', 'http://127.0.0.1:9000/u/2', 'http://127.0.0.1:9000/u/3', 'http://127.0.0.1:9000/u/4']);
+    assert.deepEqual(p.urls, [
+      'http://127.0.0.1:9000/u/0',
+      'http://127.0.0.1:9000/u/1',
+      'http://127.0.0.1:9000/u/2',
+      'http://127.0.0.1:9000/u/3',
+      'http://127.0.0.1:9000/u/4',
+    ]);
     assert.deepEqual(p.callOf.slice(0, 7), [0, 1, 2, 3, 4, 0, 1]);
   });
 
@@ -33,20 +47,19 @@ describe('planCalls', () => {
 
   it('uses values as written and percent-encodes them', () => {
     const text = '[{"a":1000000},{"a":12345678901234567890},{"a":true},{"a":"x y&z"},{"a":"\\u00e9"},{"a":"..x\\/"}]';
-    assert.deepEqual(plan(text, [rule(0, '/c?id={a}')]).urls.map((u) => u.slice('http://127.0.0.1:9000'.length)), [
-      '/c?id=1000000',
-      '/c?id=12345678901234567890',
-      '/c?id=true',
-      '/c?id=x%20y%26z',
-      '/c?id=%C3%A9',
-      '/c?id=..x%2F',
-    ]);
+    assert.deepEqual(
+      plan(text, [rule(0, '/c?id={a}')]).urls.map((u) => u.slice('http://127.0.0.1:9000'.length)),
+      ['/c?id=1000000', '/c?id=12345678901234567890', '/c?id=true', '/c?id=x%20y%26z', '/c?id=%C3%A9', '/c?id=..x%2F'],
+    );
   });
 
   it('skips dot-segment values and counts them; dots inside a name are kept', () => {
     const text = '[{"a":".."},{"a":"."},{"a":"..\\/x"},{"a":"x\\\\.."},{"a":"a..b"},{"a":"..."}]';
     const p = planCalls(text, scanItems(text)!, [rule(0, '/u/{a}')], new Set(['a']));
-    assert.deepEqual(p.calls.map((c) => c.path), ['/u/a..b', '/u/%2E%2E%2E']);
+    assert.deepEqual(
+      p.calls.map((c) => c.path),
+      ['/u/a..b', '/u/%2E%2E%2E'],
+    );
     assert.equal(p.dotSegments, 4);
   });
 

@@ -60,7 +60,13 @@ export function placeholderValue(text: string, m: MemberSpan): string | undefine
  * Resolves every rule for every item and dedupes the URLs. Hot path: a URL string is built once
  * per distinct value tuple of a rule; repeated values cost one Map lookup.
  */
-export function planCalls(text: string, items: readonly ObjectSpan[], rules: readonly CompiledMappingRule[], fieldNames: ReadonlySet<string>, maxCalls = MAX_MAPPING_CALLS_PER_RESPONSE): MappingPlan {
+export function planCalls(
+  text: string,
+  items: readonly ObjectSpan[],
+  rules: readonly CompiledMappingRule[],
+  fieldNames: ReadonlySet<string>,
+  maxCalls = MAX_MAPPING_CALLS_PER_RESPONSE,
+): MappingPlan {
   let overLimit = 0;
   let dotSegments = 0;
   const callOf = new Int32Array(items.length * rules.length).fill(-1);
@@ -116,7 +122,11 @@ function hasDotSegment(values: Readonly<Record<string, string>>): boolean {
 }
 
 /** A key for the rule's placeholder values (length-prefixed when several), or undefined. */
-function valuesKey(text: string, params: readonly string[], found: ReadonlyMap<string, MemberSpan>): string | undefined {
+function valuesKey(
+  text: string,
+  params: readonly string[],
+  found: ReadonlyMap<string, MemberSpan>,
+): string | undefined {
   if (params.length === 1) {
     const m = found.get(params[0]!);
     return m === undefined ? undefined : placeholderValue(text, m);
@@ -131,7 +141,11 @@ function valuesKey(text: string, params: readonly string[], found: ReadonlyMap<s
   return key;
 }
 
-function valuesOf(text: string, params: readonly string[], found: ReadonlyMap<string, MemberSpan>): Record<string, string> {
+function valuesOf(
+  text: string,
+  params: readonly string[],
+  found: ReadonlyMap<string, MemberSpan>,
+): Record<string, string> {
   // No prototype: a field named `constructor` must not resolve by accident.
   const values = Object.create(null) as Record<string, string>;
   for (const p of params) values[p] = placeholderValue(text, found.get(p)!)!;

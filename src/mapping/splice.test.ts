@@ -3,9 +3,14 @@ import assert from 'node:assert/strict';
 import { scanItems } from './json-scan.js';
 import { spliceItems, type ItemEdit } from './splice.js';
 
-function apply(text: string, ...edits: (Partial<{ set: Record<string, string>; remove: string[] }> | undefined)[]): string {
+function apply(
+  text: string,
+  ...edits: (Partial<{ set: Record<string, string>; remove: string[] }> | undefined)[]
+): string {
   const items = scanItems(text)!;
-  const full: (ItemEdit | undefined)[] = edits.map((e) => (e === undefined ? undefined : { set: new Map(Object.entries(e.set ?? {})), remove: new Set(e.remove ?? []) }));
+  const full: (ItemEdit | undefined)[] = edits.map((e) =>
+    e === undefined ? undefined : { set: new Map(Object.entries(e.set ?? {})), remove: new Set(e.remove ?? []) },
+  );
   return spliceItems(text, items, full);
 }
 
@@ -15,7 +20,10 @@ describe('spliceItems', () => {
   });
 
   it('adds several tags in order and leaves untouched items byte for byte', () => {
-    assert.equal(apply('[ {"a":1} ,\n {"b": 2} ]', undefined, { set: { t: '1', u: '[2]' } }), '[ {"a":1} ,\n {"b": 2,"t":1,"u":[2]} ]');
+    assert.equal(
+      apply('[ {"a":1} ,\n {"b": 2} ]', undefined, { set: { t: '1', u: '[2]' } }),
+      '[ {"a":1} ,\n {"b": 2,"t":1,"u":[2]} ]',
+    );
   });
 
   it('fills an empty object', () => {
@@ -33,7 +41,10 @@ describe('spliceItems', () => {
   });
 
   it('removes several keys, adjacent or trailing', () => {
-    assert.equal(apply('{"k":1,"j":2,"a":3,"x":4,"y":5}', { set: { t: '0' }, remove: ['k', 'j', 'x', 'y'] }), '{"a":3,"t":0}');
+    assert.equal(
+      apply('{"k":1,"j":2,"a":3,"x":4,"y":5}', { set: { t: '0' }, remove: ['k', 'j', 'x', 'y'] }),
+      '{"a":3,"t":0}',
+    );
   });
 
   it('removes every key and still adds the tag', () => {
@@ -41,7 +52,10 @@ describe('spliceItems', () => {
   });
 
   it('a removed key that is also the tag is replaced instead', () => {
-    assert.equal(apply('{"author":7,"a":1}', { set: { author: '{"n":1}' }, remove: ['author'] }), '{"author":{"n":1},"a":1}');
+    assert.equal(
+      apply('{"author":7,"a":1}', { set: { author: '{"n":1}' }, remove: ['author'] }),
+      '{"author":{"n":1},"a":1}',
+    );
   });
 
   it('keeps the text when there is nothing to do', () => {

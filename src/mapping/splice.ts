@@ -24,7 +24,11 @@ interface Op {
  * Applies the edits to their items. An existing key named like a tag keeps its place and gets the
  * new value (as `item[tag] = value` would do); new tags are appended after the last kept member.
  */
-export function spliceItems(text: string, items: readonly ObjectSpan[], edits: readonly (ItemEdit | undefined)[]): string {
+export function spliceItems(
+  text: string,
+  items: readonly ObjectSpan[],
+  edits: readonly (ItemEdit | undefined)[],
+): string {
   const ops: Op[] = [];
   for (let i = 0; i < items.length; i++) {
     const edit = edits[i];

@@ -9,14 +9,28 @@ type RequestEnd = GatewayEvents['request:end'];
 /** A logger whose lines land in `lines` (pino writes strings to a plain `write`). */
 function capture(level = 'info') {
   const lines: string[] = [];
-  const logger = pino({ level, base: { service: 'portico' } }, { write: (s: string) => void lines.push(s) }).child({ role: 'worker' });
+  const logger = pino({ level, base: { service: 'portico' } }, { write: (s: string) => void lines.push(s) }).child({
+    role: 'worker',
+  });
   return { logger, lines };
 }
 
 /** What pino itself writes for the same request (the format the access log must keep). */
 function pinoLine(e: RequestEnd): Record<string, unknown> {
   const { logger, lines } = capture();
-  logger[e.status >= 500 ? 'warn' : 'info']({ reqId: e.requestId, method: e.method, route: e.routeId, path: e.path, status: e.status, durationMs: e.durationMs, aborted: e.aborted || undefined, error: e.errorCode }, 'request');
+  logger[e.status >= 500 ? 'warn' : 'info'](
+    {
+      reqId: e.requestId,
+      method: e.method,
+      route: e.routeId,
+      path: e.path,
+      status: e.status,
+      durationMs: e.durationMs,
+      aborted: e.aborted || undefined,
+      error: e.errorCode,
+    },
+    'request',
+  );
   return withoutTime(lines[0]!);
 }
 
@@ -26,14 +40,28 @@ function withoutTime(line: string): Record<string, unknown> {
   return rest;
 }
 
-const base: RequestEnd = { requestId: 'b6f1c8a2-1234-4cde-9f00-0123456789ab', method: 'GET', routeId: 'GET /users/:id', path: '/api/users/7', status: 200, durationMs: 1.23, aborted: false };
+const base: RequestEnd = {
+  requestId: 'b6f1c8a2-1234-4cde-9f00-0123456789ab',
+  method: 'GET',
+  routeId: 'GET /users/:id',
+  path: '/api/users/7',
+  status: 200,
+  durationMs: 1.23,
+  aborted: false,
+};
 
 describe('access log line', () => {
   const cases: [string, RequestEnd][] = [
     ['a plain request', base],
     ['no route matched, gateway error', { ...base, routeId: undefined, status: 404, errorCode: 'GW_ROUTE_NOT_FOUND' }],
-    ['a 5xx (warn level) from an aborted client', { ...base, status: 502, aborted: true, errorCode: 'GW_UPSTREAM_UNREACHABLE' }],
-    ['quotes, backslashes, control characters and unicode', { ...base, requestId: 'a"b\\c', path: '/api/"x"\\\u0001/\u00e9\u{1F600}/\ud800' }],
+    [
+      'a 5xx (warn level) from an aborted client',
+      { ...base, status: 502, aborted: true, errorCode: 'GW_UPSTREAM_UNREACHABLE' },
+    ],
+    [
+      'quotes, backslashes, control characters and unicode',
+      { ...base, requestId: 'a"b\\c', path: '/api/"x"\\\u0001/\u00e9\u{1F600}/\ud800' },
+    ],
     ['an integer duration', { ...base, durationMs: 3 }],
   ];
   for (const [name, e] of cases) {
@@ -51,7 +79,10 @@ describe('access log line', () => {
     const write = accessLogWriter(logger);
     write(base);
     write({ ...base, status: 503 });
-    assert.deepEqual(lines.map((l) => (JSON.parse(l) as { status: number }).status), [503]);
+    assert.deepEqual(
+      lines.map((l) => (JSON.parse(l) as { status: number }).status),
+      [503],
+    );
     logger.level = 'info';
     write(base);
     assert.equal(lines.length, 2);
@@ -63,7 +94,10 @@ describe('access log line', () => {
     write(base);
     write({ ...base, status: 502 });
     write(base);
-    assert.deepEqual(lines.map((l) => (JSON.parse(l) as { level: number }).level), [30, 40, 30]);
+    assert.deepEqual(
+      lines.map((l) => (JSON.parse(l) as { level: number }).level),
+      [30, 40, 30],
+    );
   });
 });
 

@@ -42,7 +42,13 @@ export function accessLogWriter(logger: Logger): (e: RequestEnd) => void {
     }
     let line = head + json(e.requestId) + ',"method":' + json(e.method);
     if (e.routeId !== undefined) line += ',"route":' + json(e.routeId);
-    line += ',"path":' + json(e.path) + ',"status":' + e.status + ',"durationMs":' + (Number.isFinite(e.durationMs) ? hundredths(e.durationMs) : 'null');
+    line +=
+      ',"path":' +
+      json(e.path) +
+      ',"status":' +
+      e.status +
+      ',"durationMs":' +
+      (Number.isFinite(e.durationMs) ? hundredths(e.durationMs) : 'null');
     if (e.aborted) line += ',"aborted":true';
     if (e.errorCode !== undefined) line += ',"error":' + json(e.errorCode);
     stream.write(line + ',"msg":"request"}\n');

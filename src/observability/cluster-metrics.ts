@@ -18,7 +18,12 @@ interface MetricsMessage {
 }
 
 function isMetricsMessage(m: unknown): m is MetricsMessage {
-  return typeof m === 'object' && m !== null && typeof (m as MetricsMessage).type === 'string' && typeof (m as MetricsMessage).id === 'number';
+  return (
+    typeof m === 'object' &&
+    m !== null &&
+    typeof (m as MetricsMessage).type === 'string' &&
+    typeof (m as MetricsMessage).id === 'number'
+  );
 }
 
 /** Primary side: answers workers' requests for the aggregated metrics of the whole cluster. */
@@ -39,7 +44,10 @@ export function clusterMetricsRenderer(registry: Registry): () => Promise<string
   // Constructing one installs prom-client's listener that answers the primary's collection.
   new AggregatorRegistry();
   let next = 0;
-  const waiting = new Map<number, { resolve: (text: string) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
+  const waiting = new Map<
+    number,
+    { resolve: (text: string) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
+  >();
   process.on('message', (message: unknown) => {
     if (!isMetricsMessage(message) || message.type !== RESPONSE) return;
     const w = waiting.get(message.id);

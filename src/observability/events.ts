@@ -30,7 +30,16 @@ export interface GatewayEvents {
    * however many items and calls failed. `url` and `reason` are the first failed call's; `reasons`
    * counts the failed calls by reason when they differ.
    */
-  'mapping:fail': { requestId: string; routeId: string; tag: string; url: string; reason: string; items: number; calls: number; reasons?: Readonly<Record<string, number>> | undefined };
+  'mapping:fail': {
+    requestId: string;
+    routeId: string;
+    tag: string;
+    url: string;
+    reason: string;
+    items: number;
+    calls: number;
+    reasons?: Readonly<Record<string, number>> | undefined;
+  };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
   'config:reload': { file: string; ok: boolean; problems?: string[] };
   /**

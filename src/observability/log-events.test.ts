@@ -8,7 +8,8 @@ function setup() {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -17,7 +18,15 @@ function setup() {
   return { bus, lines };
 }
 
-const fail = (requestId: string, reason = 'circuit open') => ({ requestId, routeId: 'GET /posts', tag: 'author', url: `http://users:1/users/${requestId}`, reason, items: 50, calls: 50 });
+const fail = (requestId: string, reason = 'circuit open') => ({
+  requestId,
+  routeId: 'GET /posts',
+  tag: 'author',
+  url: `http://users:1/users/${requestId}`,
+  reason,
+  items: 50,
+  calls: 50,
+});
 
 describe('logEvents: warnings of an outage are aggregated and rate-limited', () => {
   it('writes one mapping line per key and window, then one line with the count held back', (t) => {
@@ -44,8 +53,21 @@ describe('logEvents: warnings of an outage are aggregated and rate-limited', () 
   it('rate-limits identical upstream errors by route, origin and kind', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const { bus, lines } = setup();
-    for (let i = 0; i < 20; i++) bus.emit('upstream:error', { requestId: `r${i}`, routeId: 'GET /a', origin: 'http://a:1', kind: 'refused', error: new Error('ECONNREFUSED') });
-    bus.emit('upstream:error', { requestId: 'x', routeId: 'GET /a', origin: 'http://a:1', kind: 'timeout', error: new Error('slow') });
+    for (let i = 0; i < 20; i++)
+      bus.emit('upstream:error', {
+        requestId: `r${i}`,
+        routeId: 'GET /a',
+        origin: 'http://a:1',
+        kind: 'refused',
+        error: new Error('ECONNREFUSED'),
+      });
+    bus.emit('upstream:error', {
+      requestId: 'x',
+      routeId: 'GET /a',
+      origin: 'http://a:1',
+      kind: 'timeout',
+      error: new Error('slow'),
+    });
     t.mock.timers.tick(1_000);
     assert.deepEqual(
       lines.filter((l) => l.msg === 'upstream error').map((l) => [l.kind, l.repeated]),

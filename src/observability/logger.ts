@@ -20,7 +20,9 @@ export function createLogger(options: { level?: string; destination?: Destinatio
   if (problem !== undefined) throw new Error(options.level === undefined ? `$PORTICO_LOG_LEVEL: ${problem}` : problem);
   const batch = options.destination === undefined ? stdoutBatch() : undefined;
   const logger = pino({ level, base: { service: 'portico' } }, options.destination ?? batch!);
-  batch?.reportDrops((lines, total) => logger.warn({ droppedLines: lines, droppedTotal: total }, 'log output cannot keep up: lines dropped'));
+  batch?.reportDrops((lines, total) =>
+    logger.warn({ droppedLines: lines, droppedTotal: total }, 'log output cannot keep up: lines dropped'),
+  );
   return logger;
 }
 
@@ -48,24 +50,60 @@ export function logEvents(bus: EventBus, logger: Logger, options: { repeatWindow
   // kind or reason) are written once per window with the count of those held back.
   const upstreamError = limitRepeats<GatewayEvents['upstream:error']>({
     windowMs: options.repeatWindowMs,
-    write: (e, repeats) => logger.warn({ reqId: e.requestId, route: e.routeId, origin: e.origin, kind: e.kind, err: e.error, ...(repeats && { repeated: repeats.lines }) }, 'upstream error'),
+    write: (e, repeats) =>
+      logger.warn(
+        {
+          reqId: e.requestId,
+          route: e.routeId,
+          origin: e.origin,
+          kind: e.kind,
+          err: e.error,
+          ...(repeats && { repeated: repeats.lines }),
+        },
+        'upstream error',
+      ),
   });
   bus.on('upstream:error', (e) => upstreamError(`${e.routeId} ${e.origin} ${e.kind}`, e));
   // A departure is routine (a tab closed, an EventSource reconnecting): debug, without a stack.
-  bus.on('client:closed', (e) => logger.debug({ reqId: e.requestId, route: e.routeId, origin: e.origin }, 'client closed'));
+  bus.on('client:closed', (e) =>
+    logger.debug({ reqId: e.requestId, route: e.routeId, origin: e.origin }, 'client closed'),
+  );
   bus.on('circuit:change', (e) => logger.warn(e, 'circuit state change'));
   const mappingFail = limitRepeats<GatewayEvents['mapping:fail']>({
     windowMs: options.repeatWindowMs,
     items: (e) => e.items,
     write: (e, repeats) =>
       logger.warn(
-        { reqId: e.requestId, route: e.routeId, tag: e.tag, url: e.url, reason: e.reason, items: e.items, calls: e.calls, reasons: e.reasons, ...(repeats && { repeated: repeats.lines, repeatedItems: repeats.items }) },
+        {
+          reqId: e.requestId,
+          route: e.routeId,
+          tag: e.tag,
+          url: e.url,
+          reason: e.reason,
+          items: e.items,
+          calls: e.calls,
+          reasons: e.reasons,
+          ...(repeats && { repeated: repeats.lines, repeatedItems: repeats.items }),
+        },
         'mapping failed',
       ),
   });
-  bus.on('mapping:fail', (e) => mappingFail(`${e.routeId} ${e.tag} ${e.reasons === undefined ? e.reason : Object.keys(e.reasons).sort().join('|')}`, e));
+  bus.on('mapping:fail', (e) =>
+    mappingFail(
+      `${e.routeId} ${e.tag} ${e.reasons === undefined ? e.reason : Object.keys(e.reasons).sort().join('|')}`,
+      e,
+    ),
+  );
   bus.on('auth:result', (e) => {
-    if (e.outcome !== 'ok') logger.info({ reqId: e.requestId, route: e.routeId, outcome: e.outcome, detail: e.detail }, 'auth refused');
+    if (e.outcome !== 'ok')
+      logger.info({ reqId: e.requestId, route: e.routeId, outcome: e.outcome, detail: e.detail }, 'auth refused');
   });
-  bus.on('config:reload', (e) => (e.ok ? logger.info({ file: e.file }, 'configuration reloaded') : logger.error({ file: e.file, problems: e.problems }, 'configuration reload rejected; keeping the running configuration')));
+  bus.on('config:reload', (e) =>
+    e.ok
+      ? logger.info({ file: e.file }, 'configuration reloaded')
+      : logger.error(
+          { file: e.file, problems: e.problems },
+          'configuration reload rejected; keeping the running configuration',
+        ),
+  );
 }

@@ -19,15 +19,40 @@ describe('metrics from events', () => {
     events.emit('request:end', { ...END, routeId: 'GET /users/{id}', status: 200, durationMs: 12 });
     events.emit('request:end', { ...END, routeId: 'GET /users/{id}', status: 204, durationMs: 3 });
     events.emit('request:end', { ...END, method: 'HEAD', routeId: 'GET /users/{id}', status: 200, durationMs: 3 });
-    events.emit('request:end', { ...END, routeId: undefined, status: 404, durationMs: 1, errorCode: 'GW_ROUTE_NOT_FOUND' });
-    events.emit('request:end', { ...END, routeId: 'GET /users/{id}', status: 429, durationMs: 1, errorCode: 'GW_RATE_LIMITED', aborted: true });
+    events.emit('request:end', {
+      ...END,
+      routeId: undefined,
+      status: 404,
+      durationMs: 1,
+      errorCode: 'GW_ROUTE_NOT_FOUND',
+    });
+    events.emit('request:end', {
+      ...END,
+      routeId: 'GET /users/{id}',
+      status: 429,
+      durationMs: 1,
+      errorCode: 'GW_RATE_LIMITED',
+      aborted: true,
+    });
     const text = await m.render();
     assert.equal(sample(text, 'portico_requests_total{route="/users/{id}",method="GET",status_class="2xx"}'), 2);
     assert.equal(sample(text, 'portico_requests_total{route="/users/{id}",method="HEAD",status_class="2xx"}'), 1);
     assert.equal(sample(text, 'portico_requests_total{route="unmatched",method="GET",status_class="4xx"}'), 1);
-    assert.equal(sample(text, 'portico_request_duration_seconds_count{route="/users/{id}",method="GET",status_class="2xx"}'), 2);
-    assert.equal(sample(text, 'portico_request_duration_seconds_sum{route="/users/{id}",method="GET",status_class="2xx"}'), 0.015);
-    assert.equal(sample(text, 'portico_request_duration_seconds_bucket{le="0.005",route="/users/{id}",method="GET",status_class="2xx"}'), 1);
+    assert.equal(
+      sample(text, 'portico_request_duration_seconds_count{route="/users/{id}",method="GET",status_class="2xx"}'),
+      2,
+    );
+    assert.equal(
+      sample(text, 'portico_request_duration_seconds_sum{route="/users/{id}",method="GET",status_class="2xx"}'),
+      0.015,
+    );
+    assert.equal(
+      sample(
+        text,
+        'portico_request_duration_seconds_bucket{le="0.005",route="/users/{id}",method="GET",status_class="2xx"}',
+      ),
+      1,
+    );
     assert.equal(sample(text, 'portico_gateway_errors_total{code="GW_RATE_LIMITED"}'), 1);
     assert.equal(sample(text, 'portico_rate_limited_total{route="/users/{id}"}'), 1);
     assert.equal(sample(text, 'portico_requests_aborted_total{route="/users/{id}"}'), 1);
@@ -43,10 +68,36 @@ describe('metrics from events', () => {
       rateLimitBuckets: () => 9,
     });
     m.enable();
-    events.emit('upstream:response', { routeId: 'GET /a', origin: 'http://a:1', call: 'backend', status: 200, durationMs: 20 });
-    events.emit('upstream:response', { routeId: 'GET /a', origin: 'http://m:2', call: 'mapping', status: 200, durationMs: 2 });
-    events.emit('upstream:error', { requestId: 'r', routeId: 'GET /a', origin: 'http://a:1', kind: 'refused', error: new Error('x') });
-    events.emit('mapping:fail', { requestId: 'r', routeId: 'GET /a', tag: 'user', url: 'http://m:2/u/1', reason: 'timeout', items: 3, calls: 1 });
+    events.emit('upstream:response', {
+      routeId: 'GET /a',
+      origin: 'http://a:1',
+      call: 'backend',
+      status: 200,
+      durationMs: 20,
+    });
+    events.emit('upstream:response', {
+      routeId: 'GET /a',
+      origin: 'http://m:2',
+      call: 'mapping',
+      status: 200,
+      durationMs: 2,
+    });
+    events.emit('upstream:error', {
+      requestId: 'r',
+      routeId: 'GET /a',
+      origin: 'http://a:1',
+      kind: 'refused',
+      error: new Error('x'),
+    });
+    events.emit('mapping:fail', {
+      requestId: 'r',
+      routeId: 'GET /a',
+      tag: 'user',
+      url: 'http://m:2/u/1',
+      reason: 'timeout',
+      items: 3,
+      calls: 1,
+    });
     events.emit('auth:result', { requestId: 'r', routeId: 'GET /a', outcome: 'invalid' });
     events.emit('circuit:change', { origin: 'http://a:1', from: 'closed', to: 'open', consecutiveFailures: 5 });
     events.emit('stream:open', { kind: 'sse', routeId: 'GET /s' });
@@ -55,8 +106,14 @@ describe('metrics from events', () => {
     events.emit('stream:open', { kind: 'websocket', routeId: 'GET /ws' });
     events.emit('config:reload', { file: 'f', ok: false, problems: ['x'] });
     const text = await m.render();
-    assert.equal(sample(text, 'portico_upstream_duration_seconds_count{route="/a",origin="http://a:1",call="backend"}'), 1);
-    assert.equal(sample(text, 'portico_upstream_duration_seconds_sum{route="/a",origin="http://a:1",call="backend"}'), 0.02);
+    assert.equal(
+      sample(text, 'portico_upstream_duration_seconds_count{route="/a",origin="http://a:1",call="backend"}'),
+      1,
+    );
+    assert.equal(
+      sample(text, 'portico_upstream_duration_seconds_sum{route="/a",origin="http://a:1",call="backend"}'),
+      0.02,
+    );
     assert.equal(sample(text, 'portico_mapping_calls_total{route="/a",origin="http://m:2"}'), 1);
     assert.equal(sample(text, 'portico_upstream_errors_total{route="/a",origin="http://a:1",kind="refused"}'), 1);
     assert.equal(sample(text, 'portico_mapping_failures_total{route="/a",tag="user"}'), 1);

@@ -26,7 +26,14 @@ const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const;
 export interface MetricsSources {
   readonly inFlight?: { readonly count: number };
   readonly circuits?: () => Iterable<{ readonly origin: string; readonly state: string }>;
-  readonly mappingCache?: () => { readonly hits: number; readonly misses: number; readonly coalesced?: number; readonly evictions: number; readonly expirations?: number; readonly size: number };
+  readonly mappingCache?: () => {
+    readonly hits: number;
+    readonly misses: number;
+    readonly coalesced?: number;
+    readonly evictions: number;
+    readonly expirations?: number;
+    readonly size: number;
+  };
   readonly rateLimitBuckets?: () => number;
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
   readonly logLinesDropped?: () => number;
@@ -69,27 +76,90 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     buckets: LATENCY_BUCKETS,
     counter: { name: 'portico_requests_total', help: 'Requests answered, by route template, method and status class' },
   });
-  const aborted = new Counter({ ...on, name: 'portico_requests_aborted_total', help: 'Requests whose client left before the response ended', labelNames: ['route'] as const });
-  const gatewayErrors = new Counter({ ...on, name: 'portico_gateway_errors_total', help: 'Responses the gateway generated itself, by error code (X-Portico-Error)', labelNames: ['code'] as const });
+  const aborted = new Counter({
+    ...on,
+    name: 'portico_requests_aborted_total',
+    help: 'Requests whose client left before the response ended',
+    labelNames: ['route'] as const,
+  });
+  const gatewayErrors = new Counter({
+    ...on,
+    name: 'portico_gateway_errors_total',
+    help: 'Responses the gateway generated itself, by error code (X-Portico-Error)',
+    labelNames: ['code'] as const,
+  });
   const upstreamDuration = createSeriesHistogram(registry, {
     name: 'portico_upstream_duration_seconds',
     help: 'Time until an upstream answered with its response head, by route, origin and call (backend, mapping, auth, websocket)',
     buckets: LATENCY_BUCKETS,
   });
-  const upstreamErrors = new Counter({ ...on, name: 'portico_upstream_errors_total', help: 'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)', labelNames: ['route', 'origin', 'kind'] as const });
-  const circuitTransitions = new Counter({ ...on, name: 'portico_circuit_transitions_total', help: 'Circuit state changes, by origin and new state', labelNames: ['origin', 'state'] as const });
-  const mappingCalls = new Counter({ ...on, name: 'portico_mapping_calls_total', help: 'Mapping calls answered, by route and origin', labelNames: ['route', 'origin'] as const });
-  const mappingFailures = new Counter({ ...on, name: 'portico_mapping_failures_total', help: 'Failed mapping calls whose result was left out of a response (call failed, non-2xx, not JSON, circuit open), by route and tag', labelNames: ['route', 'tag'] as const });
-  const authResults = new Counter({ ...on, name: 'portico_auth_results_total', help: 'Authentication outcomes (ok, missing, invalid, denied, unavailable), by route', labelNames: ['route', 'outcome'] as const });
-  const openStreams = new Gauge({ ...on, name: 'portico_open_streams', help: 'Open SSE streams and WebSocket tunnels, by route and kind', labelNames: ['route', 'kind'] as const });
-  const streamDuration = new Histogram({ ...on, name: 'portico_stream_duration_seconds', help: 'Lifetime of closed SSE streams and WebSocket tunnels', labelNames: ['route', 'kind'] as const, buckets: [1, 10, 60, 300, 1800, 3600, 21600] });
-  const reloads = new Counter({ ...on, name: 'portico_config_reloads_total', help: 'Configuration reloads, by result (ok, rejected)', labelNames: ['result'] as const });
-  const rateLimited = new Counter({ ...on, name: 'portico_rate_limited_total', help: 'Requests refused with 429 by the rate limiter, by route', labelNames: ['route'] as const });
+  const upstreamErrors = new Counter({
+    ...on,
+    name: 'portico_upstream_errors_total',
+    help: 'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)',
+    labelNames: ['route', 'origin', 'kind'] as const,
+  });
+  const circuitTransitions = new Counter({
+    ...on,
+    name: 'portico_circuit_transitions_total',
+    help: 'Circuit state changes, by origin and new state',
+    labelNames: ['origin', 'state'] as const,
+  });
+  const mappingCalls = new Counter({
+    ...on,
+    name: 'portico_mapping_calls_total',
+    help: 'Mapping calls answered, by route and origin',
+    labelNames: ['route', 'origin'] as const,
+  });
+  const mappingFailures = new Counter({
+    ...on,
+    name: 'portico_mapping_failures_total',
+    help: 'Failed mapping calls whose result was left out of a response (call failed, non-2xx, not JSON, circuit open), by route and tag',
+    labelNames: ['route', 'tag'] as const,
+  });
+  const authResults = new Counter({
+    ...on,
+    name: 'portico_auth_results_total',
+    help: 'Authentication outcomes (ok, missing, invalid, denied, unavailable), by route',
+    labelNames: ['route', 'outcome'] as const,
+  });
+  const openStreams = new Gauge({
+    ...on,
+    name: 'portico_open_streams',
+    help: 'Open SSE streams and WebSocket tunnels, by route and kind',
+    labelNames: ['route', 'kind'] as const,
+  });
+  const streamDuration = new Histogram({
+    ...on,
+    name: 'portico_stream_duration_seconds',
+    help: 'Lifetime of closed SSE streams and WebSocket tunnels',
+    labelNames: ['route', 'kind'] as const,
+    buckets: [1, 10, 60, 300, 1800, 3600, 21600],
+  });
+  const reloads = new Counter({
+    ...on,
+    name: 'portico_config_reloads_total',
+    help: 'Configuration reloads, by result (ok, rejected)',
+    labelNames: ['result'] as const,
+  });
+  const rateLimited = new Counter({
+    ...on,
+    name: 'portico_rate_limited_total',
+    help: 'Requests refused with 429 by the rate limiter, by route',
+    labelNames: ['route'] as const,
+  });
 
   // Read at scrape time from the state their owners keep (no per-request cost).
   if (sources.inFlight !== undefined) {
     const inFlight = sources.inFlight;
-    new Gauge({ ...on, name: 'portico_requests_in_flight', help: 'Requests being served now', collect() { this.set(inFlight.count); } });
+    new Gauge({
+      ...on,
+      name: 'portico_requests_in_flight',
+      help: 'Requests being served now',
+      collect() {
+        this.set(inFlight.count);
+      },
+    });
   }
   if (sources.circuits !== undefined) {
     const circuits = sources.circuits;
@@ -101,24 +171,59 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
       aggregator: 'max',
       collect() {
         this.reset();
-        for (const c of circuits()) for (const s of CIRCUIT_STATES) this.set({ origin: c.origin, state: s }, c.state === s ? 1 : 0);
+        for (const c of circuits())
+          for (const s of CIRCUIT_STATES) this.set({ origin: c.origin, state: s }, c.state === s ? 1 : 0);
       },
     });
   }
   if (sources.mappingCache !== undefined) {
     const stats = sources.mappingCache;
     const fromStats = (name: string, help: string, pick: (s: ReturnType<typeof stats>) => number) =>
-      new Counter({ ...on, name, help, collect() { this.reset(); this.inc(pick(stats())); } });
+      new Counter({
+        ...on,
+        name,
+        help,
+        collect() {
+          this.reset();
+          this.inc(pick(stats()));
+        },
+      });
     fromStats('portico_mapping_cache_hits_total', 'Mapping results served from the cache', (s) => s.hits);
     fromStats('portico_mapping_cache_misses_total', 'Mapping cache lookups that made a call', (s) => s.misses);
-    fromStats('portico_mapping_cache_coalesced_total', 'Mapping cache misses that joined a call already running for the URL', (s) => s.coalesced ?? 0);
-    fromStats('portico_mapping_cache_evictions_total', 'Mapping cache entries evicted to make room (maxSize)', (s) => s.evictions);
-    fromStats('portico_mapping_cache_expirations_total', 'Mapping cache entries dropped when their TTL ran out', (s) => s.expirations ?? 0);
-    new Gauge({ ...on, name: 'portico_mapping_cache_entries', help: 'Entries in the mapping cache', collect() { this.set(stats().size); } });
+    fromStats(
+      'portico_mapping_cache_coalesced_total',
+      'Mapping cache misses that joined a call already running for the URL',
+      (s) => s.coalesced ?? 0,
+    );
+    fromStats(
+      'portico_mapping_cache_evictions_total',
+      'Mapping cache entries evicted to make room (maxSize)',
+      (s) => s.evictions,
+    );
+    fromStats(
+      'portico_mapping_cache_expirations_total',
+      'Mapping cache entries dropped when their TTL ran out',
+      (s) => s.expirations ?? 0,
+    );
+    new Gauge({
+      ...on,
+      name: 'portico_mapping_cache_entries',
+      help: 'Entries in the mapping cache',
+      collect() {
+        this.set(stats().size);
+      },
+    });
   }
   if (sources.rateLimitBuckets !== undefined) {
     const size = sources.rateLimitBuckets;
-    new Gauge({ ...on, name: 'portico_rate_limit_buckets', help: 'Client buckets held by the rate limiter', collect() { this.set(size()); } });
+    new Gauge({
+      ...on,
+      name: 'portico_rate_limit_buckets',
+      help: 'Client buckets held by the rate limiter',
+      collect() {
+        this.set(size());
+      },
+    });
   }
 
   if (sources.logLinesDropped !== undefined) {
@@ -137,7 +242,10 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
   const handlers: { [K in keyof GatewayEvents]?: (e: GatewayEvents[K]) => void } = {
     'request:end': (e) => {
       // Keyed by status class, not status: 200 and 204 are one series.
-      const series = duration.series(`${e.status >= 100 && e.status < 600 ? (e.status / 100) | 0 : 0} ${e.method} ${e.routeId ?? ''}`, () => ({ route: routeLabel(e.routeId), method: e.method, status_class: statusClass(e.status) }));
+      const series = duration.series(
+        `${e.status >= 100 && e.status < 600 ? (e.status / 100) | 0 : 0} ${e.method} ${e.routeId ?? ''}`,
+        () => ({ route: routeLabel(e.routeId), method: e.method, status_class: statusClass(e.status) }),
+      );
       duration.observe(series, e.durationMs / 1000);
       if (e.aborted) aborted.inc({ route: routeLabel(e.routeId) });
       if (e.errorCode !== undefined) {
@@ -146,7 +254,11 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
       }
     },
     'upstream:response': (e) => {
-      const series = upstreamDuration.series(`${e.call} ${e.origin} ${e.routeId}`, () => ({ route: routeLabel(e.routeId), origin: e.origin, call: e.call }));
+      const series = upstreamDuration.series(`${e.call} ${e.origin} ${e.routeId}`, () => ({
+        route: routeLabel(e.routeId),
+        origin: e.origin,
+        call: e.call,
+      }));
       upstreamDuration.observe(series, e.durationMs / 1000);
       if (e.call === 'mapping') mappingCalls.inc({ route: routeLabel(e.routeId), origin: e.origin });
     },
@@ -185,7 +297,11 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
       render().then(
         (text) => {
           const body = Buffer.from(text);
-          res.writeHead(200, { 'content-type': registry.contentType, 'content-length': body.length, 'cache-control': 'no-store' });
+          res.writeHead(200, {
+            'content-type': registry.contentType,
+            'content-length': body.length,
+            'cache-control': 'no-store',
+          });
           res.end(body);
         },
         () => sendError(res, 'GW_INTERNAL'),

@@ -87,13 +87,19 @@ function sampling(env: NodeJS.ProcessEnv, warnings: string[]): Sampling {
     case 'always_off':
       return { ratio: 0, exportOff: true };
     case 'always_on':
-      warnings.push('OTEL_TRACES_SAMPLER=always_on is applied as parentbased_always_on: a client traceparent keeps its sampled flag');
+      warnings.push(
+        'OTEL_TRACES_SAMPLER=always_on is applied as parentbased_always_on: a client traceparent keeps its sampled flag',
+      );
       return { ratio: 1, exportOff: false };
     case 'traceidratio':
-      warnings.push('OTEL_TRACES_SAMPLER=traceidratio is applied as parentbased_traceidratio: a client traceparent keeps its sampled flag');
+      warnings.push(
+        'OTEL_TRACES_SAMPLER=traceidratio is applied as parentbased_traceidratio: a client traceparent keeps its sampled flag',
+      );
       return { ratio: samplerArg(env, warnings), exportOff: false };
     default:
-      warnings.push(`OTEL_TRACES_SAMPLER "${env.OTEL_TRACES_SAMPLER}" is not supported (supported: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio); ignored`);
+      warnings.push(
+        `OTEL_TRACES_SAMPLER "${env.OTEL_TRACES_SAMPLER}" is not supported (supported: always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio); ignored`,
+      );
       return { ratio: undefined, exportOff: false };
   }
 }
@@ -101,7 +107,8 @@ function sampling(env: NodeJS.ProcessEnv, warnings: string[]): Sampling {
 /** The `config.telemetry` keys written in the file (before defaults were applied). */
 export function writtenTelemetryKeys(raw: unknown): ReadonlySet<string> {
   const config = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>).config : undefined;
-  const telemetry = typeof config === 'object' && config !== null ? (config as Record<string, unknown>).telemetry : undefined;
+  const telemetry =
+    typeof config === 'object' && config !== null ? (config as Record<string, unknown>).telemetry : undefined;
   return new Set(typeof telemetry === 'object' && telemetry !== null ? Object.keys(telemetry) : []);
 }
 
@@ -109,14 +116,22 @@ export function writtenTelemetryKeys(raw: unknown): ReadonlySet<string> {
  * The tracing settings of one config load: `telemetry` as validated, `written` the keys the file
  * set (the rest are defaults an environment variable may replace), `env` read here and only here.
  */
-export function resolveTracing(telemetry: Telemetry, written: ReadonlySet<string>, env: NodeJS.ProcessEnv): TracingSettings {
+export function resolveTracing(
+  telemetry: Telemetry,
+  written: ReadonlySet<string>,
+  env: NodeJS.ProcessEnv,
+): TracingSettings {
   const warnings: string[] = [];
   const resourceAttributes = parseResourceAttributes(env.OTEL_RESOURCE_ATTRIBUTES ?? '', warnings);
   const fromAttributes = resourceAttributes.find(([k]) => k === 'service.name')?.[1];
-  const serviceName = written.has('serviceName') ? telemetry.serviceName : (nonEmpty(env.OTEL_SERVICE_NAME) ?? fromAttributes ?? telemetry.serviceName);
+  const serviceName = written.has('serviceName')
+    ? telemetry.serviceName
+    : (nonEmpty(env.OTEL_SERVICE_NAME) ?? fromAttributes ?? telemetry.serviceName);
   const sampler = sampling(env, warnings);
   const sampleRatio = written.has('sampleRatio') || sampler.ratio === undefined ? telemetry.sampleRatio : sampler.ratio;
-  const envUrl = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ?? mapDefined(nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT), (base) => `${base.replace(/\/+$/, '')}/v1/traces`);
+  const envUrl =
+    nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) ??
+    mapDefined(nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT), (base) => `${base.replace(/\/+$/, '')}/v1/traces`);
   let url = telemetry.otlpEndpoint === undefined ? envUrl : tracesUrl(telemetry.otlpEndpoint);
   if (url !== undefined && !/^https?:\/\/[^/]/i.test(url)) {
     warnings.push(`OTLP traces endpoint "${url}" is not an http:// or https:// URL; spans are not exported`);

@@ -92,7 +92,8 @@ export function originAddress(origin: string): { address: string; port: number }
   const authority = origin.slice(origin.indexOf('//') + 2);
   const colon = authority.lastIndexOf(':');
   // An IPv6 literal's colons sit inside brackets: only a colon after the ']' starts the port.
-  if (colon > authority.lastIndexOf(']')) return { address: authority.slice(0, colon), port: Number(authority.slice(colon + 1)) };
+  if (colon > authority.lastIndexOf(']'))
+    return { address: authority.slice(0, colon), port: Number(authority.slice(colon + 1)) };
   return { address: authority, port: https ? 443 : 80 };
 }
 
@@ -123,7 +124,11 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
   const maxQueue = options.maxQueue ?? 4096;
   const dispatcher = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
   const resource = {
-    attributes: [str('service.name', options.serviceName), ...(options.resourceAttributes ?? []).map(([k, v]) => str(k, v)), str('telemetry.sdk.name', 'portico')],
+    attributes: [
+      str('service.name', options.serviceName),
+      ...(options.resourceAttributes ?? []).map(([k, v]) => str(k, v)),
+      str('telemetry.sdk.name', 'portico'),
+    ],
   };
   // The first `sending` spans are the batch in flight; they leave the queue when its send ends.
   let queue: OtlpSpan[] = [];
@@ -204,7 +209,11 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
         int('http.response.status_code', e.status),
         str('portico.request_id', e.requestId),
         // A failure names its type: the gateway's error code, else the 5xx status itself.
-        ...(e.errorCode !== undefined ? [str('error.type', e.errorCode)] : e.status >= 500 ? [str('error.type', String(e.status))] : []),
+        ...(e.errorCode !== undefined
+          ? [str('error.type', e.errorCode)]
+          : e.status >= 500
+            ? [str('error.type', String(e.status))]
+            : []),
       ],
       status: e.status >= 500 ? { code: STATUS_ERROR } : { code: STATUS_UNSET },
     });
@@ -226,9 +235,15 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
           ...(child.address === undefined ? [] : [str('server.address', child.address)]),
           ...(child.port === undefined ? [] : [int('server.port', child.port)]),
           ...(child.status === undefined ? [] : [int('http.response.status_code', child.status)]),
-          ...(child.error !== undefined ? [str('error.type', child.error)] : failed ? [str('error.type', String(child.status))] : []),
+          ...(child.error !== undefined
+            ? [str('error.type', child.error)]
+            : failed
+              ? [str('error.type', String(child.status))]
+              : []),
         ],
-        status: failed ? { code: STATUS_ERROR, ...(child.error === undefined ? {} : { message: child.error }) } : { code: STATUS_UNSET },
+        status: failed
+          ? { code: STATUS_ERROR, ...(child.error === undefined ? {} : { message: child.error }) }
+          : { code: STATUS_UNSET },
       });
     }
   };
@@ -238,7 +253,15 @@ export function startOtlpExporter(options: OtlpOptions): OtlpExporter {
   async function send(spans: OtlpSpan[]): Promise<void> {
     const body = JSON.stringify({ resourceSpans: [{ resource, scopeSpans: [{ scope: { name: 'portico' }, spans }] }] });
     try {
-      const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body, headersTimeout: 10_000, bodyTimeout: 10_000, signal: giveUp.signal });
+      const res = await request(url, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'content-type': 'application/json' },
+        body,
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+        signal: giveUp.signal,
+      });
       await res.body.dump();
       if (res.statusCode >= 300) throw new Error(`collector answered ${res.statusCode}`);
     } catch (err) {

@@ -9,7 +9,12 @@ interface Ev {
 
 function setup(options: { windowMs?: number; maxKeys?: number } = {}) {
   const written: { id: number; repeats: Repeats | undefined }[] = [];
-  const limit = limitRepeats<Ev>({ write: (e, repeats) => written.push({ id: e.id, repeats }), items: (e) => e.items, windowMs: 1_000, ...options });
+  const limit = limitRepeats<Ev>({
+    write: (e, repeats) => written.push({ id: e.id, repeats }),
+    items: (e) => e.items,
+    windowMs: 1_000,
+    ...options,
+  });
   return { written, limit };
 }
 

@@ -54,7 +54,12 @@ export function createSeriesHistogram(
   register(registry, { name, help, type: 'histogram', values: histogramValues });
   const counter = options.counter;
   if (counter !== undefined) {
-    register(registry, { name: counter.name, help: counter.help, type: 'counter', values: () => [...all.values()].map((s) => ({ labels: { ...s.labels }, value: s.count })) });
+    register(registry, {
+      name: counter.name,
+      help: counter.help,
+      type: 'counter',
+      values: () => [...all.values()].map((s) => ({ labels: { ...s.labels }, value: s.count })),
+    });
   }
   return {
     series(key, labels) {
@@ -75,7 +80,10 @@ export function createSeriesHistogram(
   };
 }
 
-function register(registry: Registry, m: { name: string; help: string; type: 'histogram' | 'counter'; values: () => MetricValue[] }): void {
+function register(
+  registry: Registry,
+  m: { name: string; help: string; type: 'histogram' | 'counter'; values: () => MetricValue[] },
+): void {
   const metric = {
     name: m.name,
     help: m.help,

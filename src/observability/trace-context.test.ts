@@ -1,7 +1,18 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { childTraceparent, configureTraceSampling, newSpanId, newTraceId, parseTraceparent, peekTrace, setSpanRecorder, traceHeaders, traceOf, type ChildSpan } from './trace-context.js';
+import {
+  childTraceparent,
+  configureTraceSampling,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  peekTrace,
+  setSpanRecorder,
+  traceHeaders,
+  traceOf,
+  type ChildSpan,
+} from './trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -24,7 +35,12 @@ describe('traceparent parsing (W3C 3.2)', () => {
     { name: 'all-zero parent id', value: `00-${TRACE}-${'0'.repeat(16)}-01`, ok: false, sampled: false },
     { name: 'uppercase hex', value: `00-${TRACE.toUpperCase()}-${PARENT}-01`, ok: false, sampled: false },
     { name: 'short', value: `00-${TRACE}-${PARENT}`, ok: false, sampled: false },
-    { name: 'two headers joined', value: `00-${TRACE}-${PARENT}-01, 00-${TRACE}-${PARENT}-01`, ok: false, sampled: false },
+    {
+      name: 'two headers joined',
+      value: `00-${TRACE}-${PARENT}-01, 00-${TRACE}-${PARENT}-01`,
+      ok: false,
+      sampled: false,
+    },
   ];
   for (const c of table) {
     it(c.name, () => {
@@ -55,7 +71,7 @@ describe('trace context of a request', () => {
     assert.deepEqual([b[0], b[2], b[3]], ['traceparent', 'tracestate', 'vendor=abc']);
   });
 
-  it('keeps the client\'s not-sampled flag', () => {
+  it("keeps the client's not-sampled flag", () => {
     assert.match(childTraceparent(req({ traceparent: `00-${TRACE}-${PARENT}-00` })), /-00$/);
   });
 

@@ -104,11 +104,20 @@ export function newTraceId(): string {
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
 /** Parses a `traceparent` header; undefined when invalid (then a new trace starts). */
-export function parseTraceparent(value: string | string[] | undefined): { traceId: string; parentId: string; sampled: boolean } | undefined {
+export function parseTraceparent(
+  value: string | string[] | undefined,
+): { traceId: string; parentId: string; sampled: boolean } | undefined {
   if (typeof value !== 'string' || value.length < 55) return undefined;
   const m = TRACEPARENT.exec(value);
   if (m === null) return undefined;
-  const [, version, traceId, parentId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined];
+  const [, version, traceId, parentId, flags, rest] = m as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+  ];
   // Version ff is invalid; version 00 has exactly four fields; later versions may add fields.
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return undefined;
@@ -152,7 +161,18 @@ export function childTraceparent(req: IncomingMessage): string {
 function childOf(ctx: TraceContext): string {
   const spanId = newSpanId();
   if (ctx.children !== undefined && recorder !== undefined) {
-    const span: ChildSpan = { spanId, start: performance.now(), end: undefined, status: undefined, error: undefined, name: undefined, origin: undefined, method: undefined, address: undefined, port: undefined };
+    const span: ChildSpan = {
+      spanId,
+      start: performance.now(),
+      end: undefined,
+      status: undefined,
+      error: undefined,
+      name: undefined,
+      origin: undefined,
+      method: undefined,
+      address: undefined,
+      port: undefined,
+    };
     ctx.children.push(span);
     recorder.childStarted(span);
   }

@@ -49,11 +49,26 @@ export interface PipelineDeps {
   readonly tunnel?: TunnelOptions;
 }
 
-export function createPipelineDeps(config: CompiledConfig, shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'guards'>): PipelineDeps {
+export function createPipelineDeps(
+  config: CompiledConfig,
+  shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'guards'>,
+): PipelineDeps {
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
-  const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(config.settings, shared) : undefined;
+  const authenticator = config.routes.some((r) => r.requiresAuth)
+    ? createAuthenticator(config.settings, shared)
+    : undefined;
   const guards = createGuards(config, shared.rateLimiter ?? createRateLimiter());
-  return { ...shared, config, dropHeaders: requestDropSet(config.settings.auth.stripHeaders, config.settings.telemetry.propagation, trustsPeer(config.settings.trustProxy)), authenticator, guards };
+  return {
+    ...shared,
+    config,
+    dropHeaders: requestDropSet(
+      config.settings.auth.stripHeaders,
+      config.settings.telemetry.propagation,
+      trustsPeer(config.settings.trustProxy),
+    ),
+    authenticator,
+    guards,
+  };
 }
 
 /** The `trustProxy` test on a socket's peer address (IPv4 clients of a dual-stack socket too). */
@@ -66,16 +81,22 @@ export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
   const layers: Layer[] = deps.guards(route);
   if (route.requiresAuth) {
     // Validation refuses defaultProtected without secret, jwksUrl or authService.
-    if (deps.authenticator === undefined) throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
+    if (deps.authenticator === undefined)
+      throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
     layers.push(authLayer(deps.authenticator, deps.events));
   }
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
-  if (route.buffersRequest) layers.push(requestBufferLayer({ memoryBytes: deps.config.settings.limits.requestBufferBytes, logger: deps.logger }));
+  if (route.buffersRequest)
+    layers.push(
+      requestBufferLayer({ memoryBytes: deps.config.settings.limits.requestBufferBytes, logger: deps.logger }),
+    );
   // After auth: a request without a valid token never takes a probe slot. WebSocket upgrades
   // acquire their permit in the upgrade code; a disabled breaker costs nothing here.
   if (route.kind !== 'websocket' && deps.config.settings.circuitBreaker.enabled) {
-    layers.push(circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }));
+    layers.push(
+      circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }),
+    );
   }
   return compose(layers, endpointFor(route, deps));
 }
@@ -121,7 +142,13 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         sendError(ex.res, 'GW_UPGRADE_REQUIRED', { upgrade: 'websocket', connection: 'Upgrade' });
       };
     case 'sse':
-      return sseEndpoint(route, { upstream, dropHeaders: deps.dropHeaders, headersTimeoutMs: timeouts.backendSec * 1000, events: deps.events, streams: deps.streams });
+      return sseEndpoint(route, {
+        upstream,
+        dropHeaders: deps.dropHeaders,
+        headersTimeoutMs: timeouts.backendSec * 1000,
+        events: deps.events,
+        streams: deps.streams,
+      });
     case 'mapping':
       return mappingEndpoint(route, {
         ...forwardOptions,

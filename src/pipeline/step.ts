@@ -41,4 +41,5 @@ export type Step = (ex: Exchange) => Promise<void>;
 export type Layer = (next: Step) => Step;
 
 /** Wraps `end` in `layers`, first layer outermost. Done once per route at config load. */
-export const compose = (layers: readonly Layer[], end: Step): Step => layers.reduceRight<Step>((next, wrap) => wrap(next), end);
+export const compose = (layers: readonly Layer[], end: Step): Step =>
+  layers.reduceRight<Step>((next, wrap) => wrap(next), end);

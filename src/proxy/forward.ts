@@ -101,7 +101,13 @@ class ForwardCall implements Dispatcher.DispatchHandler {
         // Answered before the abort: aborting a dispatched call reports its error synchronously.
         ex.upstreamFailure = 'timeout';
         ex.errorCode = 'GW_UPSTREAM_TIMEOUT';
-        call.options.events.emit('upstream:error', { requestId: ex.requestId, routeId: call.route.id, origin: call.options.upstream.origin.key, kind: 'timeout', error: why });
+        call.options.events.emit('upstream:error', {
+          requestId: ex.requestId,
+          routeId: call.route.id,
+          origin: call.options.upstream.origin.key,
+          kind: 'timeout',
+          error: why,
+        });
         sendError(ex.res, 'GW_UPSTREAM_TIMEOUT');
         this.settle();
       }
@@ -134,7 +140,13 @@ class ForwardCall implements Dispatcher.DispatchHandler {
     }
     this.resumeCall = resume;
     ex.upstreamStatus = statusCode;
-    call.options.events.emit('upstream:response', { routeId: call.route.id, origin: call.options.upstream.origin.key, call: 'backend', status: statusCode, durationMs: performance.now() - this.started });
+    call.options.events.emit('upstream:response', {
+      routeId: call.route.id,
+      origin: call.options.upstream.origin.key,
+      call: 'backend',
+      status: statusCode,
+      durationMs: performance.now() - this.started,
+    });
     out['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
     // A 204 never has a body, so no length either (RFC 9110 8.6).
     if (statusCode === 204) delete out['content-length'];
@@ -224,7 +236,16 @@ export function forwardEndpoint(route: CompiledRoute, options: ForwardOptions): 
         {
           path: appendQuery(buildPath(ex.params), template, ex.rawQuery),
           method: req.method === 'HEAD' ? 'HEAD' : method,
-          headers: upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders, bodyLength: bufferedLength(ex) }, dropHeaders),
+          headers: upstreamRequestHeaders(
+            {
+              req,
+              requestId: ex.requestId,
+              hostHeader: origin.hostHeader,
+              claimHeaders: ex.claimHeaders,
+              bodyLength: bufferedLength(ex),
+            },
+            dropHeaders,
+          ),
           body: upstreamBody(ex),
           headersTimeout: headersTimeoutMs,
           bodyTimeout: bodyTimeoutMs,

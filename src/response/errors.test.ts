@@ -11,7 +11,8 @@ describe('error catalogue', () => {
       rows.set(m[1]!, { status: Number(m[2]), message: m[3]!.trim() });
     }
     assert.deepEqual([...rows.keys()].sort(), Object.keys(ERRORS).sort());
-    for (const [code, e] of Object.entries(ERRORS)) assert.deepEqual(rows.get(code), { status: e.status, message: e.message }, code);
+    for (const [code, e] of Object.entries(ERRORS))
+      assert.deepEqual(rows.get(code), { status: e.status, message: e.message }, code);
   });
 
   it('codes are GW_ plus upper snake case, statuses 4xx/5xx', () => {

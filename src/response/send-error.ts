@@ -10,12 +10,18 @@ const BODIES = new Map<string, Buffer>(
  * Writes a gateway error in the one JSON shape of docs/design-decisions.md. The only place that turns an
  * error into a body. A response whose headers already went out can only be cut short.
  */
-export function sendError(res: ServerResponse, code: ErrorCode, extraHeaders?: Record<string, string | number>, message?: string): void {
+export function sendError(
+  res: ServerResponse,
+  code: ErrorCode,
+  extraHeaders?: Record<string, string | number>,
+  message?: string,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const body = message === undefined ? BODIES.get(code)! : Buffer.from(JSON.stringify({ error: message, success: false }));
+  const body =
+    message === undefined ? BODIES.get(code)! : Buffer.from(JSON.stringify({ error: message, success: false }));
   res.writeHead(ERRORS[code].status, {
     'content-type': 'application/json',
     'content-length': body.length,
@@ -29,11 +35,19 @@ export function sendError(res: ServerResponse, code: ErrorCode, extraHeaders?: R
  * The same gateway error as a complete response (status, headers with content-length, body), for
  * writers that have no ServerResponse, such as the WebSocket upgrade answering on a raw socket.
  */
-export function errorResponse(code: ErrorCode, extraHeaders?: Record<string, string>): { status: number; headers: Record<string, string>; body: Buffer } {
+export function errorResponse(
+  code: ErrorCode,
+  extraHeaders?: Record<string, string>,
+): { status: number; headers: Record<string, string>; body: Buffer } {
   const body = BODIES.get(code)!;
   return {
     status: ERRORS[code].status,
-    headers: { 'content-type': 'application/json', 'content-length': String(body.length), 'x-portico-error': code, ...extraHeaders },
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+      'x-portico-error': code,
+      ...extraHeaders,
+    },
     body,
   };
 }

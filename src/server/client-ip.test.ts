@@ -4,7 +4,10 @@ import type { IncomingMessage } from 'node:http';
 import { createClientIpResolver, createTrustTest, parseForwardedEntry, trustEntryProblem } from './client-ip.js';
 
 function req(remoteAddress: string, xff?: string | string[]): IncomingMessage {
-  return { socket: { remoteAddress }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } } as unknown as IncomingMessage;
+  return {
+    socket: { remoteAddress },
+    headers: xff === undefined ? {} : { 'x-forwarded-for': xff },
+  } as unknown as IncomingMessage;
 }
 
 describe('trustProxy entries', () => {

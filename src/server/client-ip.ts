@@ -25,7 +25,8 @@ export function trustEntryProblem(entry: string): string | undefined {
   const slash = entry.indexOf('/');
   const address = slash < 0 ? entry : entry.slice(0, slash);
   const family = isIP(address);
-  if (family === 0) return `"${entry}" is not an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of ${Object.keys(NAMED).join(', ')}`;
+  if (family === 0)
+    return `"${entry}" is not an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of ${Object.keys(NAMED).join(', ')}`;
   if (slash >= 0) {
     const bits = entry.slice(slash + 1);
     const max = family === 4 ? 32 : 128;

@@ -13,7 +13,12 @@ const BASE: CorsConfig = {
   maxAgeSec: 600,
 };
 
-function call(headers: Record<string, string>): { req: IncomingMessage; res: ServerResponse; out: Record<string, unknown>; status: () => number | undefined } {
+function call(headers: Record<string, string>): {
+  req: IncomingMessage;
+  res: ServerResponse;
+  out: Record<string, unknown>;
+  status: () => number | undefined;
+} {
   const out: Record<string, unknown> = {};
   let status: number | undefined;
   const res = {
@@ -43,13 +48,20 @@ describe('CORS policy', () => {
 
   it('recognises a preflight by Origin and Access-Control-Request-Method', () => {
     const cors = compileCors(BASE)!;
-    assert.equal(cors.isPreflight(call({ origin: 'https://app.example.com', 'access-control-request-method': 'PATCH' }).req), true);
+    assert.equal(
+      cors.isPreflight(call({ origin: 'https://app.example.com', 'access-control-request-method': 'PATCH' }).req),
+      true,
+    );
     assert.equal(cors.isPreflight(call({ origin: 'https://app.example.com' }).req), false);
     assert.equal(cors.isPreflight(call({ 'access-control-request-method': 'PATCH' }).req), false);
   });
 
   it('answers an allowed preflight with 204 and the allow headers, reflecting requested headers', () => {
-    const c = call({ origin: 'https://app.example.com', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'content-type, x-custom' });
+    const c = call({
+      origin: 'https://app.example.com',
+      'access-control-request-method': 'PATCH',
+      'access-control-request-headers': 'content-type, x-custom',
+    });
     compileCors(BASE)!.preflight(c.req, c.res);
     assert.equal(c.status(), 204);
     assert.deepEqual(c.out, {
@@ -86,7 +98,11 @@ describe('CORS policy', () => {
   });
 
   it('uses a configured header list and sends credentials with the exact origin', () => {
-    const c = call({ origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-other' });
+    const c = call({
+      origin: 'https://app.example.com',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'x-other',
+    });
     compileCors({ ...BASE, headers: ['Content-Type', 'Authorization'], credentials: true })!.preflight(c.req, c.res);
     assert.equal(c.out['access-control-allow-headers'], 'Content-Type, Authorization');
     assert.equal(c.out['access-control-allow-credentials'], 'true');
@@ -96,7 +112,11 @@ describe('CORS policy', () => {
   it('decorates an actual request: origin, Vary, exposed headers', () => {
     const c = call({ origin: 'https://app.example.com' });
     compileCors(BASE)!.decorate(c.req, c.res);
-    assert.deepEqual(c.out, { vary: 'Origin', 'access-control-allow-origin': 'https://app.example.com', 'access-control-expose-headers': 'X-Request-ID' });
+    assert.deepEqual(c.out, {
+      vary: 'Origin',
+      'access-control-allow-origin': 'https://app.example.com',
+      'access-control-expose-headers': 'X-Request-ID',
+    });
   });
 
   it('answers * for any origin without credentials, and nothing without Origin', () => {
@@ -112,9 +132,10 @@ describe('CORS policy', () => {
 });
 
 describe('CORS for WebSocket handshakes', () => {
-  const allows = (headers: Record<string, string>, config: CorsConfig = BASE) => compileCors(config)!.allowsUpgrade(call(headers).req);
+  const allows = (headers: Record<string, string>, config: CorsConfig = BASE) =>
+    compileCors(config)!.allowsUpgrade(call(headers).req);
 
-  it('admits no Origin, an allowed origin, a wildcard match, and the gateway\'s own origin', () => {
+  it("admits no Origin, an allowed origin, a wildcard match, and the gateway's own origin", () => {
     assert.equal(allows({ host: 'gw.test' }), true);
     assert.equal(allows({ host: 'gw.test', origin: 'https://APP.example.com' }), true);
     assert.equal(allows({ host: 'gw.test', origin: 'https://a.b.example.org' }), true);

@@ -48,7 +48,10 @@ function originMatcher(origins: CorsConfig['origins']): (origin: string) => bool
     const star = lower.indexOf('://*.');
     if (star < 0) exact.add(lower);
     // `https://*.example.com`: any subdomain depth, never example.com itself.
-    else patterns.push(new RegExp(`^${escape(lower.slice(0, star + 3))}([a-z0-9-]+\\.)+${escape(lower.slice(star + 5))}$`));
+    else
+      patterns.push(
+        new RegExp(`^${escape(lower.slice(0, star + 3))}([a-z0-9-]+\\.)+${escape(lower.slice(star + 5))}$`),
+      );
   }
   return (origin) => {
     const lower = origin.toLowerCase();
@@ -80,7 +83,8 @@ export function compileCors(cors: CorsConfig | undefined): CorsPolicy | undefine
   };
 
   return {
-    isPreflight: (req) => req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined,
+    isPreflight: (req) =>
+      req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined,
     preflight(req, res) {
       const origin = req.headers.origin!;
       res.setHeader('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');

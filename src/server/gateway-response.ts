@@ -18,7 +18,8 @@ export class GatewayResponse<Request extends IncomingMessage = IncomingMessage> 
     const id = this.requestId;
     if (id !== undefined) {
       const headers = typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders;
-      if (headers === undefined || Array.isArray(headers) || headers['x-request-id'] === undefined) this.setHeader('x-request-id', id);
+      if (headers === undefined || Array.isArray(headers) || headers['x-request-id'] === undefined)
+        this.setHeader('x-request-id', id);
     }
     return super.writeHead(statusCode, reasonOrHeaders as string, maybeHeaders);
   }

@@ -5,7 +5,11 @@ const READY = Buffer.from('{"status":"ready"}');
 const DRAINING = Buffer.from('{"status":"draining"}');
 
 function json(res: ServerResponse, status: number, body: Buffer): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': body.length, 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': body.length,
+    'cache-control': 'no-store',
+  });
   res.end(body);
 }
 

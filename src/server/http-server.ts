@@ -49,10 +49,17 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     // Node has parsed what followed a refused request by the refused request's framing, which the
     // refusal says not to trust: those requests are never served, the connection closes first.
     if ((req.socket as RefusedSocket)[FRAMING_REFUSED] === true) return void req.resume();
-    if (req.httpVersionMajor !== 1 || req.headers['transfer-encoding'] !== undefined || req.rawHeaders.length >= MAX_HEADER_ENTRIES || !hasOneValidHost(req)) {
+    if (
+      req.httpVersionMajor !== 1 ||
+      req.headers['transfer-encoding'] !== undefined ||
+      req.rawHeaders.length >= MAX_HEADER_ENTRIES ||
+      !hasOneValidHost(req)
+    ) {
       const refusal = protocolRefusal(req);
       if (refusal !== undefined) {
-        res.once('close', () => reportEnd(events, res, started, requestId, req.method ?? '', req.url ?? '', undefined, refusal, undefined));
+        res.once('close', () =>
+          reportEnd(events, res, started, requestId, req.method ?? '', req.url ?? '', undefined, refusal, undefined),
+        );
         (req.socket as RefusedSocket)[FRAMING_REFUSED] = true;
         req.resume();
         return sendError(res, refusal, { connection: 'close' });
@@ -71,11 +78,16 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       // A CORS preflight for a path some route serves is the gateway's to answer, never forwarded.
       const cors = deps.cors();
       const wanted = req.headers['access-control-request-method'];
-      const target = cors !== undefined && cors.isPreflight(req) && typeof wanted === 'string' ? deps.current().match(wanted, path) : undefined;
+      const target =
+        cors !== undefined && cors.isPreflight(req) && typeof wanted === 'string'
+          ? deps.current().match(wanted, path)
+          : undefined;
       if (cors !== undefined && target !== undefined && target.kind !== 'not-found') {
         // Answered here, but logged and counted like any request, under the route it asks about.
         const routeId = target.kind === 'found' ? target.entry.route.id : undefined;
-        res.once('close', () => reportEnd(events, res, started, requestId, method, path, routeId, undefined, undefined));
+        res.once('close', () =>
+          reportEnd(events, res, started, requestId, method, path, routeId, undefined, undefined),
+        );
         return cors.preflight(req, res);
       }
     }
@@ -103,12 +115,24 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     res.once('close', () => {
       ex?.onClose?.();
       inFlight.count--;
-      reportEnd(events, res, started, requestId, method, path, ex?.route.id, ex?.errorCode ?? errorCode, isRecording() ? traceOf(req) : undefined);
+      reportEnd(
+        events,
+        res,
+        started,
+        requestId,
+        method,
+        path,
+        ex?.route.id,
+        ex?.errorCode ?? errorCode,
+        isRecording() ? traceOf(req) : undefined,
+      );
     });
 
     if (match.kind !== 'found' || ex === undefined) {
       req.resume();
-      return match.kind === 'method-not-allowed' ? sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow }) : sendError(res, errorCode ?? 'GW_ROUTE_NOT_FOUND');
+      return match.kind === 'method-not-allowed'
+        ? sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow })
+        : sendError(res, errorCode ?? 'GW_ROUTE_NOT_FOUND');
     }
     const exchange = ex;
     match.entry.run(exchange).catch((err: unknown) => {
@@ -132,7 +156,17 @@ function reportEnd(
   errorCode: string | undefined,
   trace: ReturnType<typeof traceOf> | undefined,
 ): void {
-  events.emit('request:end', { requestId, method, routeId, path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 100) / 100, aborted: !res.writableFinished, errorCode, trace });
+  events.emit('request:end', {
+    requestId,
+    method,
+    routeId,
+    path,
+    status: res.statusCode,
+    durationMs: Math.round((performance.now() - started) * 100) / 100,
+    aborted: !res.writableFinished,
+    errorCode,
+    trace,
+  });
 }
 
 /** Marks a connection whose framing the gateway refused: it serves no further request. */
@@ -198,6 +232,9 @@ const ROUTE_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
  */
 export function refuseConnect(req: IncomingMessage, socket: Duplex): void {
   socket.on('error', () => socket.destroy());
-  const r = errorResponse('GW_METHOD_UNSUPPORTED', { 'x-request-id': requestIdFor(req.headers['x-request-id']), allow: ROUTE_METHODS });
+  const r = errorResponse('GW_METHOD_UNSUPPORTED', {
+    'x-request-id': requestIdFor(req.headers['x-request-id']),
+    allow: ROUTE_METHODS,
+  });
   respondOnSocket(socket, r.status, r.headers, r.body);
 }

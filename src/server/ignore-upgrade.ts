@@ -21,7 +21,9 @@ import type { Duplex } from 'node:stream';
  * they name are still dropped on the way to the backend). Names, values and order are kept.
  * Node decodes heads as latin1 and refuses CR/LF in them, so the text is safe to parse again.
  */
-export function headWithoutUpgrade(req: Pick<IncomingMessage, 'method' | 'url' | 'httpVersion' | 'rawHeaders'>): string {
+export function headWithoutUpgrade(
+  req: Pick<IncomingMessage, 'method' | 'url' | 'httpVersion' | 'rawHeaders'>,
+): string {
   let head = `${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/${req.httpVersion}\r\n`;
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {

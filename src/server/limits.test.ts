@@ -8,13 +8,33 @@ import type { Exchange } from '../pipeline/step.js';
 import { createLogger } from '../observability/logger.js';
 
 const SETTINGS = {
-  limits: { maxMappingBodyBytes: 1, connectionsPerOrigin: 1, maxBodyBytes: 100, maxHeaderBytes: 8192, requestBufferBytes: 65536 },
-  timeouts: { backendSec: 30, backendIdleSec: 60, mappingSec: 10, clientHeaderSec: 30, clientBodySec: 60, keepAliveSec: 72 },
+  limits: {
+    maxMappingBodyBytes: 1,
+    connectionsPerOrigin: 1,
+    maxBodyBytes: 100,
+    maxHeaderBytes: 8192,
+    requestBufferBytes: 65536,
+  },
+  timeouts: {
+    backendSec: 30,
+    backendIdleSec: 60,
+    mappingSec: 10,
+    clientHeaderSec: 30,
+    clientBodySec: 60,
+    keepAliveSec: 72,
+  },
 };
 
-function exchange(headers: Record<string, string>, complete = true): { ex: Exchange; sent: { status?: number; headers?: Record<string, unknown> } } {
+function exchange(
+  headers: Record<string, string>,
+  complete = true,
+): { ex: Exchange; sent: { status?: number; headers?: Record<string, unknown> } } {
   const sent: { status?: number; headers?: Record<string, unknown> } = {};
-  const req = Object.assign(new EventEmitter(), { headers, complete, socket: new EventEmitter() }) as unknown as IncomingMessage;
+  const req = Object.assign(new EventEmitter(), {
+    headers,
+    complete,
+    socket: new EventEmitter(),
+  }) as unknown as IncomingMessage;
   const res = {
     headersSent: false,
     writeHead(status: number, h: Record<string, unknown>) {
@@ -82,7 +102,10 @@ describe('client error handler', () => {
         cb();
       },
     });
-    clientErrorHandler(createLogger({ level: 'silent' }))(Object.assign(new Error('Header overflow'), { code: 'HPE_HEADER_OVERFLOW' }), socket);
+    clientErrorHandler(createLogger({ level: 'silent' }))(
+      Object.assign(new Error('Header overflow'), { code: 'HPE_HEADER_OVERFLOW' }),
+      socket,
+    );
     await new Promise((r) => socket.once('finish', r));
     const text = Buffer.concat(written).toString('utf8');
     assert.ok(text.startsWith('HTTP/1.1 431 Request Header Fields Too Large\r\n'), text);

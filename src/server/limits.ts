@@ -22,7 +22,8 @@ import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { configureWriteTimeout } from './write-timeout.js';
 
-type Limits = Pick<GatewaySettings, 'limits' | 'timeouts'> & Partial<Pick<GatewaySettings, 'readTimeoutSec' | 'writeTimeoutSec'>>;
+type Limits = Pick<GatewaySettings, 'limits' | 'timeouts'> &
+  Partial<Pick<GatewaySettings, 'readTimeoutSec' | 'writeTimeoutSec'>>;
 
 /** `createServer` options from the configuration the process starts with. */
 export function serverOptions(settings: Limits): ServerOptions {

@@ -9,15 +9,50 @@ const GLOBAL_ON: RateLimitConfig = { enabled: true, requestsPerSec: 10, burst: u
 const GLOBAL_OFF: RateLimitConfig = { enabled: false, requestsPerSec: 10, burst: undefined };
 
 describe('route rate-limit policy', () => {
-  const table: { name: string; own: Parameters<typeof routeRateLimit>[0]['rateLimit']; settings: RateLimitConfig; expect: RateLimitPolicy | undefined }[] = [
+  const table: {
+    name: string;
+    own: Parameters<typeof routeRateLimit>[0]['rateLimit'];
+    settings: RateLimitConfig;
+    expect: RateLimitPolicy | undefined;
+  }[] = [
     { name: 'off everywhere', own: undefined, settings: GLOBAL_OFF, expect: undefined },
-    { name: 'shared bucket, burst 2 x rate', own: undefined, settings: GLOBAL_ON, expect: { scope: '', requestsPerSec: 10, burst: 20 } },
-    { name: 'explicit shared burst', own: undefined, settings: { ...GLOBAL_ON, burst: 5 }, expect: { scope: '', requestsPerSec: 10, burst: 5 } },
+    {
+      name: 'shared bucket, burst 2 x rate',
+      own: undefined,
+      settings: GLOBAL_ON,
+      expect: { scope: '', requestsPerSec: 10, burst: 20 },
+    },
+    {
+      name: 'explicit shared burst',
+      own: undefined,
+      settings: { ...GLOBAL_ON, burst: 5 },
+      expect: { scope: '', requestsPerSec: 10, burst: 5 },
+    },
     { name: 'route exempt', own: { enabled: false }, settings: GLOBAL_ON, expect: undefined },
-    { name: 'route own numbers', own: { enabled: true, requestsPerSec: 1 }, settings: GLOBAL_OFF, expect: { scope: 'GET /a\n', requestsPerSec: 1, burst: 2 } },
-    { name: 'route own burst only', own: { enabled: true, burst: 3 }, settings: GLOBAL_ON, expect: { scope: 'GET /a\n', requestsPerSec: 10, burst: 3 } },
-    { name: 'route opts in with shared numbers while shared is off', own: { enabled: true }, settings: GLOBAL_OFF, expect: { scope: 'GET /a\n', requestsPerSec: 10, burst: 20 } },
-    { name: 'route opts in while shared is on', own: { enabled: true }, settings: GLOBAL_ON, expect: { scope: '', requestsPerSec: 10, burst: 20 } },
+    {
+      name: 'route own numbers',
+      own: { enabled: true, requestsPerSec: 1 },
+      settings: GLOBAL_OFF,
+      expect: { scope: 'GET /a\n', requestsPerSec: 1, burst: 2 },
+    },
+    {
+      name: 'route own burst only',
+      own: { enabled: true, burst: 3 },
+      settings: GLOBAL_ON,
+      expect: { scope: 'GET /a\n', requestsPerSec: 10, burst: 3 },
+    },
+    {
+      name: 'route opts in with shared numbers while shared is off',
+      own: { enabled: true },
+      settings: GLOBAL_OFF,
+      expect: { scope: 'GET /a\n', requestsPerSec: 10, burst: 20 },
+    },
+    {
+      name: 'route opts in while shared is on',
+      own: { enabled: true },
+      settings: GLOBAL_ON,
+      expect: { scope: '', requestsPerSec: 10, burst: 20 },
+    },
   ];
   for (const c of table) {
     it(c.name, () => assert.deepEqual(routeRateLimit({ id: 'GET /a', rateLimit: c.own }, c.settings), c.expect));
@@ -29,7 +64,10 @@ describe('token bucket', () => {
     let now = 1_000;
     const limiter = createRateLimiter({ now: () => now });
     const policy = { scope: '', requestsPerSec: 2, burst: 3 };
-    assert.deepEqual([1, 2, 3].map(() => limiter.take('a', policy)), [2, 1, 0]);
+    assert.deepEqual(
+      [1, 2, 3].map(() => limiter.take('a', policy)),
+      [2, 1, 0],
+    );
     assert.equal(limiter.take('a', policy), -1);
     now += 250; // half a token
     assert.equal(limiter.take('a', policy), -0.5);
@@ -74,7 +112,11 @@ describe('token bucket', () => {
   });
 });
 
-function fakeExchange(remoteAddress = '10.0.0.1'): { ex: Exchange; headers: Record<string, unknown>; sent: { status?: number; body?: string } } {
+function fakeExchange(remoteAddress = '10.0.0.1'): {
+  ex: Exchange;
+  headers: Record<string, unknown>;
+  sent: { status?: number; body?: string };
+} {
   const headers: Record<string, unknown> = {};
   const sent: { status?: number; body?: string } = {};
   const res = {

@@ -26,7 +26,10 @@ export interface RateLimitPolicy {
 }
 
 /** The policy of a route, or undefined when the route is not limited. Decided at config load. */
-export function routeRateLimit(route: Pick<CompiledRoute, 'id' | 'rateLimit'>, settings: RateLimitConfig): RateLimitPolicy | undefined {
+export function routeRateLimit(
+  route: Pick<CompiledRoute, 'id' | 'rateLimit'>,
+  settings: RateLimitConfig,
+): RateLimitPolicy | undefined {
   const own = route.rateLimit;
   if (own?.enabled === false) return undefined;
   if (own !== undefined && (own.requestsPerSec !== undefined || own.burst !== undefined)) {
@@ -36,7 +39,11 @@ export function routeRateLimit(route: Pick<CompiledRoute, 'id' | 'rateLimit'>, s
   if (!settings.enabled && own === undefined) return undefined;
   // A route that opts in without numbers uses the shared numbers; its own buckets when the shared
   // limit is off (so it does not share with nobody under a misleading scope).
-  return { scope: settings.enabled ? '' : `${route.id}\n`, requestsPerSec: settings.requestsPerSec, burst: settings.burst ?? 2 * settings.requestsPerSec };
+  return {
+    scope: settings.enabled ? '' : `${route.id}\n`,
+    requestsPerSec: settings.requestsPerSec,
+    burst: settings.burst ?? 2 * settings.requestsPerSec,
+  };
 }
 
 interface Bucket {
@@ -70,7 +77,11 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
   let buckets: LRUCache<string, Bucket> | undefined;
   return {
     take(key, policy) {
-      buckets ??= new LRUCache<string, Bucket>({ max: options.maxClients ?? 100_000, updateAgeOnGet: true, perf: { now } });
+      buckets ??= new LRUCache<string, Bucket>({
+        max: options.maxClients ?? 100_000,
+        updateAgeOnGet: true,
+        perf: { now },
+      });
       const t = now();
       const { requestsPerSec: rate, burst } = policy;
       let b = buckets.get(key);

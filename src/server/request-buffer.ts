@@ -53,7 +53,10 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
         return next(ex);
       },
       (err: unknown) => {
-        options.logger.error({ reqId: ex.requestId, route: ex.route.id, dir, err }, 'cannot buffer the request body to a temporary file');
+        options.logger.error(
+          { reqId: ex.requestId, route: ex.route.id, dir, err },
+          'cannot buffer the request body to a temporary file',
+        );
         ex.errorCode = 'GW_INTERNAL';
         if (!ex.res.headersSent) sendError(ex.res, 'GW_INTERNAL', { connection: 'close' });
       },
@@ -67,7 +70,8 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
  */
 export function upstreamBody(ex: Exchange): Buffer | Readable | null {
   const body = ex.body;
-  if (body !== undefined) return Buffer.isBuffer(body) ? body : body.handle.createReadStream({ start: 0, autoClose: false });
+  if (body !== undefined)
+    return Buffer.isBuffer(body) ? body : body.handle.createReadStream({ start: 0, autoClose: false });
   return announcesBody(ex.req) ? ex.req : null;
 }
 

@@ -44,7 +44,8 @@ export function installShutdown(target: Closable, options: ShutdownOptions): (re
       },
     );
   };
-  for (const signal of options.signals ?? (['SIGTERM', 'SIGINT'] as const)) process.on(signal, () => stop(signal, true));
+  for (const signal of options.signals ?? (['SIGTERM', 'SIGINT'] as const))
+    process.on(signal, () => stop(signal, true));
   return (reason) => stop(reason);
 }
 

@@ -4,17 +4,24 @@ import { EventEmitter, once } from 'node:events';
 import { afterAnswersBefore, respondOnSocket, responseHead } from './socket-response.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 
-
 describe('responseHead', () => {
   it('writes the status line with the standard reason, then each header, repeated for lists', () => {
     assert.equal(
-      responseHead(401, { 'content-type': 'application/json', 'content-length': 2, 'set-cookie': ['a=1', 'b=2'], skipped: undefined }),
+      responseHead(401, {
+        'content-type': 'application/json',
+        'content-length': 2,
+        'set-cookie': ['a=1', 'b=2'],
+        skipped: undefined,
+      }),
       'HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: 2\r\nset-cookie: a=1\r\nset-cookie: b=2\r\n\r\n',
     );
   });
 
   it('takes a flat raw header list and a custom reason', () => {
-    assert.equal(responseHead(101, ['Upgrade', 'websocket', 'Connection', 'Upgrade'], 'Switching Protocols'), 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+    assert.equal(
+      responseHead(101, ['Upgrade', 'websocket', 'Connection', 'Upgrade'], 'Switching Protocols'),
+      'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n',
+    );
   });
 });
 
@@ -40,7 +47,10 @@ describe('respondOnSocket', () => {
 
 describe('afterAnswersBefore', () => {
   /** A response as Node attaches it to the socket: finishing hands the socket to the next one. */
-  function pipeline(socket: RecordingSocket & { _httpMessage?: unknown }, reqs: object[]): (EventEmitter & { req: object; headersSent: boolean })[] {
+  function pipeline(
+    socket: RecordingSocket & { _httpMessage?: unknown },
+    reqs: object[],
+  ): (EventEmitter & { req: object; headersSent: boolean })[] {
     const responses = reqs.map((req) => Object.assign(new EventEmitter(), { req, headersSent: false }));
     responses.forEach((res, i) => res.on('finish', () => (socket._httpMessage = responses[i + 1] ?? null)));
     socket._httpMessage = responses[0];

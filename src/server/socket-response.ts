@@ -13,7 +13,11 @@ export type HeaderValue = string | number | readonly string[];
 const LINGER_MS = 5_000;
 
 /** `HTTP/1.1 <status> <reason>` plus the headers and the blank line. */
-export function responseHead(status: number, headers: Record<string, HeaderValue | undefined> | readonly string[], reason?: string): string {
+export function responseHead(
+  status: number,
+  headers: Record<string, HeaderValue | undefined> | readonly string[],
+  reason?: string,
+): string {
   let head = `HTTP/1.1 ${status} ${reason ?? STATUS_CODES[status] ?? ''}\r\n`;
   if (Array.isArray(headers)) {
     const flat = headers as readonly string[];
@@ -35,7 +39,12 @@ export function responseHead(status: number, headers: Record<string, HeaderValue
  * The socket is ended, not destroyed, so the client reads the whole answer; it is destroyed once
  * the client closed too, or after a short linger.
  */
-export function respondOnSocket(socket: Duplex, status: number, headers: Record<string, HeaderValue | undefined>, body: Buffer | undefined): void {
+export function respondOnSocket(
+  socket: Duplex,
+  status: number,
+  headers: Record<string, HeaderValue | undefined>,
+  body: Buffer | undefined,
+): void {
   if (socket.destroyed || !socket.writable) {
     socket.destroy();
     return;
@@ -59,7 +68,11 @@ export function closeAfter(socket: Duplex, last?: Buffer): void {
 /** What a server socket carries while Node serves HTTP on it (fields Node sets on the socket). */
 interface ServingSocket extends Duplex {
   /** The response being written on the socket now; later pipelined ones wait their turn. */
-  _httpMessage?: { readonly req?: unknown; readonly headersSent: boolean; once(event: 'finish', fn: () => void): unknown } | null;
+  _httpMessage?: {
+    readonly req?: unknown;
+    readonly headersSent: boolean;
+    once(event: 'finish', fn: () => void): unknown;
+  } | null;
 }
 
 /**
@@ -70,7 +83,11 @@ interface ServingSocket extends Duplex {
  * bounded by those responses, which the backend timeouts bound in turn.
  * `then` gets the response of `stopAt` if the socket has reached it, else undefined.
  */
-export function afterAnswersBefore(socket: Duplex, stopAt: unknown, then: (current: { headersSent: boolean } | undefined) => void): void {
+export function afterAnswersBefore(
+  socket: Duplex,
+  stopAt: unknown,
+  then: (current: { headersSent: boolean } | undefined) => void,
+): void {
   const step = (): void => {
     const current = (socket as ServingSocket)._httpMessage ?? undefined;
     if (current === undefined || current.req === stopAt || socket.destroyed) then(current);

@@ -11,7 +11,6 @@ import type { UpgradeExchange, UpgradeStep } from '../stream/websocket.js';
 import { createUpgradeHandler, isWebSocketUpgrade, type UpgradeRouteEntry } from './upgrade.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 
-
 function fakeRequest(url: string, headers: Record<string, string>, method = 'GET'): IncomingMessage {
   return { url, method, headers } as unknown as IncomingMessage;
 }
@@ -36,7 +35,11 @@ routes:
     calls.push(ux);
     ux.status = 101;
   };
-  const entries: UpgradeRouteEntry[] = config.routes.map((route) => ({ route, run: async () => {}, ...(route.kind === 'websocket' ? { upgrade } : {}) }));
+  const entries: UpgradeRouteEntry[] = config.routes.map((route) => ({
+    route,
+    run: async () => {},
+    ...(route.kind === 'websocket' ? { upgrade } : {}),
+  }));
   const table = createRouteTable(entries);
   const events = createEventBus();
   const ends: GatewayEvents['request:end'][] = [];
@@ -63,7 +66,11 @@ describe('isWebSocketUpgrade', () => {
 
 describe('createUpgradeHandler', () => {
   const plain = [
-    { name: 'a non-WebSocket upgrade (h2c) on a WebSocket route', url: '/api/rooms/1', headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c' } },
+    {
+      name: 'a non-WebSocket upgrade (h2c) on a WebSocket route',
+      url: '/api/rooms/1',
+      headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c' },
+    },
     { name: 'a WebSocket handshake with another method', url: '/api/rooms/1', headers: WS, method: 'POST' },
     { name: 'a WebSocket handshake for an unknown path', url: '/api/nowhere', headers: WS },
     { name: 'a WebSocket handshake for a path without a GET route', url: '/api/post-only', headers: WS },
@@ -89,7 +96,11 @@ describe('createUpgradeHandler', () => {
 
   it('hands a non-WebSocket upgrade to the request handler while draining too', () => {
     const { handler, served } = setup({ draining: true });
-    handler(fakeRequest('/api/plain', { connection: 'Upgrade', upgrade: 'h2c' }), new RecordingSocket(), Buffer.alloc(0));
+    handler(
+      fakeRequest('/api/plain', { connection: 'Upgrade', upgrade: 'h2c' }),
+      new RecordingSocket(),
+      Buffer.alloc(0),
+    );
     assert.equal(served.length, 1);
   });
 

@@ -49,7 +49,9 @@ export interface SseOptions {
 }
 
 /** Response headers of a stream: the backend's end-to-end headers plus `X-Accel-Buffering: no`. */
-export function sseResponseHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+export function sseResponseHeaders(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
   const out = downstreamResponseHeaders(headers);
   out['x-accel-buffering'] = 'no';
   return out;
@@ -107,7 +109,10 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
       };
       res.once('close', onClose);
       const started = performance.now();
-      const headers = upstreamRequestHeaders({ req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders }, dropHeaders);
+      const headers = upstreamRequestHeaders(
+        { req, requestId: ex.requestId, hostHeader: origin.hostHeader, claimHeaders: ex.claimHeaders },
+        dropHeaders,
+      );
       headers.push('accept-encoding', 'identity');
       upstream.streamPool.stream(
         {
@@ -122,7 +127,13 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
         ({ statusCode, headers: backendHeaders }) => {
           ex.upstreamStatus = statusCode;
           const opened = performance.now();
-          events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'backend', status: statusCode, durationMs: opened - started });
+          events.emit('upstream:response', {
+            routeId: route.id,
+            origin: origin.key,
+            call: 'backend',
+            status: statusCode,
+            durationMs: opened - started,
+          });
           res.writeHead(statusCode, sseResponseHeaders(backendHeaders));
           res.flushHeaders();
           // A 2xx head starts the stream; anything else is an ordinary (error) answer.

@@ -19,7 +19,10 @@ function socketPair(): [Duplex, Duplex] {
         cb();
       },
     });
-  ends.push(make(() => ends[1]!), make(() => ends[0]!));
+  ends.push(
+    make(() => ends[1]!),
+    make(() => ends[0]!),
+  );
   return [ends[0]!, ends[1]!];
 }
 
@@ -105,7 +108,9 @@ describe('tunnel', () => {
     const closeGraceMs = 40;
     const [client, gwClient] = socketPair();
     const [gwBackend] = socketPair();
-    const ended = keptAlive(new Promise<TunnelEnd>((resolve) => tunnel(gwClient, gwBackend, resolve, { closeGraceMs })));
+    const ended = keptAlive(
+      new Promise<TunnelEnd>((resolve) => tunnel(gwClient, gwBackend, resolve, { closeGraceMs })),
+    );
     client.resume();
     const started = performance.now();
     gwBackend.push(null); // the backend's FIN; the client never ends its side
@@ -132,7 +137,11 @@ function stuckBackend(options: { stallMs?: number } = {}) {
       /* never calls back: the peer does not read */
     },
   });
-  return { gwClient, gwBackend, ended: keptAlive(new Promise<TunnelEnd>((resolve) => tunnel(gwClient, gwBackend, resolve, options))) };
+  return {
+    gwClient,
+    gwBackend,
+    ended: keptAlive(new Promise<TunnelEnd>((resolve) => tunnel(gwClient, gwBackend, resolve, options))),
+  };
 }
 
 /** The tunnel's timers do not hold the process open (a server does): the test holds it until `p` settles. */

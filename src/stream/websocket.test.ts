@@ -10,14 +10,26 @@ import type { Authenticator, AuthOutcome } from '../auth/authenticator.js';
 import { requestDropSet } from '../upstream/forward-headers.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
-import { acceptFor, backendUpgradeHeaders, handshakeProblem, upgradeResponseHeaders, websocketEndpoint, type UpgradeExchange } from './websocket.js';
+import {
+  acceptFor,
+  backendUpgradeHeaders,
+  handshakeProblem,
+  upgradeResponseHeaders,
+  websocketEndpoint,
+  type UpgradeExchange,
+} from './websocket.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
-
 
 function fakeRequest(rawHeaders: string[]): IncomingMessage {
   const headers: Record<string, string> = {};
   for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i]!.toLowerCase()] = rawHeaders[i + 1]!;
-  return { method: 'GET', url: '/api/chat', rawHeaders, headers, socket: { remoteAddress: '10.0.0.7' } } as unknown as IncomingMessage;
+  return {
+    method: 'GET',
+    url: '/api/chat',
+    rawHeaders,
+    headers,
+    socket: { remoteAddress: '10.0.0.7' },
+  } as unknown as IncomingMessage;
 }
 
 function protectedRoute(): CompiledRoute {
@@ -71,8 +83,35 @@ function upstreamWith(b: CircuitBreaker, route: CompiledRoute): Upstream {
 describe('upgradeResponseHeaders', () => {
   it("keeps the backend's 101 headers in order and spelling, replaces its request id with the gateway's", () => {
     assert.deepEqual(
-      upgradeResponseHeaders(['Upgrade', 'websocket', 'Connection', 'Upgrade', 'Sec-WebSocket-Accept', 'abc=', 'X-Request-ID', 'backend', 'Sec-WebSocket-Protocol', 'chat', 'Keep-Alive', 'timeout=5'], 'gw-id'),
-      ['Upgrade', 'websocket', 'Connection', 'Upgrade', 'Sec-WebSocket-Accept', 'abc=', 'Sec-WebSocket-Protocol', 'chat', 'x-request-id', 'gw-id'],
+      upgradeResponseHeaders(
+        [
+          'Upgrade',
+          'websocket',
+          'Connection',
+          'Upgrade',
+          'Sec-WebSocket-Accept',
+          'abc=',
+          'X-Request-ID',
+          'backend',
+          'Sec-WebSocket-Protocol',
+          'chat',
+          'Keep-Alive',
+          'timeout=5',
+        ],
+        'gw-id',
+      ),
+      [
+        'Upgrade',
+        'websocket',
+        'Connection',
+        'Upgrade',
+        'Sec-WebSocket-Accept',
+        'abc=',
+        'Sec-WebSocket-Protocol',
+        'chat',
+        'x-request-id',
+        'gw-id',
+      ],
     );
   });
 });
@@ -80,18 +119,32 @@ describe('upgradeResponseHeaders', () => {
 describe('backendUpgradeHeaders', () => {
   it('forwards the handshake and end-to-end headers, replaces Host, sets Connection/Upgrade once, adds X-Forwarded-* and claims', () => {
     const req = fakeRequest([
-      'Host', 'gateway.example',
-      'Connection', 'keep-alive, Upgrade',
-      'Upgrade', 'websocket',
-      'Sec-WebSocket-Key', 'dGhlIHNhbXBsZSBub25jZQ==',
-      'Sec-WebSocket-Version', '13',
-      'Sec-WebSocket-Protocol', 'chat, superchat',
-      'Sec-WebSocket-Extensions', 'permessage-deflate',
-      'Cookie', 'sid=1',
-      'X-Role', 'forged',
-      'X-userId', 'stripped',
+      'Host',
+      'gateway.example',
+      'Connection',
+      'keep-alive, Upgrade',
+      'Upgrade',
+      'websocket',
+      'Sec-WebSocket-Key',
+      'dGhlIHNhbXBsZSBub25jZQ==',
+      'Sec-WebSocket-Version',
+      '13',
+      'Sec-WebSocket-Protocol',
+      'chat, superchat',
+      'Sec-WebSocket-Extensions',
+      'permessage-deflate',
+      'Cookie',
+      'sid=1',
+      'X-Role',
+      'forged',
+      'X-userId',
+      'stripped',
     ]);
-    const headers = backendUpgradeHeaders({ req, requestId: 'rid-9', claimHeaders: [['X-role', 'admin']] }, 'backend:9000', requestDropSet(['X-userId'], false));
+    const headers = backendUpgradeHeaders(
+      { req, requestId: 'rid-9', claimHeaders: [['X-role', 'admin']] },
+      'backend:9000',
+      requestDropSet(['X-userId'], false),
+    );
     const pairs: [string, string][] = [];
     for (let i = 0; i < headers.length; i += 2) pairs.push([headers[i]!, headers[i + 1]!]);
     assert.deepEqual(pairs, [
@@ -116,12 +169,25 @@ describe('websocketEndpoint before the backend is contacted', () => {
   it("writes the Authenticator's refusal onto the socket and never asks the circuit", async () => {
     const route = protectedRoute();
     const acquired = { count: 0 };
-    const refusal: AuthOutcome = { ok: false, status: 401, headers: { 'content-type': 'application/json', 'content-length': '2', 'www-authenticate': 'Bearer' }, body: Buffer.from('{}'), code: 'GW_AUTH_MISSING' };
+    const refusal: AuthOutcome = {
+      ok: false,
+      status: 401,
+      headers: { 'content-type': 'application/json', 'content-length': '2', 'www-authenticate': 'Bearer' },
+      body: Buffer.from('{}'),
+      code: 'GW_AUTH_MISSING',
+    };
     const authenticator: Authenticator = { authenticate: async () => refusal };
     const events = createEventBus();
     const results: GatewayEvents['auth:result'][] = [];
     events.on('auth:result', (e) => results.push(e));
-    const step = websocketEndpoint(route, { upstream: upstreamWith(breaker(false, acquired), route), dropHeaders: new Set(), authenticator, handshakeTimeoutMs: 1000, events, logger: createLogger({ level: 'silent' }) });
+    const step = websocketEndpoint(route, {
+      upstream: upstreamWith(breaker(false, acquired), route),
+      dropHeaders: new Set(),
+      authenticator,
+      handshakeTimeoutMs: 1000,
+      events,
+      logger: createLogger({ level: 'silent' }),
+    });
     const socket = new RecordingSocket();
     const ux = exchange(route, socket);
     await step(ux);
@@ -134,14 +200,24 @@ describe('websocketEndpoint before the backend is contacted', () => {
     assert.equal(ux.status, 401);
     assert.equal(ux.errorCode, 'GW_AUTH_MISSING');
     assert.equal(acquired.count, 0);
-    assert.deepEqual(results.map((r) => r.outcome), ['missing']);
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      ['missing'],
+    );
   });
 
   it('answers 503 JSON with Retry-After when the circuit refuses a permit', async () => {
     const route = protectedRoute();
     const acquired = { count: 0 };
     const authenticator: Authenticator = { authenticate: async () => ({ ok: true, claimHeaders: [['X-sub', 'u1']] }) };
-    const step = websocketEndpoint(route, { upstream: upstreamWith(breaker(true, acquired), route), dropHeaders: new Set(), authenticator, handshakeTimeoutMs: 1000, events: createEventBus(), logger: createLogger({ level: 'silent' }) });
+    const step = websocketEndpoint(route, {
+      upstream: upstreamWith(breaker(true, acquired), route),
+      dropHeaders: new Set(),
+      authenticator,
+      handshakeTimeoutMs: 1000,
+      events: createEventBus(),
+      logger: createLogger({ level: 'silent' }),
+    });
     const socket = new RecordingSocket();
     const ux = exchange(route, socket);
     await step(ux);
@@ -170,11 +246,23 @@ describe('handshakeProblem: a 101 is tunneled only when it answers the client ke
   });
 
   it('refuses a wrong or missing accept, a missing Upgrade: websocket, or no single client key', () => {
-    assert.match(handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': acceptFor('other') }, key)!, /does not match/);
+    assert.match(
+      handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': acceptFor('other') }, key)!,
+      /does not match/,
+    );
     assert.match(handshakeProblem({ upgrade: 'websocket' }, key)!, /without Sec-WebSocket-Accept/);
-    assert.match(handshakeProblem({ upgrade: 'h2c', 'sec-websocket-accept': accept }, key)!, /without Upgrade: websocket/);
+    assert.match(
+      handshakeProblem({ upgrade: 'h2c', 'sec-websocket-accept': accept }, key)!,
+      /without Upgrade: websocket/,
+    );
     assert.match(handshakeProblem({ 'sec-websocket-accept': accept }, key)!, /without Upgrade: websocket/);
-    assert.match(handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': accept }, undefined)!, /no single Sec-WebSocket-Key/);
-    assert.match(handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': accept }, [key, key])!, /no single Sec-WebSocket-Key/);
+    assert.match(
+      handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': accept }, undefined)!,
+      /no single Sec-WebSocket-Key/,
+    );
+    assert.match(
+      handshakeProblem({ upgrade: 'websocket', 'sec-websocket-accept': accept }, [key, key])!,
+      /no single Sec-WebSocket-Key/,
+    );
   });
 });

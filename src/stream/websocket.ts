@@ -76,14 +76,24 @@ export interface WebSocketOptions {
 }
 
 /** Backend 101 headers the gateway does not relay: its own request id replaces the backend's. */
-const UPGRADE_RESPONSE_DROP = new Set(['x-request-id', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'content-length']);
+const UPGRADE_RESPONSE_DROP = new Set([
+  'x-request-id',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'content-length',
+]);
 
 /** The GUID of RFC 6455 1.3, appended to the client's key to compute `Sec-WebSocket-Accept`. */
 const WEBSOCKET_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 /** The `Sec-WebSocket-Accept` a server must answer to the client's `Sec-WebSocket-Key` (RFC 6455 4.2.2). */
 export function acceptFor(key: string): string {
-  return createHash('sha1').update(key + WEBSOCKET_GUID).digest('base64');
+  return createHash('sha1')
+    .update(key + WEBSOCKET_GUID)
+    .digest('base64');
 }
 
 /**
@@ -91,7 +101,8 @@ export function acceptFor(key: string): string {
  * client fails the connection), or undefined when it is one.
  */
 export function handshakeProblem(headers: IncomingHttpHeaders, key: string | string[] | undefined): string | undefined {
-  if (headers.upgrade?.trim().toLowerCase() !== 'websocket') return `101 without Upgrade: websocket (${String(headers.upgrade)})`;
+  if (headers.upgrade?.trim().toLowerCase() !== 'websocket')
+    return `101 without Upgrade: websocket (${String(headers.upgrade)})`;
   if (typeof key !== 'string') return 'the client sent no single Sec-WebSocket-Key to check the answer against';
   const accept = headers['sec-websocket-accept'];
   if (accept === undefined) return '101 without Sec-WebSocket-Accept';
@@ -110,8 +121,15 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
 }
 
 /** The flat header list of the upgrade request to the backend. */
-export function backendUpgradeHeaders(ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders'>, hostHeader: string, dropHeaders: ReadonlySet<string>): string[] {
-  const headers = upstreamRequestHeaders({ req: ux.req, requestId: ux.requestId, hostHeader, claimHeaders: ux.claimHeaders }, dropHeaders);
+export function backendUpgradeHeaders(
+  ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders'>,
+  hostHeader: string,
+  dropHeaders: ReadonlySet<string>,
+): string[] {
+  const headers = upstreamRequestHeaders(
+    { req: ux.req, requestId: ux.requestId, hostHeader, claimHeaders: ux.claimHeaders },
+    dropHeaders,
+  );
   // Connection and Upgrade are hop-by-hop, so the forwarding rules dropped them: this hop upgrades too.
   headers.push('connection', 'Upgrade', 'upgrade', 'websocket');
   return headers;
@@ -124,7 +142,12 @@ export function answerError(ux: UpgradeExchange, code: ErrorCode, extraHeaders?:
   answer(ux, r.status, r.headers, r.body);
 }
 
-function answer(ux: UpgradeExchange, status: number, headers: Record<string, HeaderValue | undefined>, body: Buffer | undefined): void {
+function answer(
+  ux: UpgradeExchange,
+  status: number,
+  headers: Record<string, HeaderValue | undefined>,
+  body: Buffer | undefined,
+): void {
   ux.status = status;
   respondOnSocket(ux.socket, status, { ...headers, 'x-request-id': ux.requestId }, body);
 }
@@ -144,7 +167,10 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
     if (requiresAuth) {
       if (authenticator === undefined) {
         // validate.ts refuses defaultProtected without a way to check tokens: this is a bug.
-        logger.error({ reqId: ux.requestId, route: route.id }, 'websocket route requires auth but no authenticator is configured');
+        logger.error(
+          { reqId: ux.requestId, route: route.id },
+          'websocket route requires auth but no authenticator is configured',
+        );
         answerError(ux, 'GW_INTERNAL');
         return;
       }
@@ -200,14 +226,22 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
       socket.once('close', onClientClose);
 
       breq.on('timeout', () => {
-        breq.destroy(Object.assign(new Error(`no upgrade answer within ${handshakeTimeoutMs} ms`), { code: 'ETIMEDOUT' }));
+        breq.destroy(
+          Object.assign(new Error(`no upgrade answer within ${handshakeTimeoutMs} ms`), { code: 'ETIMEDOUT' }),
+        );
       });
 
       breq.on('error', (err) => {
         if (settled) return;
         const failure = classifyUpstreamError(err);
         ux.upstreamFailure = failure.kind;
-        events.emit('upstream:error', { requestId: ux.requestId, routeId: route.id, origin: origin.key, kind: failure.kind, error: err });
+        events.emit('upstream:error', {
+          requestId: ux.requestId,
+          routeId: route.id,
+          origin: origin.key,
+          kind: failure.kind,
+          error: err,
+        });
         answerError(ux, failure.code);
         done(failure.kind === 'aborted' ? 'release' : 'fail');
       });
@@ -222,8 +256,19 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         }
         ux.status = status;
         done(status >= 500 ? 'fail' : 'succeed');
-        events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'websocket', status, durationMs: performance.now() - started });
-        const headers = { ...downstreamResponseHeaders(bres.headers), 'x-request-id': ux.requestId, date: new Date().toUTCString(), connection: 'close' };
+        events.emit('upstream:response', {
+          routeId: route.id,
+          origin: origin.key,
+          call: 'websocket',
+          status,
+          durationMs: performance.now() - started,
+        });
+        const headers = {
+          ...downstreamResponseHeaders(bres.headers),
+          'x-request-id': ux.requestId,
+          date: new Date().toUTCString(),
+          connection: 'close',
+        };
         socket.write(responseHead(status, headers, bres.statusMessage));
         // The body is delimited by its content-length, else by the close that follows it.
         bres.pipe(socket, { end: false });
@@ -245,7 +290,13 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         if (problem !== undefined) {
           backend.destroy();
           ux.upstreamFailure = 'other';
-          events.emit('upstream:error', { requestId: ux.requestId, routeId: route.id, origin: origin.key, kind: 'protocol', error: new Error(problem) });
+          events.emit('upstream:error', {
+            requestId: ux.requestId,
+            routeId: route.id,
+            origin: origin.key,
+            kind: 'protocol',
+            error: new Error(problem),
+          });
           answerError(ux, 'GW_UPSTREAM_BAD_UPGRADE');
           done('fail');
           return;
@@ -253,7 +304,13 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         ux.status = 101;
         done('succeed');
         const opened = performance.now();
-        events.emit('upstream:response', { routeId: route.id, origin: origin.key, call: 'websocket', status: 101, durationMs: opened - started });
+        events.emit('upstream:response', {
+          routeId: route.id,
+          origin: origin.key,
+          call: 'websocket',
+          status: 101,
+          durationMs: opened - started,
+        });
         socket.write(responseHead(101, upgradeResponseHeaders(bres.rawHeaders, ux.requestId), bres.statusMessage));
         if (backendHead.length > 0) socket.write(backendHead);
         if (ux.head.length > 0) backend.write(ux.head);
@@ -264,9 +321,22 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           (end) => {
             const durationMs = performance.now() - opened;
             events.emit('stream:close', { kind: 'websocket', routeId: route.id, durationMs });
-            if (end === 'closed') logger.debug({ reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs) }, 'websocket tunnel closed');
+            if (end === 'closed')
+              logger.debug(
+                { reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs) },
+                'websocket tunnel closed',
+              );
             // A side that stopped reading is worth an operator's look: a stuck backend or client.
-            else logger.info({ reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs), notReading: end === 'a-stalled' ? 'client' : 'backend' }, 'websocket tunnel closed: one side stopped reading');
+            else
+              logger.info(
+                {
+                  reqId: ux.requestId,
+                  route: route.id,
+                  durationMs: Math.round(durationMs),
+                  notReading: end === 'a-stalled' ? 'client' : 'backend',
+                },
+                'websocket tunnel closed: one side stopped reading',
+              );
           },
           tunnelOptions,
         );

@@ -1,6 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { UpstreamFramingError, downstreamHeadersFromRaw, downstreamResponseHeaders, headerNamesFromUndici, requestDropSet } from './forward-headers.js';
+import {
+  UpstreamFramingError,
+  downstreamHeadersFromRaw,
+  downstreamResponseHeaders,
+  headerNamesFromUndici,
+  requestDropSet,
+} from './forward-headers.js';
 
 /** undici's raw response list: names and values as Buffers, in wire order and case. */
 const raw = (...pairs: string[]): Buffer[] => pairs.map((p) => Buffer.from(p, 'latin1'));
@@ -8,18 +14,46 @@ const raw = (...pairs: string[]): Buffer[] => pairs.map((p) => Buffer.from(p, 'l
 describe('downstreamHeadersFromRaw', () => {
   it('lower-cases names and drops hop-by-hop headers and the backend request id', () => {
     const out = downstreamHeadersFromRaw(
-      raw('Content-Type', 'application/json', 'Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked', 'X-Request-ID', 'backend-id', 'X-Custom', 'a'),
+      raw(
+        'Content-Type',
+        'application/json',
+        'Connection',
+        'keep-alive',
+        'Keep-Alive',
+        'timeout=5',
+        'Transfer-Encoding',
+        'chunked',
+        'X-Request-ID',
+        'backend-id',
+        'X-Custom',
+        'a',
+      ),
     );
     assert.deepEqual(out, { 'content-type': 'application/json', 'x-custom': 'a' });
   });
 
   it('turns repeated names into arrays in wire order', () => {
-    const out = downstreamHeadersFromRaw(raw('Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'SET-COOKIE', 'c=3', 'Vary', 'Accept'));
+    const out = downstreamHeadersFromRaw(
+      raw('Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'SET-COOKIE', 'c=3', 'Vary', 'Accept'),
+    );
     assert.deepEqual(out, { 'set-cookie': ['a=1', 'b=2', 'c=3'], vary: 'Accept' });
   });
 
   it('drops the headers the Connection header names, across repeated Connection headers', () => {
-    const out = downstreamHeadersFromRaw(raw('Connection', 'X-Hop-One', 'x-hop-one', '1', 'Connection', 'keep-alive, X-Hop-Two', 'X-Hop-Two', '2', 'X-Kept', '3'));
+    const out = downstreamHeadersFromRaw(
+      raw(
+        'Connection',
+        'X-Hop-One',
+        'x-hop-one',
+        '1',
+        'Connection',
+        'keep-alive, X-Hop-Two',
+        'X-Hop-Two',
+        '2',
+        'X-Kept',
+        '3',
+      ),
+    );
     assert.deepEqual(out, { 'x-kept': '3' });
   });
 
@@ -36,7 +70,15 @@ describe('downstreamHeadersFromRaw', () => {
 
   it('agrees with the rules for parsed headers', () => {
     const list = raw('Content-Length', '2', 'Connection', 'close', 'Date', 'now', 'Cache-Control', 'no-store');
-    assert.deepEqual(downstreamHeadersFromRaw(list), downstreamResponseHeaders({ 'content-length': '2', connection: 'close', date: 'now', 'cache-control': 'no-store' }));
+    assert.deepEqual(
+      downstreamHeadersFromRaw(list),
+      downstreamResponseHeaders({
+        'content-length': '2',
+        connection: 'close',
+        date: 'now',
+        'cache-control': 'no-store',
+      }),
+    );
   });
 
   it("finds undici's header-name reader (an undici upgrade that moves it is noticed here)", () => {
@@ -45,7 +87,8 @@ describe('downstreamHeadersFromRaw', () => {
   });
 
   it('refuses a Transfer-Encoding other than exactly chunked (its body would be read to the close)', () => {
-    for (const te of ['chunked', 'Chunked', ' chunked ']) assert.doesNotThrow(() => downstreamHeadersFromRaw(raw('Transfer-Encoding', te)), te);
+    for (const te of ['chunked', 'Chunked', ' chunked '])
+      assert.doesNotThrow(() => downstreamHeadersFromRaw(raw('Transfer-Encoding', te)), te);
     for (const te of ['xchunked', 'gzip, chunked', '"chunked"', 'chunked, chunked', 'identity']) {
       assert.throws(() => downstreamHeadersFromRaw(raw('Transfer-Encoding', te)), UpstreamFramingError, te);
     }

@@ -8,7 +8,17 @@ import { createRequire } from 'node:module';
 import { TRACE_HEADERS, appendTraceHeaders } from '../observability/trace-context.js';
 
 /** RFC 9110 7.6.1 hop-by-hop headers, plus the legacy ones proxies still see. */
-export const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization'];
+export const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authenticate',
+  'proxy-authorization',
+];
 
 /** Headers the gateway sets itself on the way to a backend. */
 const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect'];
@@ -42,8 +52,18 @@ export interface RequestDropSet extends ReadonlySet<string> {
  * it and `upstreamRequestHeaders` adds the gateway's child ones instead; off, they pass unchanged.
  * `trustsPeer` defaults to trusting no one.
  */
-export function requestDropSet(stripHeaders: readonly string[], propagateTrace = true, trustsPeer: (address: string) => boolean = () => false): RequestDropSet {
-  const set = new Set([...HOP_BY_HOP, ...GATEWAY_OWNED, ...METHOD_OVERRIDE, ...(propagateTrace ? TRACE_HEADERS : []), ...stripHeaders.map((h) => h.toLowerCase())]);
+export function requestDropSet(
+  stripHeaders: readonly string[],
+  propagateTrace = true,
+  trustsPeer: (address: string) => boolean = () => false,
+): RequestDropSet {
+  const set = new Set([
+    ...HOP_BY_HOP,
+    ...GATEWAY_OWNED,
+    ...METHOD_OVERRIDE,
+    ...(propagateTrace ? TRACE_HEADERS : []),
+    ...stripHeaders.map((h) => h.toLowerCase()),
+  ]);
   return Object.assign(set, { trustsPeer });
 }
 
@@ -73,7 +93,8 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: RequestDropSet
     const name = raw[i]!;
     const lower = name.toLowerCase();
     if (drop.has(lower)) {
-      if (trusted && lower === 'x-forwarded-for') clientXff = clientXff === undefined ? raw[i + 1] : `${clientXff}, ${raw[i + 1]}`;
+      if (trusted && lower === 'x-forwarded-for')
+        clientXff = clientXff === undefined ? raw[i + 1] : `${clientXff}, ${raw[i + 1]}`;
       continue;
     }
     if (!trusted && PEER_ASSERTED.has(lower)) continue;
@@ -84,9 +105,12 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: RequestDropSet
   if (claims !== undefined) for (const [n, v] of claims) out.push(n, v);
   if (ctx.bodyLength !== undefined) out.push('content-length', String(ctx.bodyLength));
   out.push(
-    'x-forwarded-for', clientXff === undefined ? remote : `${clientXff}, ${remote}`,
-    'x-forwarded-proto', (ctx.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
-    'x-request-id', ctx.requestId,
+    'x-forwarded-for',
+    clientXff === undefined ? remote : `${clientXff}, ${remote}`,
+    'x-forwarded-proto',
+    (ctx.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http',
+    'x-request-id',
+    ctx.requestId,
   );
   const host = ctx.req.headers.host;
   if (host !== undefined) out.push('x-forwarded-host', host);
@@ -96,7 +120,9 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: RequestDropSet
 }
 
 /** Backend response headers without hop-by-hop ones and without the backend's request id. */
-export function downstreamResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+export function downstreamResponseHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   const connectionTokens = connectionListed(headers);
   for (const name in headers) {
@@ -123,7 +149,8 @@ export function downstreamHeadersFromRaw(raw: readonly Buffer[]): Record<string,
     const value = raw[i + 1]!.toString('latin1');
     if (RESPONSE_DROP.has(name)) {
       if (name === 'connection') connection = connection === undefined ? value : `${connection},${value}`;
-      else if (name === 'transfer-encoding' && value.trim().toLowerCase() !== 'chunked') throw new UpstreamFramingError(value);
+      else if (name === 'transfer-encoding' && value.trim().toLowerCase() !== 'chunked')
+        throw new UpstreamFramingError(value);
       continue;
     }
     const seen = out[name];
@@ -165,18 +192,27 @@ const headerName: (raw: Buffer) => string = headerNamesFromUndici ?? ((raw) => r
 function loadUndiciHeaderName(): ((raw: Buffer) => string) | undefined {
   try {
     const util = createRequire(import.meta.url)('undici/lib/core/util.js') as { headerNameToString?: unknown };
-    return typeof util.headerNameToString === 'function' ? (util.headerNameToString as (raw: Buffer) => string) : undefined;
+    return typeof util.headerNameToString === 'function'
+      ? (util.headerNameToString as (raw: Buffer) => string)
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Headers named in `Connection` are hop-by-hop too (RFC 9110 7.6.1). */
-function connectionListed(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>): Set<string> | undefined {
+function connectionListed(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+): Set<string> | undefined {
   const c = headers.connection;
   if (c === undefined) return undefined;
   const value = Array.isArray(c) ? c.join(',') : c;
   const lower = value.toLowerCase();
   if (lower === 'keep-alive' || lower === 'close') return undefined;
-  return new Set(lower.split(',').map((t) => t.trim()).filter(Boolean));
+  return new Set(
+    lower
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  );
 }

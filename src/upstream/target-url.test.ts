@@ -1,6 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendQuery, compileUrlBuilder, encodeValue, isDotSegmentValue, parseTemplate, type Template } from './target-url.js';
+import {
+  appendQuery,
+  compileUrlBuilder,
+  encodeValue,
+  isDotSegmentValue,
+  parseTemplate,
+  type Template,
+} from './target-url.js';
 
 function template(source: string): Template {
   const t = parseTemplate(source);
@@ -18,7 +25,9 @@ describe('parseTemplate', () => {
   it('rejects malformed templates', () => {
     assert.deepEqual(parseTemplate('/a/{id'), { error: 'unclosed "{" at position 4 of "/a/{id"' });
     assert.deepEqual(parseTemplate('/a/id}'), { error: 'unmatched "}" at position 6 of "/a/id}"' });
-    assert.deepEqual(parseTemplate('/a/{}'), { error: '"{}" is not a valid parameter name (letters, digits, _ and -)' });
+    assert.deepEqual(parseTemplate('/a/{}'), {
+      error: '"{}" is not a valid parameter name (letters, digits, _ and -)',
+    });
     assert.deepEqual(parseTemplate('/a/{x}{y}'), { error: 'parameters {x} and {y} must be separated by text' });
   });
 });
@@ -41,7 +50,10 @@ describe('compileUrlBuilder', () => {
 
 describe('appendQuery', () => {
   it('appends after the template query with &, else with ?', () => {
-    assert.equal(appendQuery('/users?companyId=7', template('/users?companyId={c}'), 'page=2'), '/users?companyId=7&page=2');
+    assert.equal(
+      appendQuery('/users?companyId=7', template('/users?companyId={c}'), 'page=2'),
+      '/users?companyId=7&page=2',
+    );
     assert.equal(appendQuery('/users', template('/users'), 'page=2'), '/users?page=2');
     assert.equal(appendQuery('/users', template('/users'), ''), '/users');
   });
@@ -49,7 +61,10 @@ describe('appendQuery', () => {
     const users = template('/users?companyId={c}');
     assert.deepEqual([...users.queryKeys], ['companyId']);
     assert.equal(appendQuery('/users?companyId=7', users, 'companyId=9&page=2'), '/users?companyId=7&page=2');
-    assert.equal(appendQuery('/users?companyId=7', users, 'company%49d=9&companyId&page=2'), '/users?companyId=7&page=2');
+    assert.equal(
+      appendQuery('/users?companyId=7', users, 'company%49d=9&companyId&page=2'),
+      '/users?companyId=7&page=2',
+    );
     assert.equal(appendQuery('/u?a=1&b=2', template('/u?a={x}&b={y}'), 'b=3&c=4&&a=5'), '/u?a=1&b=2&c=4');
     assert.equal(appendQuery('/u?a=1', template('/u?a=1'), 'a=2'), '/u?a=1');
   });
@@ -57,9 +72,11 @@ describe('appendQuery', () => {
 
 describe('isDotSegmentValue', () => {
   it('refuses values that act as a dot-segment once decoded', () => {
-    for (const v of ['.', '..', '../', '../admin', 'a/..', 'a/../b', '..\\', 'a\\..\\b', '/..']) assert.equal(isDotSegmentValue(v), true, v);
+    for (const v of ['.', '..', '../', '../admin', 'a/..', 'a/../b', '..\\', 'a\\..\\b', '/..'])
+      assert.equal(isDotSegmentValue(v), true, v);
   });
   it('keeps dots that are part of a name', () => {
-    for (const v of ['...', 'a..b', '..a', 'a..', 'v1.2', '.hidden', 'x/.../y', '']) assert.equal(isDotSegmentValue(v), false, v);
+    for (const v of ['...', 'a..b', '..a', 'a..', 'v1.2', '.hidden', 'x/.../y', ''])
+      assert.equal(isDotSegmentValue(v), false, v);
   });
 });

@@ -36,8 +36,10 @@ export function parseTemplate(source: string): Template | { error: string } {
     const end = source.indexOf('}', i);
     if (end < 0) return { error: `unclosed "{" at position ${i + 1} of "${source}"` };
     const name = source.slice(i + 1, end);
-    if (!PARAM_NAME.test(name)) return { error: `"{${name}}" is not a valid parameter name (letters, digits, _ and -)` };
-    if (literal === '' && parts.length > 0) return { error: `parameters {${params[params.length - 1]}} and {${name}} must be separated by text` };
+    if (!PARAM_NAME.test(name))
+      return { error: `"{${name}}" is not a valid parameter name (letters, digits, _ and -)` };
+    if (literal === '' && parts.length > 0)
+      return { error: `parameters {${params[params.length - 1]}} and {${name}} must be separated by text` };
     if (literal) parts.push(literal);
     literal = '';
     parts.push({ param: name });
@@ -46,7 +48,15 @@ export function parseTemplate(source: string): Template | { error: string } {
   }
   if (literal) parts.push(literal);
   const q = source.indexOf('?');
-  const queryKeys = new Set(q < 0 ? [] : source.slice(q + 1).split('&').filter(Boolean).map(queryKey));
+  const queryKeys = new Set(
+    q < 0
+      ? []
+      : source
+          .slice(q + 1)
+          .split('&')
+          .filter(Boolean)
+          .map(queryKey),
+  );
   return { source, parts, params, hasQuery: q >= 0, queryKeys };
 }
 
@@ -109,7 +119,11 @@ export function compileUrlBuilder(t: Template): UrlBuilder {
  * not become `?companyId=7&companyId=9`, which many frameworks read as 9 (or as a list). The
  * template's names are known at config load (`Template.queryKeys`).
  */
-export function appendQuery(path: string, template: Pick<Template, 'hasQuery' | 'queryKeys'>, rawQuery: string): string {
+export function appendQuery(
+  path: string,
+  template: Pick<Template, 'hasQuery' | 'queryKeys'>,
+  rawQuery: string,
+): string {
   if (rawQuery === '') return path;
   if (!template.hasQuery) return `${path}?${rawQuery}`;
   const own = template.queryKeys;

@@ -7,7 +7,8 @@ export function classifyUpstreamError(err: unknown): { kind: UpstreamFailureKind
   const code = (err as { code?: string } | null)?.code;
   // An AbortSignal's abort (the client left, so the call was cancelled) rejects with a DOMException
   // named AbortError, whose `code` is a number: it is an abort, not an unknown failure.
-  if ((err as { name?: unknown } | null)?.name === 'AbortError') return { kind: 'aborted', code: 'GW_UPSTREAM_UNREACHABLE' };
+  if ((err as { name?: unknown } | null)?.name === 'AbortError')
+    return { kind: 'aborted', code: 'GW_UPSTREAM_UNREACHABLE' };
   switch (code) {
     case 'UND_ERR_HEADERS_TIMEOUT':
     case 'UND_ERR_CONNECT_TIMEOUT':

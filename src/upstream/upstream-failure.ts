@@ -13,7 +13,13 @@ import { classifyUpstreamError } from './upstream-error.js';
  * counts nothing. `clientLeft` says so when the endpoint knows it (it cancelled the call for the
  * departure); otherwise an abort after the response closed means the same.
  */
-export function answerUpstreamFailure(ex: Exchange, err: Error, origin: string, events: EventBus, clientLeft = false): void {
+export function answerUpstreamFailure(
+  ex: Exchange,
+  err: Error,
+  origin: string,
+  events: EventBus,
+  clientLeft = false,
+): void {
   const { res } = ex;
   const failure = classifyUpstreamError(err);
   if (clientLeft || (failure.kind === 'aborted' && res.destroyed)) {
@@ -23,7 +29,13 @@ export function answerUpstreamFailure(ex: Exchange, err: Error, origin: string, 
     return;
   }
   if (ex.upstreamStatus === undefined) ex.upstreamFailure = res.destroyed ? 'aborted' : failure.kind;
-  events.emit('upstream:error', { requestId: ex.requestId, routeId: ex.route.id, origin, kind: failure.kind, error: err });
+  events.emit('upstream:error', {
+    requestId: ex.requestId,
+    routeId: ex.route.id,
+    origin,
+    kind: failure.kind,
+    error: err,
+  });
   if (!res.headersSent && !res.destroyed) {
     ex.errorCode = failure.code;
     sendError(res, failure.code);

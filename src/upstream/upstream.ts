@@ -62,7 +62,14 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
             // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
             keepAliveTimeout: 4_000,
             keepAliveMaxTimeout: 600_000,
-            ...(origin.protocol === 'https:' && options.tls ? { connect: { ...options.tls, ca: options.tls.ca === undefined ? undefined : [...rootCertificates, options.tls.ca] } } : {}),
+            ...(origin.protocol === 'https:' && options.tls
+              ? {
+                  connect: {
+                    ...options.tls,
+                    ca: options.tls.ca === undefined ? undefined : [...rootCertificates, options.tls.ca],
+                  },
+                }
+              : {}),
           }),
           breaker: createBreaker(origin.key),
           load: { inFlight: 0, connections: options.connections },
@@ -71,7 +78,12 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
             let p = streamPools.get(origin.key);
             if (p === undefined) {
               const connect = this.tlsConnect;
-              p = new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: null, pipelining: 1, keepAliveTimeout: 4_000, ...(connect ? { connect: { ...connect } } : {}) });
+              p = new Pool(`${origin.protocol}//${origin.hostHeader}`, {
+                connections: null,
+                pipelining: 1,
+                keepAliveTimeout: 4_000,
+                ...(connect ? { connect: { ...connect } } : {}),
+              });
               streamPools.set(origin.key, p);
             }
             return p;
@@ -94,5 +106,8 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
 
 function tlsConnectOptions(origin: Origin, tls: UpstreamOptions['tls']): TlsConnectOptions | undefined {
   if (origin.protocol !== 'https:' || tls === undefined) return undefined;
-  return { rejectUnauthorized: tls.rejectUnauthorized, ...(tls.ca === undefined ? {} : { ca: [...rootCertificates, tls.ca] }) };
+  return {
+    rejectUnauthorized: tls.rejectUnauthorized,
+    ...(tls.ca === undefined ? {} : { ca: [...rootCertificates, tls.ca] }),
+  };
 }

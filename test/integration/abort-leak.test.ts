@@ -94,7 +94,9 @@ function abortingClient(port: number, path: string): Promise<string> {
       }
     });
     socket.on('error', reject);
-    socket.on('close', () => reject(new Error(`closed before the first body bytes: ${JSON.stringify(seen.slice(0, 200))}`)));
+    socket.on('close', () =>
+      reject(new Error(`closed before the first body bytes: ${JSON.stringify(seen.slice(0, 200))}`)),
+    );
   });
 }
 
@@ -122,7 +124,8 @@ async function eventually(what: string, ms: number, check: () => boolean): Promi
   }
 }
 
-const abortedLogs = (gw: TestGateway, path: string) => gw.logs.filter((l) => l.msg === 'request' && l.path === path && l.aborted === true).length;
+const abortedLogs = (gw: TestGateway, path: string) =>
+  gw.logs.filter((l) => l.msg === 'request' && l.path === path && l.aborted === true).length;
 
 describe('client aborts release the upstream connection', () => {
   let backend: SlowBackend;
@@ -150,58 +153,90 @@ routes:
     await backend?.close();
   });
 
-  it('1,000 clients leaving mid-body leave no upstream socket behind, and the gateway still serves', { timeout: 20_000 }, async () => {
-    const statuses = await inParallel(1000, 100, () => abortingClient(gw.port, '/api/slow'));
-    assert.equal(statuses.length, 1000);
-    assert.deepEqual(new Set(statuses), new Set(['HTTP/1.1 200 OK']));
-    assert.equal(backend.started.get('/slow'), 1000);
+  it(
+    '1,000 clients leaving mid-body leave no upstream socket behind, and the gateway still serves',
+    { timeout: 20_000 },
+    async () => {
+      const statuses = await inParallel(1000, 100, () => abortingClient(gw.port, '/api/slow'));
+      assert.equal(statuses.length, 1000);
+      assert.deepEqual(new Set(statuses), new Set(['HTTP/1.1 200 OK']));
+      assert.equal(backend.started.get('/slow'), 1000);
 
-    await eventually('every backend response sees its client leave', 3_000, () => backend.closedEarly === 1000 && backend.inFlight === 0);
-    await eventually('backend sockets fall to the pool size or less', 3_000, () => backend.sockets.size <= POOL);
-    await eventually('the gateway logs 1,000 aborted requests', 3_000, () => abortedLogs(gw, '/api/slow') === 1000);
-    assert.equal(backend.closedEarly, 1000);
+      await eventually(
+        'every backend response sees its client leave',
+        3_000,
+        () => backend.closedEarly === 1000 && backend.inFlight === 0,
+      );
+      await eventually('backend sockets fall to the pool size or less', 3_000, () => backend.sockets.size <= POOL);
+      await eventually('the gateway logs 1,000 aborted requests', 3_000, () => abortedLogs(gw, '/api/slow') === 1000);
+      assert.equal(backend.closedEarly, 1000);
 
-    // The whole pool is free again: POOL clients at once all get their first bytes.
-    const again = await inParallel(POOL, POOL, () => abortingClient(gw.port, '/api/slow'));
-    assert.equal(again.length, POOL);
-    assert.deepEqual(new Set(again), new Set(['HTTP/1.1 200 OK']));
-    await eventually('the second wave is released too', 3_000, () => backend.closedEarly === 1000 + POOL && backend.inFlight === 0);
+      // The whole pool is free again: POOL clients at once all get their first bytes.
+      const again = await inParallel(POOL, POOL, () => abortingClient(gw.port, '/api/slow'));
+      assert.equal(again.length, POOL);
+      assert.deepEqual(new Set(again), new Set(['HTTP/1.1 200 OK']));
+      await eventually(
+        'the second wave is released too',
+        3_000,
+        () => backend.closedEarly === 1000 + POOL && backend.inFlight === 0,
+      );
 
-    const res = await request(`${gw.url}/api/small`);
-    assert.equal(res.statusCode, 200);
-    assert.equal(await res.body.text(), '{"ok":true}');
-  });
+      const res = await request(`${gw.url}/api/small`);
+      assert.equal(res.statusCode, 200);
+      assert.equal(await res.body.text(), '{"ok":true}');
+    },
+  );
 
-  it('clients leaving before the backend answers free their connection, and queued requests never reach it', { timeout: 20_000 }, async () => {
-    const clients = new Map<string, Socket>();
-    await Promise.all(
-      Array.from({ length: 200 }, (_, i) => {
-        const id = `stall-${i}`;
-        const s = connect(gw.port, '127.0.0.1');
-        s.on('error', () => undefined);
-        clients.set(id, s);
-        return new Promise<void>((sent) => s.on('connect', () => s.write(`GET /api/stall HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-ID: ${id}\r\n\r\n`, () => sent())));
-      }),
-    );
-    const closedBefore = backend.closedEarly;
-    // The pool holds POOL requests at the backend; the other 136 wait in the gateway's queue.
-    await eventually('the pool is full at the backend', 3_000, () => backend.started.get('/stall') === POOL && backend.held.size === POOL);
+  it(
+    'clients leaving before the backend answers free their connection, and queued requests never reach it',
+    { timeout: 20_000 },
+    async () => {
+      const clients = new Map<string, Socket>();
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) => {
+          const id = `stall-${i}`;
+          const s = connect(gw.port, '127.0.0.1');
+          s.on('error', () => undefined);
+          clients.set(id, s);
+          return new Promise<void>((sent) =>
+            s.on('connect', () =>
+              s.write(`GET /api/stall HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-ID: ${id}\r\n\r\n`, () => sent()),
+            ),
+          );
+        }),
+      );
+      const closedBefore = backend.closedEarly;
+      // The pool holds POOL requests at the backend; the other 136 wait in the gateway's queue.
+      await eventually(
+        'the pool is full at the backend',
+        3_000,
+        () => backend.started.get('/stall') === POOL && backend.held.size === POOL,
+      );
 
-    // The queued clients leave first: their requests must be dropped from the queue, never sent.
-    for (const [id, s] of clients) if (!backend.held.has(id)) s.destroy();
-    await eventually('the gateway logs 136 aborted requests', 3_000, () => abortedLogs(gw, '/api/stall') === 200 - POOL);
-    assert.equal(backend.closedEarly, closedBefore);
-    // Then the clients whose requests the backend holds.
-    for (const id of backend.held) clients.get(id)?.destroy();
-    await eventually('every held backend request sees its client leave', 3_000, () => backend.closedEarly === closedBefore + POOL && backend.inFlight === 0);
-    await eventually('the gateway logs 200 aborted requests', 3_000, () => abortedLogs(gw, '/api/stall') === 200);
-    await eventually('backend sockets fall to the pool size or less', 3_000, () => backend.sockets.size <= POOL);
+      // The queued clients leave first: their requests must be dropped from the queue, never sent.
+      for (const [id, s] of clients) if (!backend.held.has(id)) s.destroy();
+      await eventually(
+        'the gateway logs 136 aborted requests',
+        3_000,
+        () => abortedLogs(gw, '/api/stall') === 200 - POOL,
+      );
+      assert.equal(backend.closedEarly, closedBefore);
+      // Then the clients whose requests the backend holds.
+      for (const id of backend.held) clients.get(id)?.destroy();
+      await eventually(
+        'every held backend request sees its client leave',
+        3_000,
+        () => backend.closedEarly === closedBefore + POOL && backend.inFlight === 0,
+      );
+      await eventually('the gateway logs 200 aborted requests', 3_000, () => abortedLogs(gw, '/api/stall') === 200);
+      await eventually('backend sockets fall to the pool size or less', 3_000, () => backend.sockets.size <= POOL);
 
-    // The pool serves in order: had the 136 aborted requests stayed queued, they would reach the
-    // backend before this one.
-    const res = await request(`${gw.url}/api/small`);
-    assert.equal(res.statusCode, 200);
-    assert.equal(await res.body.text(), '{"ok":true}');
-    assert.equal(backend.started.get('/stall'), POOL);
-  });
+      // The pool serves in order: had the 136 aborted requests stayed queued, they would reach the
+      // backend before this one.
+      const res = await request(`${gw.url}/api/small`);
+      assert.equal(res.statusCode, 200);
+      assert.equal(await res.body.text(), '{"ok":true}');
+      assert.equal(backend.started.get('/stall'), POOL);
+    },
+  );
 });

@@ -50,7 +50,9 @@ routes:
     public: true`;
 
 async function get(gw: TestGateway, path: string, token?: string) {
-  const res = await request(`${gw.url}${path}`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const res = await request(`${gw.url}${path}`, {
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
   return { status: res.statusCode, headers: res.headers, body: (await res.body.json()) as unknown };
 }
 
@@ -96,7 +98,12 @@ config:
 
   for (const alg of ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA']) {
     it(`accepts ${alg} and forwards string claims`, async () => {
-      const token = await keys[alg]!.sign({ aud: 'portico-tests', sub: `u-${alg}`, role: 'reader', exp: Math.floor(Date.now() / 1000) + 60 });
+      const token = await keys[alg]!.sign({
+        aud: 'portico-tests',
+        sub: `u-${alg}`,
+        role: 'reader',
+        exp: Math.floor(Date.now() / 1000) + 60,
+      });
       const res = await get(gw, '/api/orders', token);
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, { ok: true });
@@ -107,7 +114,9 @@ config:
 
   it('refuses an HS256 token "signed" with the published public key (algorithm confusion): 401', async () => {
     const jwk = keys.RS256!.jwk;
-    const forged = await new SignJWT({ aud: 'portico-tests', role: 'admin' }).setProtectedHeader({ alg: 'HS256', kid: jwk.kid! }).sign(new TextEncoder().encode(JSON.stringify(jwk)));
+    const forged = await new SignJWT({ aud: 'portico-tests', role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256', kid: jwk.kid! })
+      .sign(new TextEncoder().encode(JSON.stringify(jwk)));
     const before = backend.seen.length;
     const res = await get(gw, '/api/orders', forged);
     assert.equal(res.status, 401);
@@ -145,7 +154,9 @@ config:
   });
 
   it('jwksUrl takes priority over secret: an HS256 token with that secret is refused', async () => {
-    const token = await new SignJWT({ aud: 'portico-tests' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('ignored-because-jwksUrl-takes-priority-0123456789'));
+    const token = await new SignJWT({ aud: 'portico-tests' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode('ignored-because-jwksUrl-takes-priority-0123456789'));
     const res = await get(gw, '/api/orders', token);
     assert.equal(res.status, 401);
     assert.deepEqual(res.body, { error: 'Invalid or expired token', success: false });
@@ -194,7 +205,9 @@ config:
   auth: { jwksUrl: "${jwks.url}", defaultProtected: true }
 `);
     try {
-      await eventually(() => gw.logs.some((l) => l.msg === 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load'));
+      await eventually(() =>
+        gw.logs.some((l) => l.msg === 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load'),
+      );
       const token = await key.sign({ sub: 'u-1' });
       const down = await get(gw, '/api/orders', token);
       assert.equal(down.status, 503);

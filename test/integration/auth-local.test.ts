@@ -60,12 +60,22 @@ config:
     await backend?.close();
   });
 
-  const good = (extra: JWTPayload = {}) => sign({ iss: 'https://idp.example', aud: 'portico-tests', exp: nowSec() + 60, sub: 'u-1', role: 'editor', ...extra });
+  const good = (extra: JWTPayload = {}) =>
+    sign({
+      iss: 'https://idp.example',
+      aud: 'portico-tests',
+      exp: nowSec() + 60,
+      sub: 'u-1',
+      role: 'editor',
+      ...extra,
+    });
 
   it('a valid token passes: claims become X-<claim>, Authorization is forwarded', async () => {
     const token = await good({ email: 'ada@example.com', level: 3 });
     const before = backend.seen.length;
-    const res = await request(`${gw.url}/api/orders`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'local-ok-1' } });
+    const res = await request(`${gw.url}/api/orders`, {
+      headers: { authorization: `Bearer ${token}`, 'x-request-id': 'local-ok-1' },
+    });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(await res.body.json(), { ok: true });
     assert.equal(backend.seen.length, before + 1);
@@ -90,20 +100,89 @@ config:
     });
   }
 
-  const refusals: { name: string; authorization: () => Promise<string | undefined>; code: string; message: string; outcome: string }[] = [
-    { name: 'no Authorization header', authorization: async () => undefined, code: 'GW_AUTH_MISSING', message: 'Missing bearer token', outcome: 'missing' },
-    { name: 'Basic credentials', authorization: async () => 'Basic dXNlcjpwYXNz', code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'Bearer without a token', authorization: async () => 'Bearer', code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'garbage token', authorization: async () => 'Bearer abc.def.ghi', code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'wrong secret', authorization: async () => `Bearer ${await new SignJWT({ iss: 'https://idp.example', aud: 'portico-tests' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(`${SECRET}x`))}`, code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'expired beyond clockToleranceSec', authorization: async () => `Bearer ${await good({ exp: nowSec() - 10 })}`, code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'nbf in the future beyond clockToleranceSec', authorization: async () => `Bearer ${await good({ nbf: nowSec() + 60 })}`, code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'wrong issuer', authorization: async () => `Bearer ${await good({ iss: 'https://evil.example' })}`, code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'wrong audience', authorization: async () => `Bearer ${await good({ aud: 'someone-else' })}`, code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
-    { name: 'alg none', authorization: async () => `Bearer ${new UnsecuredJWT({ iss: 'https://idp.example', aud: 'portico-tests', role: 'admin' }).encode()}`, code: 'GW_AUTH_INVALID', message: 'Invalid or expired token', outcome: 'invalid' },
+  const refusals: {
+    name: string;
+    authorization: () => Promise<string | undefined>;
+    code: string;
+    message: string;
+    outcome: string;
+  }[] = [
+    {
+      name: 'no Authorization header',
+      authorization: async () => undefined,
+      code: 'GW_AUTH_MISSING',
+      message: 'Missing bearer token',
+      outcome: 'missing',
+    },
+    {
+      name: 'Basic credentials',
+      authorization: async () => 'Basic dXNlcjpwYXNz',
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'Bearer without a token',
+      authorization: async () => 'Bearer',
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'garbage token',
+      authorization: async () => 'Bearer abc.def.ghi',
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'wrong secret',
+      authorization: async () =>
+        `Bearer ${await new SignJWT({ iss: 'https://idp.example', aud: 'portico-tests' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(`${SECRET}x`))}`,
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'expired beyond clockToleranceSec',
+      authorization: async () => `Bearer ${await good({ exp: nowSec() - 10 })}`,
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'nbf in the future beyond clockToleranceSec',
+      authorization: async () => `Bearer ${await good({ nbf: nowSec() + 60 })}`,
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'wrong issuer',
+      authorization: async () => `Bearer ${await good({ iss: 'https://evil.example' })}`,
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'wrong audience',
+      authorization: async () => `Bearer ${await good({ aud: 'someone-else' })}`,
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
+    {
+      name: 'alg none',
+      authorization: async () =>
+        `Bearer ${new UnsecuredJWT({ iss: 'https://idp.example', aud: 'portico-tests', role: 'admin' }).encode()}`,
+      code: 'GW_AUTH_INVALID',
+      message: 'Invalid or expired token',
+      outcome: 'invalid',
+    },
     {
       name: 'an RS256 token (algorithm confusion)',
-      authorization: async () => `Bearer ${await new SignJWT({ iss: 'https://idp.example', aud: 'portico-tests' }).setProtectedHeader({ alg: 'RS256' }).sign((await generateKeyPair('RS256')).privateKey)}`,
+      authorization: async () =>
+        `Bearer ${await new SignJWT({ iss: 'https://idp.example', aud: 'portico-tests' }).setProtectedHeader({ alg: 'RS256' }).sign((await generateKeyPair('RS256')).privateKey)}`,
       code: 'GW_AUTH_INVALID',
       message: 'Invalid or expired token',
       outcome: 'invalid',
@@ -113,7 +192,9 @@ config:
     it(`${r.name}: 401 JSON ${r.code}, backend not called`, async () => {
       const authorization = await r.authorization();
       const before = backend.seen.length;
-      const res = await request(`${gw.url}/api/orders`, { headers: { ...(authorization === undefined ? {} : { authorization }), 'x-request-id': `refuse-${r.code}` } });
+      const res = await request(`${gw.url}/api/orders`, {
+        headers: { ...(authorization === undefined ? {} : { authorization }), 'x-request-id': `refuse-${r.code}` },
+      });
       assert.equal(res.statusCode, 401);
       assert.equal(res.headers['content-type'], 'application/json');
       assert.equal(res.headers['x-portico-error'], r.code);
@@ -131,7 +212,11 @@ config:
     assert.equal(res.statusCode, 401);
     await res.body.dump();
     const token = await good();
-    const ok = await request(`${gw.url}/api/orders`, { method: 'POST', body: '{"a":1}', headers: { authorization: `Bearer ${token}` } });
+    const ok = await request(`${gw.url}/api/orders`, {
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(ok.statusCode, 200);
     await ok.body.dump();
     assert.equal(backend.seen.length, before + 1);
@@ -139,7 +224,9 @@ config:
   });
 
   it('the refusal is logged with the request id and the reason', async () => {
-    const res = await request(`${gw.url}/api/orders`, { headers: { authorization: `Bearer ${await good({ exp: nowSec() - 100 })}`, 'x-request-id': 'log-me' } });
+    const res = await request(`${gw.url}/api/orders`, {
+      headers: { authorization: `Bearer ${await good({ exp: nowSec() - 100 })}`, 'x-request-id': 'log-me' },
+    });
     await res.body.dump();
     const line = gw.logs.find((l) => l.msg === 'auth refused' && l.reqId === 'log-me');
     assert.equal(line?.outcome, 'invalid');
@@ -159,15 +246,22 @@ config:
 
   it('claims that cannot be headers are skipped and logged; the request still passes', async () => {
     const token = await good({ role: 'user\r\nX-admin: yes', 'bad name': 'x', tenant: 't1' });
-    const res = await request(`${gw.url}/api/orders`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'bad-claims' } });
+    const res = await request(`${gw.url}/api/orders`, {
+      headers: { authorization: `Bearer ${token}`, 'x-request-id': 'bad-claims' },
+    });
     assert.equal(res.statusCode, 200);
     await res.body.dump();
     const seen = backend.seen.at(-1);
     assert.deepEqual(rawValues(seen, 'x-role'), []);
     assert.deepEqual(rawValues(seen, 'x-admin'), []);
     assert.deepEqual(rawValues(seen, 'x-tenant'), ['t1']);
-    const warn = gw.logs.find((l) => l.msg === 'auth: claims skipped, not valid as headers' && l.reqId === 'bad-claims');
-    assert.deepEqual(warn?.skipped, [{ claim: 'role', reason: 'value' }, { claim: 'bad name', reason: 'name' }]);
+    const warn = gw.logs.find(
+      (l) => l.msg === 'auth: claims skipped, not valid as headers' && l.reqId === 'bad-claims',
+    );
+    assert.deepEqual(warn?.skipped, [
+      { claim: 'role', reason: 'value' },
+      { claim: 'bad name', reason: 'name' },
+    ]);
   });
 });
 
@@ -199,8 +293,18 @@ config:
     try {
       // A token with no role claim: nothing may put X-role back.
       const token = await sign({ sub: 'u-1' });
-      const spoof = { 'X-role': 'admin', 'x-USERID': '1', 'X-Username': 'root', 'x-sub': 'root', 'X-EMAIL': 'root@x', 'x-other': 'kept' };
-      for (const [path, extra] of [['/api/public', {}], ['/api/private', { authorization: `Bearer ${token}` }]] as const) {
+      const spoof = {
+        'X-role': 'admin',
+        'x-USERID': '1',
+        'X-Username': 'root',
+        'x-sub': 'root',
+        'X-EMAIL': 'root@x',
+        'x-other': 'kept',
+      };
+      for (const [path, extra] of [
+        ['/api/public', {}],
+        ['/api/private', { authorization: `Bearer ${token}` }],
+      ] as const) {
         const res = await request(`${gw.url}${path}`, { headers: { ...spoof, ...extra } });
         assert.equal(res.statusCode, 200, path);
         await res.body.dump();
@@ -225,7 +329,9 @@ config:
     try {
       // X-tenant is not in the strip list: only the claim replacement keeps the client's value out.
       const token = await sign({ sub: 'u-1', tenant: 't1' });
-      const res = await request(`${gw.url}/api/private`, { headers: { authorization: `Bearer ${token}`, 'x-TENANT': 'evil', 'X-Tenant': 'evil2' } });
+      const res = await request(`${gw.url}/api/private`, {
+        headers: { authorization: `Bearer ${token}`, 'x-TENANT': 'evil', 'X-Tenant': 'evil2' },
+      });
       assert.equal(res.statusCode, 200);
       await res.body.dump();
       assert.deepEqual(rawValues(backend.seen.at(-1), 'x-tenant'), ['t1']);
@@ -243,14 +349,23 @@ config:
     stripHeaders: [X-tenant, X-Internal-Role]
 `);
     try {
-      for (const [path, extra] of [['/api/public', {}], ['/api/private', { authorization: `Bearer ${await sign({ sub: 'u-1' })}` }]] as const) {
-        const res = await request(`${gw.url}${path}`, { headers: { 'x-tenant': 'evil', 'x-internal-role': 'admin', 'x-role': 'client-says', ...extra } });
+      for (const [path, extra] of [
+        ['/api/public', {}],
+        ['/api/private', { authorization: `Bearer ${await sign({ sub: 'u-1' })}` }],
+      ] as const) {
+        const res = await request(`${gw.url}${path}`, {
+          headers: { 'x-tenant': 'evil', 'x-internal-role': 'admin', 'x-role': 'client-says', ...extra },
+        });
         assert.equal(res.statusCode, 200);
         await res.body.dump();
         const seen = backend.seen.at(-1);
         assert.deepEqual(rawValues(seen, 'x-tenant'), [], path);
         assert.deepEqual(rawValues(seen, 'x-internal-role'), [], path);
-        assert.deepEqual(rawValues(seen, 'x-role'), ['client-says'], `${path}: X-role is no longer stripped once the list is replaced`);
+        assert.deepEqual(
+          rawValues(seen, 'x-role'),
+          ['client-says'],
+          `${path}: X-role is no longer stripped once the list is replaced`,
+        );
       }
     } finally {
       await gw.close();
@@ -263,10 +378,16 @@ config:
   auth: { secret: ${SECRET} }
 `);
     try {
-      const res = await request(`${gw.url}/api/private`, { headers: { authorization: 'Bearer garbage', 'x-role': 'admin' } });
+      const res = await request(`${gw.url}/api/private`, {
+        headers: { authorization: 'Bearer garbage', 'x-role': 'admin' },
+      });
       assert.equal(res.statusCode, 200);
       await res.body.dump();
-      assert.deepEqual(rawValues(backend.seen.at(-1), 'x-role'), [], 'identity headers are stripped on public routes too');
+      assert.deepEqual(
+        rawValues(backend.seen.at(-1), 'x-role'),
+        [],
+        'identity headers are stripped on public routes too',
+      );
     } finally {
       await gw.close();
     }
@@ -308,24 +429,59 @@ config:
     await backend?.close();
   });
 
-  const forged = () => new SignJWT({ sub: 'root', role: 'admin' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('not-the-gateway-secret-0123456789abcdef'));
+  const forged = () =>
+    new SignJWT({ sub: 'root', role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode('not-the-gateway-secret-0123456789abcdef'));
   const cases: { name: string; headers: () => Promise<string[]> }[] = [
-    { name: 'valid first, forged second', headers: async () => ['authorization', `Bearer ${await sign({ sub: 'u-1' })}`, 'authorization', `Bearer ${await forged()}`] },
-    { name: 'forged first, valid second', headers: async () => ['Authorization', `Bearer ${await forged()}`, 'authorization', `Bearer ${await sign({ sub: 'u-1' })}`] },
-    { name: 'the same valid token twice, names in other cases', headers: async () => { const t = `Bearer ${await sign({ sub: 'u-1' })}`; return ['AUTHORIZATION', t, 'Authorization', t]; } },
-    { name: 'a valid token and an empty second header', headers: async () => ['authorization', `Bearer ${await sign({ sub: 'u-1' })}`, 'authorization', ''] },
+    {
+      name: 'valid first, forged second',
+      headers: async () => [
+        'authorization',
+        `Bearer ${await sign({ sub: 'u-1' })}`,
+        'authorization',
+        `Bearer ${await forged()}`,
+      ],
+    },
+    {
+      name: 'forged first, valid second',
+      headers: async () => [
+        'Authorization',
+        `Bearer ${await forged()}`,
+        'authorization',
+        `Bearer ${await sign({ sub: 'u-1' })}`,
+      ],
+    },
+    {
+      name: 'the same valid token twice, names in other cases',
+      headers: async () => {
+        const t = `Bearer ${await sign({ sub: 'u-1' })}`;
+        return ['AUTHORIZATION', t, 'Authorization', t];
+      },
+    },
+    {
+      name: 'a valid token and an empty second header',
+      headers: async () => ['authorization', `Bearer ${await sign({ sub: 'u-1' })}`, 'authorization', ''],
+    },
   ];
   for (const c of cases) {
     it(`protected route, ${c.name}: 400 JSON GW_AUTH_AMBIGUOUS, backend not called`, async () => {
       const before = backend.seen.length;
-      const res = await request(`${gw.url}/api/private`, { headers: [...(await c.headers()), 'x-request-id', 'two-auth'] });
+      const res = await request(`${gw.url}/api/private`, {
+        headers: [...(await c.headers()), 'x-request-id', 'two-auth'],
+      });
       assert.equal(res.statusCode, 400);
       assert.equal(res.headers['content-type'], 'application/json');
       assert.equal(res.headers['x-portico-error'], 'GW_AUTH_AMBIGUOUS');
       assert.equal(res.headers['x-request-id'], 'two-auth');
       assert.deepEqual(await res.body.json(), { error: 'Several Authorization headers', success: false });
       assert.equal(backend.seen.length, before);
-      assert.deepEqual(results.at(-1), { requestId: 'two-auth', routeId: 'GET /private', outcome: 'invalid', detail: 'several Authorization headers' });
+      assert.deepEqual(results.at(-1), {
+        requestId: 'two-auth',
+        routeId: 'GET /private',
+        outcome: 'invalid',
+        detail: 'several Authorization headers',
+      });
     });
   }
 
@@ -339,7 +495,9 @@ config:
 
   it('public route: unchanged, both headers reach the backend and nothing is validated', async () => {
     const count = results.length;
-    const res = await request(`${gw.url}/api/public`, { headers: ['authorization', 'Bearer one', 'Authorization', 'Bearer two'] });
+    const res = await request(`${gw.url}/api/public`, {
+      headers: ['authorization', 'Bearer one', 'Authorization', 'Bearer two'],
+    });
     assert.equal(res.statusCode, 200);
     await res.body.dump();
     assert.deepEqual(rawValues(backend.seen.at(-1), 'authorization'), ['Bearer one', 'Bearer two']);

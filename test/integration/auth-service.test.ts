@@ -37,7 +37,12 @@ describe('delegated auth service', () => {
         case 'Bearer braces':
           return json(res, 200, {});
         case 'Bearer expired':
-          return json(res, 401, { error: 'Token expired', success: false }, { 'www-authenticate': 'Bearer error="invalid_token"' });
+          return json(
+            res,
+            401,
+            { error: 'Token expired', success: false },
+            { 'www-authenticate': 'Bearer error="invalid_token"' },
+          );
         case 'Bearer forbidden':
           res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', 'content-length': '13' });
           return res.end('Access denied');
@@ -47,7 +52,8 @@ describe('delegated auth service', () => {
           return; // never answers
         case undefined:
           // The service decides what a request without a token means: here, a session cookie.
-          if (req.headers.cookie === 'sid=valid-session') return json(res, 200, { userId: '99', username: 'cookie-user' });
+          if (req.headers.cookie === 'sid=valid-session')
+            return json(res, 200, { userId: '99', username: 'cookie-user' });
           res.writeHead(302, { location: 'https://login.example/?next=%2F', 'content-length': '0' });
           return res.end();
         default:
@@ -126,7 +132,10 @@ config:
       assert.equal(res.status, 200);
       assert.equal(backend.seen.length, before + 1);
       const seen = backend.seen.at(-1);
-      const xHeaders = (seen?.rawHeaders ?? []).filter((h, i) => i % 2 === 0 && /^x-/i.test(h)).map((h) => h.toLowerCase()).sort();
+      const xHeaders = (seen?.rawHeaders ?? [])
+        .filter((h, i) => i % 2 === 0 && /^x-/i.test(h))
+        .map((h) => h.toLowerCase())
+        .sort();
       assert.deepEqual(xHeaders, ['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-request-id']);
     });
   }
@@ -141,19 +150,31 @@ config:
     assert.equal(res.headers['x-portico-error'], undefined, 'not a gateway error');
     assert.equal(res.headers['x-request-id'], 'deleg-401');
     assert.equal(backend.seen.length, before);
-    assert.deepEqual(results.at(-1), { requestId: 'deleg-401', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 401' });
+    assert.deepEqual(results.at(-1), {
+      requestId: 'deleg-401',
+      routeId: 'GET /orders',
+      outcome: 'denied',
+      detail: 'auth service answered 401',
+    });
   });
 
   it('two Authorization headers: 400 JSON GW_AUTH_AMBIGUOUS, the auth service and the backend are not called', async () => {
     const before = { auth: auth.seen.length, backend: backend.seen.length };
-    const res = await request(`${gw.url}/api/orders`, { headers: ['authorization', 'Bearer claims', 'Authorization', 'Bearer forged', 'x-request-id', 'deleg-two'] });
+    const res = await request(`${gw.url}/api/orders`, {
+      headers: ['authorization', 'Bearer claims', 'Authorization', 'Bearer forged', 'x-request-id', 'deleg-two'],
+    });
     assert.equal(res.statusCode, 400);
     assert.equal(res.headers['content-type'], 'application/json');
     assert.equal(res.headers['x-portico-error'], 'GW_AUTH_AMBIGUOUS');
     assert.deepEqual(await res.body.json(), { error: 'Several Authorization headers', success: false });
     assert.equal(auth.seen.length, before.auth);
     assert.equal(backend.seen.length, before.backend);
-    assert.deepEqual(results.at(-1), { requestId: 'deleg-two', routeId: 'GET /orders', outcome: 'invalid', detail: 'several Authorization headers' });
+    assert.deepEqual(results.at(-1), {
+      requestId: 'deleg-two',
+      routeId: 'GET /orders',
+      outcome: 'invalid',
+      detail: 'several Authorization headers',
+    });
   });
 
   it('403 with a text body: relayed unchanged', async () => {
@@ -176,7 +197,7 @@ config:
     assert.deepEqual(rawValues(backend.seen.at(-1), 'x-username'), ['cookie-user']);
   });
 
-  it('no Authorization and no session: the service\'s redirect to its login page is relayed', async () => {
+  it("no Authorization and no session: the service's redirect to its login page is relayed", async () => {
     const before = backend.seen.length;
     const res = await call({});
     assert.equal(res.status, 302);
@@ -193,7 +214,9 @@ config:
     assert.deepEqual(rawValues(seen, 'x-role'), []);
     assert.deepEqual(rawValues(seen, 'x-admin'), []);
     assert.deepEqual(rawValues(seen, 'x-request-id'), ['deleg-evil']);
-    const warn = gw.logs.find((l) => l.msg === 'auth: claims skipped, not valid as headers' && l.reqId === 'deleg-evil');
+    const warn = gw.logs.find(
+      (l) => l.msg === 'auth: claims skipped, not valid as headers' && l.reqId === 'deleg-evil',
+    );
     assert.deepEqual(warn?.skipped, [
       { claim: 'role', reason: 'value' },
       { claim: 'bad name', reason: 'name' },
@@ -203,7 +226,10 @@ config:
 
   it('a public route never calls the auth service', async () => {
     const before = auth.seen.length;
-    for (const headers of [{}, { authorization: 'Bearer claims' }, { authorization: 'Bearer expired' }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: 'Bearer claims' }, { authorization: 'Bearer expired' }] as Record<
+      string,
+      string
+    >[]) {
       const res = await call(headers, '/api/catalog');
       assert.equal(res.status, 200);
     }
@@ -263,7 +289,9 @@ config:
 `);
     try {
       const started = Date.now();
-      const res = await request(`${gw.url}/api/orders`, { headers: { authorization: 'Bearer x', 'x-request-id': 'unreach' } });
+      const res = await request(`${gw.url}/api/orders`, {
+        headers: { authorization: 'Bearer x', 'x-request-id': 'unreach' },
+      });
       assert.equal(res.statusCode, 503);
       assert.equal(res.headers['x-portico-error'], 'GW_AUTH_UNAVAILABLE');
       assert.deepEqual(await res.body.json(), { error: 'Authentication service unavailable', success: false });

@@ -25,8 +25,10 @@ const BIG = 200 * MB;
 /** The smuggled "second response" a case tries to slip after its first one. */
 const SMUGGLED = 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 8\r\n\r\nSMUGGLED';
 
-const ok = (body: string, extra = '') => `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
-const okJson = (body: string) => `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const ok = (body: string, extra = '') =>
+  `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
+const okJson = (body: string) =>
+  `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
 /**
  * Response heads and bodies that desynchronise a lenient reader: after each comes SMUGGLED, so a
@@ -101,11 +103,13 @@ function pour(socket: Socket, key: string, total: number, head: string, chunk: B
   step();
 }
 
-const items = (m: string) => `[{"id":1,"m":"${m}"},{"id":9007199254740993,"m":"echo-json","n":1.0000000000000000001e400}]`;
+const items = (m: string) =>
+  `[{"id":1,"m":"${m}"},{"id":9007199254740993,"m":"echo-json","n":1.0000000000000000001e400}]`;
 
 const SPECIAL: Record<string, (socket: Socket, req: ParsedRequest) => void> = {
   // RFC 9110 8.6: a 304 may carry the Content-Length of the 200 it stands for.
-  'not-modified': (s) => s.write('HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nContent-Length: 1234\r\nCache-Control: max-age=60\r\n\r\n'),
+  'not-modified': (s) =>
+    s.write('HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nContent-Length: 1234\r\nCache-Control: max-age=60\r\n\r\n'),
   'no-content-with-length': (s) => s.write('HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n'),
   'no-content-stray-body': (s) => s.write(`HTTP/1.1 204 No Content\r\n\r\n${SMUGGLED}`),
   'early-hints': (s) => s.write(`HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n${ok('after hints')}`),
@@ -113,14 +117,35 @@ const SPECIAL: Record<string, (socket: Socket, req: ParsedRequest) => void> = {
     s.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n[{"id":1,');
     s.resetAndDestroy();
   },
-  'big-plain': (s) => pour(s, 'big-plain', BIG, 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', Buffer.alloc(64 * 1024, 0x20)),
-  'big-mapping-call': (s) => pour(s, 'big-mapping-call', BIG, 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', Buffer.alloc(64 * 1024, 0x20)),
-  'gzip-bomb-call': (s) => s.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipJsonBomb.length}\r\n\r\n`) && s.write(gzipJsonBomb),
-  'gzip-bomb-primary': (s) => s.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipBomb.length}\r\n\r\n`) && s.write(gzipBomb),
+  'big-plain': (s) =>
+    pour(
+      s,
+      'big-plain',
+      BIG,
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      Buffer.alloc(64 * 1024, 0x20),
+    ),
+  'big-mapping-call': (s) =>
+    pour(
+      s,
+      'big-mapping-call',
+      BIG,
+      'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      Buffer.alloc(64 * 1024, 0x20),
+    ),
+  'gzip-bomb-call': (s) =>
+    s.write(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipJsonBomb.length}\r\n\r\n`,
+    ) && s.write(gzipJsonBomb),
+  'gzip-bomb-primary': (s) =>
+    s.write(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipBomb.length}\r\n\r\n`,
+    ) && s.write(gzipBomb),
   'deep-json': (s) => s.write(okJson(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)),
   'deep-object': (s) => s.write(okJson(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`)),
   'invalid-json': (s) => s.write(okJson('{"a": [1, 2,, }')),
-  'proto-keys': (s) => s.write(okJson('{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"ok":1}')),
+  'proto-keys': (s) =>
+    s.write(okJson('{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"ok":1}')),
   'big-numbers': (s) => s.write(okJson('{"big":12345678901234567890123,"exact":9007199254740993,"tiny":1e-400}')),
   'echo-json': (s, req) => s.write(okJson(JSON.stringify({ target: req.target }))),
   'reset-call': (s) => {
@@ -173,7 +198,10 @@ after(async () => {
   await backend?.close();
 });
 
-async function get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+async function get(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   const res = await request(`${gw.url}${path}`, { headers });
   return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
 }
@@ -269,7 +297,9 @@ describe('response smuggling and desync from the backend', () => {
 });
 
 describe('invalid response heads', () => {
-  for (const [route, name] of ['plain', 'mapped'].flatMap((r) => Object.keys(INVALID_HEADS).map((n) => [r, n] as const))) {
+  for (const [route, name] of ['plain', 'mapped'].flatMap((r) =>
+    Object.keys(INVALID_HEADS).map((n) => [r, n] as const),
+  )) {
     it(`${route} route, ${name}: 502 JSON, and the gateway keeps serving`, async () => {
       const res = await get(`/api/${route}/invalid/${name}`);
       assert.equal(res.status, 502, res.body.toString());
@@ -296,34 +326,48 @@ describe('hostile bodies on a plain route and a mapped route', () => {
     await assertStillServing();
   });
 
-  it('a 200 MB primary on a mapped route streams through unchanged, backpressure kept', { timeout: 60_000 }, async () => {
-    const res = await request(`${gw.url}/api/mapped/special/big-plain`);
-    assert.equal(res.statusCode, 200);
-    // The client reads nothing yet: the backend can push only what the gateway holds plus buffers.
-    const whilePaused = await settled(() => pushed['big-plain']!);
-    assert.ok(whilePaused < MAX_MAPPING_BYTES + SOCKET_SLACK, `backend pushed ${whilePaused} bytes while the client read nothing`);
-    let total = 0;
-    let allSpaces = true;
-    const spaces = Buffer.alloc(MB, 0x20);
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      for (let at = 0; allSpaces && at < chunk.length; at += spaces.length) {
-        const part = chunk.subarray(at, at + spaces.length);
-        allSpaces = part.equals(spaces.subarray(0, part.length));
+  it(
+    'a 200 MB primary on a mapped route streams through unchanged, backpressure kept',
+    { timeout: 60_000 },
+    async () => {
+      const res = await request(`${gw.url}/api/mapped/special/big-plain`);
+      assert.equal(res.statusCode, 200);
+      // The client reads nothing yet: the backend can push only what the gateway holds plus buffers.
+      const whilePaused = await settled(() => pushed['big-plain']!);
+      assert.ok(
+        whilePaused < MAX_MAPPING_BYTES + SOCKET_SLACK,
+        `backend pushed ${whilePaused} bytes while the client read nothing`,
+      );
+      let total = 0;
+      let allSpaces = true;
+      const spaces = Buffer.alloc(MB, 0x20);
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        total += chunk.length;
+        for (let at = 0; allSpaces && at < chunk.length; at += spaces.length) {
+          const part = chunk.subarray(at, at + spaces.length);
+          allSpaces = part.equals(spaces.subarray(0, part.length));
+        }
       }
-    }
-    assert.equal(total, BIG);
-    assert.ok(allSpaces);
-  });
+      assert.equal(total, BIG);
+      assert.ok(allSpaces);
+    },
+  );
 
-  it('a 200 MB answer to a mapping call: the item goes out untagged, the call read stops near the limit', { timeout: 60_000 }, async () => {
-    const res = await get('/api/items/big-mapping-call');
-    assert.equal(res.status, 200);
-    const out = JSON.parse(res.body.toString()) as Record<string, unknown>[];
-    assert.equal(out[0]!.extra, undefined);
-    assert.deepEqual(out[1]!.extra, { target: '/special/echo-json' });
-    assert.ok(pushed['big-mapping-call']! < MAX_MAPPING_BYTES + SOCKET_SLACK, `backend pushed ${pushed['big-mapping-call']} bytes`);
-  });
+  it(
+    'a 200 MB answer to a mapping call: the item goes out untagged, the call read stops near the limit',
+    { timeout: 60_000 },
+    async () => {
+      const res = await get('/api/items/big-mapping-call');
+      assert.equal(res.status, 200);
+      const out = JSON.parse(res.body.toString()) as Record<string, unknown>[];
+      assert.equal(out[0]!.extra, undefined);
+      assert.deepEqual(out[1]!.extra, { target: '/special/echo-json' });
+      assert.ok(
+        pushed['big-mapping-call']! < MAX_MAPPING_BYTES + SOCKET_SLACK,
+        `backend pushed ${pushed['big-mapping-call']} bytes`,
+      );
+    },
+  );
 
   it('a gzip bomb from a mapping call: the item goes out untagged', async () => {
     const res = await get('/api/items/gzip-bomb-call');
@@ -370,7 +414,10 @@ describe('hostile bodies on a plain route and a mapped route', () => {
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
     assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
     const primary = await get('/api/mapped/special/proto-keys');
-    assert.equal(primary.body.toString(), '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"ok":1}');
+    assert.equal(
+      primary.body.toString(),
+      '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"ok":1}',
+    );
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
 
@@ -390,4 +437,3 @@ describe('hostile bodies on a plain route and a mapped route', () => {
     assert.deepEqual(out[1]!.extra, { target: '/special/echo-json' });
   });
 });
-

@@ -33,7 +33,9 @@ class Held {
 }
 
 function answer(socket: Socket, body: string, extra = ''): void {
-  socket.write(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`);
+  socket.write(
+    `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`,
+  );
 }
 
 let held = new Held();
@@ -106,7 +108,10 @@ describe('a parse error after a valid request leaves that request its answer', (
       assertGatewayError(await c.next(EXCHANGE_MS), 400, 'GW_BAD_REQUEST');
       await c.closed;
     });
-    assert.deepEqual(seenSince(from).map((r) => r.target), ['/slow']);
+    assert.deepEqual(
+      seenSince(from).map((r) => r.target),
+      ['/slow'],
+    );
   });
 
   it('garbage while the answer is already streaming: the answer completes, then 400', async () => {
@@ -133,7 +138,9 @@ describe('a parse error after a valid request leaves that request its answer', (
     const from = backend.requests.length;
     await withConnection(async (c) => {
       const clientError = once(gw.gateway.server, 'clientError');
-      c.write('GET /api/slow HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: one\r\n\r\nPOST /api/p HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: two\r\nContent-Length: 3\r\n\r\nabc\x01\x02\x03 / HTTP/1.1\r\n\r\n');
+      c.write(
+        'GET /api/slow HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: one\r\n\r\nPOST /api/p HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: two\r\nContent-Length: 3\r\n\r\nabc\x01\x02\x03 / HTTP/1.1\r\n\r\n',
+      );
       await clientError;
       held.release();
       const one = await c.next(EXCHANGE_MS);
@@ -143,20 +150,30 @@ describe('a parse error after a valid request leaves that request its answer', (
       assertGatewayError(await c.next(EXCHANGE_MS), 400, 'GW_BAD_REQUEST');
       await c.closed;
     });
-    assert.deepEqual(seenSince(from).map((r) => r.target).sort(), ['/p', '/slow']);
+    assert.deepEqual(
+      seenSince(from)
+        .map((r) => r.target)
+        .sort(),
+      ['/p', '/slow'],
+    );
   });
 
   it('bytes after a request with Connection: close: its answer, then the connection closes', async () => {
     const from = backend.requests.length;
     await withConnection(async (c) => {
-      c.write('POST /api/p HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\nContent-Length: 3\r\n\r\nabcGET /api/smuggled HTTP/1.1\r\nHost: gw.test\r\n\r\n');
+      c.write(
+        'POST /api/p HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\nContent-Length: 3\r\n\r\nabcGET /api/smuggled HTTP/1.1\r\nHost: gw.test\r\n\r\n',
+      );
       const res = await c.next(EXCHANGE_MS);
       assert.equal(res.status, 200);
       assert.equal(res.body, 'POST /p abc');
       await c.closed;
       await assert.rejects(c.next(EXCHANGE_MS), /connection closed; got ""/);
     });
-    assert.deepEqual(seenSince(from).map((r) => `${r.method} ${r.target}`), ['POST /p']);
+    assert.deepEqual(
+      seenSince(from).map((r) => `${r.method} ${r.target}`),
+      ['POST /p'],
+    );
   });
 
   it('a request whose own body is malformed is answered 400 (after the answers before it)', async () => {
@@ -164,7 +181,9 @@ describe('a parse error after a valid request leaves that request its answer', (
     const from = backend.requests.length;
     await withConnection(async (c) => {
       const clientError = once(gw.gateway.server, 'clientError');
-      c.write('GET /api/slow HTTP/1.1\r\nHost: gw.test\r\n\r\nPOST /api/p HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\n');
+      c.write(
+        'GET /api/slow HTTP/1.1\r\nHost: gw.test\r\n\r\nPOST /api/p HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\n',
+      );
       await clientError;
       held.release();
       const first = await c.next(EXCHANGE_MS);
@@ -174,7 +193,10 @@ describe('a parse error after a valid request leaves that request its answer', (
       await c.closed;
     });
     // The malformed POST never reaches the backend as a complete request.
-    assert.deepEqual(seenSince(from).map((r) => r.target), ['/slow']);
+    assert.deepEqual(
+      seenSince(from).map((r) => r.target),
+      ['/slow'],
+    );
     assert.deepEqual(backend.framingErrors, []);
   });
 });
@@ -182,18 +204,80 @@ describe('a parse error after a valid request leaves that request its answer', (
 describe('framing the gateway refuses before any backend call', () => {
   const many = (n: number) => Array.from({ length: n }, (_, i) => `X-H${i}: v\r\n`).join('');
   const cases: { name: string; request: string; status: number; code: string; check?: (r: RawResponse) => void }[] = [
-    { name: 'HTTP/1.0 with Transfer-Encoding', request: 'POST /api/p HTTP/1.0\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n', status: 400, code: 'GW_BAD_REQUEST' },
-    { name: 'Transfer-Encoding: identity, chunked', request: 'POST /api/p HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: identity, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n', status: 501, code: 'GW_TRANSFER_CODING_UNSUPPORTED' },
-    { name: 'Transfer-Encoding: gzip, chunked', request: 'POST /api/p HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n', status: 501, code: 'GW_TRANSFER_CODING_UNSUPPORTED' },
-    { name: 'an HTTP/2.0 request line', request: 'GET /api/g HTTP/2.0\r\nHost: gw.test\r\n\r\n', status: 505, code: 'GW_HTTP_VERSION_UNSUPPORTED' },
-    { name: 'CONNECT', request: `CONNECT 127.0.0.1:${backendPortPlaceholder} HTTP/1.1\r\nHost: 127.0.0.1:${backendPortPlaceholder}\r\n\r\n`, status: 405, code: 'GW_METHOD_UNSUPPORTED', check: (r) => assert.match(r.headers.allow ?? '', /GET/) },
-    { name: 'two Host headers', request: 'GET /api/g HTTP/1.1\r\nHost: gw.test\r\nHost: evil.test\r\n\r\n', status: 400, code: 'GW_BAD_HOST' },
-    { name: 'a Host with a path', request: 'GET /api/g HTTP/1.1\r\nHost: gw.test/evil\r\n\r\n', status: 400, code: 'GW_BAD_HOST' },
-    { name: 'a Host with userinfo', request: 'GET /api/g HTTP/1.1\r\nHost: user@gw.test\r\n\r\n', status: 400, code: 'GW_BAD_HOST' },
-    { name: 'HTTP/1.1 without Host', request: 'GET /api/g HTTP/1.1\r\nX-A: b\r\n\r\n', status: 400, code: 'GW_BAD_HOST' },
-    { name: 'Transfer-Encoding after 2,000 other headers', request: `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(2000)}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`, status: 431, code: 'GW_HEADERS_TOO_LARGE' },
-    { name: 'Content-Length after 1,000 other headers', request: `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(1000)}Content-Length: 3\r\n\r\nabc`, status: 431, code: 'GW_HEADERS_TOO_LARGE' },
-    { name: 'Content-Length after 2,000 other headers', request: `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(2000)}Content-Length: 3\r\n\r\nabc`, status: 431, code: 'GW_HEADERS_TOO_LARGE' },
+    {
+      name: 'HTTP/1.0 with Transfer-Encoding',
+      request: 'POST /api/p HTTP/1.0\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+      status: 400,
+      code: 'GW_BAD_REQUEST',
+    },
+    {
+      name: 'Transfer-Encoding: identity, chunked',
+      request:
+        'POST /api/p HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: identity, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+      status: 501,
+      code: 'GW_TRANSFER_CODING_UNSUPPORTED',
+    },
+    {
+      name: 'Transfer-Encoding: gzip, chunked',
+      request: 'POST /api/p HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+      status: 501,
+      code: 'GW_TRANSFER_CODING_UNSUPPORTED',
+    },
+    {
+      name: 'an HTTP/2.0 request line',
+      request: 'GET /api/g HTTP/2.0\r\nHost: gw.test\r\n\r\n',
+      status: 505,
+      code: 'GW_HTTP_VERSION_UNSUPPORTED',
+    },
+    {
+      name: 'CONNECT',
+      request: `CONNECT 127.0.0.1:${backendPortPlaceholder} HTTP/1.1\r\nHost: 127.0.0.1:${backendPortPlaceholder}\r\n\r\n`,
+      status: 405,
+      code: 'GW_METHOD_UNSUPPORTED',
+      check: (r) => assert.match(r.headers.allow ?? '', /GET/),
+    },
+    {
+      name: 'two Host headers',
+      request: 'GET /api/g HTTP/1.1\r\nHost: gw.test\r\nHost: evil.test\r\n\r\n',
+      status: 400,
+      code: 'GW_BAD_HOST',
+    },
+    {
+      name: 'a Host with a path',
+      request: 'GET /api/g HTTP/1.1\r\nHost: gw.test/evil\r\n\r\n',
+      status: 400,
+      code: 'GW_BAD_HOST',
+    },
+    {
+      name: 'a Host with userinfo',
+      request: 'GET /api/g HTTP/1.1\r\nHost: user@gw.test\r\n\r\n',
+      status: 400,
+      code: 'GW_BAD_HOST',
+    },
+    {
+      name: 'HTTP/1.1 without Host',
+      request: 'GET /api/g HTTP/1.1\r\nX-A: b\r\n\r\n',
+      status: 400,
+      code: 'GW_BAD_HOST',
+    },
+    {
+      name: 'Transfer-Encoding after 2,000 other headers',
+      request: `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(2000)}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+      status: 431,
+      code: 'GW_HEADERS_TOO_LARGE',
+    },
+    {
+      name: 'Content-Length after 1,000 other headers',
+      request: `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(1000)}Content-Length: 3\r\n\r\nabc`,
+      status: 431,
+      code: 'GW_HEADERS_TOO_LARGE',
+    },
+    {
+      name: 'Content-Length after 2,000 other headers',
+      request: `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(2000)}Content-Length: 3\r\n\r\nabc`,
+      status: 431,
+      code: 'GW_HEADERS_TOO_LARGE',
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.status} ${c.code}, connection closed, backend not called`, async () => {
@@ -213,7 +297,9 @@ describe('framing the gateway refuses before any backend call', () => {
   it('990 header fields and Transfer-Encoding: accepted, the backend gets the body exactly', async () => {
     const from = backend.requests.length;
     await withConnection(async (c) => {
-      c.write(`POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(990)}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`);
+      c.write(
+        `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${many(990)}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+      );
       const res = await c.next(EXCHANGE_MS);
       assert.equal(res.status, 200);
       assert.equal(res.body, 'POST /p abc');
@@ -239,13 +325,16 @@ describe('method-override headers', () => {
   it('are never forwarded: a backend honouring them would bypass the route method', async () => {
     const from = backend.requests.length;
     await withConnection(async (c) => {
-      c.write('POST /api/p HTTP/1.1\r\nHost: gw.test\r\nX-HTTP-Method-Override: DELETE\r\nX-HTTP-Method: DELETE\r\nx-method-override: PUT\r\nX-Kept: yes\r\nContent-Length: 0\r\n\r\n');
+      c.write(
+        'POST /api/p HTTP/1.1\r\nHost: gw.test\r\nX-HTTP-Method-Override: DELETE\r\nX-HTTP-Method: DELETE\r\nx-method-override: PUT\r\nX-Kept: yes\r\nContent-Length: 0\r\n\r\n',
+      );
       assert.equal((await c.next(EXCHANGE_MS)).status, 200);
     });
     const seen = seenSince(from);
     assert.equal(seen.length, 1);
     const names = seen[0]!.headers.map(([n]) => n);
     assert.equal(header(seen[0]!, 'x-kept'), 'yes');
-    for (const n of ['x-http-method-override', 'x-http-method', 'x-method-override']) assert.ok(!names.includes(n), `${n} forwarded`);
+    for (const n of ['x-http-method-override', 'x-http-method', 'x-method-override'])
+      assert.ok(!names.includes(n), `${n} forwarded`);
   });
 });

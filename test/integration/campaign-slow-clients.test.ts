@@ -131,7 +131,9 @@ describe('campaign: slow and greedy clients', () => {
         if (!head.includes('\r\n\r\n')) return;
         s.off('data', onData);
         const key = /\r\nsec-websocket-key: *([^\r]*)/i.exec(head)?.[1] ?? '';
-        s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\n`);
+        s.write(
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\n`,
+        );
         s.pause();
       };
       s.on('data', onData);
@@ -177,7 +179,8 @@ config:
     const idle = await Promise.all(Array.from({ length: 100 }, () => rawClient(gw.port)));
     // 20 uploads that send half their body and stop: body silence past clientBodySec.
     const stalled = await Promise.all(Array.from({ length: 20 }, () => rawClient(gw.port)));
-    for (const c of stalled) c.socket.write('POST /api/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n' + 'b'.repeat(500));
+    for (const c of stalled)
+      c.socket.write('POST /api/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n' + 'b'.repeat(500));
 
     // Meanwhile, a normal client is served at once, again and again.
     const answers: { status: number; ms: number }[] = [];
@@ -195,7 +198,9 @@ config:
 
     // Every slow connection is cut within its timeout (plus Node's check interval and a margin).
     const bound = Math.max(HEADER_MS, BODY_IDLE_MS) + CHECK_MS + MARGIN_MS;
-    await eventually('all slow connections closed', bound, () => [...slowloris, ...idle, ...stalled].every((c) => c.closedAt !== undefined));
+    await eventually('all slow connections closed', bound, () =>
+      [...slowloris, ...idle, ...stalled].every((c) => c.closedAt !== undefined),
+    );
     clearInterval(drip);
     assert.ok(sent < head.length, 'the slowloris heads never completed');
     for (const c of [...slowloris, ...idle, ...stalled]) {
@@ -237,7 +242,11 @@ config:
       for (const c of uploads) c.socket.destroy();
     }
     await eventually('every upload connection closed', 2_000, () => uploads.every((c) => c.closedAt !== undefined));
-    assert.equal(backend.seen.filter((r) => r.url === '/upload').length, 0, 'an upload abandoned half-way never reaches the backend');
+    assert.equal(
+      backend.seen.filter((r) => r.url === '/upload').length,
+      0,
+      'an upload abandoned half-way never reaches the backend',
+    );
     assert.equal(backendOpen, 0);
   });
 
@@ -290,7 +299,9 @@ config:
     const one = async (i: number) => {
       const c = await rawClient(gw.port);
       const key = Buffer.from(String(i).padStart(16, '0')).toString('base64'); // 16 bytes, as RFC 6455 asks
-      c.socket.write(`GET /api/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\n\r\n`);
+      c.socket.write(
+        `GET /api/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\n\r\n`,
+      );
       await bounded(
         new Promise<void>((resolve) => {
           const check = () => {
@@ -320,7 +331,9 @@ config:
 
   it('a flood into a WebSocket backend that reads nothing: bounded in flight, other clients served, both sides closed after the stall bound', async () => {
     const c = await rawClient(gw.port);
-    c.socket.write(`GET /api/deaf HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.from('flood-key-012345').toString('base64')}\r\n\r\n`);
+    c.socket.write(
+      `GET /api/deaf HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.from('flood-key-012345').toString('base64')}\r\n\r\n`,
+    );
     await eventually('101', 3_000, () => c.received.startsWith('HTTP/1.1 101') && c.received.includes('\r\n\r\n'));
     const tunnelClosed = new Promise<void>((resolve) => {
       const off = gw.gateway.events.on('stream:close', (e) => {
@@ -336,7 +349,10 @@ config:
     while (!stuck && written < 256 * MB) {
       written += chunk.length;
       if (!c.socket.write(chunk)) {
-        stuck = !(await Promise.race([new Promise<boolean>((r) => c.socket.once('drain', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), 200))]));
+        stuck = !(await Promise.race([
+          new Promise<boolean>((r) => c.socket.once('drain', () => r(true))),
+          new Promise<boolean>((r) => setTimeout(() => r(false), 200)),
+        ]));
       }
     }
     assert.ok(stuck, 'the client was held back');

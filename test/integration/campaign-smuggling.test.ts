@@ -23,7 +23,8 @@ const SETTLE_MS = 1_000;
 
 const SMUGGLE = 'GET /api/smuggled HTTP/1.1\r\nHost: gw.test\r\n\r\n';
 const CHUNKED_BODY = '5\r\nhello\r\n0\r\n\r\n';
-const post = (headerLines: string, body: string) => `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${headerLines}\r\n${body}`;
+const post = (headerLines: string, body: string) =>
+  `POST /api/p HTTP/1.1\r\nHost: gw.test\r\n${headerLines}\r\n${body}`;
 
 interface Case {
   readonly name: string;
@@ -40,16 +41,53 @@ interface Case {
 
 /** Transfer-Encoding values: case, whitespace, lists, quotes, near misses, control bytes. */
 const TE_VALUES: [string, Case['valid']][] = [
-  ['chunked', true], ['Chunked', true], ['CHUNKED', true], ['cHuNkEd', true],
-  [' chunked', true], ['chunked ', true], ['\tchunked', true], ['chunked\t', 'stricter'], ['  chunked  ', true],
+  ['chunked', true],
+  ['Chunked', true],
+  ['CHUNKED', true],
+  ['cHuNkEd', true],
+  [' chunked', true],
+  ['chunked ', true],
+  ['\tchunked', true],
+  ['chunked\t', 'stricter'],
+  ['  chunked  ', true],
   // Trailing HTAB is optional whitespace (RFC 9110 5.5), yet Node refuses it: stricter, safe.
-  ['\vchunked', undefined], ['chunked\v', undefined], ['\fchunked', undefined], ['chunked\f', undefined], ['\xa0chunked', undefined], ['chunked\xa0', undefined],
-  ['chunked, chunked', undefined], ['chunked,chunked', undefined], ['identity, chunked', undefined], ['identity,chunked', undefined],
-  ['gzip, chunked', undefined], ['deflate, chunked', undefined], ['compress, chunked', undefined], ['chunked, identity', undefined], ['chunked, gzip', undefined],
-  [',chunked', undefined], ['chunked,', undefined], [', chunked', undefined], ['chunked ,', undefined], [' , chunked', undefined],
-  ['"chunked"', undefined], ["'chunked'", undefined], ['xchunked', undefined], ['chunkedx', undefined], ['chunk', undefined], ['chunk ed', undefined],
-  ['chunked;q=1', undefined], ['chunked; foo', undefined], ['chunked=1', undefined], ['chunked/1.1', undefined], ['ch\x00unked', undefined],
-  ['ch\xfcnked', undefined], ['identity', undefined], ['gzip', undefined], ['', undefined], ['chunked\r', undefined], ['\rchunked', undefined],
+  ['\vchunked', undefined],
+  ['chunked\v', undefined],
+  ['\fchunked', undefined],
+  ['chunked\f', undefined],
+  ['\xa0chunked', undefined],
+  ['chunked\xa0', undefined],
+  ['chunked, chunked', undefined],
+  ['chunked,chunked', undefined],
+  ['identity, chunked', undefined],
+  ['identity,chunked', undefined],
+  ['gzip, chunked', undefined],
+  ['deflate, chunked', undefined],
+  ['compress, chunked', undefined],
+  ['chunked, identity', undefined],
+  ['chunked, gzip', undefined],
+  [',chunked', undefined],
+  ['chunked,', undefined],
+  [', chunked', undefined],
+  ['chunked ,', undefined],
+  [' , chunked', undefined],
+  ['"chunked"', undefined],
+  ["'chunked'", undefined],
+  ['xchunked', undefined],
+  ['chunkedx', undefined],
+  ['chunk', undefined],
+  ['chunk ed', undefined],
+  ['chunked;q=1', undefined],
+  ['chunked; foo', undefined],
+  ['chunked=1', undefined],
+  ['chunked/1.1', undefined],
+  ['ch\x00unked', undefined],
+  ['ch\xfcnked', undefined],
+  ['identity', undefined],
+  ['gzip', undefined],
+  ['', undefined],
+  ['chunked\r', undefined],
+  ['\rchunked', undefined],
 ];
 
 /** Whole header lines around Transfer-Encoding: spacing around the colon, folding, repeats. */
@@ -135,24 +173,59 @@ const HEADS: Case[] = [
   { name: 'head of bare LFs', bytes: `GET /api/g HTTP/1.1\nHost: gw.test\n\n${SMUGGLE}` },
   { name: 'head ending in LF CRLF', bytes: `GET /api/g HTTP/1.1\r\nHost: gw.test\n\r\n${SMUGGLE}` },
   { name: 'head ending in CRLF LF', bytes: `GET /api/g HTTP/1.1\r\nHost: gw.test\r\n\n${SMUGGLE}` },
-  { name: 'three pipelined requests', bytes: `GET /api/g HTTP/1.1\r\nHost: gw.test\r\n\r\n${post('Content-Length: 5\r\n', 'hello')}${SMUGGLE}`, valid: true },
-  { name: 'pipelined chunked then plain', bytes: `${post('Transfer-Encoding: chunked\r\n', CHUNKED_BODY)}GET /api/g HTTP/1.1\r\nHost: gw.test\r\n\r\n${SMUGGLE}`, valid: true },
-  { name: 'GET with a body announced', bytes: `GET /api/g HTTP/1.1\r\nHost: gw.test\r\nContent-Length: ${SMUGGLE.length}\r\n\r\n${SMUGGLE}`, valid: true },
+  {
+    name: 'three pipelined requests',
+    bytes: `GET /api/g HTTP/1.1\r\nHost: gw.test\r\n\r\n${post('Content-Length: 5\r\n', 'hello')}${SMUGGLE}`,
+    valid: true,
+  },
+  {
+    name: 'pipelined chunked then plain',
+    bytes: `${post('Transfer-Encoding: chunked\r\n', CHUNKED_BODY)}GET /api/g HTTP/1.1\r\nHost: gw.test\r\n\r\n${SMUGGLE}`,
+    valid: true,
+  },
+  {
+    name: 'GET with a body announced',
+    bytes: `GET /api/g HTTP/1.1\r\nHost: gw.test\r\nContent-Length: ${SMUGGLE.length}\r\n\r\n${SMUGGLE}`,
+    valid: true,
+  },
   // Node reads repeated SP in the request line as one; the head ends at the same CRLFCRLF under
   // both readings, so the boundaries agree and the backend gets the line normalised.
-  { name: 'request line with two spaces', bytes: `GET  /api/g HTTP/1.1\r\nHost: gw.test\r\n\r\n${SMUGGLE}`, valid: ['GET /g ', 'GET /SMUGGLED '] },
+  {
+    name: 'request line with two spaces',
+    bytes: `GET  /api/g HTTP/1.1\r\nHost: gw.test\r\n\r\n${SMUGGLE}`,
+    valid: ['GET /g ', 'GET /SMUGGLED '],
+  },
   { name: 'request line with a tab', bytes: `GET\t/api/g HTTP/1.1\r\nHost: gw.test\r\n\r\n${SMUGGLE}` },
   { name: 'lower-case version', bytes: `GET /api/g http/1.1\r\nHost: gw.test\r\n\r\n${SMUGGLE}` },
 ];
 
 const CASES: Case[] = [
   ...TE_VALUES.flatMap(([v, ok]): Case[] => [
-    { name: `TE ${JSON.stringify(v)}`, bytes: post(`Transfer-Encoding: ${v}\r\n`, CHUNKED_BODY + SMUGGLE), ...(ok === undefined ? {} : { valid: ok }) },
-    { name: `TE ${JSON.stringify(v)} with Content-Length`, bytes: post(`Transfer-Encoding: ${v}\r\nContent-Length: 4\r\n`, CHUNKED_BODY + SMUGGLE) },
+    {
+      name: `TE ${JSON.stringify(v)}`,
+      bytes: post(`Transfer-Encoding: ${v}\r\n`, CHUNKED_BODY + SMUGGLE),
+      ...(ok === undefined ? {} : { valid: ok }),
+    },
+    {
+      name: `TE ${JSON.stringify(v)} with Content-Length`,
+      bytes: post(`Transfer-Encoding: ${v}\r\nContent-Length: 4\r\n`, CHUNKED_BODY + SMUGGLE),
+    },
   ]),
-  ...TE_LINES.map(([n, lines, ok]): Case => ({ name: `TE line: ${n}`, bytes: post(lines, CHUNKED_BODY + SMUGGLE), ...(ok === undefined ? {} : { valid: ok }) })),
-  ...CL_LINES.map(([n, lines, ok]): Case => ({ name: `Content-Length: ${n}`, bytes: post(lines, `hello${SMUGGLE}`), ...(ok === undefined ? {} : { valid: ok }) })),
-  ...CHUNKS.map(([n, body, ok]): Case => ({ name: `chunked body: ${n}`, bytes: post('Transfer-Encoding: chunked\r\n', body + SMUGGLE), ...(ok === undefined ? {} : { valid: ok }) })),
+  ...TE_LINES.map(([n, lines, ok]): Case => ({
+    name: `TE line: ${n}`,
+    bytes: post(lines, CHUNKED_BODY + SMUGGLE),
+    ...(ok === undefined ? {} : { valid: ok }),
+  })),
+  ...CL_LINES.map(([n, lines, ok]): Case => ({
+    name: `Content-Length: ${n}`,
+    bytes: post(lines, `hello${SMUGGLE}`),
+    ...(ok === undefined ? {} : { valid: ok }),
+  })),
+  ...CHUNKS.map(([n, body, ok]): Case => ({
+    name: `chunked body: ${n}`,
+    bytes: post('Transfer-Encoding: chunked\r\n', body + SMUGGLE),
+    ...(ok === undefined ? {} : { valid: ok }),
+  })),
   ...HEADS,
 ];
 
@@ -165,7 +238,9 @@ let gw: TestGateway;
 before(async () => {
   backend = await startRawBackend((req, socket) => {
     const body = `${req.method} ${req.target} ${req.body.toString('latin1')}`;
-    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body, 'latin1')}\r\n\r\n`);
+    socket.write(
+      `HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body, 'latin1')}\r\n\r\n`,
+    );
     socket.write(body, 'latin1');
   });
   const svc = backend.host;
@@ -238,7 +313,8 @@ function parseAnswers(buf: Buffer, complete: boolean): Answer[] {
     const lines = buf.subarray(at, headEnd).toString('latin1').split('\r\n');
     const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(lines[0] ?? '')?.[1]);
     const headers: Record<string, string> = {};
-    for (const line of lines.slice(1)) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+    for (const line of lines.slice(1))
+      headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
     const length = Number(headers['content-length']);
     assert.ok(Number.isInteger(length), `answer without Content-Length: ${lines.join(' | ')}`);
     if (buf.length < headEnd + 4 + length && !complete) break;
@@ -252,17 +328,32 @@ describe(`request smuggling campaign (${CASES.length} byte streams)`, () => {
   for (const c of CASES) {
     it(c.name, async () => {
       const strict = parseAllStrict(Buffer.from(c.bytes, 'latin1'));
-      const strictReading = strict.requests.map((r) => `${r.method} ${BACKEND_TARGET[r.target] ?? r.target} ${r.body.toString('latin1')}`);
+      const strictReading = strict.requests.map(
+        (r) => `${r.method} ${BACKEND_TARGET[r.target] ?? r.target} ${r.body.toString('latin1')}`,
+      );
       const expected = Array.isArray(c.valid) ? (c.valid as readonly string[]) : strictReading;
       const from = backend.requests.length;
       // A stream the strict reading refuses gets a refusal and a close: no settling needed.
-      const answers = await exchange(c.bytes, expected.length, strict.stop === 'end' || strict.stop === 'incomplete' || Array.isArray(c.valid) ? SETTLE_MS : CASE_MS);
+      const answers = await exchange(
+        c.bytes,
+        expected.length,
+        strict.stop === 'end' || strict.stop === 'incomplete' || Array.isArray(c.valid) ? SETTLE_MS : CASE_MS,
+      );
       // Pipelined requests run concurrently, so the backend may see them in another order.
       const forwarded = backend.requests.slice(from).map((r) => `${r.method} ${r.target} ${r.body.toString('latin1')}`);
-      assert.deepEqual([...forwarded].sort(), expected.slice(0, forwarded.length).sort(), `forwarded ${JSON.stringify(forwarded)}, strict reading ${JSON.stringify(expected)} (${strict.stop})`);
-      if (c.valid === true || Array.isArray(c.valid)) assert.equal(forwarded.length, expected.length, `a valid stream forwarded only in part (${strict.stop})`);
+      assert.deepEqual(
+        [...forwarded].sort(),
+        expected.slice(0, forwarded.length).sort(),
+        `forwarded ${JSON.stringify(forwarded)}, strict reading ${JSON.stringify(expected)} (${strict.stop})`,
+      );
+      if (c.valid === true || Array.isArray(c.valid))
+        assert.equal(forwarded.length, expected.length, `a valid stream forwarded only in part (${strict.stop})`);
       // Keeps the table honest: each mark agrees with the strict reading.
-      assert.equal(strict.stop === 'end', c.valid === true || c.valid === 'stricter', `marked ${String(c.valid)}, strict reading ${JSON.stringify(strictReading)} (${strict.stop})`);
+      assert.equal(
+        strict.stop === 'end',
+        c.valid === true || c.valid === 'stricter',
+        `marked ${String(c.valid)}, strict reading ${JSON.stringify(strictReading)} (${strict.stop})`,
+      );
       // The first answers are the forwarded requests', in order; then only gateway errors.
       answers.slice(0, forwarded.length).forEach((a, i) => {
         assert.equal(a.status, 200);

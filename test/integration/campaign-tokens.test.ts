@@ -20,7 +20,8 @@ import { rawConnect } from '../support/raw-http.js';
 const SECRET = 'campaign-secret-0123456789abcdef0123456789abcdef';
 const AUDIENCE = 'portico-campaign';
 const nowSec = () => Math.floor(Date.now() / 1000);
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 type Header = Record<string, unknown>;
 type Claims = Record<string, unknown>;
@@ -43,7 +44,13 @@ function unsigned(alg: string, payload: Claims): string {
   return `${b64({ alg, typ: 'JWT' })}.${b64(payload)}.`;
 }
 
-const claims = (extra: Claims = {}): Claims => ({ sub: 'u-1', aud: AUDIENCE, iat: nowSec(), exp: nowSec() + 300, ...extra });
+const claims = (extra: Claims = {}): Claims => ({
+  sub: 'u-1',
+  aud: AUDIENCE,
+  iat: nowSec(),
+  exp: nowSec() + 300,
+  ...extra,
+});
 
 function rawValues(seen: SeenRequest | undefined, name: string): string[] {
   const raw = seen?.rawHeaders ?? [];
@@ -79,10 +86,14 @@ describe('JWT attack campaign', () => {
 
   before(async () => {
     backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
-    trap = await startBackend((_req, res) => json(res, 200, { keys: [{ ...attacker.publicKey.export({ format: 'jwk' }), kid: 'evil', alg: 'RS256' }] }));
+    trap = await startBackend((_req, res) =>
+      json(res, 200, { keys: [{ ...attacker.publicKey.export({ format: 'jwk' }), kid: 'evil', alg: 'RS256' }] }),
+    );
     idp = await startBackend((req, res) => {
       jwksFetches++;
-      json(res, 200, { keys: [{ ...idpKeys.publicKey.export({ format: 'jwk' }), kid: KID, alg: 'RS256', use: 'sig' }] });
+      json(res, 200, {
+        keys: [{ ...idpKeys.publicKey.export({ format: 'jwk' }), kid: KID, alg: 'RS256', use: 'sig' }],
+      });
     });
     local = await startGateway(`${routes(backend.host)}
 config:
@@ -109,8 +120,13 @@ config:
     await idp?.close();
   });
 
-  async function call(gw: TestGateway, authorization: string | undefined): Promise<{ status: number; body: unknown; wwwAuthenticate: unknown }> {
-    const res = await request(`${gw.url}/api/orders`, { headers: authorization === undefined ? {} : { authorization } });
+  async function call(
+    gw: TestGateway,
+    authorization: string | undefined,
+  ): Promise<{ status: number; body: unknown; wwwAuthenticate: unknown }> {
+    const res = await request(`${gw.url}/api/orders`, {
+      headers: authorization === undefined ? {} : { authorization },
+    });
     return { status: res.statusCode, body: await res.body.json(), wwwAuthenticate: res.headers['www-authenticate'] };
   }
 
@@ -129,7 +145,8 @@ config:
   }
 
   const signLocal = (header: Header, payload: Claims | string) => hs(header, payload);
-  const signIdp = (header: Header, payload: Claims | string) => rs({ kid: KID, ...header }, payload, idpKeys.privateKey);
+  const signIdp = (header: Header, payload: Claims | string) =>
+    rs({ kid: KID, ...header }, payload, idpKeys.privateKey);
   const modes = [
     { name: 'local secret', gw: () => local, alg: 'HS256', sign: signLocal },
     { name: 'JWKS', gw: () => jwks, alg: 'RS256', sign: signIdp },
@@ -137,7 +154,8 @@ config:
 
   for (const mode of modes) {
     describe(`${mode.name} mode`, () => {
-      it('control: an honest token passes', () => accepted(mode.gw(), mode.sign({ alg: mode.alg, typ: 'JWT' }, claims()), 'control'));
+      it('control: an honest token passes', () =>
+        accepted(mode.gw(), mode.sign({ alg: mode.alg, typ: 'JWT' }, claims()), 'control'));
 
       it('alg none, in any spelling, signed or not, is refused', async () => {
         for (const alg of ['none', 'None', 'NONE', 'nOnE']) {
@@ -149,62 +167,131 @@ config:
       });
 
       it('an algorithm outside the mode is refused (HS in JWKS mode, RS in secret mode)', async () => {
-        await refused(mode.gw(), mode.alg === 'HS256' ? rs({ alg: 'RS256' }, claims(), attacker.privateKey) : hs({ alg: 'HS256', kid: KID }, claims()), 'foreign alg');
+        await refused(
+          mode.gw(),
+          mode.alg === 'HS256'
+            ? rs({ alg: 'RS256' }, claims(), attacker.privateKey)
+            : hs({ alg: 'HS256', kid: KID }, claims()),
+          'foreign alg',
+        );
       });
 
       it('crit naming an unknown extension is refused, though the signature is good', async () => {
-        await refused(mode.gw(), mode.sign({ alg: mode.alg, crit: ['x-portico-unknown'], 'x-portico-unknown': true }, claims()), 'crit unknown');
-        await refused(mode.gw(), mode.sign({ alg: mode.alg, crit: ['exp'] }, claims()), 'crit naming a registered parameter');
+        await refused(
+          mode.gw(),
+          mode.sign({ alg: mode.alg, crit: ['x-portico-unknown'], 'x-portico-unknown': true }, claims()),
+          'crit unknown',
+        );
+        await refused(
+          mode.gw(),
+          mode.sign({ alg: mode.alg, crit: ['exp'] }, claims()),
+          'crit naming a registered parameter',
+        );
       });
 
       it('kid with path traversal or SQL-ish text is only an unknown key id', async () => {
-        for (const kid of ['../../../../../../dev/null', "' OR '1'='1", 'x"; DROP TABLE keys; --', '/etc/passwd', '\u0000']) {
+        for (const kid of [
+          '../../../../../../dev/null',
+          "' OR '1'='1",
+          'x"; DROP TABLE keys; --',
+          '/etc/passwd',
+          '\u0000',
+        ]) {
           const forged = hs({ alg: 'HS256', kid }, claims(), kid === '../../../../../../dev/null' ? '' : kid);
           await refused(mode.gw(), forged, `kid ${JSON.stringify(kid)} HMAC`);
-          await refused(mode.gw(), rs({ alg: 'RS256', kid }, claims(), attacker.privateKey), `kid ${JSON.stringify(kid)} RSA`);
+          await refused(
+            mode.gw(),
+            rs({ alg: 'RS256', kid }, claims(), attacker.privateKey),
+            `kid ${JSON.stringify(kid)} RSA`,
+          );
         }
       });
 
       it('jku, x5u and an embedded jwk are never fetched nor trusted', async () => {
         const trapCalls = trap.seen.length;
         const jwk = { ...attacker.publicKey.export({ format: 'jwk' }), kid: 'evil', alg: 'RS256' };
-        await refused(mode.gw(), rs({ alg: 'RS256', kid: 'evil', jku: `${trap.url}/jwks.json` }, claims(), attacker.privateKey), 'jku');
-        await refused(mode.gw(), rs({ alg: 'RS256', kid: 'evil', x5u: `${trap.url}/cert.pem` }, claims(), attacker.privateKey), 'x5u');
+        await refused(
+          mode.gw(),
+          rs({ alg: 'RS256', kid: 'evil', jku: `${trap.url}/jwks.json` }, claims(), attacker.privateKey),
+          'jku',
+        );
+        await refused(
+          mode.gw(),
+          rs({ alg: 'RS256', kid: 'evil', x5u: `${trap.url}/cert.pem` }, claims(), attacker.privateKey),
+          'x5u',
+        );
         await refused(mode.gw(), rs({ alg: 'RS256', jwk }, claims(), attacker.privateKey), 'embedded jwk');
-        await refused(mode.gw(), rs({ alg: 'RS256', kid: KID, jwk }, claims(), attacker.privateKey), 'embedded jwk with the trusted kid');
+        await refused(
+          mode.gw(),
+          rs({ alg: 'RS256', kid: KID, jwk }, claims(), attacker.privateKey),
+          'embedded jwk with the trusted kid',
+        );
         assert.equal(trap.seen.length, trapCalls, 'the gateway fetched a URL taken from a token');
       });
 
       it('time edges: exp == now is expired, nbf and iat in the future are refused', async () => {
         const tolerance = mode.name === 'JWKS' ? 30 : 0;
         // exp is exclusive (RFC 7519 4.1.4: "on or after" is expired); the tolerance moves the edge.
-        await refused(mode.gw(), mode.sign({ alg: mode.alg }, claims({ exp: nowSec() - tolerance })), 'exp == now - tolerance');
-        await refused(mode.gw(), mode.sign({ alg: mode.alg }, claims({ nbf: nowSec() + tolerance + 60 })), 'nbf in the future');
-        await refused(mode.gw(), mode.sign({ alg: mode.alg }, claims({ iat: nowSec() + tolerance + 3600 })), 'iat in the future');
-        await refused(mode.gw(), mode.sign({ alg: mode.alg }, claims({ exp: String(nowSec() + 300) })), 'exp as a string');
+        await refused(
+          mode.gw(),
+          mode.sign({ alg: mode.alg }, claims({ exp: nowSec() - tolerance })),
+          'exp == now - tolerance',
+        );
+        await refused(
+          mode.gw(),
+          mode.sign({ alg: mode.alg }, claims({ nbf: nowSec() + tolerance + 60 })),
+          'nbf in the future',
+        );
+        await refused(
+          mode.gw(),
+          mode.sign({ alg: mode.alg }, claims({ iat: nowSec() + tolerance + 3600 })),
+          'iat in the future',
+        );
+        await refused(
+          mode.gw(),
+          mode.sign({ alg: mode.alg }, claims({ exp: String(nowSec() + 300) })),
+          'exp as a string',
+        );
         await refused(mode.gw(), mode.sign({ alg: mode.alg }, claims({ aud: 'someone-else' })), 'wrong audience');
       });
 
       if (mode.name === 'JWKS') {
         it('clockToleranceSec: a token expired or not yet valid by less than the tolerance passes', async () => {
-          await accepted(jwks, signIdp({ alg: 'RS256' }, claims({ exp: nowSec() - 10 })), 'exp 10 s ago, tolerance 30 s');
-          await accepted(jwks, signIdp({ alg: 'RS256' }, claims({ nbf: nowSec() + 10, iat: nowSec() + 10 })), 'nbf and iat 10 s ahead, tolerance 30 s');
+          await accepted(
+            jwks,
+            signIdp({ alg: 'RS256' }, claims({ exp: nowSec() - 10 })),
+            'exp 10 s ago, tolerance 30 s',
+          );
+          await accepted(
+            jwks,
+            signIdp({ alg: 'RS256' }, claims({ nbf: nowSec() + 10, iat: nowSec() + 10 })),
+            'nbf and iat 10 s ahead, tolerance 30 s',
+          );
         });
 
         it('HS256 signed with the RSA public key (PEM or its bytes) is refused: key confusion', async () => {
           await refused(jwks, hs({ alg: 'HS256', kid: KID }, claims(), publicPem), 'HS256 with the PEM');
-          await refused(jwks, hs({ alg: 'HS256', kid: KID }, claims(), idpKeys.publicKey.export({ type: 'spki', format: 'der' })), 'HS256 with the DER');
+          await refused(
+            jwks,
+            hs({ alg: 'HS256', kid: KID }, claims(), idpKeys.publicKey.export({ type: 'spki', format: 'der' })),
+            'HS256 with the DER',
+          );
         });
 
         it('a flood of unknown kids costs at most one JWKS refetch per cooldown', async () => {
           const before = jwksFetches;
-          for (let i = 0; i < 20; i++) await refused(jwks, rs({ alg: 'RS256', kid: `random-${i}` }, claims(), attacker.privateKey), 'random kid');
+          for (let i = 0; i < 20; i++)
+            await refused(jwks, rs({ alg: 'RS256', kid: `random-${i}` }, claims(), attacker.privateKey), 'random kid');
           assert.ok(jwksFetches - before <= 1, `${jwksFetches - before} JWKS fetches for 20 unknown kids`);
         });
       } else {
         it('time edges with no tolerance: expired one second ago is refused, valid for one more second passes', async () => {
           await refused(local, signLocal({ alg: 'HS256' }, claims({ exp: nowSec() - 1 })), 'exp a second ago');
-          await accepted(local, signLocal({ alg: 'HS256' }, claims({ exp: nowSec() + 2, iat: nowSec() })), 'exp in two seconds');
+          await accepted(
+            local,
+            signLocal({ alg: 'HS256' }, claims({ exp: nowSec() + 2, iat: nowSec() })),
+            'exp in two seconds',
+          );
         });
       }
 
@@ -229,7 +316,15 @@ config:
         for (const header of [`bearer ${token}`, `BEARER ${token}`, `Bearer   ${token}`, `Bearer ${token}   `]) {
           assert.equal((await call(mode.gw(), header)).status, 200, JSON.stringify(header.replace(token, 'T')));
         }
-        for (const header of [`Bearer\t${token}`, `Bearer${token}`, `Basic ${token}`, `Bearer ${token} ${token}`, `Bearer ${token},Bearer ${token}`, 'Bearer', `Token ${token}`]) {
+        for (const header of [
+          `Bearer\t${token}`,
+          `Bearer${token}`,
+          `Basic ${token}`,
+          `Bearer ${token} ${token}`,
+          `Bearer ${token},Bearer ${token}`,
+          'Bearer',
+          `Token ${token}`,
+        ]) {
           const seen = backend.seen.length;
           const r = await call(mode.gw(), header);
           assert.equal(r.status, 401, JSON.stringify(header.replaceAll(token, 'T')));
@@ -243,7 +338,9 @@ config:
         for (const second of [`Bearer ${token}`, 'Bearer forged', '']) {
           const conn = await rawConnect(mode.gw().port);
           try {
-            conn.write(`GET /api/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nauthorization: ${second}\r\n\r\n`);
+            conn.write(
+              `GET /api/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nauthorization: ${second}\r\n\r\n`,
+            );
             const res = await conn.next();
             assert.equal(res.status, 400, `second header ${JSON.stringify(second.replace(token, 'T'))}`);
             assert.match(res.body, /"success":false/);
@@ -255,7 +352,8 @@ config:
       });
 
       it('hostile claim values: no header injection, no prototype pollution, the request still passes', async () => {
-        const payload = `{"sub":"u-1","aud":"${AUDIENCE}","exp":${nowSec() + 300},` +
+        const payload =
+          `{"sub":"u-1","aud":"${AUDIENCE}","exp":${nowSec() + 300},` +
           '"crlf":"a\\r\\nX-Injected: crlf","lf":"a\\nX-Injected: lf","nul":"a\\u0000b",' +
           '"unicodeCrlf":"a\\u010d\\u010aX-Injected: latin1","nonAscii":"Zo\\u00eb","cjk":"\\u65e5\\u672c","emoji":"\\ud83d\\ude00",' +
           `"long":"${'y'.repeat(5000)}",` +
@@ -267,7 +365,18 @@ config:
         assert.equal(backend.seen.length, before + 1);
         const seen = backend.seen.at(-1)!;
         assert.deepEqual(rawValues(seen, 'x-injected'), []);
-        for (const name of ['x-crlf', 'x-lf', 'x-nul', 'x-unicodeCrlf', 'x-cjk', 'x-emoji', 'x-long', 'x-bad name', 'x-__proto__', 'x-constructor']) {
+        for (const name of [
+          'x-crlf',
+          'x-lf',
+          'x-nul',
+          'x-unicodeCrlf',
+          'x-cjk',
+          'x-emoji',
+          'x-long',
+          'x-bad name',
+          'x-__proto__',
+          'x-constructor',
+        ]) {
           assert.deepEqual(rawValues(seen, name), [], `${name} must not be sent`);
         }
         assert.deepEqual(rawValues(seen, 'x-sub'), ['u-1']);
@@ -330,7 +439,8 @@ config:
     assert.deepEqual(rawValues(seen, 'x-userId'), ['7']);
     assert.deepEqual(rawValues(seen, 'x-injected'), []);
     assert.deepEqual(rawValues(seen, 'injected'), []);
-    for (const name of ['x-crlf', 'x-unicodeCrlf', 'x-long', 'x-__proto__', 'x-constructor']) assert.deepEqual(rawValues(seen, name), [], name);
+    for (const name of ['x-crlf', 'x-unicodeCrlf', 'x-long', 'x-__proto__', 'x-constructor'])
+      assert.deepEqual(rawValues(seen, name), [], name);
     assert.deepEqual(rawValues(seen, 'x-forwarded-for'), ['127.0.0.1']);
     assertNoPrototypePollution();
   });

@@ -35,7 +35,10 @@ config:
 `;
 }
 
-async function get(gw: TestGateway, path: string): Promise<{ status: number; body: unknown; headers: Record<string, unknown> }> {
+async function get(
+  gw: TestGateway,
+  path: string,
+): Promise<{ status: number; body: unknown; headers: Record<string, unknown> }> {
   const res = await request(`${gw.url}${path}`);
   return { status: res.statusCode, headers: res.headers, body: await res.body.json() };
 }
@@ -49,9 +52,16 @@ describe('circuit breaker and response mapping (one circuit per origin, shared)'
   it('a mapping service failing opens its circuit; the rule is then skipped without a call', async () => {
     let usersUp = false;
     let postsUp = true;
-    const posts = await startBackend((_req, res) => (postsUp ? json(res, 200, POSTS) : json(res, 500, { error: 'down' })));
-    const users = await startBackend((req, res) => (usersUp ? json(res, 200, { id: 'a', name: 'Ada', url: req.url }) : json(res, 500, { error: 'down' })));
-    cleanups.push(() => posts.close(), () => users.close());
+    const posts = await startBackend((_req, res) =>
+      postsUp ? json(res, 200, POSTS) : json(res, 500, { error: 'down' }),
+    );
+    const users = await startBackend((req, res) =>
+      usersUp ? json(res, 200, { id: 'a', name: 'Ada', url: req.url }) : json(res, 500, { error: 'down' }),
+    );
+    cleanups.push(
+      () => posts.close(),
+      () => users.close(),
+    );
     const gw = await startGateway(yaml(posts, users));
     cleanups.push(() => gw.close());
     const untagged = POSTS;
@@ -63,7 +73,10 @@ describe('circuit breaker and response mapping (one circuit per origin, shared)'
       assert.deepEqual(res.body, untagged);
       assert.equal(users.seen.length, i);
     }
-    assert.deepEqual(gw.gateway.circuits.snapshot().find((c) => c.origin === users.url), { origin: users.url, state: 'open', consecutiveFailures: 2 });
+    assert.deepEqual(
+      gw.gateway.circuits.snapshot().find((c) => c.origin === users.url),
+      { origin: users.url, state: 'open', consecutiveFailures: 2 },
+    );
 
     // Open: the rule is skipped, no call; the item goes without the tag (and keeps its key).
     const skipped = await get(gw, '/api/posts');
@@ -103,9 +116,12 @@ describe('circuit breaker and response mapping (one circuit per origin, shared)'
     assert.equal(open.headers['x-portico-error'], 'GW_CIRCUIT_OPEN');
     assert.equal(posts.seen.length, 6);
     assert.equal(users.seen.length, 4, 'a failing primary answer is not enriched');
-    assert.deepEqual(gw.gateway.circuits.snapshot(), [
-      { origin: posts.url, state: 'open', consecutiveFailures: 2 },
-      { origin: users.url, state: 'closed', consecutiveFailures: 0 },
-    ].sort((x, y) => (x.origin < y.origin ? -1 : 1)));
+    assert.deepEqual(
+      gw.gateway.circuits.snapshot(),
+      [
+        { origin: posts.url, state: 'open', consecutiveFailures: 2 },
+        { origin: users.url, state: 'closed', consecutiveFailures: 0 },
+      ].sort((x, y) => (x.origin < y.origin ? -1 : 1)),
+    );
   });
 });

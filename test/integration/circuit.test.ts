@@ -43,7 +43,10 @@ async function switchableBackend(initial: Mode = 'fail') {
   };
 }
 
-function circuitYaml(routes: string, cb: { maxFailures?: number; timeoutSec?: number; halfOpenRequests?: number; enabled?: boolean } = {}): string {
+function circuitYaml(
+  routes: string,
+  cb: { maxFailures?: number; timeoutSec?: number; halfOpenRequests?: number; enabled?: boolean } = {},
+): string {
   return `
 routes:
 ${routes}
@@ -65,14 +68,21 @@ function route(path: string, backend: TestBackend | string, extra = ''): string 
 ${extra}`;
 }
 
-async function get(gw: TestGateway, path: string, dispatcher?: Agent): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+async function get(
+  gw: TestGateway,
+  path: string,
+  dispatcher?: Agent,
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   const res = await request(`${gw.url}${path}`, dispatcher === undefined ? {} : { dispatcher });
   return { status: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: await res.body.text() };
 }
 
 const OPEN_BODY = { error: 'Service temporarily unavailable (circuit open)', success: false };
 
-function assertOpenAnswer(res: { status: number; headers: IncomingHttpHeaders; body: string }, maxRetryAfter: number): void {
+function assertOpenAnswer(
+  res: { status: number; headers: IncomingHttpHeaders; body: string },
+  maxRetryAfter: number,
+): void {
   assert.equal(res.status, 503);
   assert.deepEqual(JSON.parse(res.body), OPEN_BODY);
   assert.equal(res.headers['content-type'], 'application/json');
@@ -85,7 +95,9 @@ function assertOpenAnswer(res: { status: number; headers: IncomingHttpHeaders; b
 }
 
 function changesLogged(gw: TestGateway): string[] {
-  return gw.logs.filter((l) => l.msg === 'circuit state change').map((l) => `${String(l.origin)} ${String(l.from)}->${String(l.to)} ${String(l.consecutiveFailures)}`);
+  return gw.logs
+    .filter((l) => l.msg === 'circuit state change')
+    .map((l) => `${String(l.origin)} ${String(l.from)}->${String(l.to)} ${String(l.consecutiveFailures)}`);
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -121,7 +133,9 @@ describe('circuit breaker (the transition table) against a real failing backend'
       assert.equal(a.backend.seen.length, 3);
       assert.equal(a.connections(), 3, 'not even connected to');
     }
-    assert.deepEqual(gw.gateway.circuits.snapshot(), [{ origin: a.backend.url, state: 'open', consecutiveFailures: 3 }]);
+    assert.deepEqual(gw.gateway.circuits.snapshot(), [
+      { origin: a.backend.url, state: 'open', consecutiveFailures: 3 },
+    ]);
     assert.deepEqual(changesLogged(gw), [`${a.backend.url} closed->open 3`]);
     const line = gw.logs.find((l) => l.msg === 'circuit state change');
     assert.equal(line?.level, 40, 'logged as a warning');
@@ -137,7 +151,9 @@ describe('circuit breaker (the transition table) against a real failing backend'
     }
     assert.deepEqual(statuses, [500, 500, 200, 500, 500]);
     assert.equal(a.backend.seen.length, 5);
-    assert.deepEqual(gw.gateway.circuits.snapshot(), [{ origin: a.backend.url, state: 'closed', consecutiveFailures: 2 }]);
+    assert.deepEqual(gw.gateway.circuits.snapshot(), [
+      { origin: a.backend.url, state: 'closed', consecutiveFailures: 2 },
+    ]);
     assert.equal((await get(gw, '/api/a')).status, 500);
     assert.equal(a.backend.seen.length, 6);
     assertOpenAnswer(await get(gw, '/api/a'), 30);
@@ -168,7 +184,11 @@ describe('circuit breaker (the transition table) against a real failing backend'
     assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'closed');
     for (let i = 0; i < 5; i++) assert.equal((await get(gw, '/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 8);
-    assert.deepEqual(changesLogged(gw), [`${a.backend.url} closed->open 2`, `${a.backend.url} open->half-open 2`, `${a.backend.url} half-open->closed 0`]);
+    assert.deepEqual(changesLogged(gw), [
+      `${a.backend.url} closed->open 2`,
+      `${a.backend.url} open->half-open 2`,
+      `${a.backend.url} half-open->closed 0`,
+    ]);
   });
 
   it('a failed probe reopens the circuit and restarts the timer', async () => {
@@ -204,7 +224,9 @@ describe('circuit breaker (the transition table) against a real failing backend'
       assert.equal(res.headers['x-portico-error'], 'GW_UPSTREAM_UNREACHABLE');
     }
     assertOpenAnswer(await get(gw, '/api/a'), 1);
-    assert.deepEqual(gw.gateway.circuits.snapshot(), [{ origin: `http://127.0.0.1:${port}`, state: 'open', consecutiveFailures: 2 }]);
+    assert.deepEqual(gw.gateway.circuits.snapshot(), [
+      { origin: `http://127.0.0.1:${port}`, state: 'open', consecutiveFailures: 2 },
+    ]);
 
     // The backend comes back on the same port: no connection while open, one probe after.
     let connections = 0;
@@ -234,7 +256,12 @@ describe('circuit breaker (the transition table) against a real failing backend'
   it('isolation: one backend open, the other unaffected; routes to one origin share its circuit', async () => {
     const a = await backendFor('fail');
     const b = await backendFor('ok');
-    const gw = await gateway(circuitYaml([route('/a', a.backend), route('/a2', a.backend), route('/b', b.backend)].join(''), { maxFailures: 2, timeoutSec: 30 }));
+    const gw = await gateway(
+      circuitYaml([route('/a', a.backend), route('/a2', a.backend), route('/b', b.backend)].join(''), {
+        maxFailures: 2,
+        timeoutSec: 30,
+      }),
+    );
     await get(gw, '/api/a');
     await get(gw, '/api/a2');
     assert.equal(a.backend.seen.length, 2);
@@ -259,7 +286,9 @@ describe('circuit breaker (the transition table) against a real failing backend'
   for (const halfOpenRequests of [1, 3]) {
     it(`200 concurrent requests when the circuit turns half-open admit exactly ${halfOpenRequests} probe(s)`, async () => {
       const a = await backendFor('fail');
-      const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 1, timeoutSec: 0.3, halfOpenRequests }));
+      const gw = await gateway(
+        circuitYaml(route('/a', a.backend), { maxFailures: 1, timeoutSec: 0.3, halfOpenRequests }),
+      );
       const agent = new Agent({ connections: 250 });
       cleanups.push(() => agent.close());
       assert.equal((await get(gw, '/api/a')).status, 500);
@@ -312,7 +341,12 @@ describe('circuit breaker (the transition table) against a real failing backend'
       json(res, mode === 'fail' ? 500 : 200, { mode });
     });
     cleanups.push(() => s.close());
-    const gw = await gateway(circuitYaml([route('/plain', s), route('/events', s, '    isSSE: true\n')].join(''), { maxFailures: 1, timeoutSec: 0.3 }));
+    const gw = await gateway(
+      circuitYaml([route('/plain', s), route('/events', s, '    isSSE: true\n')].join(''), {
+        maxFailures: 1,
+        timeoutSec: 0.3,
+      }),
+    );
     assert.equal((await get(gw, '/api/plain')).status, 500);
     await sleep(400);
     const stream = await request(`${gw.url}/api/events`);
@@ -334,7 +368,9 @@ describe('circuit breaker (the transition table) against a real failing backend'
     const gw = await gateway(circuitYaml(route('/a', a.backend), { enabled: false, maxFailures: 1 }));
     for (let i = 0; i < 5; i++) assert.equal((await get(gw, '/api/a')).status, 500);
     assert.equal(a.backend.seen.length, 5);
-    assert.deepEqual(gw.gateway.circuits.snapshot(), [{ origin: a.backend.url, state: 'closed', consecutiveFailures: 0 }]);
+    assert.deepEqual(gw.gateway.circuits.snapshot(), [
+      { origin: a.backend.url, state: 'closed', consecutiveFailures: 0 },
+    ]);
   });
 });
 
@@ -348,7 +384,12 @@ describe('circuit breaker across configuration reloads', () => {
     assertOpenAnswer(await get(gw, '/api/a'), 30);
 
     // A new route on the same origin, another backend, other settings: the circuit stays open.
-    gw.reload(circuitYaml([route('/a', a.backend), route('/a-new', a.backend), route('/b', b.backend)].join(''), { maxFailures: 5, timeoutSec: 60 }));
+    gw.reload(
+      circuitYaml([route('/a', a.backend), route('/a-new', a.backend), route('/b', b.backend)].join(''), {
+        maxFailures: 5,
+        timeoutSec: 60,
+      }),
+    );
     assertOpenAnswer(await get(gw, '/api/a'), 60);
     assertOpenAnswer(await get(gw, '/api/a-new'), 60);
     assert.equal(a.backend.seen.length, 2);
@@ -367,7 +408,11 @@ describe('circuit breaker across configuration reloads', () => {
     a.set('ok');
     assert.equal((await get(gw, '/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 3);
-    assert.deepEqual(gw.gateway.circuits.snapshot(), [{ origin: a.backend.url, state: 'closed', consecutiveFailures: 0 }], 'b is no longer configured, so no longer listed');
+    assert.deepEqual(
+      gw.gateway.circuits.snapshot(),
+      [{ origin: a.backend.url, state: 'closed', consecutiveFailures: 0 }],
+      'b is no longer configured, so no longer listed',
+    );
   });
 
   it('disabling by reload lets requests through; enabling again starts closed', async () => {
@@ -395,7 +440,9 @@ describe('circuit breaker across configuration reloads', () => {
     await get(gw, '/api/a');
     assertOpenAnswer(await get(gw, '/api/a'), 30);
     gw.reload(circuitYaml(route('/b', b.backend), { maxFailures: 1, timeoutSec: 30 }));
-    assert.deepEqual(gw.gateway.circuits.snapshot(), [{ origin: b.backend.url, state: 'closed', consecutiveFailures: 0 }]);
+    assert.deepEqual(gw.gateway.circuits.snapshot(), [
+      { origin: b.backend.url, state: 'closed', consecutiveFailures: 0 },
+    ]);
     a.set('ok');
     gw.reload(circuitYaml(route('/a', a.backend), { maxFailures: 1, timeoutSec: 30 }));
     assert.equal((await get(gw, '/api/a')).status, 200);

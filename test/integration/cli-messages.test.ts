@@ -29,9 +29,15 @@ describe('usage mistakes: one line naming the mistake, exit 2', { concurrency: 3
   });
 
   it('PORTICO_LOG_LEVEL=verbose lists the levels and names the variable', async () => {
-    const r = await runPortico(['start', '--config', 'valid.yaml'], { cwd: fixtures, env: { PORTICO_LOG_LEVEL: 'verbose' } });
+    const r = await runPortico(['start', '--config', 'valid.yaml'], {
+      cwd: fixtures,
+      env: { PORTICO_LOG_LEVEL: 'verbose' },
+    });
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, 'portico: $PORTICO_LOG_LEVEL: "verbose" is not a log level (expected one of trace, debug, info, warn, error, fatal, silent)\n');
+    assert.equal(
+      r.stderr,
+      'portico: $PORTICO_LOG_LEVEL: "verbose" is not a log level (expected one of trace, debug, info, warn, error, fatal, silent)\n',
+    );
   });
 
   it('PORTICO_LOG_LEVEL=DEBUG says levels are lower case', async () => {
@@ -40,7 +46,7 @@ describe('usage mistakes: one line naming the mistake, exit 2', { concurrency: 3
     assert.match(r.stderr, /levels are lower case: debug\)\n$/);
   });
 
-  it('--prot 9000 suggests --port instead of node\'s parseArgs text', async () => {
+  it("--prot 9000 suggests --port instead of node's parseArgs text", async () => {
     const r = await runPortico(['start', '--prot', '9000']);
     assert.equal(r.code, 2);
     assert.equal(r.stderr, 'portico: unknown option --prot (did you mean --port?)\n');
@@ -62,7 +68,10 @@ describe('usage mistakes: one line naming the mistake, exit 2', { concurrency: 3
     const r = await runPortico([]);
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^portico: missing command \(start, check, routes, token or init\)\n\nUsage: portico <command>/);
+    assert.match(
+      r.stderr,
+      /^portico: missing command \(start, check, routes, token or init\)\n\nUsage: portico <command>/,
+    );
   });
 
   it('--help: usage on stdout, exit 0', async () => {
@@ -104,9 +113,14 @@ describe('a port already in use', () => {
   after(() => new Promise<void>((resolve) => holder.close(() => resolve())));
 
   it('says another process listens there and how to choose another port, exit 1', async () => {
-    const r = await runPortico(['start', '--config', 'valid.yaml', '--host', '127.0.0.1', '--port', String(port)], { cwd: fixtures });
+    const r = await runPortico(['start', '--config', 'valid.yaml', '--host', '127.0.0.1', '--port', String(port)], {
+      cwd: fixtures,
+    });
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, `portico: cannot listen on 127.0.0.1:${port}: another process listens there (--port or $PORT to choose another)\n`);
+    assert.equal(
+      r.stderr,
+      `portico: cannot listen on 127.0.0.1:${port}: another process listens there (--port or $PORT to choose another)\n`,
+    );
   });
 });
 
@@ -133,13 +147,19 @@ describe('backend host names that do not resolve', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('check passes without --resolve: a file written for another network is valid', async () => {
-    const r = await runPortico(['check', '--config', 'dns.yaml'], { cwd: dir, env: { NODE_OPTIONS: FAKE_DNS_NODE_OPTIONS } });
+    const r = await runPortico(['check', '--config', 'dns.yaml'], {
+      cwd: dir,
+      env: { NODE_OPTIONS: FAKE_DNS_NODE_OPTIONS },
+    });
     assert.equal(r.code, 0);
     assert.equal(r.stdout, 'dns.yaml: ok (3 routes)\n');
   });
 
   it('check --resolve reports each unresolvable host at its FILE:LINE:COL, exit 1', async () => {
-    const r = await runPortico(['check', '--resolve', '--config', 'dns.yaml'], { cwd: dir, env: { NODE_OPTIONS: FAKE_DNS_NODE_OPTIONS } });
+    const r = await runPortico(['check', '--resolve', '--config', 'dns.yaml'], {
+      cwd: dir,
+      env: { NODE_OPTIONS: FAKE_DNS_NODE_OPTIONS },
+    });
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
     assert.equal(
@@ -150,7 +170,10 @@ describe('backend host names that do not resolve', () => {
   });
 
   it('check --resolve passes when every host resolves (IP literals are not looked up)', async () => {
-    writeFileSync(join(dir, 'ok.yaml'), 'routes:\n  - { method: GET, route: /a, service: "localhost:9", path: /a }\n  - { method: GET, route: /b, service: "127.0.0.1:9", path: /b }\n');
+    writeFileSync(
+      join(dir, 'ok.yaml'),
+      'routes:\n  - { method: GET, route: /a, service: "localhost:9", path: /a }\n  - { method: GET, route: /b, service: "127.0.0.1:9", path: /b }\n',
+    );
     const r = await runPortico(['check', '--resolve', '--config', 'ok.yaml'], { cwd: dir });
     assert.equal(r.code, 0);
     assert.equal(r.stdout, 'ok.yaml: ok (2 routes, every host resolves)\n');

@@ -33,13 +33,21 @@ describe('portico token', () => {
   let dir: string;
   const auth = `    secret: ${SECRET}\n    issuer: https://idp.example\n    audience: portico-tests`;
   before(async () => {
-    backend = await startBackend((req, res) => json(res, 200, { sub: req.headers['x-sub'], role: req.headers['x-role'] }));
+    backend = await startBackend((req, res) =>
+      json(res, 200, { sub: req.headers['x-sub'], role: req.headers['x-role'] }),
+    );
     gw = await startGateway(config(backend.host, auth));
     dir = mkdtempSync(join(tmpdir(), 'portico-token-'));
     writeFileSync(join(dir, 'gateway.yaml'), config(backend.host, auth));
-    writeFileSync(join(dir, 'jwks.yaml'), config(backend.host, '    jwksUrl: https://idp.example/.well-known/jwks.json'));
+    writeFileSync(
+      join(dir, 'jwks.yaml'),
+      config(backend.host, '    jwksUrl: https://idp.example/.well-known/jwks.json'),
+    );
     writeFileSync(join(dir, 'delegated.yaml'), config(backend.host, '    authService: auth.example:9000'));
-    writeFileSync(join(dir, 'nosecret.yaml'), 'routes:\n  - { method: GET, route: /a, service: "localhost:9", path: /a }\n');
+    writeFileSync(
+      join(dir, 'nosecret.yaml'),
+      'routes:\n  - { method: GET, route: /a, service: "localhost:9", path: /a }\n',
+    );
   });
   after(async () => {
     await gw?.close();
@@ -52,8 +60,10 @@ describe('portico token', () => {
     return { status: res.statusCode, body: await res.body.json() };
   }
 
-  it('the token from the configuration\'s auth.secret is accepted, claims reach the backend', async () => {
-    const r = await runPortico(['token', '--config', 'gateway.yaml', '--claim', 'sub=1', '--claim', 'role=admin'], { cwd: dir });
+  it("the token from the configuration's auth.secret is accepted, claims reach the backend", async () => {
+    const r = await runPortico(['token', '--config', 'gateway.yaml', '--claim', 'sub=1', '--claim', 'role=admin'], {
+      cwd: dir,
+    });
     assert.equal(r.stderr, '');
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/);
@@ -67,7 +77,21 @@ describe('portico token', () => {
   });
 
   it('--secret with --alg HS512 and --exp 15m: accepted when iss and aud are given as claims', async () => {
-    const r = await runPortico(['token', '--secret', SECRET, '--alg', 'HS512', '--exp', '15m', '--claim', 'sub=7', '--claim', 'iss=https://idp.example', '--claim', 'aud=portico-tests']);
+    const r = await runPortico([
+      'token',
+      '--secret',
+      SECRET,
+      '--alg',
+      'HS512',
+      '--exp',
+      '15m',
+      '--claim',
+      'sub=7',
+      '--claim',
+      'iss=https://idp.example',
+      '--claim',
+      'aud=portico-tests',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const token = r.stdout.trim();
     assert.equal(decodeProtectedHeader(token).alg, 'HS512');
@@ -77,19 +101,33 @@ describe('portico token', () => {
   });
 
   it('$JWT_SECRET is used when --secret is absent', async () => {
-    const r = await runPortico(['token', '--claim', 'sub=2', '--claim', 'iss=https://idp.example', '--claim', 'aud=portico-tests'], { cwd: dir, env: { JWT_SECRET: SECRET } });
+    const r = await runPortico(
+      ['token', '--claim', 'sub=2', '--claim', 'iss=https://idp.example', '--claim', 'aud=portico-tests'],
+      { cwd: dir, env: { JWT_SECRET: SECRET } },
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await call(r.stdout.trim()), { status: 200, body: { sub: '2' } });
   });
 
   it('a token signed with another secret is refused by the gateway (the test can fail)', async () => {
-    const r = await runPortico(['token', '--secret', 'another-secret-0123456789abcdef0123456789', '--claim', 'iss=https://idp.example', '--claim', 'aud=portico-tests']);
+    const r = await runPortico([
+      'token',
+      '--secret',
+      'another-secret-0123456789abcdef0123456789',
+      '--claim',
+      'iss=https://idp.example',
+      '--claim',
+      'aud=portico-tests',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal((await call(r.stdout.trim())).status, 401);
   });
 
   for (const [file, what] of [
-    ['jwks.yaml', /validates tokens with the identity provider whose keys are at https:\/\/idp\.example\/\.well-known\/jwks\.json: get a token from it/],
+    [
+      'jwks.yaml',
+      /validates tokens with the identity provider whose keys are at https:\/\/idp\.example\/\.well-known\/jwks\.json: get a token from it/,
+    ],
     ['delegated.yaml', /validates tokens with the auth service auth\.example:9000: get a token from it/],
   ] as const) {
     it(`a configuration with ${file === 'jwks.yaml' ? 'jwksUrl' : 'authService'} sends the user to the identity provider, exit 2`, async () => {

@@ -12,20 +12,30 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = `${root}test/fixtures/check/`;
 const cli = `${root}src/cli/main.ts`;
 
-export function portico(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function portico(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.PORT;
   delete env.PORTICO_CONFIG;
   Object.assign(env, options.env);
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: options.cwd ?? root, env }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', cli, ...args],
+      { cwd: options.cwd ?? root, env },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 describe('portico check: golden files', () => {
-  const cases = readdirSync(fixtures).filter((f) => f.endsWith('.stderr')).map((f) => f.slice(0, -'.stderr'.length));
+  const cases = readdirSync(fixtures)
+    .filter((f) => f.endsWith('.stderr'))
+    .map((f) => f.slice(0, -'.stderr'.length));
   it('has golden cases', () => assert.ok(cases.length >= 10));
   for (const name of cases) {
     it(name, async () => {
@@ -81,7 +91,10 @@ describe('portico routes and usage', () => {
   it('an unknown command exits 2 with usage', async () => {
     const r = await portico(['serve']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /^portico: unknown command "serve" \(expected start, check, routes, token or init\)\n\nUsage: portico <command>/);
+    assert.match(
+      r.stderr,
+      /^portico: unknown command "serve" \(expected start, check, routes, token or init\)\n\nUsage: portico <command>/,
+    );
   });
 
   it('--help exits 0 with usage', async () => {
@@ -93,7 +106,10 @@ describe('portico routes and usage', () => {
   it('start refuses an invalid file with exit 1 and every problem', async () => {
     const r = await portico(['start', '--config', 'unknown-keys.yaml'], { cwd: fixtures });
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, `${readFileSync(`${fixtures}unknown-keys.stderr`, 'utf8')}portico: refusing to start: 4 problem(s) in unknown-keys.yaml\n`);
+    assert.equal(
+      r.stderr,
+      `${readFileSync(`${fixtures}unknown-keys.stderr`, 'utf8')}portico: refusing to start: 4 problem(s) in unknown-keys.yaml\n`,
+    );
   });
 
   it('an invalid port is a usage error', async () => {

@@ -26,7 +26,9 @@ describe('config.readTimeoutSec and config.writeTimeoutSec', () => {
     backend = await startBackend(
       (req, res) => {
         if (req.url === '/big') {
-          bigResponseClosed = new Promise((resolve) => res.once('close', () => resolve({ finished: res.writableFinished, at: performance.now() })));
+          bigResponseClosed = new Promise((resolve) =>
+            res.once('close', () => resolve({ finished: res.writableFinished, at: performance.now() })),
+          );
           res.writeHead(200, { 'content-type': 'application/octet-stream' });
           const chunk = Buffer.alloc(64 * 1024, 120);
           let sent = 0;
@@ -45,10 +47,13 @@ describe('config.readTimeoutSec and config.writeTimeoutSec', () => {
           res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
           res.write('data: first\n\n');
           // Silent for three write limits: an idle stream has nothing waiting, so it is not cut.
-          setTimeout(() => {
-            res.end('data: second\n\n');
-            sseSecondEventSent?.();
-          }, 3 * WRITE_SEC * 1000);
+          setTimeout(
+            () => {
+              res.end('data: second\n\n');
+              sseSecondEventSent?.();
+            },
+            3 * WRITE_SEC * 1000,
+          );
           return;
         }
         res.writeHead(200, { 'content-type': 'application/json' });

@@ -121,7 +121,9 @@ config:
     await new Promise((r) => res.once('data', r));
     req.destroy();
     await eventually('the backend stream closes', 3_000, () => streamsClosed === before.closed + 1);
-    await eventually('the request is logged', 3_000, () => gw.logs.slice(before.lines).some((l) => l.msg === 'request' && l.path === '/api/events'));
+    await eventually('the request is logged', 3_000, () =>
+      gw.logs.slice(before.lines).some((l) => l.msg === 'request' && l.path === '/api/events'),
+    );
     assert.deepEqual(upstreamErrorLines(before.lines), [], 'no "upstream error" line');
     const departure = gw.logs.slice(before.lines).find((l) => l.msg === 'client closed');
     assert.ok(departure, 'a "client closed" line');
@@ -144,7 +146,9 @@ config:
     });
     await eventually('the backend has the request', 3_000, () => held.length === 1);
     req.destroy();
-    await eventually('the request is logged', 3_000, () => gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/slow-items'));
+    await eventually('the request is logged', 3_000, () =>
+      gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/slow-items'),
+    );
     held.splice(0).forEach((release) => release());
     assert.deepEqual(upstreamErrorLines(before), []);
     assert.ok(gw.logs.slice(before).some((l) => l.msg === 'client closed' && l.route === 'GET /slow-items'));
@@ -159,10 +163,16 @@ config:
     req.end();
     await eventually('the mapping call reached the backend', 3_000, () => held.length === 1);
     req.destroy();
-    await eventually('the request is logged', 3_000, () => gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/items'));
+    await eventually('the request is logged', 3_000, () =>
+      gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/items'),
+    );
     held.splice(0).forEach((release) => release());
     assert.deepEqual(upstreamErrorLines(before), []);
-    assert.deepEqual(gw.logs.slice(before).filter((l) => l.msg === 'mapping failed'), [], 'a call nobody waits for is not a failed mapping');
+    assert.deepEqual(
+      gw.logs.slice(before).filter((l) => l.msg === 'mapping failed'),
+      [],
+      'a call nobody waits for is not a failed mapping',
+    );
     assert.notEqual(circuitState()?.state, 'open');
   });
 
@@ -171,8 +181,12 @@ config:
     const { req, res } = await open(gw.url, '/api/text');
     await new Promise((r) => res.once('data', r));
     req.destroy();
-    await eventually('the request is logged', 3_000, () => gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/text'));
-    await eventually('the departure is logged', 3_000, () => gw.logs.slice(before).some((l) => l.msg === 'client closed' && l.route === 'GET /text'));
+    await eventually('the request is logged', 3_000, () =>
+      gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/text'),
+    );
+    await eventually('the departure is logged', 3_000, () =>
+      gw.logs.slice(before).some((l) => l.msg === 'client closed' && l.route === 'GET /text'),
+    );
     held.splice(0).forEach((release) => release());
     assert.deepEqual(upstreamErrorLines(before), []);
     assert.notEqual(circuitState()?.state, 'open');

@@ -31,9 +31,19 @@ function portico(args: string[], cwd: string): Promise<Run> {
   delete env.PORTICO_CONFIG;
   const started = performance.now();
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--max-old-space-size=200', '--import', tsx, cli, ...args], { cwd, env }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr, ms: performance.now() - started });
-    });
+    execFile(
+      process.execPath,
+      ['--max-old-space-size=200', '--import', tsx, cli, ...args],
+      { cwd, env },
+      (err, stdout, stderr) => {
+        resolve({
+          code: err ? ((err as { code?: number }).code ?? 1) : 0,
+          stdout,
+          stderr,
+          ms: performance.now() - started,
+        });
+      },
+    );
   });
 }
 
@@ -45,7 +55,12 @@ function blockMapping(depth: number): string {
 
 function aliasBomb(): string {
   const lines = ['routes: []', 'config:', '  x:', '    a: &a [x, x, x, x, x, x, x, x, x]'];
-  for (let i = 1; i < 12; i++) lines.push(`    a${i}: &a${i} [${Array(9).fill(i === 1 ? '*a' : `*a${i - 1}`).join(', ')}]`);
+  for (let i = 1; i < 12; i++)
+    lines.push(
+      `    a${i}: &a${i} [${Array(9)
+        .fill(i === 1 ? '*a' : `*a${i - 1}`)
+        .join(', ')}]`,
+    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -57,11 +72,23 @@ function mergeBomb(): string {
 }
 
 const HOSTILE: { name: string; text: () => string; message: RegExp }[] = [
-  { name: 'block mapping 3,000 deep', text: () => blockMapping(3_000), message: /^deep\.yaml:66:129: nesting deeper than 64 levels/ },
-  { name: 'flow list 100,000 deep', text: () => `routes: []\nconfig:\n  x: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, message: /^deep\.yaml:3:68: nesting deeper than 64 levels/ },
+  {
+    name: 'block mapping 3,000 deep',
+    text: () => blockMapping(3_000),
+    message: /^deep\.yaml:66:129: nesting deeper than 64 levels/,
+  },
+  {
+    name: 'flow list 100,000 deep',
+    text: () => `routes: []\nconfig:\n  x: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`,
+    message: /^deep\.yaml:3:68: nesting deeper than 64 levels/,
+  },
   { name: 'alias bomb', text: aliasBomb, message: /^deep\.yaml:\d+:\d+: aliases expand too much/ },
   { name: 'merge-key bomb', text: mergeBomb, message: /^deep\.yaml:\d+:\d+: aliases expand too much/ },
-  { name: 'undefined alias', text: () => 'routes: []\nconfig:\n  port: *nope\n', message: /^deep\.yaml:3:9: alias \*nope names no anchor/ },
+  {
+    name: 'undefined alias',
+    text: () => 'routes: []\nconfig:\n  port: *nope\n',
+    message: /^deep\.yaml:3:9: alias \*nope names no anchor/,
+  },
 ];
 
 describe('portico check and start on hostile files', () => {
@@ -92,7 +119,10 @@ describe('portico check and start on hostile files', () => {
     writeFileSync(join(dir, 'deep.yaml'), aliasBomb());
     const r = await portico(['start', '--config', 'deep.yaml', '--port', '0', '--host', '127.0.0.1'], dir);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^deep\.yaml:\d+:\d+: aliases expand too much .*\nportico: refusing to start: 1 problem\(s\) in deep\.yaml\n$/);
+    assert.match(
+      r.stderr,
+      /^deep\.yaml:\d+:\d+: aliases expand too much .*\nportico: refusing to start: 1 problem\(s\) in deep\.yaml\n$/,
+    );
   });
 });
 
@@ -109,11 +139,17 @@ describe('portico check: warnings and notes of a valid file', () => {
     const r = await portico(['check', '--config', 'g.yaml'], dir);
     assert.equal(r.code, 0);
     assert.equal(r.stdout, 'g.yaml: ok (1 routes)\n');
-    assert.equal(r.stderr, 'g.yaml:9:13: warning: config.auth.secret is shorter than 32 bytes (8); tokens signed with it are easier to forge (use 32 random bytes or more, e.g. openssl rand -base64 32)\n');
+    assert.equal(
+      r.stderr,
+      'g.yaml:9:13: warning: config.auth.secret is shorter than 32 bytes (8); tokens signed with it are easier to forge (use 32 random bytes or more, e.g. openssl rand -base64 32)\n',
+    );
   });
 
   it('says what the tainha-gateway timeouts became and exits 0', async () => {
-    writeFileSync(join(dir, 'g.yaml'), `${route}config:\n  readTimeoutSec: 15\n  writeTimeoutSec: 30\n  idleTimeoutSec: 120\n`);
+    writeFileSync(
+      join(dir, 'g.yaml'),
+      `${route}config:\n  readTimeoutSec: 15\n  writeTimeoutSec: 30\n  idleTimeoutSec: 120\n`,
+    );
     const r = await portico(['check', '--config', 'g.yaml'], dir);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /^g\.yaml:7:19: note: config\.readTimeoutSec: 15 -> /m);

@@ -31,13 +31,26 @@ config:
   it('one access log line and one portico_requests_total sample per preflight, under the route it asks about', async () => {
     const logsBefore = gw.logs.length;
     for (let i = 0; i < 2; i++) {
-      const res = await rawRequest(gw.url, '/api/items/7', { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PATCH', 'x-request-id': `pre-${i}` } });
+      const res = await rawRequest(gw.url, '/api/items/7', {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://app.example.com',
+          'access-control-request-method': 'PATCH',
+          'x-request-id': `pre-${i}`,
+        },
+      });
       assert.equal(res.status, 204);
     }
     const lines = gw.logs.slice(logsBefore).filter((l) => l.msg === 'request');
     assert.deepEqual(
       lines.map((l) => ({ reqId: l.reqId, method: l.method, route: l.route, path: l.path, status: l.status })),
-      [0, 1].map((i) => ({ reqId: `pre-${i}`, method: 'OPTIONS', route: 'PATCH /items/{id}', path: '/api/items/7', status: 204 })),
+      [0, 1].map((i) => ({
+        reqId: `pre-${i}`,
+        method: 'OPTIONS',
+        route: 'PATCH /items/{id}',
+        path: '/api/items/7',
+        status: 204,
+      })),
     );
     const text = await (await request(`${gw.url}/metrics`)).body.text();
     assert.match(text, /^portico_requests_total\{route="\/items\/\{id\}",method="OPTIONS",status_class="2xx"\} 2$/m);

@@ -28,7 +28,8 @@ describe('the demo (npm start)', () => {
   before(async () => {
     backends = await startDemoBackends({ posts: 0, users: 0, comments: 0, shop: 0, auth: 0, ticker: 0, echo: 0 });
     const env: NodeJS.ProcessEnv = {};
-    for (const [name, server] of Object.entries(backends)) env[ENV_NAMES[name as DemoService]] = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    for (const [name, server] of Object.entries(backends))
+      env[ENV_NAMES[name as DemoService]] = `127.0.0.1:${(server.address() as AddressInfo).port}`;
     gw = await startGateway(readFileSync(new URL('../../examples/demo/gateway.yaml', import.meta.url), 'utf8'), env);
   });
   after(async () => {
@@ -64,15 +65,24 @@ describe('the demo (npm start)', () => {
   });
 
   it('login, call with the token, call without (README "Authentication")', async () => {
-    const login = await request(`${gw.url}/api/auth/login`, { method: 'POST', body: '{"username":"ada","password":"lovelace"}', headers: { 'content-type': 'application/json' } });
+    const login = await request(`${gw.url}/api/auth/login`, {
+      method: 'POST',
+      body: '{"username":"ada","password":"lovelace"}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(login.statusCode, 200);
     const { token } = (await login.body.json()) as { token: string };
-    let res = await request(`${gw.url}/api/me`, { headers: { authorization: `Bearer ${token}`, 'x-role': 'superuser' } });
+    let res = await request(`${gw.url}/api/me`, {
+      headers: { authorization: `Bearer ${token}`, 'x-role': 'superuser' },
+    });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(await res.body.json(), { userId: '1', username: 'ada', role: 'admin', email: 'ada@example.com' });
     res = await request(`${gw.url}/api/me`);
     assert.equal(res.statusCode, 401);
-    assert.deepEqual(await res.body.json(), { error: 'Missing bearer token: POST /api/auth/login first', success: false });
+    assert.deepEqual(await res.body.json(), {
+      error: 'Missing bearer token: POST /api/auth/login first',
+      success: false,
+    });
   });
 
   it('streams the ticker and echoes over WebSocket', async () => {

@@ -33,7 +33,9 @@ describe('headers and request ids', () => {
       });
       res.end('hello');
     });
-    gw = await startGateway(`routes:\n  - { method: GET, route: /h, service: ${backend.host}, path: /h }\n  - { method: POST, route: /h, service: ${backend.host}, path: /h }`);
+    gw = await startGateway(
+      `routes:\n  - { method: GET, route: /h, service: ${backend.host}, path: /h }\n  - { method: POST, route: /h, service: ${backend.host}, path: /h }`,
+    );
   });
   after(async () => {
     await gw?.close();
@@ -42,7 +44,15 @@ describe('headers and request ids', () => {
 
   it('removes hop-by-hop request headers and sets Host and X-Forwarded-*', async () => {
     const res = await rawRequest(gw.url, '/api/h?x=1', {
-      headers: { connection: 'keep-alive, x-secret-hop', 'x-secret-hop': 'drop me', te: 'trailers', 'proxy-authorization': 'Basic x', 'x-forwarded-for': '203.0.113.9', 'x-custom': 'kept', host: 'gateway.example' },
+      headers: {
+        connection: 'keep-alive, x-secret-hop',
+        'x-secret-hop': 'drop me',
+        te: 'trailers',
+        'proxy-authorization': 'Basic x',
+        'x-forwarded-for': '203.0.113.9',
+        'x-custom': 'kept',
+        host: 'gateway.example',
+      },
     });
     assert.equal(res.status, 200);
     const seen = backend.seen.at(-1)!;
@@ -58,7 +68,9 @@ describe('headers and request ids', () => {
   });
 
   it('drops Forwarded and X-Real-IP from a client that is not a trusted proxy', async () => {
-    const res = await rawRequest(gw.url, '/api/h', { headers: { forwarded: 'for=203.0.113.9', 'x-real-ip': '203.0.113.9' } });
+    const res = await rawRequest(gw.url, '/api/h', {
+      headers: { forwarded: 'for=203.0.113.9', 'x-real-ip': '203.0.113.9' },
+    });
     assert.equal(res.status, 200);
     const seen = backend.seen.at(-1)!;
     assert.equal(seen.headers.forwarded, undefined);
@@ -66,9 +78,13 @@ describe('headers and request ids', () => {
   });
 
   it('extends the X-Forwarded-For of a trusted proxy and passes its Forwarded and X-Real-IP', async () => {
-    const trusting = await startGateway(`routes:\n  - { method: GET, route: /h, service: ${backend.host}, path: /h }\nconfig: { trustProxy: [loopback] }`);
+    const trusting = await startGateway(
+      `routes:\n  - { method: GET, route: /h, service: ${backend.host}, path: /h }\nconfig: { trustProxy: [loopback] }`,
+    );
     try {
-      const res = await rawRequest(trusting.url, '/api/h', { headers: { 'x-forwarded-for': '203.0.113.9', forwarded: 'for=203.0.113.9', 'x-real-ip': '203.0.113.9' } });
+      const res = await rawRequest(trusting.url, '/api/h', {
+        headers: { 'x-forwarded-for': '203.0.113.9', forwarded: 'for=203.0.113.9', 'x-real-ip': '203.0.113.9' },
+      });
       assert.equal(res.status, 200);
       const seen = backend.seen.at(-1)!;
       assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
@@ -93,7 +109,16 @@ describe('headers and request ids', () => {
     const id = res.headers['x-request-id'];
     assert.match(String(id), /^[0-9a-f-]{36}$/);
     assert.equal(backend.seen.at(-1)!.headers['x-request-id'], id);
-    assert.ok(gw.logs.some((l) => l.msg === 'request' && l.reqId === id && l.route === 'GET /h' && l.status === 200 && typeof l.durationMs === 'number'));
+    assert.ok(
+      gw.logs.some(
+        (l) =>
+          l.msg === 'request' &&
+          l.reqId === id &&
+          l.route === 'GET /h' &&
+          l.status === 200 &&
+          typeof l.durationMs === 'number',
+      ),
+    );
   });
 
   it("keeps the client's X-Request-ID, and replaces an unusable one", async () => {
@@ -114,7 +139,10 @@ describe('headers and request ids', () => {
   });
 
   it('forwards a chunked request body (no Content-Length) intact', async () => {
-    const res = await request(`${gw.url}/api/h`, { method: 'POST', body: Readable.from([Buffer.from('ab'), Buffer.from('cd')]) });
+    const res = await request(`${gw.url}/api/h`, {
+      method: 'POST',
+      body: Readable.from([Buffer.from('ab'), Buffer.from('cd')]),
+    });
     await res.body.dump();
     assert.equal(backend.seen.at(-1)!.body.toString(), 'abcd');
   });
@@ -158,7 +186,11 @@ describe('bodies pass through untouched and streamed', () => {
           return;
         }
         if (req.url === '/gzip') {
-          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': gz.length });
+          res.writeHead(200, {
+            'content-type': 'application/json',
+            'content-encoding': 'gzip',
+            'content-length': gz.length,
+          });
           return res.end(gz);
         }
         if (req.url === '/empty') {
@@ -223,7 +255,11 @@ describe('bodies pass through untouched and streamed', () => {
         yield chunk;
       }
     }
-    const res = await request(`${gw.url}/api/upload`, { method: 'POST', body: Readable.from(body()), headers: { 'content-type': 'application/octet-stream' } });
+    const res = await request(`${gw.url}/api/upload`, {
+      method: 'POST',
+      body: Readable.from(body()),
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.deepEqual(await res.body.json(), { received: BIG });
     assert.ok(inFlight < 32 * MB, `${Math.round(inFlight / MB)} MB in flight for a 200 MB body`);
   });
@@ -249,11 +285,18 @@ describe('bodies pass through untouched and streamed', () => {
 describe('https backends', () => {
   const tls = fileURLToPath(new URL('../fixtures/tls/', import.meta.url));
   it('proxies to https://host with a configured CA, and refuses an untrusted certificate', async () => {
-    const server = createHttpsServer({ key: readFileSync(`${tls}server.key`), cert: readFileSync(`${tls}server.crt`) }, (req, res) => json(res, 200, { secure: true, url: req.url }));
+    const server = createHttpsServer(
+      { key: readFileSync(`${tls}server.key`), cert: readFileSync(`${tls}server.crt`) },
+      (req, res) => json(res, 200, { secure: true, url: req.url }),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    const trusted = await startGateway(`routes: [{ method: GET, route: /s, service: "https://localhost:${port}", path: /secure }]\nconfig: { upstreamTls: { caFile: "${tls}ca.crt" } }`);
-    const untrusted = await startGateway(`routes: [{ method: GET, route: /s, service: "https://localhost:${port}", path: /secure }]`);
+    const trusted = await startGateway(
+      `routes: [{ method: GET, route: /s, service: "https://localhost:${port}", path: /secure }]\nconfig: { upstreamTls: { caFile: "${tls}ca.crt" } }`,
+    );
+    const untrusted = await startGateway(
+      `routes: [{ method: GET, route: /s, service: "https://localhost:${port}", path: /secure }]`,
+    );
     try {
       let res = await request(`${trusted.url}/api/s`);
       assert.equal(res.statusCode, 200);

@@ -134,7 +134,14 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   after(() => gw?.close());
 
   it('has the objects a deployment needs', () => {
-    assert.deepEqual(objects.map((o) => o.object.kind).sort(), ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service']);
+    assert.deepEqual(objects.map((o) => o.object.kind).sort(), [
+      'ConfigMap',
+      'Deployment',
+      'HorizontalPodAutoscaler',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+    ]);
   });
 
   it('every object is valid against the Kubernetes schemas', () => {
@@ -151,7 +158,9 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   });
 
   it('the ConfigMap holds a valid gateway.yaml whose ${NAME}s the Deployment provides', () => {
-    const wanted = [...mountedConfig().matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g)].filter((m) => m[2] === undefined).map((m) => m[1]!);
+    const wanted = [...mountedConfig().matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g)]
+      .filter((m) => m[2] === undefined)
+      .map((m) => m[1]!);
     assert.ok(wanted.length > 0, 'the example reads its secret from the environment');
     for (const name of wanted) assert.ok(containerEnv()[name] !== undefined, `the Deployment sets ${name}`);
     assert.ok(compiled.routes.length > 0);
@@ -161,15 +170,21 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     const cliEnv = /^Environment: (.+)\.$/m.exec(USAGE)?.[1]?.split(', ') ?? [];
     assert.ok(cliEnv.includes('PORTICO_LOG_LEVEL'), 'the usage text lists the environment');
     const configEnv = [...mountedConfig().matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!);
-    for (const e of container.env ?? []) assert.ok(cliEnv.includes(e.name) || configEnv.includes(e.name), `${e.name} is read by the gateway`);
+    for (const e of container.env ?? [])
+      assert.ok(cliEnv.includes(e.name) || configEnv.includes(e.name), `${e.name} is read by the gateway`);
   });
 
   it('the container port is the port the configuration listens on, and the Service targets it', () => {
     const port = container.ports?.find((p) => p.name === 'http');
     const env = containerEnv();
     assert.equal(port?.containerPort, env.PORT !== undefined ? Number(env.PORT) : compiled.settings.port);
-    const service = only('Service') as K8sObject & { spec: { selector: Record<string, string>; ports: { targetPort: unknown }[] } };
-    assert.deepEqual(service.spec.ports.map((p) => p.targetPort), ['http']);
+    const service = only('Service') as K8sObject & {
+      spec: { selector: Record<string, string>; ports: { targetPort: unknown }[] };
+    };
+    assert.deepEqual(
+      service.spec.ports.map((p) => p.targetPort),
+      ['http'],
+    );
     assert.deepEqual(service.spec.selector, deployment.spec.template.metadata.labels);
   });
 
@@ -180,7 +195,11 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     assert.equal(liveness?.port, 'http');
     const ready = await fetch(`${gw.url}${readiness!.path}`);
     assert.equal(ready.status, 200, `readiness ${readiness!.path}`);
-    assert.deepEqual(await ready.json(), { status: 'ready' }, 'readiness uses the endpoint that turns 503 while draining');
+    assert.deepEqual(
+      await ready.json(),
+      { status: 'ready' },
+      'readiness uses the endpoint that turns 503 while draining',
+    );
     const live = await fetch(`${gw.url}${liveness!.path}`);
     assert.equal(live.status, 200, `liveness ${liveness!.path}`);
     assert.deepEqual(await live.json(), { status: 'ok' });
@@ -189,7 +208,10 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   it('a stopping pod gets the preStop pause and the whole drain before it is killed', () => {
     const pause = container.lifecycle?.preStop?.sleep?.seconds;
     assert.ok(typeof pause === 'number' && pause > 0, 'a preStop pause');
-    assert.ok(pod.terminationGracePeriodSeconds > pause + DRAIN_TIMEOUT_MS / 1000, `${pod.terminationGracePeriodSeconds} s > ${pause} s + the drain`);
+    assert.ok(
+      pod.terminationGracePeriodSeconds > pause + DRAIN_TIMEOUT_MS / 1000,
+      `${pod.terminationGracePeriodSeconds} s > ${pause} s + the drain`,
+    );
   });
 
   it('runs as non-root on a read-only root filesystem, with requests and limits', () => {
@@ -204,10 +226,17 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   });
 
   it('the PodDisruptionBudget and the autoscaler point at the Deployment', () => {
-    const pdb = only('PodDisruptionBudget') as K8sObject & { spec: { selector: { matchLabels: Record<string, string> }; minAvailable: number } };
+    const pdb = only('PodDisruptionBudget') as K8sObject & {
+      spec: { selector: { matchLabels: Record<string, string> }; minAvailable: number };
+    };
     assert.deepEqual(pdb.spec.selector.matchLabels, deployment.spec.selector.matchLabels);
-    const hpa = only('HorizontalPodAutoscaler') as K8sObject & { spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number } };
-    assert.deepEqual([hpa.spec.scaleTargetRef.kind, hpa.spec.scaleTargetRef.name], ['Deployment', deployment.metadata.name]);
+    const hpa = only('HorizontalPodAutoscaler') as K8sObject & {
+      spec: { scaleTargetRef: { kind: string; name: string }; minReplicas: number };
+    };
+    assert.deepEqual(
+      [hpa.spec.scaleTargetRef.kind, hpa.spec.scaleTargetRef.name],
+      ['Deployment', deployment.metadata.name],
+    );
     assert.ok(hpa.spec.minReplicas > pdb.spec.minAvailable, 'a disruption can proceed at the minimum scale');
   });
 

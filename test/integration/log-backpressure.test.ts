@@ -46,15 +46,22 @@ describe('access log to a pipe nobody reads', () => {
     backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
     dir = mkdtempSync(join(tmpdir(), 'portico-logpipe-'));
     const config = join(dir, 'gateway.yaml');
-    writeFileSync(config, `routes:\n  - method: GET\n    route: "/fill/{a}/{b}/{c}/{d}"\n    service: ${backend.host}\n    path: "/fill/{a}/{b}/{c}/{d}"\n    public: true\n`);
+    writeFileSync(
+      config,
+      `routes:\n  - method: GET\n    route: "/fill/{a}/{b}/{c}/{d}"\n    service: ${backend.host}\n    path: "/fill/{a}/{b}/{c}/{d}"\n    public: true\n`,
+    );
     const port = await closedPort();
     url = `http://127.0.0.1:${port}`;
     // stdout is a pipe this test never reads: once the kernel's and Node's buffers are full,
     // nothing the gateway logs can leave the process.
-    child = spawn(process.execPath, ['--import', 'tsx', cli, 'start', '--config', config, '--host', '127.0.0.1', '--port', String(port)], {
-      env: { ...process.env, PORTICO_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cli, 'start', '--config', config, '--host', '127.0.0.1', '--port', String(port)],
+      {
+        env: { ...process.env, PORTICO_LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));

@@ -15,7 +15,12 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 function primaryHandler(req: IncomingMessage, res: ServerResponse): void {
   const [, kind, arg] = (req.url ?? '/').split('/');
   if (kind === 'item') return json(res, 200, { key: arg });
-  if (kind === 'list') return json(res, 200, Array.from({ length: Number(arg) }, (_, i) => ({ i, key: `k${i % 5}` })));
+  if (kind === 'list')
+    return json(
+      res,
+      200,
+      Array.from({ length: Number(arg) }, (_, i) => ({ i, key: `k${i % 5}` })),
+    );
   json(res, 404, {});
 }
 
@@ -30,7 +35,11 @@ interface Setup {
   yaml: string;
 }
 
-async function setup(cache: string, usersHandler?: (req: IncomingMessage, res: ServerResponse) => void, extra = ''): Promise<Setup> {
+async function setup(
+  cache: string,
+  usersHandler?: (req: IncomingMessage, res: ServerResponse) => void,
+  extra = '',
+): Promise<Setup> {
   const primary = await startBackend(primaryHandler);
   const users = await startBackend(usersHandler ?? ((req, res) => json(res, 200, { at: req.url })));
   const yaml = `
@@ -90,7 +99,14 @@ describe('mapping cache', () => {
       assert.deepEqual(await s.item('A'), { at: '/users/A' });
       assert.deepEqual(await s.item('A'), { at: '/users/A' });
       assert.equal(s.calls('/users/A'), 1);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), { hits: 2, misses: 1, coalesced: 0, evictions: 0, expirations: 0, size: 1 });
+      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
+        hits: 2,
+        misses: 1,
+        coalesced: 0,
+        evictions: 0,
+        expirations: 0,
+        size: 1,
+      });
     } finally {
       await teardown(s);
     }
@@ -121,7 +137,14 @@ describe('mapping cache', () => {
       const again = await request(`${s.gw.url}/api/list/100`);
       await again.body.dump();
       assert.equal(s.users.seen.length, 5, 'second response entirely from the cache');
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), { hits: 5, misses: 5, coalesced: 0, evictions: 0, expirations: 0, size: 5 });
+      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
+        hits: 5,
+        misses: 5,
+        coalesced: 0,
+        evictions: 0,
+        expirations: 0,
+        size: 5,
+      });
     } finally {
       await teardown(s);
     }
@@ -162,7 +185,14 @@ describe('mapping cache', () => {
       await s.item('B');
       assert.equal(s.calls('/users/B'), 2, 'B was evicted');
       assert.equal(s.calls('/users/C'), 1);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), { hits: 2, misses: 4, coalesced: 0, evictions: 2, expirations: 0, size: 2 });
+      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
+        hits: 2,
+        misses: 4,
+        coalesced: 0,
+        evictions: 2,
+        expirations: 0,
+        size: 2,
+      });
     } finally {
       await teardown(s);
     }
@@ -172,12 +202,21 @@ describe('mapping cache', () => {
     let s: Setup | undefined;
     let n = 0;
     try {
-      s = await setup(ENABLED, (req, res) => (++n === 1 ? json(res, 503, { error: 'down' }) : json(res, 200, { at: req.url, n })));
+      s = await setup(ENABLED, (req, res) =>
+        ++n === 1 ? json(res, 503, { error: 'down' }) : json(res, 200, { at: req.url, n }),
+      );
       assert.equal(await s.item('F'), undefined);
       assert.deepEqual(await s.item('F'), { at: '/users/F', n: 2 });
       assert.deepEqual(await s.item('F'), { at: '/users/F', n: 2 });
       assert.equal(s.calls('/users/F'), 2);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), { hits: 1, misses: 2, coalesced: 0, evictions: 0, expirations: 0, size: 1 });
+      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
+        hits: 1,
+        misses: 2,
+        coalesced: 0,
+        evictions: 0,
+        expirations: 0,
+        size: 1,
+      });
     } finally {
       await teardown(s);
     }
@@ -193,7 +232,14 @@ describe('mapping cache', () => {
       assert.deepEqual(a, { at: '/users/S' });
       assert.deepEqual(b, { at: '/users/S' });
       assert.equal(s.calls('/users/S'), 1);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), { hits: 0, misses: 1, coalesced: 1, evictions: 0, expirations: 0, size: 1 });
+      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
+        hits: 0,
+        misses: 1,
+        coalesced: 1,
+        evictions: 0,
+        expirations: 0,
+        size: 1,
+      });
     } finally {
       await teardown(s);
     }

@@ -20,7 +20,13 @@ function recordingBreaker(open = false): CircuitBreaker & { reports: string[] } 
     fail: () => reports.push('fail'),
     release: () => reports.push('release'),
   };
-  return { origin: 'x', state: open ? 'open' : 'closed', acquire: () => (open ? undefined : permit), retryAfterSec: () => 0, reports };
+  return {
+    origin: 'x',
+    state: open ? 'open' : 'closed',
+    acquire: () => (open ? undefined : permit),
+    retryAfterSec: () => 0,
+    reports,
+  };
 }
 
 function upstreamFor(host: string, breaker: CircuitBreaker): Upstream {
@@ -100,7 +106,11 @@ describe('callMapping', () => {
     upstreams.push(u);
     const busy = callMapping(u, '/sleep', { ...opts, timeoutMs: 5_000 });
     const queued = callMapping(u, '/ok', { ...opts, timeoutMs: 150 });
-    assert.deepEqual(await queued, { ok: true, json: '{"a":1}' }, 'waited ~250 ms for the only connection, then answered at once');
+    assert.deepEqual(
+      await queued,
+      { ok: true, json: '{"a":1}' },
+      'waited ~250 ms for the only connection, then answered at once',
+    );
     assert.deepEqual(await busy, { ok: true, json: '{"slept":true}' });
     assert.deepEqual(breaker.reports, ['succeed', 'succeed']);
   });
@@ -126,7 +136,10 @@ describe('callMapping', () => {
   it('a caller that already gave up: no permit taken, no call', async () => {
     const { u, breaker } = make();
     const seen = backend.seen.length;
-    assert.deepEqual(await callMapping(u, '/ok', { ...opts, signal: AbortSignal.abort() }), { ok: false, reason: 'aborted' });
+    assert.deepEqual(await callMapping(u, '/ok', { ...opts, signal: AbortSignal.abort() }), {
+      ok: false,
+      reason: 'aborted',
+    });
     assert.deepEqual(breaker.reports, []);
     assert.equal(backend.seen.length, seen);
   });

@@ -60,6 +60,10 @@ config:
       ],
     );
     const text = await (await request(`${gw.url}/metrics`)).body.text();
-    assert.match(text, new RegExp(`^portico_mapping_failures_total\\{route="/posts",tag="author"\\} ${REQUESTS * ITEMS}$`, 'm'), 'every failed call is counted');
+    assert.match(
+      text,
+      new RegExp(`^portico_mapping_failures_total\\{route="/posts",tag="author"\\} ${REQUESTS * ITEMS}$`, 'm'),
+      'every failed call is counted',
+    );
   });
 });

@@ -56,7 +56,10 @@ function commentsHandler(req: IncomingMessage, res: ServerResponse): void {
   json(res, 200, [{ postId: url.searchParams.get('postId') }]);
 }
 
-async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   const res = await request(url, { headers });
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
@@ -184,7 +187,18 @@ routes:
 
   it('values are used as text exactly as JSON wrote them, percent-encoded', async () => {
     reset();
-    const items = ['1000000', '12345678901234567890', '-5', '1.50', '1e5', 'true', '"a b/c"', '"\\u00fc&x=1"', '"..' + '"', '"..\\/x"'];
+    const items = [
+      '1000000',
+      '12345678901234567890',
+      '-5',
+      '1.50',
+      '1e5',
+      'true',
+      '"a b/c"',
+      '"\\u00fc&x=1"',
+      '"..' + '"',
+      '"..\\/x"',
+    ];
     primary.replies.set('/raw/values', { body: `[${items.map((v) => `{"authorId":${v}}`).join(',')}]` });
     const res = await get(`${gw.url}/api/raw/values`);
     assert.equal(res.status, 200);
@@ -202,7 +216,16 @@ routes:
     const out = JSON.parse(res.text) as { authorId: unknown; author?: { name: string } }[];
     assert.deepEqual(
       out.slice(0, -2).map((i) => i.author?.name),
-      ['user1000000', 'user12345678901234567890', 'user-5', 'user1.50', 'user1e5', 'usertrue', 'usera b/c', 'userü&x=1'],
+      [
+        'user1000000',
+        'user12345678901234567890',
+        'user-5',
+        'user1.50',
+        'user1e5',
+        'usertrue',
+        'usera b/c',
+        'userü&x=1',
+      ],
     );
     assert.deepEqual(out.slice(-2), [{ authorId: '..' }, { authorId: '../x' }]);
     assert.ok(gw.logs.some((l) => l.skipped === 2 && String(l.msg).includes('dot-segment')));
@@ -215,7 +238,10 @@ routes:
     const logsBefore = gw.logs.length;
     const res = await get(`${gw.url}/api/raw/skips`);
     assert.equal(res.status, 200);
-    assert.equal(res.text, '[{"id":1,"comments":[{"postId":"1"}]},{"authorId":null},{"authorId":{"x":1}},{"authorId":[1]},{"id":null,"author":{"name":"userfalse"}}]');
+    assert.equal(
+      res.text,
+      '[{"id":1,"comments":[{"postId":"1"}]},{"authorId":null},{"authorId":{"x":1}},{"authorId":[1]},{"id":null,"author":{"name":"userfalse"}}]',
+    );
     assert.deepEqual(urls(users), ['/users/false']);
     assert.deepEqual(urls(comments), ['/comments?postId=1']);
     assert.equal(gw.logs.slice(logsBefore).filter((l) => l.msg === 'mapping failed').length, 0);
@@ -284,7 +310,12 @@ routes:
   it('mapping calls are GETs that carry X-Request-ID and no client credentials', async () => {
     reset();
     primary.replies.set('/raw/creds', { body: '{"authorId":9}' });
-    const res = await get(`${gw.url}/api/raw/creds`, { authorization: 'Bearer secret', cookie: 'sid=1', 'x-request-id': 'rid-map-1', 'accept-encoding': 'gzip' });
+    const res = await get(`${gw.url}/api/raw/creds`, {
+      authorization: 'Bearer secret',
+      cookie: 'sid=1',
+      'x-request-id': 'rid-map-1',
+      'accept-encoding': 'gzip',
+    });
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-request-id'], 'rid-map-1');
     const call = users.seen[0]!;
@@ -294,7 +325,11 @@ routes:
     assert.equal(call.headers.authorization, undefined);
     assert.equal(call.headers.cookie, undefined);
     const primarySaw = primary.backend.seen.at(-1)!;
-    assert.equal(primarySaw.headers.authorization, 'Bearer secret', 'the primary request is forwarded like a standard route');
+    assert.equal(
+      primarySaw.headers.authorization,
+      'Bearer secret',
+      'the primary request is forwarded like a standard route',
+    );
     assert.equal(primarySaw.headers['x-request-id'], 'rid-map-1');
     assert.equal(primarySaw.headers['accept-encoding'], 'identity');
   });
@@ -302,7 +337,11 @@ routes:
   it('a POST route with mapping forwards the body and enriches the answer, status kept', async () => {
     reset();
     primary.replies.set('/things', { status: 201, body: '{"id":3,"authorId":1}' });
-    const res = await request(`${gw.url}/api/things`, { method: 'POST', body: '{"name":"x"}', headers: { 'content-type': 'application/json' } });
+    const res = await request(`${gw.url}/api/things`, {
+      method: 'POST',
+      body: '{"name":"x"}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.statusCode, 201);
     assert.equal(await res.body.text(), '{"id":3,"authorId":1,"author":{"name":"user1"}}');
     assert.equal(primary.backend.seen.at(-1)?.body.toString(), '{"name":"x"}');
@@ -331,7 +370,10 @@ routes:
       it(c.name, async () => {
         reset();
         const path = `/raw/enc-${c.name.replace(/\W/g, '')}`;
-        primary.replies.set(path, { headers: { 'content-encoding': c.encoding, etag: '"v1"' }, body: c.encode(Buffer.from(plain)) });
+        primary.replies.set(path, {
+          headers: { 'content-encoding': c.encoding, etag: '"v1"' },
+          body: c.encode(Buffer.from(plain)),
+        });
         const res = await get(gw.url + '/api' + path, { 'accept-encoding': 'gzip, br' });
         assert.equal(res.status, 200);
         assert.equal(res.text, enriched);
@@ -387,8 +429,14 @@ config:
   const cases: { name: string; reply: Reply }[] = [
     { name: '404 JSON', reply: { status: 404, body: '{"authorId":1,"error":"nope"}' } },
     { name: '500 JSON', reply: { status: 500, body: '[{"authorId":1}]' } },
-    { name: '201 text/html', reply: { status: 201, headers: { 'content-type': 'text/html' }, body: '<p>{"authorId":1}</p>' } },
-    { name: 'JSON text sent as text/plain', reply: { headers: { 'content-type': 'text/plain' }, body: '{"authorId":1}' } },
+    {
+      name: '201 text/html',
+      reply: { status: 201, headers: { 'content-type': 'text/html' }, body: '<p>{"authorId":1}</p>' },
+    },
+    {
+      name: 'JSON text sent as text/plain',
+      reply: { headers: { 'content-type': 'text/plain' }, body: '{"authorId":1}' },
+    },
     { name: 'invalid JSON', reply: { body: '{"authorId":1' } },
     { name: 'trailing garbage', reply: { body: '{"authorId":1} x' } },
     { name: 'a number', reply: { body: '42' } },
@@ -401,9 +449,20 @@ config:
     { name: 'an empty body', reply: { body: '' } },
     { name: 'larger than maxMappingBodyBytes (Content-Length)', reply: { body: big } },
     { name: 'larger than maxMappingBodyBytes (chunked)', reply: { body: big, chunked: true } },
-    { name: 'gzip that decodes past maxMappingBodyBytes', reply: { headers: { 'content-encoding': 'gzip' }, body: gzipSync(Buffer.from(big)) } },
+    {
+      name: 'gzip that decodes past maxMappingBodyBytes',
+      reply: { headers: { 'content-encoding': 'gzip' }, body: gzipSync(Buffer.from(big)) },
+    },
     { name: 'unknown content-encoding', reply: { headers: { 'content-encoding': 'zstd' }, body: '{"authorId":1}' } },
-    { name: 'invalid UTF-8', reply: { body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x2c, 0x22, 0x61, 0x75, 0x74, 0x68, 0x6f, 0x72, 0x49, 0x64, 0x22, 0x3a, 0x31, 0x7d]) } },
+    {
+      name: 'invalid UTF-8',
+      reply: {
+        body: Buffer.from([
+          0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x2c, 0x22, 0x61, 0x75, 0x74, 0x68, 0x6f, 0x72, 0x49, 0x64,
+          0x22, 0x3a, 0x31, 0x7d,
+        ]),
+      },
+    },
   ];
   for (const [i, c] of cases.entries()) {
     it(`${c.name}: status, headers and body as the backend sent them`, async () => {
@@ -509,7 +568,9 @@ config:
     const elapsed = Date.now() - started;
     assert.equal(res.status, 200);
     assert.ok(elapsed < 2000, `mappingSec bounds the wait (${elapsed} ms)`);
-    const expected = modes.map((m, i) => (m === 'ok' ? `{"data":{"mode":"ok"},"author":{"name":"user5"}}` : `{"mode":"${m}","author":{"name":"user${i}"}}`));
+    const expected = modes.map((m, i) =>
+      m === 'ok' ? `{"data":{"mode":"ok"},"author":{"name":"user5"}}` : `{"mode":"${m}","author":{"name":"user${i}"}}`,
+    );
     assert.equal(res.text, `[${expected.join(',')}]`);
     // One warning for the rule, however many of its calls failed: the items it left untagged,
     // the failed calls, the first failure's URL and reason, and the calls counted by reason.
@@ -520,7 +581,13 @@ config:
       { level: w.level, reqId: w.reqId, route: w.route, tag: w.tag, items: w.items, calls: w.calls },
       { level: 40, reqId: 'rid-fail', route: 'GET /items', tag: 'data', items: 5, calls: 5 },
     );
-    assert.deepEqual(w.reasons, { 'status 500': 1, 'status 404': 1, timeout: 1, 'non-JSON content-type text/plain': 1, 'non-JSON body': 1 });
+    assert.deepEqual(w.reasons, {
+      'status 500': 1,
+      'status 404': 1,
+      timeout: 1,
+      'non-JSON content-type text/plain': 1,
+      'non-JSON body': 1,
+    });
     assert.match(String(w.url), new RegExp(`^${flaky.url}/fail/`));
     assert.equal((w.reasons as Record<string, number>)[String(w.reason)], 1, 'reason is one of the failures');
   });

@@ -47,8 +47,13 @@ describe('reload through the CLI', () => {
 
       writeFileSync(file, 'routes:\n  - { method: GET, route: /c }\n');
       p.child.kill('SIGHUP');
-      const rejected = await p.waitForLog((l) => l.msg === 'configuration reload rejected; keeping the running configuration');
-      assert.deepEqual(rejected.problems, [`${file}:2:5: routes[0]: missing required key "service"`, `${file}:2:5: routes[0]: missing required key "path"`]);
+      const rejected = await p.waitForLog(
+        (l) => l.msg === 'configuration reload rejected; keeping the running configuration',
+      );
+      assert.deepEqual(rejected.problems, [
+        `${file}:2:5: routes[0]: missing required key "service"`,
+        `${file}:2:5: routes[0]: missing required key "path"`,
+      ]);
       assert.equal(await get(`${p.url}/api/a`), 200);
       assert.equal(await get(`${p.url}/api/b`), 200);
       assert.equal(await get(`${p.url}/api/c`), 404);
@@ -89,7 +94,12 @@ describe('portico start --workers 2', () => {
     writeFileSync(file, routes(backend.host, ['a']));
     p = await startPortico(['--config', file, '--workers', '2']);
     // Both workers listen (the first one's line resolved startPortico).
-    await p.waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('portico listening') && l.worker !== p.logs.find((x) => typeof x.msg === 'string' && x.msg.startsWith('portico listening'))!.worker);
+    await p.waitForLog(
+      (l) =>
+        typeof l.msg === 'string' &&
+        l.msg.startsWith('portico listening') &&
+        l.worker !== p.logs.find((x) => typeof x.msg === 'string' && x.msg.startsWith('portico listening'))!.worker,
+    );
   });
   after(async () => {
     if (p.child.exitCode === null) p.child.kill('SIGKILL');
@@ -100,7 +110,10 @@ describe('portico start --workers 2', () => {
   it('listens on one port with two workers that both serve', async () => {
     const listening = p.logs.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('portico listening'));
     assert.equal(listening.length, 2);
-    assert.deepEqual(listening.map((l) => l.port), [p.port, p.port]);
+    assert.deepEqual(
+      listening.map((l) => l.port),
+      [p.port, p.port],
+    );
     for (let i = 0; i < 10; i++) assert.equal(await get(`${p.url}/api/a`), 200);
     await p.waitForLog(() => p.logs.filter((l) => l.msg === 'request').length >= 10);
     const served = new Set(p.logs.filter((l) => l.msg === 'request').map((l) => l.worker));
@@ -113,7 +126,10 @@ describe('portico start --workers 2', () => {
     assert.equal(res.statusCode, 200);
     assert.match(text, /^portico_requests_total\{route="\/a",method="GET",status_class="2xx"\} 10$/m);
     assert.match(text, /^portico_request_duration_seconds_count\{route="\/a",method="GET",status_class="2xx"\} 10$/m);
-    assert.match(text, /^portico_request_duration_seconds_bucket\{le="\+Inf",route="\/a",method="GET",status_class="2xx"\} 10$/m);
+    assert.match(
+      text,
+      /^portico_request_duration_seconds_bucket\{le="\+Inf",route="\/a",method="GET",status_class="2xx"\} 10$/m,
+    );
   });
 
   it('reloads every worker on SIGHUP to the primary', async () => {
@@ -126,7 +142,9 @@ describe('portico start --workers 2', () => {
   it('logs an invalid file once, in the primary, and keeps serving', async () => {
     writeFileSync(file, 'routes:\n  - { method: GET }\n');
     p.child.kill('SIGHUP');
-    await p.waitForLog((l) => l.role === 'primary' && l.msg === 'configuration reload rejected; keeping the running configuration');
+    await p.waitForLog(
+      (l) => l.role === 'primary' && l.msg === 'configuration reload rejected; keeping the running configuration',
+    );
     assert.equal(await get(`${p.url}/api/b`), 200);
   });
 

@@ -11,13 +11,19 @@ import { json, rawRequest, startBackend, type TestBackend } from '../support/bac
 import { startGateway, type TestGateway } from '../support/gateway.js';
 
 /** Writes raw bytes and resolves with everything the server sent until it closed. */
-function rawExchange(port: number, chunks: (string | Buffer)[], options: { gapMs?: number; endAfter?: boolean } = {}): Promise<{ text: string; closedAfterMs: number }> {
+function rawExchange(
+  port: number,
+  chunks: (string | Buffer)[],
+  options: { gapMs?: number; endAfter?: boolean } = {},
+): Promise<{ text: string; closedAfterMs: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const socket: Socket = connect(port, '127.0.0.1');
     let text = '';
     socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
-    socket.on('error', (err) => (text === '' ? reject(err) : resolve({ text, closedAfterMs: performance.now() - started })));
+    socket.on('error', (err) =>
+      text === '' ? reject(err) : resolve({ text, closedAfterMs: performance.now() - started }),
+    );
     socket.on('close', () => resolve({ text, closedAfterMs: performance.now() - started }));
     socket.on('connect', async () => {
       for (const c of chunks) {
@@ -80,9 +86,16 @@ config:
     const seen = backend.seen.length;
     // A different X-Forwarded-For each time changes nothing: 127.0.0.1 is not a trusted proxy.
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await rawRequest(gw.url, '/api/limited', { headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 429]);
-    assert.deepEqual(answers.slice(0, 3).map((a) => a.headers['ratelimit-remaining']), ['2', '1', '0']);
+    for (let i = 0; i < 4; i++)
+      answers.push(await rawRequest(gw.url, '/api/limited', { headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 200, 429],
+    );
+    assert.deepEqual(
+      answers.slice(0, 3).map((a) => a.headers['ratelimit-remaining']),
+      ['2', '1', '0'],
+    );
     assert.equal(answers[0]!.headers['ratelimit-limit'], '3');
     const refused = answers[3]!;
     assert.deepEqual(JSON.parse(refused.body), { error: 'Too many requests', success: false });
@@ -95,7 +108,7 @@ config:
     assert.equal(backend.seen.length, seen + 3);
   });
 
-  it('shares the bucket across routes, keeps a route\'s own bucket apart, and exempts free routes', async () => {
+  it("shares the bucket across routes, keeps a route's own bucket apart, and exempts free routes", async () => {
     // The shared bucket of 127.0.0.1 is empty after the previous test; /strict has its own.
     assert.equal((await rawRequest(gw.url, '/api/strict')).status, 200);
     const second = await rawRequest(gw.url, '/api/strict');
@@ -179,7 +192,11 @@ config:
     const seen = backend.seen.length;
     const res = await rawRequest(gw.url, '/api/items/7', {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'PATCH',
+        'access-control-request-headers': 'content-type',
+      },
     });
     assert.equal(res.status, 204);
     assert.equal(res.body, '');
@@ -193,19 +210,28 @@ config:
   });
 
   it('gives an unknown origin a preflight answer without allow headers', async () => {
-    const res = await rawRequest(gw.url, '/api/items/7', { method: 'OPTIONS', headers: { origin: 'https://evil.test', 'access-control-request-method': 'PATCH' } });
+    const res = await rawRequest(gw.url, '/api/items/7', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.test', 'access-control-request-method': 'PATCH' },
+    });
     assert.equal(res.status, 204);
     assert.equal(res.headers['access-control-allow-origin'], undefined);
     assert.equal(res.headers['access-control-allow-methods'], undefined);
   });
 
   it('leaves a preflight for an unknown path to the router (404)', async () => {
-    const res = await rawRequest(gw.url, '/api/nothing', { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' } });
+    const res = await rawRequest(gw.url, '/api/nothing', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' },
+    });
     assert.equal(res.status, 404);
   });
 
   it('adds CORS headers to the actual request, beside the backend answer', async () => {
-    const res = await rawRequest(gw.url, '/api/items/7', { method: 'PATCH', headers: { origin: 'https://app.example.com' } });
+    const res = await rawRequest(gw.url, '/api/items/7', {
+      method: 'PATCH',
+      headers: { origin: 'https://app.example.com' },
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(JSON.parse(res.body), { method: 'PATCH' });
     assert.equal(res.headers['access-control-allow-origin'], 'https://app.example.com');
@@ -270,13 +296,25 @@ config:
 
   it('counts the streamed bytes of a chunked body and answers 413 past the limit', async () => {
     const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`;
-    const { text } = await rawExchange(gw.port, ['POST /api/upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n', chunk('a'.repeat(600)), chunk('b'.repeat(600)), '0\r\n\r\n'], { gapMs: 50 });
+    const { text } = await rawExchange(
+      gw.port,
+      [
+        'POST /api/upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n',
+        chunk('a'.repeat(600)),
+        chunk('b'.repeat(600)),
+        '0\r\n\r\n',
+      ],
+      { gapMs: 50 },
+    );
     assert.equal(statusOf(text), 413);
     assert.deepEqual(bodyOf(text), { error: 'Request body too large', success: false });
   });
 
   it('passes a chunked body within the limit', async () => {
-    const res = await request(`${gw.url}/api/upload`, { method: 'POST', body: Readable.from(['a'.repeat(400), 'b'.repeat(400)]) });
+    const res = await request(`${gw.url}/api/upload`, {
+      method: 'POST',
+      body: Readable.from(['a'.repeat(400), 'b'.repeat(400)]),
+    });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(await res.body.json(), { received: 800 });
   });
@@ -289,7 +327,10 @@ config:
   });
 
   it('cuts off a client that stops sending its body (408) and aborts the backend call', async () => {
-    const { text, closedAfterMs } = await rawExchange(gw.port, ['POST /api/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n', 'only a part']);
+    const { text, closedAfterMs } = await rawExchange(gw.port, [
+      'POST /api/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n',
+      'only a part',
+    ]);
     assert.equal(statusOf(text), 408);
     assert.match(text, /\r\nx-portico-error: GW_CLIENT_TIMEOUT\r\n/i);
     assert.deepEqual(bodyOf(text), { error: 'Request not received in time', success: false });
@@ -297,7 +338,9 @@ config:
   });
 
   it('answers 431 to a request head over maxHeaderBytes', async () => {
-    const { text } = await rawExchange(gw.port, [`GET /api/upload HTTP/1.1\r\nHost: x\r\nX-Big: ${'y'.repeat(4000)}\r\n\r\n`]);
+    const { text } = await rawExchange(gw.port, [
+      `GET /api/upload HTTP/1.1\r\nHost: x\r\nX-Big: ${'y'.repeat(4000)}\r\n\r\n`,
+    ]);
     assert.equal(statusOf(text), 431);
     assert.deepEqual(bodyOf(text), { error: 'Request headers too large', success: false });
   });

@@ -17,7 +17,9 @@ describe('a complete request waiting longer than clientBodySec', () => {
   let gw: TestGateway;
   before(async () => {
     // Answers 1.5 s after the whole body arrived: longer than clientBodySec, within backendSec.
-    backend = await startBackend((_req, res, body) => setTimeout(() => json(res, 200, { got: body.toString('utf8') }), 1_500));
+    backend = await startBackend((_req, res, body) =>
+      setTimeout(() => json(res, 200, { got: body.toString('utf8') }), 1_500),
+    );
     gw = await startGateway(`
 routes:
   - method: POST
@@ -57,7 +59,9 @@ config:
     const send = async (body: string) => {
       const conn = await rawConnect(gw.port);
       try {
-        conn.write(`POST /api/slow HTTP/1.1\r\nHost: gw.test\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n`);
+        conn.write(
+          `POST /api/slow HTTP/1.1\r\nHost: gw.test\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
         await new Promise((r) => setTimeout(r, 50));
         conn.write(body);
         return await conn.next(8_000);
@@ -75,7 +79,11 @@ config:
   });
 
   it('gets its 200 with an ordinary client (undici)', async () => {
-    const res = await request(`${gw.url}/api/slow`, { method: 'POST', body: 'small body', headers: { 'content-type': 'text/plain' } });
+    const res = await request(`${gw.url}/api/slow`, {
+      method: 'POST',
+      body: 'small body',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(await res.body.json(), { got: 'small body' });
   });
@@ -105,9 +113,27 @@ config:
   });
 
   const cases = [
-    { name: 'malformed HTTP: 400', request: 'GET /api/a HTTP/1.1\r\nHost gw.test\r\n\r\n', status: 400, code: 'GW_BAD_REQUEST', message: 'Malformed HTTP request' },
-    { name: 'a head not complete within clientHeaderSec: 408', request: 'GET /api/a HTTP/1.1\r\nHost: gw.test\r\nX-Slow: ', status: 408, code: 'GW_CLIENT_TIMEOUT', message: 'Request not received in time' },
-    { name: 'a head over maxHeaderBytes: 431', request: `GET /api/a HTTP/1.1\r\nHost: gw.test\r\nX-Big: ${'x'.repeat(4096)}\r\n\r\n`, status: 431, code: 'GW_HEADERS_TOO_LARGE', message: 'Request headers too large' },
+    {
+      name: 'malformed HTTP: 400',
+      request: 'GET /api/a HTTP/1.1\r\nHost gw.test\r\n\r\n',
+      status: 400,
+      code: 'GW_BAD_REQUEST',
+      message: 'Malformed HTTP request',
+    },
+    {
+      name: 'a head not complete within clientHeaderSec: 408',
+      request: 'GET /api/a HTTP/1.1\r\nHost: gw.test\r\nX-Slow: ',
+      status: 408,
+      code: 'GW_CLIENT_TIMEOUT',
+      message: 'Request not received in time',
+    },
+    {
+      name: 'a head over maxHeaderBytes: 431',
+      request: `GET /api/a HTTP/1.1\r\nHost: gw.test\r\nX-Big: ${'x'.repeat(4096)}\r\n\r\n`,
+      status: 431,
+      code: 'GW_HEADERS_TOO_LARGE',
+      message: 'Request headers too large',
+    },
   ];
   for (const c of cases) {
     it(`answers ${c.name} in the JSON shape with a generated X-Request-ID`, async () => {

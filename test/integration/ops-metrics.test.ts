@@ -28,7 +28,11 @@ describe('GET /metrics', () => {
   before(async () => {
     failing = await startBackend((_req, res) => json(res, 500, { error: 'boom' }));
     backend = await startBackend((req, res) => {
-      if (req.url === '/posts') return json(res, 200, [{ id: 1, authorId: 7 }, { id: 2, authorId: 7 }]);
+      if (req.url === '/posts')
+        return json(res, 200, [
+          { id: 1, authorId: 7 },
+          { id: 2, authorId: 7 },
+        ]);
       json(res, 200, { ok: true });
     });
     users = await startBackend((_req, res) => json(res, 200, { name: 'Ada' }));
@@ -101,7 +105,8 @@ config:
 
   it('counts requests by route template, method and status class', async () => {
     const text = await (await request(`${gw.url}/metrics`)).body.text();
-    const req = (route: string, cls: string) => sample(text, `portico_requests_total{route="${route}",method="GET",status_class="${cls}"}`);
+    const req = (route: string, cls: string) =>
+      sample(text, `portico_requests_total{route="${route}",method="GET",status_class="${cls}"}`);
     assert.equal(req('/users/{id}', '2xx'), 4);
     assert.equal(req('unmatched', '4xx'), 1);
     assert.equal(req('/fail', '5xx'), 3);
@@ -109,7 +114,10 @@ config:
     assert.equal(req('/posts', '2xx'), 2);
     assert.equal(req('/limited', '2xx'), 1);
     assert.equal(req('/limited', '4xx'), 1);
-    assert.equal(sample(text, 'portico_request_duration_seconds_count{route="/users/{id}",method="GET",status_class="2xx"}'), 4);
+    assert.equal(
+      sample(text, 'portico_request_duration_seconds_count{route="/users/{id}",method="GET",status_class="2xx"}'),
+      4,
+    );
     assert.equal(text.includes('/api/users/1'), false);
     assert.equal(text.includes('users/4'), false);
   });
@@ -117,9 +125,21 @@ config:
   it('records upstream latency, upstream errors by kind and gateway error codes', async () => {
     const text = await (await request(`${gw.url}/metrics`)).body.text();
     const origin = `http://${backend.host}`;
-    assert.equal(sample(text, `portico_upstream_duration_seconds_count{route="/users/{id}",origin="${origin}",call="backend"}`), 4);
-    assert.equal(sample(text, `portico_upstream_duration_seconds_count{route="/fail",origin="http://${failing.host}",call="backend"}`), 2);
-    assert.match(text, /^portico_upstream_errors_total\{route="\/dead",origin="http:\/\/127\.0\.0\.1:\d+",kind="refused"\} 1$/m);
+    assert.equal(
+      sample(text, `portico_upstream_duration_seconds_count{route="/users/{id}",origin="${origin}",call="backend"}`),
+      4,
+    );
+    assert.equal(
+      sample(
+        text,
+        `portico_upstream_duration_seconds_count{route="/fail",origin="http://${failing.host}",call="backend"}`,
+      ),
+      2,
+    );
+    assert.match(
+      text,
+      /^portico_upstream_errors_total\{route="\/dead",origin="http:\/\/127\.0\.0\.1:\d+",kind="refused"\} 1$/m,
+    );
     assert.equal(sample(text, 'portico_gateway_errors_total{code="GW_CIRCUIT_OPEN"}'), 1);
     assert.equal(sample(text, 'portico_gateway_errors_total{code="GW_UPSTREAM_UNREACHABLE"}'), 1);
     assert.equal(sample(text, 'portico_gateway_errors_total{code="GW_RATE_LIMITED"}'), 1);
@@ -195,7 +215,9 @@ routes:
 describe('GET /metrics behind telemetry.metricsToken', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startGateway('routes: []\nconfig:\n  telemetry: { metricsToken: "${METRICS_TOKEN}" }', { METRICS_TOKEN: 'a-long-enough-token-1234' });
+    gw = await startGateway('routes: []\nconfig:\n  telemetry: { metricsToken: "${METRICS_TOKEN}" }', {
+      METRICS_TOKEN: 'a-long-enough-token-1234',
+    });
   });
   after(async () => {
     await gw?.close();

@@ -77,11 +77,16 @@ ${settings}`;
   });
 
   it('keeps the running configuration when the new file is invalid, and logs every problem', async () => {
-    writeFileSync(file, `routes:\n  - { method: GET, route: /c, service: ${backend.host} }\n  - { method: FETCH, route: /d, service: x, path: /d }\nconfig: { cors: { origins: "*", credentials: true } }\n`);
+    writeFileSync(
+      file,
+      `routes:\n  - { method: GET, route: /c, service: ${backend.host} }\n  - { method: FETCH, route: /d, service: x, path: /d }\nconfig: { cors: { origins: "*", credentials: true } }\n`,
+    );
     assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), false);
     assert.equal((await get(`${gw.url}/api/b`)).status, 200);
     assert.equal((await get(`${gw.url}/api/c`)).status, 404);
-    const rejected = gw.logs.filter((l) => l.msg === 'configuration reload rejected; keeping the running configuration');
+    const rejected = gw.logs.filter(
+      (l) => l.msg === 'configuration reload rejected; keeping the running configuration',
+    );
     assert.equal(rejected.length, 1);
     assert.equal(rejected[0]!.level, 50);
     assert.deepEqual(rejected[0]!.problems, [
@@ -94,7 +99,10 @@ ${settings}`;
   it('lets an in-flight request finish on the configuration it started with', async () => {
     const pending = get(`${gw.url}/api/slow`);
     while (release.length === 0) await new Promise((r) => setImmediate(r));
-    writeFileSync(file, yaml().replace(/ {2}- method: GET\n {4}route: \/slow\n {4}service: .*\n {4}path: \/slow\n/, ''));
+    writeFileSync(
+      file,
+      yaml().replace(/ {2}- method: GET\n {4}route: \/slow\n {4}service: .*\n {4}path: \/slow\n/, ''),
+    );
     assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
     assert.equal((await get(`${gw.url}/api/slow`)).status, 404);
     release.shift()!();
@@ -110,7 +118,10 @@ ${settings}`;
     assert.equal((await get(`${gw.url}/api/limited`)).status, 429);
     assert.equal((await get(`${gw.url}/api/fail`)).status, 500);
     assert.equal((await get(`${gw.url}/api/a`)).status, 503); // same origin: circuit open
-    writeFileSync(file, yaml(`  - { method: GET, route: /fail, service: ${backend.host}, path: /fail }`, '    timeoutSec: 60'));
+    writeFileSync(
+      file,
+      yaml(`  - { method: GET, route: /fail, service: ${backend.host}, path: /fail }`, '    timeoutSec: 60'),
+    );
     assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
     assert.equal((await get(`${gw.url}/api/limited`)).status, 429);
     assert.equal((await get(`${gw.url}/api/a`)).status, 503);
@@ -163,7 +174,8 @@ config:
         try {
           const res = await pool.request({ path: `/api/items/${n}`, method: 'GET' });
           const body = (await res.body.json()) as { url: string };
-          if (res.statusCode !== 200 || !/^\/v[01]\/items\/\d+$/.test(body.url)) errors.push(`${res.statusCode} ${body.url}`);
+          if (res.statusCode !== 200 || !/^\/v[01]\/items\/\d+$/.test(body.url))
+            errors.push(`${res.statusCode} ${body.url}`);
           else ok++;
         } catch (err) {
           errors.push(String(err));

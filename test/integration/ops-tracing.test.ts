@@ -39,7 +39,10 @@ config:
   });
 
   it('continues the client trace with a new span id and passes tracestate on', async () => {
-    assert.equal(await get(`${gw.url}/api/a`, { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'congo=t61rcWkgMzE' }), 200);
+    assert.equal(
+      await get(`${gw.url}/api/a`, { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'congo=t61rcWkgMzE' }),
+      200,
+    );
     const seen = backend.seen.at(-1)!;
     const m = SHAPE.exec(String(seen.headers.traceparent))!;
     assert.equal(m[1], TRACE);
@@ -119,7 +122,12 @@ config:
     const spans: ExportedSpan[] = [];
     const serviceNames: string[] = [];
     for (const s of collector.seen) {
-      const body = JSON.parse(s.body.toString()) as { resourceSpans: { resource: { attributes: { key: string; value: { stringValue: string } }[] }; scopeSpans: { spans: ExportedSpan[] }[] }[] };
+      const body = JSON.parse(s.body.toString()) as {
+        resourceSpans: {
+          resource: { attributes: { key: string; value: { stringValue: string } }[] };
+          scopeSpans: { spans: ExportedSpan[] }[];
+        }[];
+      };
       for (const rs of body.resourceSpans) {
         serviceNames.push(rs.resource.attributes.find((a) => a.key === 'service.name')!.value.stringValue);
         for (const ss of rs.scopeSpans) spans.push(...ss.spans);
@@ -168,7 +176,10 @@ config:
     const spans = (await waitForSpans(before + 2)).slice(before);
     assert.equal(spans.length, 2);
     assert.notEqual(spans[0]!.traceId, TRACE);
-    assert.deepEqual(spans.map((s) => s.status.code), [2, 2]);
+    assert.deepEqual(
+      spans.map((s) => s.status.code),
+      [2, 2],
+    );
     assert.equal(spans.find((s) => s.kind === 2)!.parentSpanId, undefined);
   });
 });

@@ -54,7 +54,11 @@ routes:
   });
 
   /** Starts a gateway, makes the requests, closes it (which sends every queued span): the exports. */
-  async function run(yaml: string, env: NodeJS.ProcessEnv, paths: string[]): Promise<{ exports: Export[]; urls: string[]; logs: Record<string, unknown>[] }> {
+  async function run(
+    yaml: string,
+    env: NodeJS.ProcessEnv,
+    paths: string[],
+  ): Promise<{ exports: Export[]; urls: string[]; logs: Record<string, unknown>[] }> {
     collector.seen.length = 0;
     gw = await startGateway(yaml, env);
     // The exporter starts asynchronously (its module is loaded on demand): requests wait for it.
@@ -64,15 +68,23 @@ routes:
     const logs = gw.logs;
     await gw.close();
     gw = undefined;
-    return { exports: collector.seen.map((s) => JSON.parse(s.body.toString()) as Export), urls: collector.seen.map((s) => s.url), logs };
+    return {
+      exports: collector.seen.map((s) => JSON.parse(s.body.toString()) as Export),
+      urls: collector.seen.map((s) => s.url),
+      logs,
+    };
   }
 
   it('exports with env vars alone: endpoint + /v1/traces, service name, decoded resource attributes, HTTP attribute names', async () => {
-    const { exports, urls } = await run(routes(), {
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}/`,
-      OTEL_SERVICE_NAME: 'edge',
-      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,team=api%2Cedge, region = eu%20west ',
-    }, ['/a/7', '/boom']);
+    const { exports, urls } = await run(
+      routes(),
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}/`,
+        OTEL_SERVICE_NAME: 'edge',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,team=api%2Cedge, region = eu%20west ',
+      },
+      ['/a/7', '/boom'],
+    );
     assert.deepEqual([...new Set(urls)], ['/v1/traces']);
     const resource = exports[0]!.resourceSpans[0]!.resource.attributes;
     assert.equal(attr(resource, 'service.name'), 'edge');
@@ -103,20 +115,28 @@ routes:
   });
 
   it('uses OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as-is, over OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
-    const { urls } = await run(routes(), {
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://${collector.host}/custom/spans`,
-    }, ['/a/1']);
+    const { urls } = await run(
+      routes(),
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://${collector.host}/custom/spans`,
+      },
+      ['/a/1'],
+    );
     assert.deepEqual([...new Set(urls)], ['/custom/spans']);
   });
 
   it('lets the YAML file win over the environment', async () => {
-    const { exports, urls } = await run(`${routes()}
+    const { exports, urls } = await run(
+      `${routes()}
 config:
   telemetry:
     otlpEndpoint: http://${collector.host}/from-yaml
     serviceName: from-yaml
-`, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces', OTEL_SERVICE_NAME: 'from-env' }, ['/a/1']);
+`,
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces', OTEL_SERVICE_NAME: 'from-env' },
+      ['/a/1'],
+    );
     assert.deepEqual([...new Set(urls)], ['/from-yaml/v1/traces']);
     assert.equal(attr(exports[0]!.resourceSpans[0]!.resource.attributes, 'service.name'), 'from-yaml');
   });
@@ -127,16 +147,28 @@ config:
   telemetry:
     otlpEndpoint: http://${collector.host}
 `;
-    const { urls } = await run(yaml, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}`, OTEL_SDK_DISABLED: 'true' }, ['/a/1', '/a/2']);
+    const { urls } = await run(
+      yaml,
+      { OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}`, OTEL_SDK_DISABLED: 'true' },
+      ['/a/1', '/a/2'],
+    );
     assert.equal(isRecording(), false);
     assert.deepEqual(urls, []);
     assert.equal(backend.seen.length > 0, true);
   });
 
   it('exports nothing with OTEL_TRACES_SAMPLER=always_off, and warns once about an unsupported sampler', async () => {
-    const off = await run(routes(), { OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}`, OTEL_TRACES_SAMPLER: 'always_off' }, ['/a/1']);
+    const off = await run(
+      routes(),
+      { OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}`, OTEL_TRACES_SAMPLER: 'always_off' },
+      ['/a/1'],
+    );
     assert.deepEqual(off.urls, []);
-    const odd = await run(routes(), { OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}`, OTEL_TRACES_SAMPLER: 'jaeger_remote' }, ['/a/1']);
+    const odd = await run(
+      routes(),
+      { OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}`, OTEL_TRACES_SAMPLER: 'jaeger_remote' },
+      ['/a/1'],
+    );
     assert.ok(odd.urls.length > 0);
     const warnings = odd.logs.filter((l) => l.msg === 'OpenTelemetry setting not applied as written');
     assert.equal(warnings.length, 1);
@@ -149,7 +181,11 @@ config:
   telemetry:
     otlpEndpoint: http://${collector.host}
 `;
-    const { urls } = await run(yaml, { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }, ['/a/1', '/a/2']);
+    const { urls } = await run(
+      yaml,
+      { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
+      ['/a/1', '/a/2'],
+    );
     assert.deepEqual(urls, []);
   });
 });

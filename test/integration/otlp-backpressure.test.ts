@@ -51,7 +51,14 @@ describe('OTLP export to a collector that never answers', () => {
         status: 200,
         durationMs: 1,
         aborted: false,
-        trace: { traceId: id.repeat(2), parentId: undefined, spanId: id, sampled: true, tracestate: undefined, children: undefined },
+        trace: {
+          traceId: id.repeat(2),
+          parentId: undefined,
+          spanId: id,
+          sampled: true,
+          tracestate: undefined,
+          children: undefined,
+        },
       });
       // Let the flush timer and the socket run now and then, as a busy gateway would.
       if (i % 20_000 === 0) await new Promise((r) => setTimeout(r, 25));

@@ -38,7 +38,9 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -56,8 +58,17 @@ interface Launched {
 }
 
 /** `group`: the process leads a process group of its own, as a terminal's foreground job does. */
-function launch(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): Launched {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
+function launch(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean },
+): Launched {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group ?? false,
+  });
   const logs: Record<string, unknown>[] = [];
   const waiters = new Set<() => void>();
   let stderr = '';
@@ -72,7 +83,9 @@ function launch(command: string, args: readonly string[], options: { cwd: string
     for (const w of [...waiters]) w();
   });
   const outputClosed = new Promise<void>((resolve) => child.stdout!.on('close', () => resolve()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const waitForLog = (test: (line: Record<string, unknown>) => boolean, what: string) =>
     within(
       new Promise<void>((resolve) => {
@@ -157,7 +170,8 @@ async function signalDuringRequest(
   }
 }
 
-const slowRoute = (host: string) => `routes:\n  - { method: GET, route: /slow, service: ${host}, path: /slow, public: true }\n`;
+const slowRoute = (host: string) =>
+  `routes:\n  - { method: GET, route: /slow, service: ${host}, path: /slow, public: true }\n`;
 
 describe('the npm package, installed from its tarball', () => {
   let dir: string;
@@ -167,26 +181,54 @@ describe('the npm package, installed from its tarball', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'portico-package-'));
-    const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: repo, timeout: NPM_MS, maxBuffer: 16 << 20 });
+    const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], {
+      cwd: repo,
+      timeout: NPM_MS,
+      maxBuffer: 16 << 20,
+    });
     tarball = join(dir, packed.stdout.trim().split('\n').pop()!);
     app = join(dir, 'app');
     await run('mkdir', [app]);
     writeFileSync(join(app, 'package.json'), '{ "name": "portico-package-test", "private": true, "type": "module" }\n');
-    await run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--silent', tarball], { cwd: app, timeout: NPM_MS });
+    await run('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--silent', tarball], {
+      cwd: app,
+      timeout: NPM_MS,
+    });
     bin = join(app, 'node_modules', '.bin', 'portico');
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('ships what runs and nothing else: dist, schema, README, LICENSE, CHANGELOG; no source maps, tests or sources', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball], { maxBuffer: 16 << 20 });
-    const files = stdout.trim().split('\n').map((f) => f.replace(/^package\//, ''));
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'schema/portico.schema.json', 'dist/src/cli/main.js', 'dist/src/index.js', 'dist/src/index.d.ts']) {
+    const files = stdout
+      .trim()
+      .split('\n')
+      .map((f) => f.replace(/^package\//, ''));
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'schema/portico.schema.json',
+      'dist/src/cli/main.js',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+    ]) {
       assert.ok(files.includes(f), `${f} is shipped`);
     }
-    const unexpected = files.filter((f) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|schema\/[^/]+\.json|dist\/src\/.+\.(js|d\.ts))$/.test(f) || /\.test\.(js|d\.ts)$/.test(f));
+    const unexpected = files.filter(
+      (f) =>
+        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|schema\/[^/]+\.json|dist\/src\/.+\.(js|d\.ts))$/.test(f) ||
+        /\.test\.(js|d\.ts)$/.test(f),
+    );
     assert.deepEqual(unexpected, []);
     // An incremental build never deletes the output of a removed source: such leftovers would ship.
-    const stale = files.filter((f) => f.startsWith('dist/src/') && f.endsWith('.js') && !existsSync(join(repo, f.replace(/^dist\//, '').replace(/\.js$/, '.ts'))));
+    const stale = files.filter(
+      (f) =>
+        f.startsWith('dist/src/') &&
+        f.endsWith('.js') &&
+        !existsSync(join(repo, f.replace(/^dist\//, '').replace(/\.js$/, '.ts'))),
+    );
     assert.deepEqual(stale, [], 'compiled files without a source (rm -rf dist, then pack again)');
   });
 
@@ -200,11 +242,14 @@ describe('the npm package, installed from its tarball', () => {
     const ok = await run(bin, ['check', '--config', 'sample.yaml'], { cwd: app, env: cleanEnv() });
     assert.equal(ok.stdout, 'sample.yaml: ok (1 routes)\n');
     writeFileSync(join(app, 'broken.yaml'), 'routes:\n  - { method: GET, route: /x, service: localhost:3000 }\n');
-    await assert.rejects(run(bin, ['check', '--config', 'broken.yaml'], { cwd: app, env: cleanEnv() }), (err: { code?: number; stderr?: string }) => {
-      assert.equal(err.code, 1);
-      assert.match(err.stderr ?? '', /^broken\.yaml:2:\d+: /);
-      return true;
-    });
+    await assert.rejects(
+      run(bin, ['check', '--config', 'broken.yaml'], { cwd: app, env: cleanEnv() }),
+      (err: { code?: number; stderr?: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr ?? '', /^broken\.yaml:2:\d+: /);
+        return true;
+      },
+    );
   });
 
   it('npx portico init && npx portico check && npx portico start serves a request', async () => {
@@ -215,7 +260,10 @@ describe('the npm package, installed from its tarball', () => {
       assert.match(init.stdout, /^Wrote gateway\.yaml: .*\nNext: npx portico check {3}then: npx portico start\n$/);
       const check = await run('npx', ['portico', 'check'], { cwd: app, env, timeout: START_MS });
       assert.equal(check.stdout, 'gateway.yaml: ok (1 routes)\n');
-      await assert.rejects(run('npx', ['portico', 'init'], { cwd: app, env, timeout: START_MS }), /already exists; nothing written \(--force overwrites it\)/);
+      await assert.rejects(
+        run('npx', ['portico', 'init'], { cwd: app, env, timeout: START_MS }),
+        /already exists; nothing written \(--force overwrites it\)/,
+      );
       const gw = launch(bin, ['start', '--port', '0', '--host', '127.0.0.1'], { cwd: app, env });
       try {
         const port = await gw.port;
@@ -238,7 +286,7 @@ describe('the npm package, installed from its tarball', () => {
       "import { createGateway, formatProblem, loadConfigText } from 'portico';",
       "const loaded = loadConfigText('routes: []\\n', 'embedded.yaml', {});",
       "if (!loaded.ok) throw new Error(loaded.problems.map(formatProblem).join('\\n'));",
-      "const gateway = createGateway({ config: loaded.config, drainTimeoutMs: 1000 });",
+      'const gateway = createGateway({ config: loaded.config, drainTimeoutMs: 1000 });',
       "const address = await gateway.listen(0, '127.0.0.1');",
       'const res = await fetch(`http://127.0.0.1:${address.port}/health`);',
       'const port: number = address.port;',
@@ -251,12 +299,24 @@ describe('the npm package, installed from its tarball', () => {
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(repo, 'node_modules', '@types')] },
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+          typeRoots: [join(repo, 'node_modules', '@types')],
+        },
         files: ['embed.ts'],
       }),
     );
     // Without declarations, strict TypeScript refuses the import (TS7016), so this fails then.
-    await run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: app, timeout: START_MS }).catch((err: { stdout?: string }) => {
+    await run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
+      cwd: app,
+      timeout: START_MS,
+    }).catch((err: { stdout?: string }) => {
       assert.fail(`tsc: ${err.stdout ?? String(err)}`);
     });
     const { stdout } = await run(process.execPath, ['embed.mjs'], { cwd: app, env: cleanEnv(), timeout: START_MS });
@@ -269,14 +329,16 @@ describe('the npm package, installed from its tarball', () => {
       const exit = await signalDuringRequest(
         (host) => {
           writeFileSync(join(app, 'slow.yaml'), slowRoute(host));
-          return launch(bin, ['start', '--config', 'slow.yaml', '--port', '0', '--host', '127.0.0.1'], { cwd: app, env: cleanEnv() });
+          return launch(bin, ['start', '--config', 'slow.yaml', '--port', '0', '--host', '127.0.0.1'], {
+            cwd: app,
+            env: cleanEnv(),
+          });
         },
         signal,
         '/api/slow',
       );
       assert.deepEqual(exit, { code: 0, signal: null });
     });
-
   }
 
   // npm runs the command through `sh -c`, and that shell passes no signal on: the gateway notices
@@ -293,7 +355,11 @@ describe('the npm package, installed from its tarball', () => {
       await signalDuringRequest(
         (host) => {
           writeFileSync(join(app, 'slow.yaml'), slowRoute(host));
-          return launch('npx', ['portico', 'start', '--config', 'slow.yaml', '--port', '0', '--host', '127.0.0.1'], { cwd: app, env: cleanEnv(), group: c.toGroup });
+          return launch('npx', ['portico', 'start', '--config', 'slow.yaml', '--port', '0', '--host', '127.0.0.1'], {
+            cwd: app,
+            env: cleanEnv(),
+            group: c.toGroup,
+          });
         },
         c.signal,
         '/api/slow',
@@ -311,7 +377,20 @@ describe('signals from a checkout (after the build that npm pack ran)', () => {
         const exit = await signalDuringRequest(
           (host) => {
             writeFileSync(join(dir, 'gateway.yaml'), slowRoute(host));
-            return launch(process.execPath, [join(repo, 'dist/src/cli/main.js'), 'start', '--config', join(dir, 'gateway.yaml'), '--port', '0', '--host', '127.0.0.1'], { cwd: dir, env: cleanEnv() });
+            return launch(
+              process.execPath,
+              [
+                join(repo, 'dist/src/cli/main.js'),
+                'start',
+                '--config',
+                join(dir, 'gateway.yaml'),
+                '--port',
+                '0',
+                '--host',
+                '127.0.0.1',
+              ],
+              { cwd: dir, env: cleanEnv() },
+            );
           },
           signal,
           '/api/slow',
@@ -323,7 +402,10 @@ describe('signals from a checkout (after the build that npm pack ran)', () => {
     });
 
     it(`npm start (the demo, PORT=0): ${signal} to npm stops the demo and exits 0`, async () => {
-      const demo = launch('npm', ['start', '--silent', '--', '--host', '127.0.0.1'], { cwd: repo, env: cleanEnv({ PORT: '0' }) });
+      const demo = launch('npm', ['start', '--silent', '--', '--host', '127.0.0.1'], {
+        cwd: repo,
+        env: cleanEnv({ PORT: '0' }),
+      });
       try {
         const port = await demo.port;
         const res = await fetch(`http://127.0.0.1:${port}/api/posts`);

@@ -8,7 +8,9 @@ describe('standard routes proxy to the backend', () => {
   let backend: TestBackend;
   let gw: TestGateway;
   before(async () => {
-    backend = await startBackend((req, res, body) => json(res, 200, { method: req.method, url: req.url, body: body.toString() }, { 'x-backend': 'yes' }));
+    backend = await startBackend((req, res, body) =>
+      json(res, 200, { method: req.method, url: req.url, body: body.toString() }, { 'x-backend': 'yes' }),
+    );
     gw = await startGateway(`
 routes:
   - { method: GET, route: /products, service: ${backend.host}, path: /products }
@@ -30,14 +32,44 @@ routes:
   const cases = [
     { name: 'plain GET under /api', method: 'GET', path: '/api/products', backendSaw: '/products' },
     { name: 'path parameter', method: 'GET', path: '/api/users/42', backendSaw: '/users/42' },
-    { name: 'query template from a path parameter', method: 'GET', path: '/api/company/7/users', backendSaw: '/users?companyId=7' },
-    { name: 'client query after the template query', method: 'GET', path: '/api/company/7/users?page=2&sort=name', backendSaw: '/users?companyId=7&page=2&sort=name' },
-    { name: 'client cannot override a query parameter the path sets', method: 'GET', path: '/api/company/7/users?companyId=9&page=2', backendSaw: '/users?companyId=7&page=2' },
-    { name: 'client query forwarded', method: 'GET', path: '/api/products?q=a%20b&tag=x&tag=y', backendSaw: '/products?q=a%20b&tag=x&tag=y' },
+    {
+      name: 'query template from a path parameter',
+      method: 'GET',
+      path: '/api/company/7/users',
+      backendSaw: '/users?companyId=7',
+    },
+    {
+      name: 'client query after the template query',
+      method: 'GET',
+      path: '/api/company/7/users?page=2&sort=name',
+      backendSaw: '/users?companyId=7&page=2&sort=name',
+    },
+    {
+      name: 'client cannot override a query parameter the path sets',
+      method: 'GET',
+      path: '/api/company/7/users?companyId=9&page=2',
+      backendSaw: '/users?companyId=7&page=2',
+    },
+    {
+      name: 'client query forwarded',
+      method: 'GET',
+      path: '/api/products?q=a%20b&tag=x&tag=y',
+      backendSaw: '/products?q=a%20b&tag=x&tag=y',
+    },
     { name: 'several parameters, reordered', method: 'GET', path: '/api/a/1/b/2', backendSaw: '/y/2/x/1' },
-    { name: 'encoded slash stays encoded', method: 'GET', path: '/api/users/a%2Fadmin', backendSaw: '/users/a%2Fadmin' },
+    {
+      name: 'encoded slash stays encoded',
+      method: 'GET',
+      path: '/api/users/a%2Fadmin',
+      backendSaw: '/users/a%2Fadmin',
+    },
     { name: 'dots inside a value are kept', method: 'GET', path: '/api/users/a..b', backendSaw: '/users/a..b' },
-    { name: 'ampersand cannot add a query parameter', method: 'GET', path: '/api/company/1%26role=admin/users', backendSaw: '/users?companyId=1%26role%3Dadmin' },
+    {
+      name: 'ampersand cannot add a query parameter',
+      method: 'GET',
+      path: '/api/company/1%26role=admin/users',
+      backendSaw: '/users?companyId=1%26role%3Dadmin',
+    },
     { name: 'PUT', method: 'PUT', path: '/api/products/3', backendSaw: '/products/3' },
     { name: 'DELETE', method: 'DELETE', path: '/api/products/3', backendSaw: '/products/3' },
     { name: 'PATCH', method: 'PATCH', path: '/api/products/3', backendSaw: '/products/3' },
@@ -55,19 +87,35 @@ routes:
     });
   }
 
-  for (const path of ['/api/users/%2e%2e', '/api/users/%2E%2E', '/api/users/..', '/api/users/.', '/api/users/..%2Fadmin', '/api/users/..%5Cadmin', '/api/users/x%2F..', '/api/a/1/b/%2e%2e%2f%2e%2e']) {
+  for (const path of [
+    '/api/users/%2e%2e',
+    '/api/users/%2E%2E',
+    '/api/users/..',
+    '/api/users/.',
+    '/api/users/..%2Fadmin',
+    '/api/users/..%5Cadmin',
+    '/api/users/x%2F..',
+    '/api/a/1/b/%2e%2e%2f%2e%2e',
+  ]) {
     it(`400 JSON for a dot-segment parameter before any backend call: ${path}`, async () => {
       const before = backend.seen.length;
       const res = await rawRequest(gw.url, path, { method: 'GET' });
       assert.equal(res.status, 400);
-      assert.deepEqual(JSON.parse(res.body), { error: 'A path parameter may not be a dot-segment (. or ..)', success: false });
+      assert.deepEqual(JSON.parse(res.body), {
+        error: 'A path parameter may not be a dot-segment (. or ..)',
+        success: false,
+      });
       assert.equal(res.headers['x-portico-error'], 'GW_PATH_PARAM_INVALID');
       assert.equal(backend.seen.length, before);
     });
   }
 
   it('streams a POST body to the backend and relays status and body', async () => {
-    const res = await request(`${gw.url}/api/products`, { method: 'POST', body: '{"name":"x"}', headers: { 'content-type': 'application/json' } });
+    const res = await request(`${gw.url}/api/products`, {
+      method: 'POST',
+      body: '{"name":"x"}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(await res.body.json(), { method: 'POST', url: '/products/create', body: '{"name":"x"}' });
     assert.equal(backend.seen.at(-1)?.headers['content-type'], 'application/json');
@@ -114,7 +162,10 @@ describe('backend failures', () => {
       assert.equal(res.statusCode, 502);
       assert.deepEqual(await res.body.json(), { error: 'Backend service unreachable', success: false });
       assert.equal(res.headers['x-portico-error'], 'GW_UPSTREAM_UNREACHABLE');
-      assert.ok(gw.logs.some((l) => l.msg === 'upstream error' && l.kind === 'refused'), 'cause logged');
+      assert.ok(
+        gw.logs.some((l) => l.msg === 'upstream error' && l.kind === 'refused'),
+        'cause logged',
+      );
     } finally {
       await gw.close();
     }
@@ -174,7 +225,10 @@ config: { timeouts: { backendSec: ${backendMs / 1000} }, limits: { connectionsPe
           return { status: res.statusCode, ms: Date.now() - started };
         }),
       );
-      assert.deepEqual(results.map((r) => r.status), [504, 504, 504]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        [504, 504, 504],
+      );
       // Serialised behind one connection, the n-th would end no sooner than n x backendSec: the
       // three 504s would spread over at least 2 x backendSec. Waiting together, they spread by
       // timer granularity only (undici's headers timer ticks coarsely; the gateway's queue deadline
@@ -182,8 +236,12 @@ config: { timeouts: { backendSec: ${backendMs / 1000} }, limits: { connectionsPe
       // backendSec and checks that none came before backendSec.
       const times = results.map((r) => r.ms);
       const spread = Math.max(...times) - Math.min(...times);
-      assert.ok(spread < backendMs, `504s after ${times.join(', ')} ms: spread ${spread} ms, expected under ${backendMs} ms`);
-      for (const ms of times) assert.ok(ms >= backendMs * 0.95, `504 after ${ms} ms, before backendSec (${backendMs} ms)`);
+      assert.ok(
+        spread < backendMs,
+        `504s after ${times.join(', ')} ms: spread ${spread} ms, expected under ${backendMs} ms`,
+      );
+      for (const ms of times)
+        assert.ok(ms >= backendMs * 0.95, `504 after ${ms} ms, before backendSec (${backendMs} ms)`);
       assert.equal(backend.seen.length, 1, 'only the request that got the connection reached the backend');
     } finally {
       await gw.close();
@@ -212,4 +270,3 @@ describe('connection pooling', () => {
     }
   });
 });
-

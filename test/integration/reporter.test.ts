@@ -16,9 +16,19 @@ function runTests(files: string[]): Promise<{ code: number; stdout: string }> {
   const env = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=./scripts/test-reporter.mjs', ...files.map((f) => fixtures + f)], { cwd: root, env, timeout: 30_000 }, (err, stdout) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout });
-    });
+    execFile(
+      process.execPath,
+      [
+        '--test',
+        '--test-concurrency=2',
+        '--test-reporter=./scripts/test-reporter.mjs',
+        ...files.map((f) => fixtures + f),
+      ],
+      { cwd: root, env, timeout: 30_000 },
+      (err, stdout) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout });
+      },
+    );
   });
 }
 
@@ -26,7 +36,10 @@ describe('npm test reporter', () => {
   it('all green: one line per file, the totals, exit 0', async () => {
     const r = await runTests(['green.fixture.mjs']);
     assert.equal(r.code, 0);
-    assert.match(r.stdout, /^ok {3}test\/fixtures\/reporter\/green\.fixture\.mjs {2}2 passed {2}\d+\.\ds\n\n2 passed, 0 failed\n$/);
+    assert.match(
+      r.stdout,
+      /^ok {3}test\/fixtures\/reporter\/green\.fixture\.mjs {2}2 passed {2}\d+\.\ds\n\n2 passed, 0 failed\n$/,
+    );
   });
 
   it('failures: each file once, every failure in full with file:line, totals last, exit 1', async () => {
@@ -45,14 +58,23 @@ describe('npm test reporter', () => {
       ],
     );
     // The assertion's own diff and where it failed.
-    assert.match(r.stdout, /FAILURE \d\/3: test\/fixtures\/reporter\/mixed\.fixture\.mjs:8:3\n {2}orders > compares totals\n/);
+    assert.match(
+      r.stdout,
+      /FAILURE \d\/3: test\/fixtures\/reporter\/mixed\.fixture\.mjs:8:3\n {2}orders > compares totals\n/,
+    );
     assert.match(r.stdout, /\+ {3}total: 3\n- {3}total: 4/);
     assert.match(r.stdout, /mixed\.fixture\.mjs:8:\d+\)/, 'the stack points into the test file');
     // A failed hook is printed once; the tests it cancelled are only counted.
-    assert.match(r.stdout, /hook\.fixture\.mjs:4:1\n {2}needs a database\n\nError: cannot connect to the fixture database/);
+    assert.match(
+      r.stdout,
+      /hook\.fixture\.mjs:4:1\n {2}needs a database\n\nError: cannot connect to the fixture database/,
+    );
     assert.match(r.stdout, /\(2 more test\(s\) failed because a hook or parent above failed/);
     // A file that throws while loading shows what it printed (the thrown error).
-    assert.match(r.stdout, /crash\.fixture\.mjs:1:1\n {2}\(the file itself: it failed outside any test\)[\s\S]*\| Error: thrown while the file loads/);
+    assert.match(
+      r.stdout,
+      /crash\.fixture\.mjs:1:1\n {2}\(the file itself: it failed outside any test\)[\s\S]*\| Error: thrown while the file loads/,
+    );
     assert.equal(lines.at(-2), '4 passed, 5 failed');
     assert.equal(lines.at(-1), '');
   });

@@ -29,7 +29,15 @@ describe('request buffering', () => {
           hash.update(c);
           length += c.length;
         });
-        req.on('end', () => json(res, 200, { url: req.url, length, sha: hash.digest('hex'), te: req.headers['transfer-encoding'] ?? null, cl: req.headers['content-length'] ?? null }));
+        req.on('end', () =>
+          json(res, 200, {
+            url: req.url,
+            length,
+            sha: hash.digest('hex'),
+            te: req.headers['transfer-encoding'] ?? null,
+            cl: req.headers['content-length'] ?? null,
+          }),
+        );
       },
       { bufferBody: false },
     );
@@ -62,7 +70,11 @@ config:
       await res.body.text();
       const elapsed = performance.now() - started;
       assert.ok(elapsed < 2000, `GET took ${elapsed} ms`);
-      assert.equal(arrivals.filter((a) => a.url === '/upload').length, 0, 'no upload reached the backend before its body was complete');
+      assert.equal(
+        arrivals.filter((a) => a.url === '/upload').length,
+        0,
+        'no upload reached the backend before its body was complete',
+      );
     } finally {
       for (const c of uploads) c.close();
     }
@@ -89,7 +101,11 @@ config:
   });
 
   it('a small body is forwarded from memory with its length', async () => {
-    const res = await request(`${gw.url}/api/upload`, { method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' } });
+    const res = await request(`${gw.url}/api/upload`, {
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+    });
     const body = (await res.body.json()) as { length: number; sha: string; cl: string | null };
     assert.equal(body.length, 7);
     assert.equal(body.sha, sha('{"a":1}'));
@@ -131,7 +147,8 @@ config:
     const c = await rawConnect(gw.port);
     c.write(`POST /api/stream HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n`);
     // The backend sees the request and its first chunk before the client has finished.
-    while (!arrivals.some((a) => a.url === '/stream' && a.firstChunkAt !== undefined)) await new Promise((r) => setTimeout(r, 10));
+    while (!arrivals.some((a) => a.url === '/stream' && a.firstChunkAt !== undefined))
+      await new Promise((r) => setTimeout(r, 10));
     c.write('3\r\ndef\r\n0\r\n\r\n');
     const res = await c.next();
     c.close();

@@ -30,7 +30,10 @@ describe('graceful shutdown through the CLI', () => {
       await portico.waitForLog((l) => l.msg === 'draining: finishing in-flight requests');
       // No new request is served while the old one still runs: refused once the listener is
       // closed, or reset when the connection raced the close (an idle connection is dropped).
-      await assert.rejects(request(`${portico.url}/health`), (err: { code?: string }) => err.code === 'ECONNREFUSED' || err.code === 'ECONNRESET');
+      await assert.rejects(
+        request(`${portico.url}/health`),
+        (err: { code?: string }) => err.code === 'ECONNREFUSED' || err.code === 'ECONNRESET',
+      );
       release();
       const res = await inFlight;
       assert.equal(res.statusCode, 200);
@@ -48,12 +51,30 @@ describe('graceful shutdown through the CLI', () => {
     const file = join(dir, 'gateway.yaml');
     writeFileSync(file, 'routes: []\n');
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--import', 'tsx', new URL('../../src/cli/main.ts', import.meta.url).pathname, 'start', '--config', file, '--host', '127.0.0.1', '--port', String(backend.port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        new URL('../../src/cli/main.ts', import.meta.url).pathname,
+        'start',
+        '--config',
+        file,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(backend.port),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     await backend.close();
     assert.equal(code, 1);
-    assert.match(stderr, /^portico: cannot listen on 127\.0\.0\.1:\d+: another process listens there \(--port or \$PORT to choose another\)\n$/);
+    assert.match(
+      stderr,
+      /^portico: cannot listen on 127\.0\.0\.1:\d+: another process listens there \(--port or \$PORT to choose another\)\n$/,
+    );
   });
 });

@@ -13,7 +13,10 @@ import { createLogger } from '../../src/observability/logger.js';
 /** Rejects when `p` has not settled within `ms`. */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p.finally(() => clearTimeout(timer)), new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))),
+  ]);
 }
 
 describe('gateway shutdown with open SSE streams', () => {

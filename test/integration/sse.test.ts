@@ -28,51 +28,57 @@ interface SseClient {
 function openStream(url: string, path: string, headers: Record<string, string> = {}): Promise<SseClient> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: u.hostname, port: u.port, path, headers: { accept: 'text/event-stream', ...headers }, agent: false }, (res) => {
-      const events: SseEvent[] = [];
-      const waiters: (() => void)[] = [];
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const arrivedAt = now();
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          let data = '';
-          let id: string | undefined;
-          for (const line of block.split('\n')) {
-            if (line.startsWith('data: ')) data += line.slice(6);
-            else if (line.startsWith('id: ')) id = line.slice(4);
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, path, headers: { accept: 'text/event-stream', ...headers }, agent: false },
+      (res) => {
+        const events: SseEvent[] = [];
+        const waiters: (() => void)[] = [];
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const arrivedAt = now();
+          buffer += chunk;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let data = '';
+            let id: string | undefined;
+            for (const line of block.split('\n')) {
+              if (line.startsWith('data: ')) data += line.slice(6);
+              else if (line.startsWith('id: ')) id = line.slice(4);
+            }
+            events.push({ data, id, arrivedAt });
           }
-          events.push({ data, id, arrivedAt });
-        }
-        for (const w of waiters.splice(0)) w();
-      });
-      const ended = new Promise<void>((r) => res.on('end', r));
-      ended.catch(() => {});
-      res.on('error', () => {});
-      resolve({
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        events,
-        req,
-        ended,
-        waitFor(n, ms = 3_000) {
-          return new Promise((ok, fail) => {
-            const timer = setTimeout(() => fail(new Error(`only ${events.length} of ${n} events after ${ms} ms`)), ms);
-            const check = () => {
-              if (events.length >= n) {
-                clearTimeout(timer);
-                ok();
-              } else waiters.push(check);
-            };
-            check();
-          });
-        },
-      });
-    });
+          for (const w of waiters.splice(0)) w();
+        });
+        const ended = new Promise<void>((r) => res.on('end', r));
+        ended.catch(() => {});
+        res.on('error', () => {});
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          events,
+          req,
+          ended,
+          waitFor(n, ms = 3_000) {
+            return new Promise((ok, fail) => {
+              const timer = setTimeout(
+                () => fail(new Error(`only ${events.length} of ${n} events after ${ms} ms`)),
+                ms,
+              );
+              const check = () => {
+                if (events.length >= n) {
+                  clearTimeout(timer);
+                  ok();
+                } else waiters.push(check);
+              };
+              check();
+            });
+          },
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -80,7 +86,10 @@ function openStream(url: string, path: string, headers: Record<string, string> =
 
 /** Bounded wait for a promise that an event resolves. */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref())]);
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref()),
+  ]);
 }
 
 function sseHead(res: ServerResponse, extra: Record<string, string> = {}): void {
@@ -137,7 +146,9 @@ describe('SSE routes stream events without buffering', () => {
           return;
         case '/echo-request':
           sseHead(res);
-          res.end(`data: ${JSON.stringify({ url: req.url, lastEventId: req.headers['last-event-id'], acceptEncoding: req.headers['accept-encoding'] })}\n\n`);
+          res.end(
+            `data: ${JSON.stringify({ url: req.url, lastEventId: req.headers['last-event-id'], acceptEncoding: req.headers['accept-encoding'] })}\n\n`,
+          );
           return;
         case '/not-found':
           return json(res, 404, { error: 'no such topic', success: false });
@@ -186,10 +197,20 @@ config:
     await stream.waitFor(5, 5_000);
     await within(stream.ended, 2_000, 'end of stream');
     const delays = stream.events.map((e) => e.arrivedAt - (JSON.parse(e.data) as { writtenAt: number }).writtenAt);
-    assert.deepEqual(stream.events.map((e) => e.id), ['1', '2', '3', '4', '5']);
-    for (const [i, d] of delays.entries()) assert.ok(d < 50, `event ${i + 1} arrived ${d.toFixed(1)} ms after it was written (${delays.map((x) => x.toFixed(1)).join(', ')})`);
+    assert.deepEqual(
+      stream.events.map((e) => e.id),
+      ['1', '2', '3', '4', '5'],
+    );
+    for (const [i, d] of delays.entries())
+      assert.ok(
+        d < 50,
+        `event ${i + 1} arrived ${d.toFixed(1)} ms after it was written (${delays.map((x) => x.toFixed(1)).join(', ')})`,
+      );
     // Each event arrived before the next was written: nothing waited for the stream to end.
-    for (let i = 1; i < 5; i++) assert.ok(stream.events[i - 1]!.arrivedAt < (JSON.parse(stream.events[i]!.data) as { writtenAt: number }).writtenAt);
+    for (let i = 1; i < 5; i++)
+      assert.ok(
+        stream.events[i - 1]!.arrivedAt < (JSON.parse(stream.events[i]!.data) as { writtenAt: number }).writtenAt,
+      );
   });
 
   it('sends the response head before the first event, with X-Accel-Buffering: no and the backend headers', async () => {
@@ -208,10 +229,17 @@ config:
   });
 
   it('forwards path parameters, the query and Last-Event-ID, and asks the backend not to compress', async () => {
-    const stream = await openStream(gw.url, '/api/topics/news/events?since=5&x=a%20b', { 'last-event-id': '42', 'accept-encoding': 'gzip, br' });
+    const stream = await openStream(gw.url, '/api/topics/news/events?since=5&x=a%20b', {
+      'last-event-id': '42',
+      'accept-encoding': 'gzip, br',
+    });
     await stream.waitFor(1);
     await within(stream.ended, 2_000, 'end of stream');
-    assert.deepEqual(JSON.parse(stream.events[0]!.data), { url: '/echo-request?topic=news&since=5&x=a%20b', lastEventId: '42', acceptEncoding: 'identity' });
+    assert.deepEqual(JSON.parse(stream.events[0]!.data), {
+      url: '/echo-request?topic=news&since=5&x=a%20b',
+      lastEventId: '42',
+      acceptEncoding: 'identity',
+    });
   });
 
   it('closes the backend stream at once when the client leaves', async () => {
@@ -220,20 +248,29 @@ config:
     const left = now();
     stream.req.destroy();
     const closedAt = await within(backendClosed.get('/forever')!, 2_000, 'backend close');
-    assert.ok(closedAt - left < 1_000, `backend saw the close ${(closedAt - left).toFixed(0)} ms after the client left`);
+    assert.ok(
+      closedAt - left < 1_000,
+      `backend saw the close ${(closedAt - left).toFixed(0)} ms after the client left`,
+    );
   });
 
   it('ends the client response when the backend ends the stream', async () => {
     const stream = await openStream(gw.url, '/api/streams/two-then-end');
     await within(stream.ended, 2_000, 'end of stream');
-    assert.deepEqual(stream.events.map((e) => e.data), ['one', 'two']);
+    assert.deepEqual(
+      stream.events.map((e) => e.data),
+      ['one', 'two'],
+    );
   });
 
   it('has no body timeout: a silence longer than timeouts.backendSec does not cut the stream', async () => {
     const stream = await openStream(gw.url, '/api/streams/slow-events');
     await within(stream.ended, 3_000, 'end of stream');
     assert.equal(stream.status, 200);
-    assert.deepEqual(stream.events.map((e) => e.data), ['before', 'after']);
+    assert.deepEqual(
+      stream.events.map((e) => e.data),
+      ['before', 'after'],
+    );
   });
 
   it('keeps the headers timeout: no response head within timeouts.backendSec gives 504 JSON', async () => {

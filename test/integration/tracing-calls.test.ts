@@ -42,12 +42,20 @@ function postsBackend(): Promise<TestBackend> {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname !== '/posts') return json(res, 200, { ok: true });
     const authors = (url.searchParams.get('authors') ?? '').split(',');
-    json(res, 200, authors.map((a, i) => ({ id: i + 1, authorId: a })));
+    json(
+      res,
+      200,
+      authors.map((a, i) => ({ id: i + 1, authorId: a })),
+    );
   });
 }
 
 const authService = (): Promise<TestBackend> =>
-  startBackend((req, res) => (req.headers.authorization === 'Bearer ok' ? json(res, 200, { userId: '42' }) : json(res, 401, { error: 'no', success: false })));
+  startBackend((req, res) =>
+    req.headers.authorization === 'Bearer ok'
+      ? json(res, 200, { userId: '42' })
+      : json(res, 401, { error: 'no', success: false }),
+  );
 
 describe('trace context on mapping calls and the auth service', () => {
   let backend: TestBackend;
@@ -106,9 +114,17 @@ config:
   });
 
   it('gives the auth call, the backend call and every mapping call its own span in the client trace', async () => {
-    const res = await get(`${gw.url}/api/posts?authors=1,2`, { authorization: 'Bearer ok', traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: STATE, 'x-request-id': 'rid-trace-1' });
+    const res = await get(`${gw.url}/api/posts?authors=1,2`, {
+      authorization: 'Bearer ok',
+      traceparent: `00-${TRACE}-${PARENT}-01`,
+      tracestate: STATE,
+      'x-request-id': 'rid-trace-1',
+    });
     assert.equal(res.status, 200);
-    assert.deepEqual(JSON.parse(res.text), [{ id: 1, authorId: '1', author: { name: '1' } }, { id: 2, authorId: '2', author: { name: '2' } }]);
+    assert.deepEqual(JSON.parse(res.text), [
+      { id: 1, authorId: '1', author: { name: '1' } },
+      { id: 2, authorId: '2', author: { name: '2' } },
+    ]);
     assert.equal(auth.seen.length, 1);
     assert.equal(backend.seen.length, 1);
     assert.deepEqual(users.seen.map((s) => s.url).sort(), ['/users/1', '/users/2']);
@@ -142,12 +158,19 @@ config:
     const traceB = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
     const traceC = 'cccccccccccccccccccccccccccccccc';
     const coalesced = gw.gateway.mappingCache.stats().coalesced ?? 0;
-    const first = get(`${gw.url}/api/feed?authors=held`, { traceparent: `00-${traceA}-${PARENT}-01`, 'x-request-id': 'rid-a' });
+    const first = get(`${gw.url}/api/feed?authors=held`, {
+      traceparent: `00-${traceA}-${PARENT}-01`,
+      'x-request-id': 'rid-a',
+    });
     await arrived;
-    const second = get(`${gw.url}/api/feed?authors=held`, { traceparent: `00-${traceB}-${PARENT}-01`, 'x-request-id': 'rid-b' });
+    const second = get(`${gw.url}/api/feed?authors=held`, {
+      traceparent: `00-${traceB}-${PARENT}-01`,
+      'x-request-id': 'rid-b',
+    });
     // Nothing announces that B joined the running call: a bounded wait on the cache's counter.
     const deadline = Date.now() + 5_000;
-    while ((gw.gateway.mappingCache.stats().coalesced ?? 0) === coalesced && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while ((gw.gateway.mappingCache.stats().coalesced ?? 0) === coalesced && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     assert.equal(gw.gateway.mappingCache.stats().coalesced, coalesced + 1);
     release();
     const expected = [{ id: 1, authorId: 'held', author: { name: 'held' } }];
@@ -163,7 +186,10 @@ config:
     assert.equal(traceparentOf(held[0]!)[0], traceA);
     assert.equal(held[0]!.headers['x-request-id'], 'rid-a');
     // Each primary request still carries its own trace to the backend.
-    assert.deepEqual(backend.seen.slice(-3).map((s) => traceparentOf(s)[0]), [traceA, traceB, traceC]);
+    assert.deepEqual(
+      backend.seen.slice(-3).map((s) => traceparentOf(s)[0]),
+      [traceA, traceB, traceC],
+    );
   });
 });
 
@@ -204,7 +230,11 @@ config:
 
   it('adds no traceparent to mapping and auth calls, and relays the client one to the backend unchanged', async () => {
     const client = `00-${TRACE}-${PARENT}-01`;
-    const res = await get(`${gw.url}/api/posts?authors=1`, { authorization: 'Bearer ok', traceparent: client, tracestate: STATE });
+    const res = await get(`${gw.url}/api/posts?authors=1`, {
+      authorization: 'Bearer ok',
+      traceparent: client,
+      tracestate: STATE,
+    });
     assert.equal(res.status, 200);
     assert.equal(users.seen.length, 1);
     assert.equal(auth.seen.length, 1);
@@ -225,7 +255,9 @@ describe('metrics of mapping and auth-service calls', () => {
   let dead: number;
   before(async () => {
     backend = await postsBackend();
-    users = await startBackend((req, res) => (req.url === '/users/gone' ? json(res, 404, { error: 'gone' }) : json(res, 200, { name: req.url })));
+    users = await startBackend((req, res) =>
+      req.url === '/users/gone' ? json(res, 404, { error: 'gone' }) : json(res, 200, { name: req.url }),
+    );
     auth = await authService();
     dead = await closedPort();
     gw = await startGateway(`
@@ -254,7 +286,8 @@ config:
 `);
     // 2 + 1 (two items, one author) + 1 (answered 404) = 4 answered mapping calls to users;
     // 2 + 2 + 1 calls to the dead origin, none answered.
-    for (const authors of ['1,2', '3,3', 'gone']) assert.equal((await get(`${gw.url}/api/posts?authors=${authors}`)).status, 200);
+    for (const authors of ['1,2', '3,3', 'gone'])
+      assert.equal((await get(`${gw.url}/api/posts?authors=${authors}`)).status, 200);
     assert.equal((await get(`${gw.url}/api/orders`, { authorization: 'Bearer ok' })).status, 200);
     assert.equal((await get(`${gw.url}/api/orders`, { authorization: 'Bearer no' })).status, 401);
   });
@@ -270,21 +303,39 @@ config:
     const usersOrigin = `http://${users.host}`;
     assert.equal(users.seen.length, 4);
     assert.equal(sample(text, `portico_mapping_calls_total{route="/posts",origin="${usersOrigin}"}`), 4);
-    assert.equal(sample(text, `portico_upstream_duration_seconds_count{route="/posts",origin="${usersOrigin}",call="mapping"}`), 4);
+    assert.equal(
+      sample(text, `portico_upstream_duration_seconds_count{route="/posts",origin="${usersOrigin}",call="mapping"}`),
+      4,
+    );
     assert.equal(text.includes(`portico_mapping_calls_total{route="/posts",origin="http://127.0.0.1:${dead}"}`), false);
     assert.equal(sample(text, 'portico_mapping_failures_total{route="/posts",tag="author"}'), 1);
     assert.equal(sample(text, 'portico_mapping_failures_total{route="/posts",tag="extra"}'), 5);
     // The primary call of a mapped route is a backend call like any other.
-    assert.equal(sample(text, `portico_upstream_duration_seconds_count{route="/posts",origin="http://${backend.host}",call="backend"}`), 3);
+    assert.equal(
+      sample(
+        text,
+        `portico_upstream_duration_seconds_count{route="/posts",origin="http://${backend.host}",call="backend"}`,
+      ),
+      3,
+    );
   });
 
   it('records the auth-service call latency next to the auth outcomes', async () => {
     const text = await (await request(`${gw.url}/metrics`)).body.text();
     assert.equal(auth.seen.length, 2);
-    assert.equal(sample(text, `portico_upstream_duration_seconds_count{route="/orders",origin="http://${auth.host}",call="auth"}`), 2);
+    assert.equal(
+      sample(text, `portico_upstream_duration_seconds_count{route="/orders",origin="http://${auth.host}",call="auth"}`),
+      2,
+    );
     assert.equal(sample(text, 'portico_auth_results_total{route="/orders",outcome="ok"}'), 1);
     assert.equal(sample(text, 'portico_auth_results_total{route="/orders",outcome="denied"}'), 1);
-    assert.equal(sample(text, `portico_upstream_duration_seconds_count{route="/orders",origin="http://${backend.host}",call="backend"}`), 1);
+    assert.equal(
+      sample(
+        text,
+        `portico_upstream_duration_seconds_count{route="/orders",origin="http://${backend.host}",call="backend"}`,
+      ),
+      1,
+    );
   });
 });
 
@@ -330,9 +381,22 @@ config:
     // The exporter is loaded with a dynamic import: wait (bounded) until it records.
     for (let i = 0; i < 200 && !isRecording(); i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(isRecording(), true);
-    assert.equal((await get(`${gw.url}/api/posts?authors=1`, { authorization: 'Bearer ok', traceparent: `00-${TRACE}-${PARENT}-01` })).status, 200);
+    assert.equal(
+      (
+        await get(`${gw.url}/api/posts?authors=1`, {
+          authorization: 'Bearer ok',
+          traceparent: `00-${TRACE}-${PARENT}-01`,
+        })
+      ).status,
+      200,
+    );
     type Span = { traceId: string; spanId: string; parentSpanId?: string; kind: number; name: string };
-    const spans = (): Span[] => collector.seen.flatMap((s) => (JSON.parse(s.body.toString()) as { resourceSpans: { scopeSpans: { spans: Span[] }[] }[] }).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((ss) => ss.spans)));
+    const spans = (): Span[] =>
+      collector.seen.flatMap((s) =>
+        (
+          JSON.parse(s.body.toString()) as { resourceSpans: { scopeSpans: { spans: Span[] }[] }[] }
+        ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((ss) => ss.spans)),
+      );
     // Timer-driven behaviour (batches leave every second): a bounded wait.
     const deadline = Date.now() + 5_000;
     while (spans().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

@@ -11,14 +11,17 @@ import { rawConnect } from '../support/raw-http.js';
 import { openWebSocket, startWsBackend, type WsBackend } from '../support/ws-backend.js';
 
 const H2C = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n';
-const WS_HANDSHAKE = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+const WS_HANDSHAKE =
+  'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
 
 describe('upgrades the gateway does not perform are served as plain HTTP/1.1 requests', () => {
   let backend: TestBackend;
   let wsBackend: WsBackend;
   let gw: TestGateway;
   before(async () => {
-    backend = await startBackend((req, res, body) => json(res, 200, { method: req.method, url: req.url, body: body.toString('utf8') }));
+    backend = await startBackend((req, res, body) =>
+      json(res, 200, { method: req.method, url: req.url, body: body.toString('utf8') }),
+    );
     wsBackend = await startWsBackend();
     gw = await startGateway(`
 routes:
@@ -57,7 +60,7 @@ routes:
       const seen = backend.seen.at(-1)!;
       assert.equal(seen.headers.upgrade, undefined);
       assert.equal(seen.headers['http2-settings'], undefined);
-      assert.equal(seen.headers.connection, 'keep-alive', 'undici\'s own connection header, not the client\'s');
+      assert.equal(seen.headers.connection, 'keep-alive', "undici's own connection header, not the client's");
       assert.equal(seen.headers['x-request-id'], 'h2c-get');
       // The same connection serves the next request (keep-alive).
       conn.write('GET /api/items?q=2 HTTP/1.1\r\nHost: gw.test\r\n\r\n');
@@ -73,7 +76,9 @@ routes:
   it('forwards the body of a POST with Upgrade: h2c (Java HttpClient), sent in two parts', async () => {
     const conn = await rawConnect(gw.port);
     try {
-      conn.write(`POST /api/items HTTP/1.1\r\nHost: gw.test\r\nContent-Type: application/json\r\nContent-Length: 15\r\n${H2C}\r\n{"name":`);
+      conn.write(
+        `POST /api/items HTTP/1.1\r\nHost: gw.test\r\nContent-Type: application/json\r\nContent-Length: 15\r\n${H2C}\r\n{"name":`,
+      );
       await new Promise((r) => setTimeout(r, 50));
       conn.write('"lamp"}');
       const res = await conn.next();
@@ -88,7 +93,9 @@ routes:
   it('forwards a chunked body with Upgrade: h2c and serves a request pipelined behind it', async () => {
     const conn = await rawConnect(gw.port);
     try {
-      conn.write(`POST /api/items HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n${H2C}\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nGET /api/items?after=1 HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\n\r\n`);
+      conn.write(
+        `POST /api/items HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n${H2C}\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nGET /api/items?after=1 HTTP/1.1\r\nHost: gw.test\r\nConnection: close\r\n\r\n`,
+      );
       const first = await conn.next();
       assert.equal(first.status, 200);
       assert.deepEqual(JSON.parse(first.body), { method: 'POST', url: '/items', body: 'abcde' });
@@ -119,9 +126,25 @@ routes:
   });
 
   const plainAnswers = [
-    { name: 'a WebSocket handshake for an unknown path: 404 JSON', request: `GET /api/nowhere HTTP/1.1\r\nHost: gw.test\r\n${WS_HANDSHAKE}\r\n`, status: 404, code: 'GW_ROUTE_NOT_FOUND' },
-    { name: 'a WebSocket handshake with a method the path lacks: 405 JSON with Allow', request: `DELETE /api/items HTTP/1.1\r\nHost: gw.test\r\n${WS_HANDSHAKE}\r\n`, status: 405, code: 'GW_METHOD_NOT_ALLOWED', allow: 'GET, POST, HEAD' },
-    { name: 'Upgrade: h2c on a WebSocket route: 426 JSON', request: `GET /api/echo HTTP/1.1\r\nHost: gw.test\r\n${H2C}\r\n`, status: 426, code: 'GW_UPGRADE_REQUIRED' },
+    {
+      name: 'a WebSocket handshake for an unknown path: 404 JSON',
+      request: `GET /api/nowhere HTTP/1.1\r\nHost: gw.test\r\n${WS_HANDSHAKE}\r\n`,
+      status: 404,
+      code: 'GW_ROUTE_NOT_FOUND',
+    },
+    {
+      name: 'a WebSocket handshake with a method the path lacks: 405 JSON with Allow',
+      request: `DELETE /api/items HTTP/1.1\r\nHost: gw.test\r\n${WS_HANDSHAKE}\r\n`,
+      status: 405,
+      code: 'GW_METHOD_NOT_ALLOWED',
+      allow: 'GET, POST, HEAD',
+    },
+    {
+      name: 'Upgrade: h2c on a WebSocket route: 426 JSON',
+      request: `GET /api/echo HTTP/1.1\r\nHost: gw.test\r\n${H2C}\r\n`,
+      status: 426,
+      code: 'GW_UPGRADE_REQUIRED',
+    },
   ];
   for (const c of plainAnswers) {
     it(`answers ${c.name}, the route's ordinary answer, with a request id`, async () => {

@@ -12,7 +12,12 @@ import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startPortico } from '../support/cli-process.js';
 
-const ALL = ['--no-allocation-site-pretenuring', '--heap-growing-percent=30', '--no-wasm-loop-unrolling', 'semi-space cap 8 MB'];
+const ALL = [
+  '--no-allocation-site-pretenuring',
+  '--heap-growing-percent=30',
+  '--no-wasm-loop-unrolling',
+  'semi-space cap 8 MB',
+];
 
 describe('V8 tuning through the CLI', () => {
   let backend: TestBackend;
@@ -31,7 +36,11 @@ describe('V8 tuning through the CLI', () => {
 
   const cases: [string, NodeJS.ProcessEnv, string[]][] = [
     ['applies every setting by default', {}, ALL],
-    ['leaves the young generation to an operator who sized it in NODE_OPTIONS', { NODE_OPTIONS: '--max-semi-space-size=16' }, ALL.slice(0, 3)],
+    [
+      'leaves the young generation to an operator who sized it in NODE_OPTIONS',
+      { NODE_OPTIONS: '--max-semi-space-size=16' },
+      ALL.slice(0, 3),
+    ],
     ['applies nothing with PORTICO_V8_TUNING=off', { PORTICO_V8_TUNING: 'off' }, []],
   ];
   for (const [title, env, expected] of cases) {

@@ -3,12 +3,23 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { closedPort, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { bounded, handshakeHeaders, openWebSocket, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
+import {
+  bounded,
+  handshakeHeaders,
+  openWebSocket,
+  startWsBackend,
+  upgradeRequest,
+  type WsBackend,
+} from '../support/ws-backend.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';
 
 function token(claims: Record<string, unknown>, secret = SECRET): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(secret));
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode(secret));
 }
 
 describe('auth is checked before the upgrade (and on SSE routes like any route)', () => {
@@ -54,7 +65,13 @@ config:
 
   const refusals = [
     { name: 'no token', headers: async (): Promise<Record<string, string>> => ({}), code: 'GW_AUTH_MISSING' },
-    { name: 'a token signed with another secret', headers: async () => ({ authorization: `Bearer ${await token({ sub: 'u1' }, 'another-secret-that-is-at-least-32-bytes')}` }), code: 'GW_AUTH_INVALID' },
+    {
+      name: 'a token signed with another secret',
+      headers: async () => ({
+        authorization: `Bearer ${await token({ sub: 'u1' }, 'another-secret-that-is-at-least-32-bytes')}`,
+      }),
+      code: 'GW_AUTH_INVALID',
+    },
   ];
   for (const c of refusals) {
     it(`refuses the upgrade with 401 JSON and never connects to the backend: ${c.name}`, async () => {
@@ -75,7 +92,9 @@ config:
 
   it('upgrades with a valid token and sends the claims as X-<claim> headers', async () => {
     const jwt = await token({ sub: 'u1', role: 'admin' });
-    const { ws } = await openWebSocket(`${gw.url.replace('http:', 'ws:')}/api/private`, undefined, { headers: { authorization: `Bearer ${jwt}`, 'x-role': 'forged' } });
+    const { ws } = await openWebSocket(`${gw.url.replace('http:', 'ws:')}/api/private`, undefined, {
+      headers: { authorization: `Bearer ${jwt}`, 'x-role': 'forged' },
+    });
     const seen = backend.upgrades.at(-1)!;
     assert.equal(seen.headers['x-sub'], 'u1');
     assert.equal(seen.headers['x-role'], 'admin');

@@ -7,7 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { bounded, handshakeHeaders, startWsBackend, upgradeRequest, type UpgradeAnswer, type WsBackend } from '../support/ws-backend.js';
+import {
+  bounded,
+  handshakeHeaders,
+  startWsBackend,
+  upgradeRequest,
+  type UpgradeAnswer,
+  type WsBackend,
+} from '../support/ws-backend.js';
 
 /** Closes an upgraded socket at once (the tests only look at the 101). */
 function done(answer: UpgradeAnswer): void {
@@ -93,7 +100,7 @@ config:
     assert.equal(line?.status, 429);
   });
 
-  it('keeps a route\'s own bucket apart and exempts a route with rateLimit.enabled: false', async () => {
+  it("keeps a route's own bucket apart and exempts a route with rateLimit.enabled: false", async () => {
     const before = wsBackend.upgrades.length;
     const own = await upgradeRequest(gw.url, '/api/own', handshakeHeaders());
     assert.equal(own.status, 101);
@@ -133,7 +140,11 @@ config:
   });
 
   it('refuses a browser handshake from a foreign origin with 403 JSON, without contacting the backend', async () => {
-    const res = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders({ origin: 'https://evil.example', 'x-request-id': 'ws-foreign' }));
+    const res = await upgradeRequest(
+      gw.url,
+      '/api/echo',
+      handshakeHeaders({ origin: 'https://evil.example', 'x-request-id': 'ws-foreign' }),
+    );
     assert.equal(res.kind, 'response');
     if (res.kind !== 'response') return;
     assert.equal(res.status, 403);
@@ -149,7 +160,7 @@ config:
   const admitted = [
     { name: 'an allowed origin', origin: 'https://app.example.com' },
     { name: 'an origin matching a wildcard entry', origin: 'https://eu.partner.example' },
-    { name: 'the gateway\'s own origin (same-origin page)', origin: 'self' },
+    { name: "the gateway's own origin (same-origin page)", origin: 'self' },
     { name: 'no Origin (not a browser)', origin: undefined },
   ];
   for (const c of admitted) {

@@ -53,15 +53,21 @@ async function startRawWsBackend(): Promise<RawWsBackend> {
       const valid = `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\n`;
       switch (mode) {
         case 'bad-accept':
-          socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor('another key')}\r\n\r\nraw bytes`);
+          socket.write(
+            `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor('another key')}\r\n\r\nraw bytes`,
+          );
           socket.resume();
           break;
         case 'no-accept':
-          socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw bytes');
+          socket.write(
+            'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw bytes',
+          );
           socket.resume();
           break;
         case 'no-upgrade':
-          socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\nraw bytes`);
+          socket.write(
+            `HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptFor(key)}\r\n\r\nraw bytes`,
+          );
           socket.resume();
           break;
         case 'deaf':
@@ -92,7 +98,12 @@ async function startRawWsBackend(): Promise<RawWsBackend> {
     resumeAll: () => {
       for (const s of sockets) s.resume();
     },
-    allClosed: (ms) => bounded(sockets.size === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r)), ms, `${sockets.size} backend sockets closed`),
+    allClosed: (ms) =>
+      bounded(
+        sockets.size === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r)),
+        ms,
+        `${sockets.size} backend sockets closed`,
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -109,7 +120,10 @@ async function writeUntilStuck(socket: Duplex, maxBytes: number, quietMs: number
     while (written < maxBytes && socket.write(chunk)) written += chunk.length;
     if (written >= maxBytes) return written;
     written += chunk.length;
-    const drained = await Promise.race([new Promise<boolean>((r) => socket.once('drain', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), quietMs))]);
+    const drained = await Promise.race([
+      new Promise<boolean>((r) => socket.once('drain', () => r(true))),
+      new Promise<boolean>((r) => setTimeout(() => r(false), quietMs)),
+    ]);
     if (!drained) return written;
   }
 }
@@ -134,9 +148,15 @@ describe('WebSocket tunnel limits', () => {
   before(async () => {
     backend = await startRawWsBackend();
     const routes = (['bad-accept', 'no-accept', 'no-upgrade', 'deaf', 'flood'] as const)
-      .map((m) => `  - { method: GET, route: /${m}, service: 127.0.0.1:${backend.port}, path: /${m}, isWebSocket: true }`)
+      .map(
+        (m) => `  - { method: GET, route: /${m}, service: 127.0.0.1:${backend.port}, path: /${m}, isWebSocket: true }`,
+      )
       .join('\n');
-    gw = await startGateway(`routes:\n${routes}\nconfig:\n  circuitBreaker: { enabled: true, maxFailures: 100 }\n`, process.env, { tunnel: { stallMs } });
+    gw = await startGateway(
+      `routes:\n${routes}\nconfig:\n  circuitBreaker: { enabled: true, maxFailures: 100 }\n`,
+      process.env,
+      { tunnel: { stallMs } },
+    );
   });
   after(async () => {
     await gw?.close();
@@ -145,19 +165,29 @@ describe('WebSocket tunnel limits', () => {
 
   for (const mode of ['bad-accept', 'no-accept', 'no-upgrade'] as const) {
     it(`a 101 that is not a valid handshake answer (${mode}) is not tunneled: 502 JSON, backend closed, circuit failure`, async () => {
-      const failuresBefore = gw.gateway.circuits.snapshot().find((c) => c.origin === `http://127.0.0.1:${backend.port}`)?.consecutiveFailures ?? 0;
+      const failuresBefore =
+        gw.gateway.circuits.snapshot().find((c) => c.origin === `http://127.0.0.1:${backend.port}`)
+          ?.consecutiveFailures ?? 0;
       const answer = await upgradeRequest(gw.url, `/api/${mode}`, handshakeHeaders());
       assert.equal(answer.kind, 'response', 'no 101 reached the client');
       if (answer.kind !== 'response') return;
       assert.equal(answer.status, 502);
       assert.equal(answer.headers['x-portico-error'], 'GW_UPSTREAM_BAD_UPGRADE');
-      assert.deepEqual(JSON.parse(answer.body), { error: 'Backend answered the WebSocket upgrade with an invalid handshake', success: false });
+      assert.deepEqual(JSON.parse(answer.body), {
+        error: 'Backend answered the WebSocket upgrade with an invalid handshake',
+        success: false,
+      });
       assert.ok(!answer.body.includes('raw bytes'), 'nothing the backend sent after its 101 reached the client');
       await answer.closed;
       await backend.allClosed(2_000);
-      const failuresAfter = gw.gateway.circuits.snapshot().find((c) => c.origin === `http://127.0.0.1:${backend.port}`)?.consecutiveFailures ?? 0;
+      const failuresAfter =
+        gw.gateway.circuits.snapshot().find((c) => c.origin === `http://127.0.0.1:${backend.port}`)
+          ?.consecutiveFailures ?? 0;
       assert.equal(failuresAfter, failuresBefore + 1, 'counted as a failure of the backend');
-      assert.ok(gw.logs.some((l) => l.msg === 'upstream error' && l.kind === 'protocol'), 'logged as a protocol error');
+      assert.ok(
+        gw.logs.some((l) => l.msg === 'upstream error' && l.kind === 'protocol'),
+        'logged as a protocol error',
+      );
     });
   }
 
@@ -170,14 +200,19 @@ describe('WebSocket tunnel limits', () => {
     const written = await writeUntilStuck(client, 256 * MB, 300);
     const accepted = written - client.writableLength;
     // The gateway holds one socket buffer per direction; the rest is the kernels' socket buffers.
-    assert.ok(accepted < 32 * MB, `${Math.round(accepted / MB)} MB taken from the client while the backend reads nothing`);
+    assert.ok(
+      accepted < 32 * MB,
+      `${Math.round(accepted / MB)} MB taken from the client while the backend reads nothing`,
+    );
     assert.ok(written < 256 * MB, 'the client was held back');
     // The client leaves. The gateway cannot see it (it stopped reading the client, the backend
     // being full), so the stall bound is what frees both sockets.
     const tunnelClosed = nextStreamClose(gw);
     client.destroy();
     await bounded(tunnelClosed, stallMs + 3_000, 'tunnel closed by the gateway');
-    assert.ok(gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'backend'));
+    assert.ok(
+      gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'backend'),
+    );
     // The backend socket was closed by the gateway: the backend sees it as soon as it reads.
     backend.resumeAll();
     await backend.allClosed(2_000);
@@ -198,6 +233,8 @@ describe('WebSocket tunnel limits', () => {
     const clientClosed = new Promise<void>((r) => client.once('close', () => r()));
     client.resume();
     await bounded(clientClosed, 2_000, 'client socket closed');
-    assert.ok(gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'client'));
+    assert.ok(
+      gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'client'),
+    );
   });
 });

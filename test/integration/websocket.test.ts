@@ -5,16 +5,31 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { closedPort, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { bounded, handshakeHeaders, openWebSocket, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
+import {
+  bounded,
+  handshakeHeaders,
+  openWebSocket,
+  startWsBackend,
+  upgradeRequest,
+  type WsBackend,
+} from '../support/ws-backend.js';
 
 /** The next message a client receives, with its kind (bounded). */
 function nextMessage(ws: WebSocket, ms = 3_000): Promise<{ data: Buffer; isBinary: boolean }> {
-  return bounded(new Promise((resolve) => ws.once('message', (data: Buffer, isBinary) => resolve({ data, isBinary }))), ms, 'message');
+  return bounded(
+    new Promise((resolve) => ws.once('message', (data: Buffer, isBinary) => resolve({ data, isBinary }))),
+    ms,
+    'message',
+  );
 }
 
 /** The close a client sees (bounded). */
 function closed(ws: WebSocket, ms = 3_000): Promise<{ code: number; reason: string }> {
-  return bounded(new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') }))), ms, 'client close');
+  return bounded(
+    new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString('utf8') }))),
+    ms,
+    'client close',
+  );
 }
 
 describe('WebSocket routes tunnel the connection to the backend', () => {
@@ -198,7 +213,8 @@ config:
     // The gateway stops reading the backend once the client socket is full: the backend's own
     // send buffer then holds most of the 96 MiB instead of the gateway's memory.
     const deadline = Date.now() + 5_000;
-    while (server.bufferedAmount < 32 * 1024 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (server.bufferedAmount < 32 * 1024 * 1024 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     assert.ok(server.bufferedAmount >= 32 * 1024 * 1024, `backend buffered only ${server.bufferedAmount} bytes`);
     let received = 0;
     const all = bounded(
@@ -260,10 +276,29 @@ config:
   });
 
   const refusals = [
-    { name: 'no route for the path: 404', path: '/api/nowhere', headers: handshakeHeaders(), status: 404, code: 'GW_ROUTE_NOT_FOUND' },
-    { name: 'a path with only a POST route: 405 with Allow', path: '/api/post-only', headers: handshakeHeaders(), status: 405, code: 'GW_METHOD_NOT_ALLOWED', allow: 'POST' },
+    {
+      name: 'no route for the path: 404',
+      path: '/api/nowhere',
+      headers: handshakeHeaders(),
+      status: 404,
+      code: 'GW_ROUTE_NOT_FOUND',
+    },
+    {
+      name: 'a path with only a POST route: 405 with Allow',
+      path: '/api/post-only',
+      headers: handshakeHeaders(),
+      status: 405,
+      code: 'GW_METHOD_NOT_ALLOWED',
+      allow: 'POST',
+    },
     // Other upgrades are served as plain requests: test/integration/upgrade-fallback.test.ts.
-    { name: 'an upgrade to another protocol (h2c) on a WebSocket route: 426', path: '/api/echo', headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA' }, status: 426, code: 'GW_UPGRADE_REQUIRED' },
+    {
+      name: 'an upgrade to another protocol (h2c) on a WebSocket route: 426',
+      path: '/api/echo',
+      headers: { connection: 'Upgrade, HTTP2-Settings', upgrade: 'h2c', 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA' },
+      status: 426,
+      code: 'GW_UPGRADE_REQUIRED',
+    },
   ];
   for (const c of refusals) {
     it(`answers without contacting any backend: ${c.name}`, async () => {
@@ -294,11 +329,13 @@ config:
 
   it('routes new upgrades on the reloaded table while an open tunnel keeps working', async () => {
     const { ws } = await openWebSocket(`${wsUrl}/api/echo`);
-    gw.reload(yaml(`  - method: GET
+    gw.reload(
+      yaml(`  - method: GET
     route: /echo2
     service: ${backend.host}
     path: /echo
-    isWebSocket: true`));
+    isWebSocket: true`),
+    );
     try {
       const { ws: ws2 } = await openWebSocket(`${wsUrl}/api/echo2`);
       ws2.send('new route');

@@ -48,7 +48,8 @@ function findOutsideReferences(files: readonly string[], root: string): string[]
     for (const c of comments(text)) {
       const firstLine = text.slice(0, c.pos).split('\n').length;
       c.text.split('\n').forEach((line, i) => {
-        if (FORBIDDEN.some((re) => re.test(line))) found.push(`${relative(root, file)}:${firstLine + i}: ${line.trim()}`);
+        if (FORBIDDEN.some((re) => re.test(line)))
+          found.push(`${relative(root, file)}:${firstLine + i}: ${line.trim()}`);
       });
     }
   }

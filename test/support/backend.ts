@@ -2,7 +2,14 @@
  * A real local backend on 127.0.0.1:0 that records what it received.
  * `startBackend(handler)` returns `{ url, origin, seen, close }`.
  */
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface SeenRequest {
@@ -28,12 +35,21 @@ export interface TestBackend {
 }
 
 /** Answers 200 `{"ok":true}` unless given a handler. The body is read before the handler runs. */
-export async function startBackend(handler: BackendHandler = defaultHandler, options: { bufferBody?: boolean } = {}): Promise<TestBackend> {
+export async function startBackend(
+  handler: BackendHandler = defaultHandler,
+  options: { bufferBody?: boolean } = {},
+): Promise<TestBackend> {
   const seen: SeenRequest[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     if (options.bufferBody === false) {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.alloc(0) });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.alloc(0),
+      });
       void handler(req, res, Buffer.alloc(0));
       return;
     }
@@ -41,7 +57,13 @@ export async function startBackend(handler: BackendHandler = defaultHandler, opt
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body,
+      });
       void handler(req, res, body);
     });
   });
@@ -86,15 +108,24 @@ export async function closedPort(): Promise<number> {
  * A request sent with node:http, whose path is written to the socket exactly as given
  * (undici and fetch normalise `%2E%2E` and `..` before sending, hiding what a raw client can do).
  */
-export function rawRequest(url: string, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+export function rawRequest(
+  url: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: u.hostname, port: u.port, path, method: options.method ?? 'GET', headers: options.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, path, method: options.method ?? 'GET', headers: options.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });

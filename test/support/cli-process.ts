@@ -21,12 +21,17 @@ export interface PorticoProcess {
 }
 
 export function startPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promise<PorticoProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'start', '--host', '127.0.0.1', '--port', '0', ...args], {
-    env: { ...process.env, PORTICO_LOG_LEVEL: 'debug', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', cli, 'start', '--host', '127.0.0.1', '--port', '0', ...args],
+    {
+      env: { ...process.env, PORTICO_LOG_LEVEL: 'debug', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const logs: Record<string, unknown>[] = [];
-  const waiters: { test: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+  const waiters: { test: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
+    [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
     let parsed: Record<string, unknown>;
     try {
@@ -44,12 +49,17 @@ export function startPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promi
   });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const waitForLog = (test: (l: Record<string, unknown>) => boolean, timeoutMs = 10_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const found = logs.find(test);
       if (found) return resolve(found);
-      const timer = setTimeout(() => reject(new Error(`log line not seen within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`log line not seen within ${timeoutMs} ms; stderr: ${stderr}`)),
+        timeoutMs,
+      );
       waiters.push({ test, resolve: (l) => (clearTimeout(timer), resolve(l)) });
       void exited.then((code) => reject(new Error(`portico exited (${code}) before the log line; stderr: ${stderr}`)));
     });

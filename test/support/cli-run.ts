@@ -20,7 +20,11 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-export function runScript(script: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+export function runScript(
+  script: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.PORT;
   delete env.PORTICO_CONFIG;
@@ -28,9 +32,14 @@ export function runScript(script: string, args: string[], options: { cwd?: strin
   delete env.JWT_SECRET;
   Object.assign(env, options.env);
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', tsx, script, ...args], { cwd: options.cwd ?? ROOT, env, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', tsx, script, ...args],
+      { cwd: options.cwd ?? ROOT, env, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 

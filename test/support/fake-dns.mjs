@@ -8,7 +8,13 @@ import process from 'node:process';
 
 const realLookup = dns.lookup;
 const realPromisesLookup = dns.promises.lookup;
-const notFound = (hostname) => Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', errno: -3008, syscall: 'getaddrinfo', hostname });
+const notFound = (hostname) =>
+  Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {
+    code: 'ENOTFOUND',
+    errno: -3008,
+    syscall: 'getaddrinfo',
+    hostname,
+  });
 const isFake = (hostname) => typeof hostname === 'string' && hostname.toLowerCase().endsWith('.invalid');
 
 dns.lookup = function lookup(hostname, options, callback) {

@@ -22,13 +22,18 @@ export interface TestGateway {
 }
 
 /** `options`: GatewayOptions besides the config and logger (e.g. shorter tunnel bounds). */
-export async function startGateway(yaml: string, env: NodeJS.ProcessEnv = process.env, options: Omit<GatewayOptions, 'config' | 'logger'> = {}): Promise<TestGateway> {
+export async function startGateway(
+  yaml: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: Omit<GatewayOptions, 'config' | 'logger'> = {},
+): Promise<TestGateway> {
   const loaded = loadConfigText(yaml, 'test.yaml', env);
   if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.map(formatProblem).join('\n')}`);
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });

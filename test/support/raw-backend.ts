@@ -59,7 +59,9 @@ export async function startRawBackend(respond: Respond = echoTarget): Promise<Ra
         if (r === undefined) break;
         if ('error' in r) {
           broken = true;
-          framingErrors.push(`connection ${index}: ${r.error}: ${JSON.stringify(pending.toString('latin1').slice(0, 200))}`);
+          framingErrors.push(
+            `connection ${index}: ${r.error}: ${JSON.stringify(pending.toString('latin1').slice(0, 200))}`,
+          );
           break;
         }
         pending = pending.subarray(r.used);
@@ -116,7 +118,8 @@ export type ParseResult = { request: Omit<ParsedRequest, 'connection'>; used: nu
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** chunk-size [ chunk-ext ] (RFC 9112 7.1.1), BWS allowed around `;` and `=`. */
-const CHUNK_LINE = /^[0-9a-fA-F]{1,8}(?:[ \t]*;[ \t]*[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:[ \t]*=[ \t]*(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t !#-[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"))?)*$/;
+const CHUNK_LINE =
+  /^[0-9a-fA-F]{1,8}(?:[ \t]*;[ \t]*[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:[ \t]*=[ \t]*(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t !#-[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"))?)*$/;
 /** Optional whitespace is SP and HTAB only: no VT, FF, NBSP (what String.trim removes). */
 const trimOws = (v: string) => v.replace(/^[ \t]+|[ \t]+$/g, '');
 
@@ -155,12 +158,14 @@ export function parseStrict(buf: Buffer): ParseResult {
   const request = (body: Buffer) => ({ method: m[1]!, target: m[2]!, headers, body });
   if (te.length > 0) {
     if (cl.length > 0) return { error: 'Content-Length with Transfer-Encoding' };
-    if (te.length > 1 || te[0]![1].toLowerCase() !== 'chunked') return { error: `Transfer-Encoding ${JSON.stringify(te.map(([, v]) => v))}` };
+    if (te.length > 1 || te[0]![1].toLowerCase() !== 'chunked')
+      return { error: `Transfer-Encoding ${JSON.stringify(te.map(([, v]) => v))}` };
     const parts: Buffer[] = [];
     for (;;) {
       const lineEnd = buf.indexOf('\r\n', at);
       const line = buf.subarray(at, lineEnd < 0 ? buf.length : lineEnd).toString('latin1');
-      if (line.includes('\n') || line.slice(0, -1).includes('\r')) return { error: `bare CR or LF in chunk line ${JSON.stringify(line)}` };
+      if (line.includes('\n') || line.slice(0, -1).includes('\r'))
+        return { error: `bare CR or LF in chunk line ${JSON.stringify(line)}` };
       if (lineEnd < 0) return undefined;
       if (!CHUNK_LINE.test(line)) return { error: `chunk line ${JSON.stringify(line)}` };
       const size = parseInt(line, 16);
@@ -173,13 +178,15 @@ export function parseStrict(buf: Buffer): ParseResult {
           if (end === t) return { request: request(Buffer.concat(parts)), used: end + 2 };
           const field = buf.subarray(t, end).toString('latin1');
           const colon = field.indexOf(':');
-          if (colon <= 0 || !TOKEN.test(field.slice(0, colon)) || /[\r\n]/.test(field)) return { error: `bad trailer ${JSON.stringify(field)}` };
+          if (colon <= 0 || !TOKEN.test(field.slice(0, colon)) || /[\r\n]/.test(field))
+            return { error: `bad trailer ${JSON.stringify(field)}` };
           t = end + 2;
         }
       }
       if (buf.length < lineEnd + 2 + size + 2) return undefined;
       parts.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size));
-      if (buf.subarray(lineEnd + 2 + size, lineEnd + 4 + size).toString('latin1') !== '\r\n') return { error: 'chunk not followed by CRLF' };
+      if (buf.subarray(lineEnd + 2 + size, lineEnd + 4 + size).toString('latin1') !== '\r\n')
+        return { error: 'chunk not followed by CRLF' };
       at = lineEnd + 4 + size;
     }
   }

@@ -52,7 +52,13 @@ export function rawConnect(port: number): Promise<RawConnection> {
         close: () => socket.destroy(),
         next(ms = 5_000) {
           return new Promise((ok, fail) => {
-            const timer = setTimeout(() => fail(new Error(`no complete response within ${ms} ms; got ${JSON.stringify(buffer.toString('latin1'))}`)), ms);
+            const timer = setTimeout(
+              () =>
+                fail(
+                  new Error(`no complete response within ${ms} ms; got ${JSON.stringify(buffer.toString('latin1'))}`),
+                ),
+              ms,
+            );
             const attempt = () => {
               const parsed = parseResponse(buffer, ended);
               if (parsed !== undefined) {
@@ -87,7 +93,8 @@ function parseResponse(buffer: Buffer, ended: boolean): { response: RawResponse;
   }
   let at = headEnd + 4;
   // These statuses never have a body, whatever Content-Length says (a 304 may carry the 200's).
-  if (status === 204 || status === 304 || (status >= 100 && status < 200)) return { response: { status, headers, body: '' }, used: at };
+  if (status === 204 || status === 304 || (status >= 100 && status < 200))
+    return { response: { status, headers, body: '' }, used: at };
   if (headers['content-length'] !== undefined) {
     const end = at + Number(headers['content-length']);
     if (buffer.length < end) return undefined;

@@ -56,12 +56,17 @@ export async function startWsBackend(): Promise<WsBackend> {
     tcp.add(s);
     s.on('close', () => tcp.delete(s));
   });
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => (protocols.has('chat') ? 'chat' : false) });
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (protocols) => (protocols.has('chat') ? 'chat' : false),
+  });
   server.on('upgrade', (req, socket: Duplex, head) => {
     upgrades.push({ url: req.url ?? '', headers: req.headers, remoteAddress: req.socket.remoteAddress });
     if (req.url?.startsWith('/refuse')) {
       const body = '{"error":"not allowed here","success":false}';
-      socket.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\nx-backend: refused\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\nx-backend: refused\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -97,7 +102,8 @@ export async function startWsBackend(): Promise<WsBackend> {
     sockets,
     connections: () => accepted,
     nextClose: (ms = 3_000) => bounded(new Promise<SeenClose>((r) => closeWaiters.push(r)), ms, 'backend close'),
-    nextConnection: (ms = 3_000) => bounded(new Promise<WebSocket>((r) => connectionWaiters.push(r)), ms, 'backend connection'),
+    nextConnection: (ms = 3_000) =>
+      bounded(new Promise<WebSocket>((r) => connectionWaiters.push(r)), ms, 'backend connection'),
     close: () =>
       new Promise<void>((resolve) => {
         for (const ws of wss.clients) ws.terminate();
@@ -120,7 +126,11 @@ export function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> 
 }
 
 /** Opens a `ws` client and resolves once it is open, with the 101 response headers. */
-export function openWebSocket(url: string, protocols?: string[], options: { headers?: Record<string, string> } = {}): Promise<{ ws: WebSocket; headers: IncomingHttpHeaders }> {
+export function openWebSocket(
+  url: string,
+  protocols?: string[],
+  options: { headers?: Record<string, string> } = {},
+): Promise<{ ws: WebSocket; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols, { headers: options.headers });
     let headers: IncomingHttpHeaders = {};
@@ -138,7 +148,12 @@ export type UpgradeAnswer =
   | { kind: 'upgrade'; status: number; headers: IncomingHttpHeaders; socket: Duplex };
 
 /** Sends an upgrade request with exactly these headers and reports what came back. */
-export function upgradeRequest(url: string, path: string, headers: Record<string, string>, method = 'GET'): Promise<UpgradeAnswer> {
+export function upgradeRequest(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<UpgradeAnswer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, path, method, headers, agent: false });
@@ -146,10 +161,20 @@ export function upgradeRequest(url: string, path: string, headers: Record<string
       const chunks: Buffer[] = [];
       const closed = new Promise<void>((r) => res.socket.once('close', () => r()));
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ kind: 'response', status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), closed }));
+      res.on('end', () =>
+        resolve({
+          kind: 'response',
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          closed,
+        }),
+      );
       res.on('error', reject);
     });
-    req.on('upgrade', (res, socket) => resolve({ kind: 'upgrade', status: res.statusCode ?? 0, headers: res.headers, socket }));
+    req.on('upgrade', (res, socket) =>
+      resolve({ kind: 'upgrade', status: res.statusCode ?? 0, headers: res.headers, socket }),
+    );
     req.on('error', reject);
     req.end();
   });
@@ -157,5 +182,11 @@ export function upgradeRequest(url: string, path: string, headers: Record<string
 
 /** The headers of a valid WebSocket handshake. */
 export function handshakeHeaders(extra: Record<string, string> = {}): Record<string, string> {
-  return { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...extra };
+  return {
+    connection: 'Upgrade',
+    upgrade: 'websocket',
+    'sec-websocket-version': '13',
+    'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    ...extra,
+  };
 }
