@@ -19,11 +19,11 @@ import { createLogger, logEvents, type Logger } from './observability/logger.js'
 import { droppedLogLines } from './observability/log-output.js';
 import { createRequestHandler, refuseConnect } from './server/http-server.js';
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
-import { bearerCheck } from './server/bearer-check.js';
-import { createRateLimiter } from './server/rate-limit.js';
+import { bearerCheck } from './ops/bearer-check.js';
+import { createRateLimiter } from './guards/rate-limit.js';
 import { createOpenStreams } from './stream/open-streams.js';
 import { createJwksRegistry } from './auth/jwks-registry.js';
-import { compileCors } from './server/cors.js';
+import { compileCors } from './guards/cors.js';
 import { sendError } from './response/send-error.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { clusterMetricsRenderer, inPorticoCluster } from './observability/cluster-metrics.js';

@@ -14,8 +14,8 @@ import { loadConfig } from '../config/compile.js';
 import { formatProblem } from '../config/problems.js';
 import { createLogger } from '../observability/logger.js';
 import { servePrimaryMetrics } from '../observability/cluster-metrics.js';
-import { onSighup, watchConfigFile } from '../server/reload.js';
-import { flushThen } from '../server/shutdown.js';
+import { onSighup, watchConfigFile } from '../ops/reload.js';
+import { flushThen } from '../ops/shutdown.js';
 import { startedByNpm, stopWhenOrphaned } from './parent-watch.js';
 
 const RELOAD = 'portico:reload';

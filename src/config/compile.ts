@@ -40,9 +40,9 @@ export interface CompiledRoute {
   readonly mapping: readonly CompiledMappingRule[];
   /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes. */
   readonly maxBodyBytes: number;
-  /** Read the whole request body before the backend call (server/request-buffer.ts). */
+  /** Read the whole request body before the backend call (guards/request-buffer.ts). */
   readonly buffersRequest: boolean;
-  /** The route's own rate-limit options as written (resolved by server/rate-limit.ts). */
+  /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
 }
 

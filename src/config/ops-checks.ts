@@ -4,7 +4,7 @@
  */
 import type { ConfigPath } from './load.js';
 import { trustEntryProblem } from '../server/client-ip.js';
-import { corsOriginProblem } from '../server/cors.js';
+import { corsOriginProblem } from '../guards/cors.js';
 
 type At = (path: ConfigPath, message: string, hint?: string) => void;
 

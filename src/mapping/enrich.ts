@@ -33,7 +33,7 @@ import {
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
 import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
-import { bufferedLength, upstreamBody } from '../server/request-buffer.js';
+import { bufferedLength, upstreamBody } from '../guards/request-buffer.js';
 import { scanItems } from './json-scan.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';

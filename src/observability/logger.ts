@@ -12,7 +12,7 @@ export type { Logger };
  * event loop (observability/line-batch.ts, log-output.ts). When stdout cannot keep up, lines are dropped
  * rather than queued without bound: counted (log-output.ts `droppedLogLines`, the metric
  * `portico_log_lines_dropped_total`) and reported by a warning at most every 10 s. Shutdown
- * flushes what is left before exit (server/shutdown.ts `flushThen`).
+ * flushes what is left before exit (ops/shutdown.ts `flushThen`).
  */
 export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
   const level = options.level ?? (process.env.PORTICO_LOG_LEVEL || 'info');

@@ -21,9 +21,9 @@ import { sseEndpoint } from '../stream/sse.js';
 import type { OpenStreams } from '../stream/open-streams.js';
 import { websocketEndpoint, type UpgradeStep } from '../stream/websocket.js';
 import type { TunnelOptions } from '../stream/tunnel.js';
-import { createGuards, type GuardLayers } from '../server/guards.js';
-import { createRateLimiter, type RateLimiter } from '../server/rate-limit.js';
-import { requestBufferLayer } from '../server/request-buffer.js';
+import { createGuards, type GuardLayers } from '../guards/guards.js';
+import { createRateLimiter, type RateLimiter } from '../guards/rate-limit.js';
+import { requestBufferLayer } from '../guards/request-buffer.js';
 
 /** What every pipeline may use; made once per process (registries) or per config (the rest). */
 export interface PipelineDeps {
@@ -41,7 +41,7 @@ export interface PipelineDeps {
   readonly rateLimiter?: RateLimiter;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
   readonly jwks?: JwksRegistry;
-  /** CORS, rate limit and body limit layers of a route (server/guards.ts), compiled per config. */
+  /** CORS, rate limit and body limit layers of a route (guards/guards.ts), compiled per config. */
   readonly guards: GuardLayers;
   /** The process-wide open SSE streams, ended when the gateway drains (stream/open-streams.ts). */
   readonly streams?: OpenStreams;
@@ -108,7 +108,7 @@ export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
  */
 export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeStep | undefined {
   if (route.kind !== 'websocket') return undefined;
-  // Rate limit and Origin check first (server/guards.ts), as the HTTP guards come before auth.
+  // Rate limit and Origin check first (guards/guards.ts), as the HTTP guards come before auth.
   return deps.guards.upgrade(
     route,
     websocketEndpoint(route, {

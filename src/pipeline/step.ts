@@ -4,7 +4,7 @@ import type { CompiledRoute } from '../config/compile.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
 
 /**
- * A request body read completely before the backend call (server/request-buffer.ts): in memory,
+ * A request body read completely before the backend call (guards/request-buffer.ts): in memory,
  * or in an unlinked temporary file once it outgrew the memory buffer.
  */
 export type RequestBody = Buffer | { readonly handle: FileHandle; readonly size: number };

@@ -20,7 +20,7 @@ import type { Upstream } from '../upstream/upstream.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamHeadersFromRaw, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { sendError } from '../response/send-error.js';
-import { bufferedLength, upstreamBody } from '../server/request-buffer.js';
+import { bufferedLength, upstreamBody } from '../guards/request-buffer.js';
 import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
 import type { EventBus } from '../observability/events.js';
 

@@ -13,8 +13,8 @@ import { requestIdFor } from '../observability/request-id.js';
 import { errorResponse, sendError } from '../response/send-error.js';
 import { respondOnSocket } from './socket-response.js';
 import type { Duplex } from 'node:stream';
-import { sendHealth, sendReady } from './health.js';
-import type { CorsPolicy } from './cors.js';
+import { sendHealth, sendReady } from '../ops/health.js';
+import type { CorsPolicy } from '../guards/cors.js';
 import { isRecording, traceOf } from '../observability/trace-context.js';
 import { stampRequestId } from './gateway-response.js';
 
@@ -34,7 +34,7 @@ export interface RequestHandlerDeps {
   readonly metrics?: (req: IncomingMessage, res: ServerResponse) => void;
   /** Counts requests in flight, for graceful shutdown. */
   readonly inFlight: { count: number };
-  /** The CORS policy of the current configuration (preflights are answered here, server/cors.ts). */
+  /** The CORS policy of the current configuration (preflights are answered here, guards/cors.ts). */
   readonly cors?: () => CorsPolicy | undefined;
 }
 

@@ -13,7 +13,7 @@
  *
  * A WebSocket upgrade for a WebSocket route while the gateway drains: 503 GW_GATEWAY_DRAINING,
  * written onto the socket. Everything after that (rate limit, Origin check, auth, circuit,
- * backend) is the route's upgrade endpoint: server/guards.ts and src/stream/websocket.ts.
+ * backend) is the route's upgrade endpoint: guards/guards.ts and src/stream/websocket.ts.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';

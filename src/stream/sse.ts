@@ -34,7 +34,7 @@ import type { EventBus } from '../observability/events.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
 import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
-import { upstreamBody } from '../server/request-buffer.js';
+import { upstreamBody } from '../guards/request-buffer.js';
 import type { OpenStreams } from './open-streams.js';
 
 export interface SseOptions {

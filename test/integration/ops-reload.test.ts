@@ -1,5 +1,5 @@
 /**
- * Hot reload in process (server/reload.ts): valid, invalid (the running configuration
+ * Hot reload in process (ops/reload.ts): valid, invalid (the running configuration
  * stays, every problem logged), in-flight requests finish on their configuration, state survives,
  * and a load loop sees zero errors while the file is reloaded 20 times.
  */
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Pool, request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { reloadFromFile } from '../../src/server/reload.js';
+import { reloadFromFile } from '../../src/ops/reload.js';
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   const res = await request(url);

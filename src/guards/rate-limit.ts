@@ -16,7 +16,7 @@ import type { CompiledRoute } from '../config/compile.js';
 import type { RateLimitConfig } from '../config/schema.js';
 import type { Layer } from '../pipeline/step.js';
 import { sendError } from '../response/send-error.js';
-import type { ClientIpResolver } from './client-ip.js';
+import type { ClientIpResolver } from '../server/client-ip.js';
 
 export interface RateLimitPolicy {
   /** Bucket namespace: '' for the shared limit, the route id for a route's own. */

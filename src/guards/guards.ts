@@ -12,9 +12,9 @@
 import type { CompiledConfig, CompiledRoute } from '../config/compile.js';
 import type { Layer } from '../pipeline/step.js';
 import { answerError, type UpgradeStep } from '../stream/websocket.js';
-import { createClientIpResolver } from './client-ip.js';
+import { createClientIpResolver } from '../server/client-ip.js';
 import { compileCors, corsLayer } from './cors.js';
-import { bodyLimitLayer } from './limits.js';
+import { bodyLimitLayer } from '../server/limits.js';
 import { rateLimitLayer, rateLimitedHeaders, routeRateLimit, type RateLimiter } from './rate-limit.js';
 
 export interface GuardLayers {

@@ -11,7 +11,7 @@
  *   credentials are sent, so that combination would silently not work.
  * - WebSocket handshakes: browsers apply no CORS to them but always send `Origin`, so the
  *   gateway checks it itself (the defence against cross-site WebSocket hijacking): an origin that
- *   is neither allowed nor the gateway's own is refused with 403 (server/guards.ts).
+ *   is neither allowed nor the gateway's own is refused with 403 (guards/guards.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from '../config/schema.js';
