@@ -31,19 +31,39 @@ export const MappingRuleSchema = z
 
 export const RouteSchema = z
   .strictObject({
-    method: z.enum(HTTP_METHODS).describe('HTTP method of the route'),
-    route: z.string().describe('Gateway path under basePath; {param} segments are dynamic'),
-    service: z.string().describe('Backend host: host:port, http://host:port or https://host'),
-    path: z.string().describe('Backend path; may hold {param} placeholders and a query template'),
+    method: z
+      .enum(HTTP_METHODS)
+      .describe('HTTP method. A GET route also answers HEAD unless a HEAD route is configured for the same path'),
+    route: z
+      .string()
+      .describe(
+        'Gateway path under basePath; {param} segments are dynamic, several per route allowed (/a/{x}/b/{y}, /files/{name}.{ext}). A {param} ends at /, . or -; *, (, ), ? and # are refused',
+      ),
+    service: z
+      .string()
+      .describe(
+        'Backend: host:port, http://host:port or https://host; http:// when no scheme. A host only: a path here is an error',
+      ),
+    path: z
+      .string()
+      .describe(
+        'Backend path. May hold {param}s and a query template (/users?companyId={companyId}). Every parameter must appear in both route and path',
+      ),
     public: z.boolean().default(false).describe('Skip authentication for this route'),
     isSSE: z.boolean().default(false).describe('Stream a Server-Sent Events response without buffering'),
-    isWebSocket: z.boolean().default(false).describe('Tunnel a WebSocket connection to the backend'),
-    mapping: z.array(MappingRuleSchema).optional().describe('Response-mapping rules'),
+    isWebSocket: z
+      .boolean()
+      .default(false)
+      .describe('Tunnel a WebSocket connection to the backend (the method must be GET)'),
+    mapping: z
+      .array(MappingRuleSchema)
+      .optional()
+      .describe('Response-mapping rules: enrich each item of a JSON response with data from other services'),
     maxBodyBytes: z
       .int()
       .positive()
       .optional()
-      .describe('Largest request body for this route; default config.limits.maxBodyBytes'),
+      .describe('Largest request body for this route, else 413; default config.limits.maxBodyBytes'),
     requestBuffering: z
       .boolean()
       .default(true)
@@ -70,14 +90,14 @@ export const AuthSchema = z.strictObject({
     .string()
     .min(1)
     .optional()
-    .describe('host:port of a delegated auth service; when set, secret and jwksUrl are ignored'),
+    .describe('Delegated auth service (host:port); takes priority over jwksUrl, then secret, which are then ignored'),
   authPath: z.string().min(1).default('/auth/validate').describe('Validation endpoint on the auth service'),
   defaultProtected: z.boolean().default(false).describe('Every route requires a valid token unless it is public'),
   secret: z.string().min(1).optional().describe('HMAC secret for local JWT validation (HS256/384/512)'),
   jwksUrl: z.string().min(1).optional().describe('JWKS endpoint for RS*, PS*, ES* and EdDSA tokens'),
-  issuer: stringOrList.optional().describe('Accepted "iss" value(s)'),
-  audience: stringOrList.optional().describe('Accepted "aud" value(s)'),
-  clockToleranceSec: z.number().min(0).default(0).describe('Leeway for exp and nbf'),
+  issuer: stringOrList.optional().describe('Accepted "iss" value(s), checked when set (local JWT and JWKS modes)'),
+  audience: stringOrList.optional().describe('Accepted "aud" value(s), checked when set (local JWT and JWKS modes)'),
+  clockToleranceSec: z.number().min(0).default(0).describe('Leeway in seconds for exp and nbf'),
   jwksCooldownSec: z
     .number()
     .min(0)
@@ -90,21 +110,30 @@ export const AuthSchema = z.strictObject({
 });
 
 export const CircuitBreakerSchema = z.strictObject({
-  enabled: z.boolean().default(false),
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe('One circuit per backend origin (scheme://host:port); false: no circuit at all'),
   maxFailures: z.int().min(1).default(5).describe('Consecutive failures before the circuit opens'),
   timeoutSec: seconds('Seconds the circuit stays open before probing').default(30),
   halfOpenRequests: z.int().min(1).default(1).describe('Probe requests allowed while half-open'),
 });
 
 export const MappingCacheSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  ttlSec: seconds('Lifetime of a cached mapping response').default(60),
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe('Cache successful mapping responses by URL, shared by every route and client'),
+  ttlSec: seconds('Lifetime of a cached mapping response, counted from its fetch').default(60),
   maxSize: z.int().min(1).default(1000).describe('Entries kept; least recently used evicted first'),
 });
 
 export const RateLimitSchema = z.strictObject({
-  enabled: z.boolean().default(false),
-  requestsPerSec: z.number().positive().default(100),
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe('A token bucket per client IP, shared by the routes without their own rateLimit'),
+  requestsPerSec: z.number().positive().default(100).describe('Refill rate: requests per second per client IP'),
   burst: z.number().positive().optional().describe('Bucket size; default 2 x requestsPerSec'),
 });
 
@@ -115,9 +144,11 @@ export const TimeoutsSchema = z.strictObject({
     .min(0)
     .default(60)
     .describe(
-      'Longest silence between two chunks of a backend response body once its headers came; the response is then cut. 0 for none',
+      'Longest silence between two chunks of a backend response body once its headers came; the response is then cut (an upstream timeout in logs and metrics). 0 for none',
     ),
-  mappingSec: seconds('Per mapping call').default(10),
+  mappingSec: seconds(
+    'Per mapping call, counted once it has a connection: the headers within it, then the body within it again',
+  ).default(10),
   clientHeaderSec: seconds('A client must send the complete request headers within this time, else 408').default(30),
   clientBodySec: seconds('Longest silence between two request body chunks, else 408').default(60),
   keepAliveSec: seconds(
@@ -152,7 +183,11 @@ export const LimitsSchema = z.strictObject({
 });
 
 export const UpstreamTlsSchema = z.strictObject({
-  caFile: z.string().min(1).optional().describe('PEM file of extra CAs trusted for https:// backends (private CAs)'),
+  caFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('PEM file of extra CAs trusted for https:// backends (private CAs); read and checked at load'),
   rejectUnauthorized: z.boolean().default(true).describe('Verify backend certificates; false only for development'),
 });
 
@@ -204,22 +239,26 @@ export const TelemetrySchema = z.strictObject({
 });
 
 export const GatewaySettingsSchema = z.strictObject({
-  port: z.int().min(0).max(65535).default(8080),
-  host: z.string().min(1).default('0.0.0.0'),
-  basePath: z.string().default('/api').describe('Prefix of every gateway route'),
-  auth: AuthSchema.prefault({}),
-  circuitBreaker: CircuitBreakerSchema.prefault({}),
-  mappingCache: MappingCacheSchema.prefault({}),
-  rateLimit: RateLimitSchema.prefault({}),
+  port: z.int().min(0).max(65535).default(8080).describe('Listen port; --port and $PORT override it'),
+  host: z.string().min(1).default('0.0.0.0').describe('Listen address; --host overrides it'),
+  basePath: z.string().default('/api').describe('Prefix of every gateway route; "" for none'),
+  auth: AuthSchema.prefault({}).describe(
+    'Token validation: local JWT (secret), JWKS (jwksUrl) or a delegated auth service',
+  ),
+  circuitBreaker: CircuitBreakerSchema.prefault({}).describe('One circuit breaker per backend origin'),
+  mappingCache: MappingCacheSchema.prefault({}).describe('LRU cache of mapping responses, with a lifetime'),
+  rateLimit: RateLimitSchema.prefault({}).describe('Default rate limit: a token bucket per client IP'),
   trustProxy: z
     .array(z.string().min(1))
     .default([])
-    .describe('Proxies (addresses or CIDRs) whose X-Forwarded-For is believed'),
-  timeouts: TimeoutsSchema.prefault({}),
-  limits: LimitsSchema.prefault({}),
+    .describe(
+      'Proxies (addresses, CIDRs, or loopback, private, linklocal) whose X-Forwarded-For is believed, and extended; from anyone else it is replaced, and Forwarded / X-Real-IP are dropped',
+    ),
+  timeouts: TimeoutsSchema.prefault({}).describe('Deadlines for clients, backends and mapping calls, in seconds'),
+  limits: LimitsSchema.prefault({}).describe('Sizes: request heads and bodies, mapped bodies, connections per backend'),
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
-  telemetry: TelemetrySchema.prefault({}),
-  upstreamTls: UpstreamTlsSchema.prefault({}),
+  telemetry: TelemetrySchema.prefault({}).describe('Metrics, trace propagation and span export'),
+  upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),
   // tainha-gateway keys, accepted under their own names with the same meaning.
   readTimeoutSec: seconds(
     'The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)',
@@ -227,13 +266,15 @@ export const GatewaySettingsSchema = z.strictObject({
   writeTimeoutSec: seconds(
     'A client that takes none of a waiting response for this long is disconnected; idle or flowing streams (SSE, WebSocket) are never cut; default none (tainha-gateway)',
   ).optional(),
-  idleTimeoutSec: seconds('Another name for timeouts.keepAliveSec (tainha-gateway); set one of the two').optional(),
+  idleTimeoutSec: seconds(
+    'Another name for timeouts.keepAliveSec (tainha-gateway); setting both is an error',
+  ).optional(),
 });
 
 export const GatewayFileSchema = z
   .strictObject({
     routes: z.array(RouteSchema).describe('The gateway routes'),
-    config: GatewaySettingsSchema.prefault({}),
+    config: GatewaySettingsSchema.prefault({}).describe('Settings of the whole gateway'),
   })
   .describe('Portico gateway configuration');
 
