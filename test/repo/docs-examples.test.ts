@@ -43,6 +43,8 @@ const EXAMPLE_ENV: NodeJS.ProcessEnv = {
 const BASE_ROUTES = 'routes:\n  - method: GET\n    route: /base\n    service: localhost:3000\n    path: /base\n';
 
 const SHELLS = new Set(['sh', 'bash', 'shell', 'console']);
+/** Tags a fence may carry before `not-run`; a misspelt one would silently change how it runs. */
+const KNOWN_TAGS = new Set(['fragment', 'invalid', 'demo']);
 
 interface Example {
   readonly page: string;
@@ -155,6 +157,8 @@ describe('docs examples', () => {
     for (const ex of docsExamples) {
       const notRun = ex.tags.indexOf('not-run');
       if (notRun !== -1) assert.ok(ex.tags.length > notRun + 1, `${where(ex)}: not-run needs a reason after it`);
+      for (const tag of notRun === -1 ? ex.tags : ex.tags.slice(0, notRun))
+        assert.ok(KNOWN_TAGS.has(tag) || tag.startsWith('file='), `${where(ex)}: unknown fence tag "${tag}"`);
       if (ex.lang === '') assert.doesNotMatch(ex.text, /^\$ /, `${where(ex)}: a shell session: tag it console`);
     }
   });
