@@ -6,10 +6,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import type { GetOptions } from '../support/http.js';
 
 interface SigningKey {
   kid: string;
@@ -49,11 +49,9 @@ routes:
     path: /catalog
     public: true`;
 
-async function get(gw: TestGateway, path: string, token?: string) {
-  const res = await request(`${gw.url}${path}`, {
-    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-  });
-  return { status: res.statusCode, headers: res.headers, body: (await res.body.json()) as unknown };
+/** Request options carrying `token` as a bearer token; none without one. */
+function bearer(token?: string): GetOptions {
+  return token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } };
 }
 
 async function eventually(check: () => boolean, ms = 2000): Promise<void> {
@@ -91,7 +89,7 @@ config:
 
   it('fetches the keys at start, once', async () => {
     await eventually(() => jwks.state.fetches === 1);
-    const res = await get(gw, '/api/orders', await keys.RS256!.sign({ aud: 'portico-tests', sub: 'u-1' }));
+    const res = await gw.get('/api/orders', bearer(await keys.RS256!.sign({ aud: 'portico-tests', sub: 'u-1' })));
     assert.equal(res.status, 200);
     assert.equal(jwks.state.fetches, 1, 'the first request used the prefetched keys');
   });
@@ -104,9 +102,9 @@ config:
         role: 'reader',
         exp: Math.floor(Date.now() / 1000) + 60,
       });
-      const res = await get(gw, '/api/orders', token);
+      const res = await gw.get('/api/orders', bearer(token));
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body, { ok: true });
+      assert.deepEqual(res.json(), { ok: true });
       assert.equal(backend.seen.at(-1)?.headers['x-sub'], `u-${alg}`);
       assert.equal(backend.seen.at(-1)?.headers['x-role'], 'reader');
     });
@@ -118,23 +116,23 @@ config:
       .setProtectedHeader({ alg: 'HS256', kid: jwk.kid! })
       .sign(new TextEncoder().encode(JSON.stringify(jwk)));
     const before = backend.seen.length;
-    const res = await get(gw, '/api/orders', forged);
+    const res = await gw.get('/api/orders', bearer(forged));
     assert.equal(res.status, 401);
     assert.equal(res.headers['x-portico-error'], 'GW_AUTH_INVALID');
-    assert.deepEqual(res.body, { error: 'Invalid or expired token', success: false });
+    assert.deepEqual(res.json(), { error: 'Invalid or expired token', success: false });
     assert.equal(backend.seen.length, before);
   });
 
   it('refuses a token signed by another key under a known kid, a wrong audience, and a missing token', async () => {
     const impostor = await signingKey('k-ES256', 'ES256');
     for (const token of [await impostor.sign({ aud: 'portico-tests' }), await keys.ES256!.sign({ aud: 'other' })]) {
-      const res = await get(gw, '/api/orders', token);
+      const res = await gw.get('/api/orders', bearer(token));
       assert.equal(res.status, 401);
-      assert.deepEqual(res.body, { error: 'Invalid or expired token', success: false });
+      assert.deepEqual(res.json(), { error: 'Invalid or expired token', success: false });
     }
-    const missing = await get(gw, '/api/orders');
+    const missing = await gw.get('/api/orders');
     assert.equal(missing.status, 401);
-    assert.deepEqual(missing.body, { error: 'Missing bearer token', success: false });
+    assert.deepEqual(missing.json(), { error: 'Missing bearer token', success: false });
   });
 
   it('rotation: a token with a new kid is accepted once the endpoint publishes it, without restart', async () => {
@@ -142,11 +140,11 @@ config:
     const token = await rotated.sign({ aud: 'portico-tests', sub: 'after-rotation' });
     const fetches = jwks.state.fetches;
     const connections = jwks.state.connections;
-    const unknown = await get(gw, '/api/orders', token);
+    const unknown = await gw.get('/api/orders', bearer(token));
     assert.equal(unknown.status, 401, 'not published yet');
     assert.equal(jwks.state.fetches, fetches + 1, 'an unknown kid triggers a refetch');
     jwks.state.keys = [...jwks.state.keys, rotated];
-    const res = await get(gw, '/api/orders', token);
+    const res = await gw.get('/api/orders', bearer(token));
     assert.equal(res.status, 200);
     assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-rotation');
     assert.equal(jwks.state.fetches, fetches + 2);
@@ -157,13 +155,13 @@ config:
     const token = await new SignJWT({ aud: 'portico-tests' })
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode('ignored-because-jwksUrl-takes-priority-0123456789'));
-    const res = await get(gw, '/api/orders', token);
+    const res = await gw.get('/api/orders', bearer(token));
     assert.equal(res.status, 401);
-    assert.deepEqual(res.body, { error: 'Invalid or expired token', success: false });
+    assert.deepEqual(res.json(), { error: 'Invalid or expired token', success: false });
   });
 
   it('public routes need no keys and no token', async () => {
-    const res = await get(gw, '/api/catalog');
+    const res = await gw.get('/api/catalog');
     assert.equal(res.status, 200);
   });
 });
@@ -181,10 +179,10 @@ config:
       await eventually(() => jwks.state.fetches === 1);
       const stranger = await signingKey('k-unknown', 'ES256');
       for (let i = 0; i < 5; i++) {
-        const res = await get(gw, '/api/orders', await stranger.sign({ i }));
+        const res = await gw.get('/api/orders', bearer(await stranger.sign({ i })));
         assert.equal(res.status, 401);
       }
-      assert.equal((await get(gw, '/api/orders', await key.sign({ sub: 'u' }))).status, 200);
+      assert.equal((await gw.get('/api/orders', bearer(await key.sign({ sub: 'u' })))).status, 200);
       assert.equal(jwks.state.fetches, 1, 'default cooldown (30 s): no refetch');
     } finally {
       await gw.close();
@@ -209,17 +207,17 @@ config:
         gw.logs.some((l) => l.msg === 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load'),
       );
       const token = await key.sign({ sub: 'u-1' });
-      const down = await get(gw, '/api/orders', token);
+      const down = await gw.get('/api/orders', bearer(token));
       assert.equal(down.status, 503);
       assert.equal(down.headers['content-type'], 'application/json');
       assert.equal(down.headers['x-portico-error'], 'GW_AUTH_UNAVAILABLE');
-      assert.deepEqual(down.body, { error: 'Authentication service unavailable', success: false });
-      assert.equal((await get(gw, '/api/catalog')).status, 200);
+      assert.deepEqual(down.json(), { error: 'Authentication service unavailable', success: false });
+      assert.equal((await gw.get('/api/catalog')).status, 200);
       const before = backend.seen.length;
       jwks.state.up = true;
       // Failed fetches are retried after a 1 s backoff (a timer-driven behaviour: a bounded wait).
       await sleep(1100);
-      const up = await get(gw, '/api/orders', token);
+      const up = await gw.get('/api/orders', bearer(token));
       assert.equal(up.status, 200);
       assert.equal(backend.seen.length, before + 1);
       assert.ok(gw.logs.some((l) => l.msg === 'auth: JWKS keys loaded'));
@@ -240,9 +238,9 @@ config:
     try {
       const key = await signingKey('k1', 'RS256');
       const started = Date.now();
-      const res = await get(gw, '/api/orders', await key.sign({ sub: 'u' }));
+      const res = await gw.get('/api/orders', bearer(await key.sign({ sub: 'u' })));
       assert.equal(res.status, 503);
-      assert.deepEqual(res.body, { error: 'Authentication service unavailable', success: false });
+      assert.deepEqual(res.json(), { error: 'Authentication service unavailable', success: false });
       assert.ok(Date.now() - started < 2000);
       assert.equal(backend.seen.length, 0);
     } finally {
@@ -269,10 +267,10 @@ config:
     const gw = await startGateway(yaml('aud-1'));
     try {
       await eventually(() => jwks.state.fetches === 1);
-      assert.equal((await get(gw, '/api/orders', await key.sign({ aud: 'aud-1', sub: 'before' }))).status, 200);
+      assert.equal((await gw.get('/api/orders', bearer(await key.sign({ aud: 'aud-1', sub: 'before' })))).status, 200);
 
       gw.reload(yaml('aud-2'));
-      const afterReload = await get(gw, '/api/orders', await key.sign({ aud: 'aud-2', sub: 'after-1' }));
+      const afterReload = await gw.get('/api/orders', bearer(await key.sign({ aud: 'aud-2', sub: 'after-1' })));
       assert.equal(afterReload.status, 200);
       assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-1');
       assert.equal(jwks.state.fetches, 1, 'the reload fetched nothing');
@@ -280,18 +278,18 @@ config:
       // The endpoint goes down, then a reload: the keys loaded before still verify.
       jwks.state.up = false;
       gw.reload(yaml('aud-3'));
-      const whileDown = await get(gw, '/api/orders', await key.sign({ aud: 'aud-3', sub: 'after-2' }));
+      const whileDown = await gw.get('/api/orders', bearer(await key.sign({ aud: 'aud-3', sub: 'after-2' })));
       assert.equal(whileDown.status, 200);
       assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-2');
       assert.equal(jwks.state.fetches, 1);
 
       // An unknown kid makes the source refetch, which fails: it now serves stale keys (stale-if-error).
       const stranger = await signingKey('k-unknown', 'ES256');
-      const unknown = await get(gw, '/api/orders', await stranger.sign({ aud: 'aud-3' }));
+      const unknown = await gw.get('/api/orders', bearer(await stranger.sign({ aud: 'aud-3' })));
       assert.equal(unknown.status, 503);
       assert.equal(jwks.state.fetches, 2);
       gw.reload(yaml('aud-4'));
-      const stale = await get(gw, '/api/orders', await key.sign({ aud: 'aud-4', sub: 'after-3' }));
+      const stale = await gw.get('/api/orders', bearer(await key.sign({ aud: 'aud-4', sub: 'after-3' })));
       assert.equal(stale.status, 200, 'stale keys are kept across the reload');
       assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-3');
       assert.equal(jwks.state.fetches, 2, 'no fetch during the failure backoff, reload or not');
@@ -316,9 +314,9 @@ config:
       await eventually(() => first.state.fetches === 1);
       gw.reload(yaml(second.url));
       await eventually(() => second.state.fetches === 1);
-      assert.equal((await get(gw, '/api/orders', await key.sign({ sub: 'u' }))).status, 200);
+      assert.equal((await gw.get('/api/orders', bearer(await key.sign({ sub: 'u' })))).status, 200);
       gw.reload(yaml(first.url));
-      assert.equal((await get(gw, '/api/orders', await key.sign({ sub: 'v' }))).status, 200);
+      assert.equal((await gw.get('/api/orders', bearer(await key.sign({ sub: 'v' })))).status, 200);
       assert.equal(first.state.fetches, 1, 'back to the first URL: its keys were kept');
       assert.equal(second.state.fetches, 1);
     } finally {

@@ -198,18 +198,10 @@ after(async () => {
   await backend?.close();
 });
 
-async function get(
-  path: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  const res = await request(`${gw.url}${path}`, { headers });
-  return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
-}
-
 /** Status and body of a GET, status 0 when the response was cut short. */
 async function outcome(path: string): Promise<{ status: number; body: string }> {
   try {
-    const res = await get(path);
+    const res = await gw.get(path);
     return { status: res.status, body: res.body.toString() };
   } catch (err) {
     return { status: 0, body: (err as Error).message };
@@ -229,7 +221,7 @@ async function settled(read: () => number): Promise<number> {
 
 /** The gateway still answers: its own answer, for its own request. */
 async function assertStillServing(): Promise<void> {
-  const res = await get('/api/plain/echo/after');
+  const res = await gw.get('/api/plain/echo/after');
   assert.equal(res.status, 200);
   assert.equal(res.body.toString(), '/echo/after');
 }
@@ -270,10 +262,10 @@ describe('304 and 204 from the backend', () => {
   });
 
   it('a 204 followed by stray bytes: 204, and the stray bytes answer no one', async () => {
-    const res = await get('/api/plain/special/no-content-stray-body');
+    const res = await gw.get('/api/plain/special/no-content-stray-body');
     assert.equal(res.status, 204);
     for (let i = 0; i < 5; i++) {
-      const next = await get(`/api/plain/echo/n${i}`);
+      const next = await gw.get(`/api/plain/echo/n${i}`);
       assert.equal(next.body.toString(), `/echo/n${i}`);
     }
   });
@@ -290,7 +282,7 @@ describe('response smuggling and desync from the backend', () => {
         assert.deepEqual(JSON.parse(first.body), { error: 'Backend service unreachable', success: false });
       }
       // Whatever became of the pooled connection, the next requests get their own answers.
-      const next = await Promise.all([0, 1, 2].map((i) => get(`/api/plain/echo/${name}-${i}`)));
+      const next = await Promise.all([0, 1, 2].map((i) => gw.get(`/api/plain/echo/${name}-${i}`)));
       next.forEach((r, i) => assert.equal(r.body.toString(), `/echo/${name}-${i}`));
     });
   }
@@ -301,7 +293,7 @@ describe('invalid response heads', () => {
     Object.keys(INVALID_HEADS).map((n) => [r, n] as const),
   )) {
     it(`${route} route, ${name}: 502 JSON, and the gateway keeps serving`, async () => {
-      const res = await get(`/api/${route}/invalid/${name}`);
+      const res = await gw.get(`/api/${route}/invalid/${name}`);
       assert.equal(res.status, 502, res.body.toString());
       assert.deepEqual(JSON.parse(res.body.toString()), { error: 'Backend service unreachable', success: false });
       await assertStillServing();
@@ -309,7 +301,7 @@ describe('invalid response heads', () => {
   }
 
   it('a 103 Early Hints before the answer: the answer arrives, the hint is not forwarded', async () => {
-    const res = await get('/api/plain/special/early-hints');
+    const res = await gw.get('/api/plain/special/early-hints');
     assert.equal(res.status, 200);
     assert.equal(res.body.toString(), 'after hints');
   });
@@ -357,7 +349,7 @@ describe('hostile bodies on a plain route and a mapped route', () => {
     'a 200 MB answer to a mapping call: the item goes out untagged, the call read stops near the limit',
     { timeout: 60_000 },
     async () => {
-      const res = await get('/api/items/big-mapping-call');
+      const res = await gw.get('/api/items/big-mapping-call');
       assert.equal(res.status, 200);
       const out = JSON.parse(res.body.toString()) as Record<string, unknown>[];
       assert.equal(out[0]!.extra, undefined);
@@ -370,7 +362,7 @@ describe('hostile bodies on a plain route and a mapped route', () => {
   );
 
   it('a gzip bomb from a mapping call: the item goes out untagged', async () => {
-    const res = await get('/api/items/gzip-bomb-call');
+    const res = await gw.get('/api/items/gzip-bomb-call');
     assert.equal(res.status, 200);
     const out = JSON.parse(res.body.toString()) as Record<string, unknown>[];
     assert.equal(out[0]!.extra, undefined);
@@ -378,7 +370,7 @@ describe('hostile bodies on a plain route and a mapped route', () => {
   });
 
   it('a gzip bomb as the mapped primary: the compressed body is returned unchanged', async () => {
-    const res = await get('/api/mapped/special/gzip-bomb-primary', { 'accept-encoding': 'gzip' });
+    const res = await gw.get('/api/mapped/special/gzip-bomb-primary', { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-encoding'], 'gzip');
     assert.ok(res.body.equals(gzipBomb), 'body changed');
@@ -386,11 +378,11 @@ describe('hostile bodies on a plain route and a mapped route', () => {
 
   it('JSON 100,000 deep from a mapping call and as a primary: no crash, answered', async () => {
     for (const name of ['deep-json', 'deep-object']) {
-      const call = await get(`/api/items/${name}`);
+      const call = await gw.get(`/api/items/${name}`);
       assert.equal(call.status, 200);
       const out = JSON.parse(call.body.toString()) as Record<string, unknown>[];
       assert.deepEqual(out[1]!.extra, { target: '/special/echo-json' });
-      const primary = await get(`/api/mapped/special/${name}`);
+      const primary = await gw.get(`/api/mapped/special/${name}`);
       assert.equal(primary.status, 200);
       assert.equal(primary.body.length, 200_000 + (name === 'deep-object' ? 400_001 : 0));
     }
@@ -398,22 +390,22 @@ describe('hostile bodies on a plain route and a mapped route', () => {
   });
 
   it('invalid JSON from a mapping call: item untagged; as a primary: returned unchanged', async () => {
-    const call = await get('/api/items/invalid-json');
+    const call = await gw.get('/api/items/invalid-json');
     const out = JSON.parse(call.body.toString()) as Record<string, unknown>[];
     assert.equal(out[0]!.extra, undefined);
     assert.deepEqual(out[1]!.extra, { target: '/special/echo-json' });
-    const primary = await get('/api/mapped/special/invalid-json');
+    const primary = await gw.get('/api/mapped/special/invalid-json');
     assert.equal(primary.body.toString(), '{"a": [1, 2,, }');
   });
 
   it('__proto__ and constructor keys: kept as data, no prototype pollution', async () => {
-    const res = await get('/api/items/proto-keys');
+    const res = await gw.get('/api/items/proto-keys');
     assert.equal(res.status, 200);
     const text = res.body.toString();
     assert.ok(text.includes('"extra":{"__proto__":{"polluted":"yes"}'), text);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
     assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false);
-    const primary = await get('/api/mapped/special/proto-keys');
+    const primary = await gw.get('/api/mapped/special/proto-keys');
     assert.equal(
       primary.body.toString(),
       '{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}},"ok":1}',
@@ -422,7 +414,7 @@ describe('hostile bodies on a plain route and a mapped route', () => {
   });
 
   it('numbers past 2^53 stay exact in the output bytes, in the primary and in a tag', async () => {
-    const res = await get('/api/items/big-numbers');
+    const res = await gw.get('/api/items/big-numbers');
     const text = res.body.toString();
     assert.ok(text.includes('"id":9007199254740993'), text);
     assert.ok(text.includes('"n":1.0000000000000000001e400'), text);
@@ -430,7 +422,7 @@ describe('hostile bodies on a plain route and a mapped route', () => {
   });
 
   it('a mapping call reset mid-body: the item goes out untagged', async () => {
-    const res = await get('/api/items/reset-call');
+    const res = await gw.get('/api/items/reset-call');
     assert.equal(res.status, 200);
     const out = JSON.parse(res.body.toString()) as Record<string, unknown>[];
     assert.equal(out[0]!.extra, undefined);

@@ -1,9 +1,8 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
+import { startGateway } from '../support/gateway.js';
 
 const POSTS = [
   { id: 1, authorId: 'a', title: 'one' },
@@ -35,14 +34,6 @@ config:
 `;
 }
 
-async function get(
-  gw: TestGateway,
-  path: string,
-): Promise<{ status: number; body: unknown; headers: Record<string, unknown> }> {
-  const res = await request(`${gw.url}${path}`);
-  return { status: res.statusCode, headers: res.headers, body: await res.body.json() };
-}
-
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -68,9 +59,9 @@ describe('circuit breaker and response mapping (one circuit per origin, shared)'
 
     // Two requests, one distinct URL each: two consecutive failures open the users circuit.
     for (let i = 1; i <= 2; i++) {
-      const res = await get(gw, '/api/posts');
+      const res = await gw.get('/api/posts');
       assert.equal(res.status, 200, 'a failed mapping never fails the response');
-      assert.deepEqual(res.body, untagged);
+      assert.deepEqual(res.json(), untagged);
       assert.equal(users.seen.length, i);
     }
     assert.deepEqual(
@@ -79,39 +70,39 @@ describe('circuit breaker and response mapping (one circuit per origin, shared)'
     );
 
     // Open: the rule is skipped, no call; the item goes without the tag (and keeps its key).
-    const skipped = await get(gw, '/api/posts');
+    const skipped = await gw.get('/api/posts');
     assert.equal(skipped.status, 200);
-    assert.deepEqual(skipped.body, untagged);
+    assert.deepEqual(skipped.json(), untagged);
     assert.equal(users.seen.length, 2);
     assert.equal(posts.seen.length, 3);
     const warning = gw.logs.findLast((l) => l.msg === 'mapping failed');
     assert.equal(warning?.reason, 'circuit open');
 
     // The same origin's circuit guards the standard route too.
-    const direct = await get(gw, '/api/users/a');
+    const direct = await gw.get('/api/users/a');
     assert.equal(direct.status, 503);
     assert.equal(direct.headers['x-portico-error'], 'GW_CIRCUIT_OPEN');
-    assert.deepEqual(direct.body, { error: 'Service temporarily unavailable (circuit open)', success: false });
+    assert.deepEqual(direct.json(), { error: 'Service temporarily unavailable (circuit open)', success: false });
     assert.equal(users.seen.length, 2);
 
     // After timeoutSec the mapping call is the probe; its success closes the circuit.
     await sleep(1_100);
     usersUp = true;
-    const recovered = await get(gw, '/api/posts');
-    assert.deepEqual(recovered.body, [
+    const recovered = await gw.get('/api/posts');
+    assert.deepEqual(recovered.json(), [
       { id: 1, title: 'one', author: { id: 'a', name: 'Ada', url: '/users/a' } },
       { id: 2, title: 'two', author: { id: 'a', name: 'Ada', url: '/users/a' } },
     ]);
     assert.equal(users.seen.length, 3);
     assert.equal(gw.gateway.circuits.snapshot().find((c) => c.origin === users.url)?.state, 'closed');
-    assert.equal((await get(gw, '/api/users/a')).status, 200);
+    assert.equal((await gw.get('/api/users/a')).status, 200);
     assert.equal(users.seen.length, 4);
 
     // The primary backend has its own circuit: it failing turns the mapped route into 503s.
     postsUp = false;
-    assert.equal((await get(gw, '/api/posts')).status, 500);
-    assert.equal((await get(gw, '/api/posts')).status, 500);
-    const open = await get(gw, '/api/posts');
+    assert.equal((await gw.get('/api/posts')).status, 500);
+    assert.equal((await gw.get('/api/posts')).status, 500);
+    const open = await gw.get('/api/posts');
     assert.equal(open.status, 503);
     assert.equal(open.headers['x-portico-error'], 'GW_CIRCUIT_OPEN');
     assert.equal(posts.seen.length, 6);

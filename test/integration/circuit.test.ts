@@ -1,10 +1,11 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import type { Reply } from '../support/http.js';
 
 type Mode = 'fail' | 'ok' | 'hold';
 
@@ -68,26 +69,14 @@ function route(path: string, backend: TestBackend | string, extra = ''): string 
 ${extra}`;
 }
 
-async function get(
-  gw: TestGateway,
-  path: string,
-  dispatcher?: Agent,
-): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
-  const res = await request(`${gw.url}${path}`, dispatcher === undefined ? {} : { dispatcher });
-  return { status: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: await res.body.text() };
-}
-
 const OPEN_BODY = { error: 'Service temporarily unavailable (circuit open)', success: false };
 
-function assertOpenAnswer(
-  res: { status: number; headers: IncomingHttpHeaders; body: string },
-  maxRetryAfter: number,
-): void {
+function assertOpenAnswer(res: Reply, maxRetryAfter: number): void {
   assert.equal(res.status, 503);
-  assert.deepEqual(JSON.parse(res.body), OPEN_BODY);
+  assert.deepEqual(res.json(), OPEN_BODY);
   assert.equal(res.headers['content-type'], 'application/json');
   assert.equal(res.headers['x-portico-error'], 'GW_CIRCUIT_OPEN');
-  assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)));
+  assert.equal(res.headers['content-length'], String(res.body.length));
   assert.match(String(res.headers['x-request-id']), /.+/);
   const retryAfter = String(res.headers['retry-after']);
   assert.match(retryAfter, /^[1-9][0-9]*$/);
@@ -122,14 +111,14 @@ describe('circuit breaker (the transition table) against a real failing backend'
     const a = await backendFor('fail');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 3, timeoutSec: 30 }));
     for (let i = 1; i <= 3; i++) {
-      const res = await get(gw, '/api/a');
+      const res = await gw.get('/api/a');
       assert.equal(res.status, 500, 'the backend answer is relayed while closed');
-      assert.deepEqual(JSON.parse(res.body), { error: 'down' });
+      assert.deepEqual(res.json(), { error: 'down' });
       assert.equal(a.backend.seen.length, i);
       assert.equal(a.connections(), i);
     }
     for (let i = 0; i < 10; i++) {
-      assertOpenAnswer(await get(gw, '/api/a'), 30);
+      assertOpenAnswer(await gw.get('/api/a'), 30);
       assert.equal(a.backend.seen.length, 3);
       assert.equal(a.connections(), 3, 'not even connected to');
     }
@@ -147,16 +136,16 @@ describe('circuit breaker (the transition table) against a real failing backend'
     const statuses: number[] = [];
     for (const mode of ['fail', 'fail', 'ok', 'fail', 'fail'] as const) {
       a.set(mode);
-      statuses.push((await get(gw, '/api/a')).status);
+      statuses.push((await gw.get('/api/a')).status);
     }
     assert.deepEqual(statuses, [500, 500, 200, 500, 500]);
     assert.equal(a.backend.seen.length, 5);
     assert.deepEqual(gw.gateway.circuits.snapshot(), [
       { origin: a.backend.url, state: 'closed', consecutiveFailures: 2 },
     ]);
-    assert.equal((await get(gw, '/api/a')).status, 500);
+    assert.equal((await gw.get('/api/a')).status, 500);
     assert.equal(a.backend.seen.length, 6);
-    assertOpenAnswer(await get(gw, '/api/a'), 30);
+    assertOpenAnswer(await gw.get('/api/a'), 30);
     assert.equal(a.backend.seen.length, 6);
   });
 
@@ -164,7 +153,7 @@ describe('circuit breaker (the transition table) against a real failing backend'
     const b = await startBackend((_req, res) => json(res, 404, { error: 'no such thing' }));
     cleanups.push(() => b.close());
     const gw = await gateway(circuitYaml(route('/a', b), { maxFailures: 1 }));
-    for (let i = 0; i < 5; i++) assert.equal((await get(gw, '/api/a')).status, 404);
+    for (let i = 0; i < 5; i++) assert.equal((await gw.get('/api/a')).status, 404);
     assert.equal(b.seen.length, 5);
     assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'closed');
   });
@@ -172,17 +161,17 @@ describe('circuit breaker (the transition table) against a real failing backend'
   it('after timeoutSec one probe goes through; its success closes the circuit', async () => {
     const a = await backendFor('fail');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 1 }));
-    await get(gw, '/api/a');
-    await get(gw, '/api/a');
-    assertOpenAnswer(await get(gw, '/api/a'), 1);
+    await gw.get('/api/a');
+    await gw.get('/api/a');
+    assertOpenAnswer(await gw.get('/api/a'), 1);
     assert.equal(a.backend.seen.length, 2);
     // Timer-driven: the circuit may probe once timeoutSec has passed.
     await sleep(1_100);
     a.set('ok');
-    assert.equal((await get(gw, '/api/a')).status, 200);
+    assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 3);
     assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'closed');
-    for (let i = 0; i < 5; i++) assert.equal((await get(gw, '/api/a')).status, 200);
+    for (let i = 0; i < 5; i++) assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 8);
     assert.deepEqual(changesLogged(gw), [
       `${a.backend.url} closed->open 2`,
@@ -194,18 +183,18 @@ describe('circuit breaker (the transition table) against a real failing backend'
   it('a failed probe reopens the circuit and restarts the timer', async () => {
     const a = await backendFor('fail');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 1 }));
-    await get(gw, '/api/a');
-    await get(gw, '/api/a');
+    await gw.get('/api/a');
+    await gw.get('/api/a');
     await sleep(1_100);
-    const probe = await get(gw, '/api/a');
+    const probe = await gw.get('/api/a');
     assert.equal(probe.status, 500, 'the failed probe answer is relayed');
     assert.equal(a.backend.seen.length, 3);
     // More than timeoutSec since the circuit first opened, yet open: the timer restarted.
-    assertOpenAnswer(await get(gw, '/api/a'), 1);
+    assertOpenAnswer(await gw.get('/api/a'), 1);
     assert.equal(a.backend.seen.length, 3);
     await sleep(1_100);
     a.set('ok');
-    assert.equal((await get(gw, '/api/a')).status, 200);
+    assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 4);
     assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'closed');
     assert.deepEqual(
@@ -219,11 +208,11 @@ describe('circuit breaker (the transition table) against a real failing backend'
     const port = await closedPort();
     const gw = await gateway(circuitYaml(route('/a', `127.0.0.1:${port}`), { maxFailures: 2, timeoutSec: 1 }));
     for (let i = 0; i < 2; i++) {
-      const res = await get(gw, '/api/a');
+      const res = await gw.get('/api/a');
       assert.equal(res.status, 502);
       assert.equal(res.headers['x-portico-error'], 'GW_UPSTREAM_UNREACHABLE');
     }
-    assertOpenAnswer(await get(gw, '/api/a'), 1);
+    assertOpenAnswer(await gw.get('/api/a'), 1);
     assert.deepEqual(gw.gateway.circuits.snapshot(), [
       { origin: `http://127.0.0.1:${port}`, state: 'open', consecutiveFailures: 2 },
     ]);
@@ -244,10 +233,10 @@ describe('circuit breaker (the transition table) against a real failing backend'
           server.close(() => resolve());
         }),
     );
-    assertOpenAnswer(await get(gw, '/api/a'), 1);
+    assertOpenAnswer(await gw.get('/api/a'), 1);
     assert.equal(connections, 0);
     await sleep(1_100);
-    assert.equal((await get(gw, '/api/a')).status, 200);
+    assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(requests, 1);
     assert.equal(connections, 1);
     assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'closed');
@@ -262,17 +251,17 @@ describe('circuit breaker (the transition table) against a real failing backend'
         timeoutSec: 30,
       }),
     );
-    await get(gw, '/api/a');
-    await get(gw, '/api/a2');
+    await gw.get('/api/a');
+    await gw.get('/api/a2');
     assert.equal(a.backend.seen.length, 2);
-    assertOpenAnswer(await get(gw, '/api/a'), 30);
-    assertOpenAnswer(await get(gw, '/api/a2'), 30);
+    assertOpenAnswer(await gw.get('/api/a'), 30);
+    assertOpenAnswer(await gw.get('/api/a2'), 30);
     assert.equal(a.backend.seen.length, 2);
-    for (let i = 0; i < 5; i++) assert.equal((await get(gw, '/api/b')).status, 200);
+    for (let i = 0; i < 5; i++) assert.equal((await gw.get('/api/b')).status, 200);
     assert.equal(b.backend.seen.length, 5);
     // And the other way round: b failing (below its threshold) leaves a's state as it was.
     b.set('fail');
-    assert.equal((await get(gw, '/api/b')).status, 500);
+    assert.equal((await gw.get('/api/b')).status, 500);
     assert.equal(b.backend.seen.length, 6);
     assert.deepEqual(
       gw.gateway.circuits.snapshot(),
@@ -291,7 +280,7 @@ describe('circuit breaker (the transition table) against a real failing backend'
       );
       const agent = new Agent({ connections: 250 });
       cleanups.push(() => agent.close());
-      assert.equal((await get(gw, '/api/a')).status, 500);
+      assert.equal((await gw.get('/api/a')).status, 500);
       assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'open');
       a.set('hold');
       await sleep(400);
@@ -300,7 +289,7 @@ describe('circuit breaker (the transition table) against a real failing backend'
       let allRejected!: () => void;
       const rejectedDone = new Promise<void>((resolve) => (allRejected = resolve));
       const results = Array.from({ length: 200 }, async () => {
-        const res = await get(gw, '/api/a', agent);
+        const res = await gw.get('/api/a', { dispatcher: agent });
         if (res.status === 503 && ++rejected === 200 - halfOpenRequests) allRejected();
         return res;
       });
@@ -323,7 +312,7 @@ describe('circuit breaker (the transition table) against a real failing backend'
       // halfOpenRequests successful probes closed it.
       assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'closed');
       a.set('ok');
-      assert.equal((await get(gw, '/api/a')).status, 200);
+      assert.equal((await gw.get('/api/a')).status, 200);
       assert.equal(a.backend.seen.length, 2 + halfOpenRequests);
     });
   }
@@ -347,7 +336,7 @@ describe('circuit breaker (the transition table) against a real failing backend'
         timeoutSec: 0.3,
       }),
     );
-    assert.equal((await get(gw, '/api/plain')).status, 500);
+    assert.equal((await gw.get('/api/plain')).status, 500);
     await sleep(400);
     const stream = await request(`${gw.url}/api/events`);
     assert.equal(stream.statusCode, 200);
@@ -359,14 +348,14 @@ describe('circuit breaker (the transition table) against a real failing backend'
     // The stream is still open, yet the circuit closed: the probe slot is free again.
     assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'closed');
     mode = 'ok';
-    assert.equal((await get(gw, '/api/plain')).status, 200);
+    assert.equal((await gw.get('/api/plain')).status, 200);
     assert.equal(s.seen.length, 3);
   });
 
   it('off unless enabled: failures never open anything', async () => {
     const a = await backendFor('fail');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { enabled: false, maxFailures: 1 }));
-    for (let i = 0; i < 5; i++) assert.equal((await get(gw, '/api/a')).status, 500);
+    for (let i = 0; i < 5; i++) assert.equal((await gw.get('/api/a')).status, 500);
     assert.equal(a.backend.seen.length, 5);
     assert.deepEqual(gw.gateway.circuits.snapshot(), [
       { origin: a.backend.url, state: 'closed', consecutiveFailures: 0 },
@@ -379,9 +368,9 @@ describe('circuit breaker across configuration reloads', () => {
     const a = await backendFor('fail');
     const b = await backendFor('ok');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 30 }));
-    await get(gw, '/api/a');
-    await get(gw, '/api/a');
-    assertOpenAnswer(await get(gw, '/api/a'), 30);
+    await gw.get('/api/a');
+    await gw.get('/api/a');
+    assertOpenAnswer(await gw.get('/api/a'), 30);
 
     // A new route on the same origin, another backend, other settings: the circuit stays open.
     gw.reload(
@@ -390,10 +379,10 @@ describe('circuit breaker across configuration reloads', () => {
         timeoutSec: 60,
       }),
     );
-    assertOpenAnswer(await get(gw, '/api/a'), 60);
-    assertOpenAnswer(await get(gw, '/api/a-new'), 60);
+    assertOpenAnswer(await gw.get('/api/a'), 60);
+    assertOpenAnswer(await gw.get('/api/a-new'), 60);
     assert.equal(a.backend.seen.length, 2);
-    assert.equal((await get(gw, '/api/b')).status, 200);
+    assert.equal((await gw.get('/api/b')).status, 200);
     assert.deepEqual(
       gw.gateway.circuits.snapshot(),
       [
@@ -406,7 +395,7 @@ describe('circuit breaker across configuration reloads', () => {
     gw.reload(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 0.2 }));
     await sleep(250);
     a.set('ok');
-    assert.equal((await get(gw, '/api/a')).status, 200);
+    assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 3);
     assert.deepEqual(
       gw.gateway.circuits.snapshot(),
@@ -418,18 +407,18 @@ describe('circuit breaker across configuration reloads', () => {
   it('disabling by reload lets requests through; enabling again starts closed', async () => {
     const a = await backendFor('fail');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 1, timeoutSec: 30 }));
-    await get(gw, '/api/a');
-    assertOpenAnswer(await get(gw, '/api/a'), 30);
+    await gw.get('/api/a');
+    assertOpenAnswer(await gw.get('/api/a'), 30);
     assert.equal(a.backend.seen.length, 1);
 
     gw.reload(circuitYaml(route('/a', a.backend), { enabled: false, maxFailures: 1 }));
-    for (let i = 0; i < 3; i++) assert.equal((await get(gw, '/api/a')).status, 500);
+    for (let i = 0; i < 3; i++) assert.equal((await gw.get('/api/a')).status, 500);
     assert.equal(a.backend.seen.length, 4);
 
     gw.reload(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 30 }));
-    assert.equal((await get(gw, '/api/a')).status, 500);
-    assert.equal((await get(gw, '/api/a')).status, 500);
-    assertOpenAnswer(await get(gw, '/api/a'), 30);
+    assert.equal((await gw.get('/api/a')).status, 500);
+    assert.equal((await gw.get('/api/a')).status, 500);
+    assertOpenAnswer(await gw.get('/api/a'), 30);
     assert.equal(a.backend.seen.length, 6);
   });
 
@@ -437,15 +426,15 @@ describe('circuit breaker across configuration reloads', () => {
     const a = await backendFor('fail');
     const b = await backendFor('ok');
     const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 1, timeoutSec: 30 }));
-    await get(gw, '/api/a');
-    assertOpenAnswer(await get(gw, '/api/a'), 30);
+    await gw.get('/api/a');
+    assertOpenAnswer(await gw.get('/api/a'), 30);
     gw.reload(circuitYaml(route('/b', b.backend), { maxFailures: 1, timeoutSec: 30 }));
     assert.deepEqual(gw.gateway.circuits.snapshot(), [
       { origin: b.backend.url, state: 'closed', consecutiveFailures: 0 },
     ]);
     a.set('ok');
     gw.reload(circuitYaml(route('/a', a.backend), { maxFailures: 1, timeoutSec: 30 }));
-    assert.equal((await get(gw, '/api/a')).status, 200);
+    assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 2);
   });
 });

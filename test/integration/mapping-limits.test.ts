@@ -7,9 +7,9 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { get } from '../support/http.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE } from '../../src/mapping/plan.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -38,14 +38,6 @@ async function gateway(yaml: string): Promise<TestGateway> {
   const gw = await startGateway(yaml);
   cleanups.push(() => gw.close());
   return gw;
-}
-
-async function get(
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-  const res = await request(url, { headers });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
 const items = (n: number) => `[${Array.from({ length: n }, (_, i) => `{"id":${i},"authorId":"a${i}"}`).join(',')}]`;
@@ -175,7 +167,7 @@ config:
   limits:
     maxMappingBodyBytes: 10000
 `);
-    const res = await get(`${gw.url}/api/posts`, { 'x-request-id': 'rid-big' });
+    const res = await get(`${gw.url}/api/posts`, { headers: { 'x-request-id': 'rid-big' } });
     assert.equal(res.status, 200);
     assert.equal(res.text, body);
     assert.equal(res.headers['content-length'], String(body.length));
@@ -234,7 +226,7 @@ routes:
         service: ${users.host}
         tag: t
 `);
-      const res = await get(`${gw.url}/api/posts`, { 'x-request-id': 'rid-many' });
+      const res = await get(`${gw.url}/api/posts`, { headers: { 'x-request-id': 'rid-many' } });
       assert.equal(res.status, 200);
       const out = JSON.parse(res.text) as { u: number; t?: string }[];
       assert.equal(out.length, n + 1);
@@ -270,7 +262,7 @@ routes:
         service: ${users.host}
         tag: author
 `);
-    const res = await get(`${gw.url}/api/posts`, { 'x-request-id': 'rid-throw' });
+    const res = await get(`${gw.url}/api/posts`, { headers: { 'x-request-id': 'rid-throw' } });
     assert.equal(res.status, 200);
     assert.equal(res.text, body);
     assert.equal(res.headers['content-type'], 'application/json');

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { get } from '../support/http.js';
 
 interface Reply {
   readonly status?: number;
@@ -54,14 +55,6 @@ function usersHandler(req: IncomingMessage, res: ServerResponse): void {
 function commentsHandler(req: IncomingMessage, res: ServerResponse): void {
   const url = new URL(req.url ?? '/', 'http://x');
   json(res, 200, [{ postId: url.searchParams.get('postId') }]);
-}
-
-async function get(
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-  const res = await request(url, { headers });
-  return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
 
 const urls = (b: TestBackend) => b.seen.map((s) => s.url);
@@ -311,10 +304,12 @@ routes:
     reset();
     primary.replies.set('/raw/creds', { body: '{"authorId":9}' });
     const res = await get(`${gw.url}/api/raw/creds`, {
-      authorization: 'Bearer secret',
-      cookie: 'sid=1',
-      'x-request-id': 'rid-map-1',
-      'accept-encoding': 'gzip',
+      headers: {
+        authorization: 'Bearer secret',
+        cookie: 'sid=1',
+        'x-request-id': 'rid-map-1',
+        'accept-encoding': 'gzip',
+      },
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-request-id'], 'rid-map-1');
@@ -374,7 +369,7 @@ routes:
           headers: { 'content-encoding': c.encoding, etag: '"v1"' },
           body: c.encode(Buffer.from(plain)),
         });
-        const res = await get(gw.url + '/api' + path, { 'accept-encoding': 'gzip, br' });
+        const res = await get(gw.url + '/api' + path, { headers: { 'accept-encoding': 'gzip, br' } });
         assert.equal(res.status, 200);
         assert.equal(res.text, enriched);
         assert.equal(res.headers['content-encoding'], undefined);
@@ -564,7 +559,7 @@ config:
     primary.replies.set('/items', { body: `[${modes.map((m, i) => `{"mode":"${m}","authorId":${i}}`).join(',')}]` });
     const logsBefore = gw.logs.length;
     const started = Date.now();
-    const res = await get(`${gw.url}/api/items`, { 'x-request-id': 'rid-fail' });
+    const res = await get(`${gw.url}/api/items`, { headers: { 'x-request-id': 'rid-fail' } });
     const elapsed = Date.now() - started;
     assert.equal(res.status, 200);
     assert.ok(elapsed < 2000, `mappingSec bounds the wait (${elapsed} ms)`);

@@ -10,13 +10,10 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startPortico, type PorticoProcess } from '../support/cli-process.js';
+import { getStatus } from '../support/http.js';
 
-async function get(url: string): Promise<number> {
-  // A new connection each time, so the cluster's round robin spreads requests over workers.
-  const res = await request(url, { reset: true });
-  await res.body.dump();
-  return res.statusCode;
-}
+/** A new connection each time, so the cluster's round robin spreads requests over workers. */
+const getOnNewConnection = (url: string) => getStatus(url, { reset: true });
 
 function routes(host: string, names: string[]): string {
   return `routes:\n${names.map((n) => `  - { method: GET, route: /${n}, service: ${host}, path: /${n} }`).join('\n')}\n`;
@@ -39,11 +36,11 @@ describe('reload through the CLI', () => {
     writeFileSync(file, routes(backend.host, ['a']));
     const p = await startPortico(['--config', file]);
     try {
-      assert.equal(await get(`${p.url}/api/b`), 404);
+      assert.equal(await getOnNewConnection(`${p.url}/api/b`), 404);
       writeFileSync(file, routes(backend.host, ['a', 'b']));
       p.child.kill('SIGHUP');
       await p.waitForLog((l) => l.msg === 'configuration reloaded');
-      assert.equal(await get(`${p.url}/api/b`), 200);
+      assert.equal(await getOnNewConnection(`${p.url}/api/b`), 200);
 
       writeFileSync(file, 'routes:\n  - { method: GET, route: /c }\n');
       p.child.kill('SIGHUP');
@@ -54,9 +51,9 @@ describe('reload through the CLI', () => {
         `${file}:2:5: routes[0]: missing required key "service"`,
         `${file}:2:5: routes[0]: missing required key "path"`,
       ]);
-      assert.equal(await get(`${p.url}/api/a`), 200);
-      assert.equal(await get(`${p.url}/api/b`), 200);
-      assert.equal(await get(`${p.url}/api/c`), 404);
+      assert.equal(await getOnNewConnection(`${p.url}/api/a`), 200);
+      assert.equal(await getOnNewConnection(`${p.url}/api/b`), 200);
+      assert.equal(await getOnNewConnection(`${p.url}/api/c`), 404);
     } finally {
       p.child.kill('SIGTERM');
       assert.equal(await p.exited, 0);
@@ -71,10 +68,10 @@ describe('reload through the CLI', () => {
       writeFileSync(file, routes(backend.host, ['a', 'w']));
       const reloaded = await p.waitForLog((l) => l.msg === 'reloaded');
       assert.equal(reloaded.why, 'file change');
-      assert.equal(await get(`${p.url}/api/w`), 200);
+      assert.equal(await getOnNewConnection(`${p.url}/api/w`), 200);
       writeFileSync(file, 'routes: [ broken');
       await p.waitForLog((l) => l.msg === 'configuration reload rejected; keeping the running configuration');
-      assert.equal(await get(`${p.url}/api/w`), 200);
+      assert.equal(await getOnNewConnection(`${p.url}/api/w`), 200);
     } finally {
       p.child.kill('SIGTERM');
       assert.equal(await p.exited, 0);
@@ -114,7 +111,7 @@ describe('portico start --workers 2', () => {
       listening.map((l) => l.port),
       [p.port, p.port],
     );
-    for (let i = 0; i < 10; i++) assert.equal(await get(`${p.url}/api/a`), 200);
+    for (let i = 0; i < 10; i++) assert.equal(await getOnNewConnection(`${p.url}/api/a`), 200);
     await p.waitForLog(() => p.logs.filter((l) => l.msg === 'request').length >= 10);
     const served = new Set(p.logs.filter((l) => l.msg === 'request').map((l) => l.worker));
     assert.equal(served.size, 2);
@@ -136,7 +133,7 @@ describe('portico start --workers 2', () => {
     writeFileSync(file, routes(backend.host, ['a', 'b']));
     p.child.kill('SIGHUP');
     await p.waitForLog(() => p.logs.filter((l) => l.msg === 'configuration reloaded').length === 2);
-    for (let i = 0; i < 6; i++) assert.equal(await get(`${p.url}/api/b`), 200);
+    for (let i = 0; i < 6; i++) assert.equal(await getOnNewConnection(`${p.url}/api/b`), 200);
   });
 
   it('logs an invalid file once, in the primary, and keeps serving', async () => {
@@ -145,7 +142,7 @@ describe('portico start --workers 2', () => {
     await p.waitForLog(
       (l) => l.role === 'primary' && l.msg === 'configuration reload rejected; keeping the running configuration',
     );
-    assert.equal(await get(`${p.url}/api/b`), 200);
+    assert.equal(await getOnNewConnection(`${p.url}/api/b`), 200);
   });
 
   it('stops both workers gracefully on SIGTERM and exits 0', async () => {

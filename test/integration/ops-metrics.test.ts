@@ -7,17 +7,12 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { getStatus } from '../support/http.js';
 
 /** The value of one sample line of the exposition text. */
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
-async function get(url: string, headers: Record<string, string> = {}): Promise<number> {
-  const res = await request(url, { headers });
-  await res.body.dump();
-  return res.statusCode;
 }
 
 describe('GET /metrics', () => {
@@ -73,17 +68,17 @@ config:
   mappingCache:
     enabled: true
 `);
-    for (const id of ['1', '2', '3']) assert.equal(await get(`${gw.url}/api/users/${id}`), 200);
-    assert.equal(await get(`${gw.url}/api/users/4`, { 'x-request-id': 'known' }), 200);
-    assert.equal(await get(`${gw.url}/api/nope`), 404);
-    assert.equal(await get(`${gw.url}/api/fail`), 500);
-    assert.equal(await get(`${gw.url}/api/fail`), 500);
-    assert.equal(await get(`${gw.url}/api/fail`), 503); // circuit open after 2 failures
-    assert.equal(await get(`${gw.url}/api/dead`), 502);
-    assert.equal(await get(`${gw.url}/api/posts`), 200);
-    assert.equal(await get(`${gw.url}/api/posts`), 200);
-    assert.equal(await get(`${gw.url}/api/limited`), 200);
-    assert.equal(await get(`${gw.url}/api/limited`), 429);
+    for (const id of ['1', '2', '3']) assert.equal(await getStatus(`${gw.url}/api/users/${id}`), 200);
+    assert.equal(await getStatus(`${gw.url}/api/users/4`, { headers: { 'x-request-id': 'known' } }), 200);
+    assert.equal(await getStatus(`${gw.url}/api/nope`), 404);
+    assert.equal(await getStatus(`${gw.url}/api/fail`), 500);
+    assert.equal(await getStatus(`${gw.url}/api/fail`), 500);
+    assert.equal(await getStatus(`${gw.url}/api/fail`), 503); // circuit open after 2 failures
+    assert.equal(await getStatus(`${gw.url}/api/dead`), 502);
+    assert.equal(await getStatus(`${gw.url}/api/posts`), 200);
+    assert.equal(await getStatus(`${gw.url}/api/posts`), 200);
+    assert.equal(await getStatus(`${gw.url}/api/limited`), 200);
+    assert.equal(await getStatus(`${gw.url}/api/limited`), 429);
   });
   after(async () => {
     await gw?.close();
@@ -192,7 +187,7 @@ config:
   });
 
   it('answers 404 and subscribes nothing to the request path', async () => {
-    assert.equal(await get(`${gw.url}/metrics`), 404);
+    assert.equal(await getStatus(`${gw.url}/metrics`), 404);
     assert.equal(gw.gateway.metrics(), undefined);
   });
 
@@ -202,11 +197,11 @@ routes:
   - { method: GET, route: /a, service: ${backend.host}, path: /a }
 `;
     gw.reload(on);
-    assert.equal(await get(`${gw.url}/api/a`), 200);
+    assert.equal(await getStatus(`${gw.url}/api/a`), 200);
     const registry = gw.gateway.metrics()?.registry;
     gw.reload(on);
     assert.equal(gw.gateway.metrics()?.registry, registry);
-    assert.equal(await get(`${gw.url}/api/a`), 200);
+    assert.equal(await getStatus(`${gw.url}/api/a`), 200);
     const text = await (await request(`${gw.url}/metrics`)).body.text();
     assert.equal(sample(text, 'portico_requests_total{route="/a",method="GET",status_class="2xx"}'), 2);
   });
@@ -238,7 +233,7 @@ describe('GET /metrics behind telemetry.metricsToken', () => {
   });
 
   it('the health endpoints stay open', async () => {
-    assert.equal(await get(`${gw.url}/health`), 200);
-    assert.equal(await get(`${gw.url}/ready`), 200);
+    assert.equal(await getStatus(`${gw.url}/health`), 200);
+    assert.equal(await getStatus(`${gw.url}/ready`), 200);
   });
 });

@@ -8,15 +8,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Pool, request } from 'undici';
+import { Pool } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { get } from '../support/http.js';
 import { reloadFromFile } from '../../src/ops/reload.js';
-
-async function get(url: string): Promise<{ status: number; body: string }> {
-  const res = await request(url);
-  return { status: res.statusCode, body: await res.body.text() };
-}
 
 describe('hot reload', () => {
   let backend: TestBackend;
@@ -72,7 +68,7 @@ ${settings}`;
     assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
     const b = await get(`${gw.url}/api/b`);
     assert.equal(b.status, 200);
-    assert.deepEqual(JSON.parse(b.body), { url: '/b-v2' });
+    assert.deepEqual(b.json(), { url: '/b-v2' });
     assert.equal(gw.logs.filter((l) => l.msg === 'configuration reloaded').length, 1);
   });
 
@@ -108,7 +104,7 @@ ${settings}`;
     release.shift()!();
     const done = await pending;
     assert.equal(done.status, 200);
-    assert.deepEqual(JSON.parse(done.body), { slow: true });
+    assert.deepEqual(done.json(), { slow: true });
   });
 
   it('keeps rate-limit and circuit state across a reload', async () => {

@@ -4,20 +4,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { getStatus } from '../support/http.js';
 import { isRecording } from '../../src/observability/trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
 const SHAPE = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
-
-async function get(url: string, headers: Record<string, string> = {}): Promise<number> {
-  const res = await request(url, { headers });
-  await res.body.dump();
-  return res.statusCode;
-}
 
 describe('trace context propagation', () => {
   let backend: TestBackend;
@@ -40,7 +34,9 @@ config:
 
   it('continues the client trace with a new span id and passes tracestate on', async () => {
     assert.equal(
-      await get(`${gw.url}/api/a`, { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'congo=t61rcWkgMzE' }),
+      await getStatus(`${gw.url}/api/a`, {
+        headers: { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'congo=t61rcWkgMzE' },
+      }),
       200,
     );
     const seen = backend.seen.at(-1)!;
@@ -54,30 +50,30 @@ config:
 
   it('gives every call its own span id in the same trace', async () => {
     const headers = { traceparent: `00-${TRACE}-${PARENT}-01` };
-    await get(`${gw.url}/api/a`, headers);
-    await get(`${gw.url}/api/a`, headers);
+    await getStatus(`${gw.url}/api/a`, { headers: headers });
+    await getStatus(`${gw.url}/api/a`, { headers: headers });
     const [a, b] = backend.seen.slice(-2).map((s) => SHAPE.exec(String(s.headers.traceparent))!);
     assert.equal(a![1], b![1]);
     assert.notEqual(a![2], b![2]);
   });
 
   it('starts a trace when the client sent none or an invalid one, and drops its tracestate', async () => {
-    await get(`${gw.url}/api/a`, { traceparent: 'not-a-trace', tracestate: 'x=y' });
+    await getStatus(`${gw.url}/api/a`, { headers: { traceparent: 'not-a-trace', tracestate: 'x=y' } });
     const seen = backend.seen.at(-1)!;
     const m = SHAPE.exec(String(seen.headers.traceparent))!;
     assert.notEqual(m[1], TRACE);
     assert.equal(m[3], '01');
     assert.equal(seen.headers.tracestate, undefined);
-    await get(`${gw.url}/api/a`);
+    await getStatus(`${gw.url}/api/a`);
     assert.notEqual(SHAPE.exec(String(backend.seen.at(-1)!.headers.traceparent))![1], m[1]);
   });
 
   it('passes the client headers through untouched with propagation off', async () => {
     gw.reload(yaml(false).replace('HOST', backend.host));
-    await get(`${gw.url}/api/a`, { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'a=b' });
+    await getStatus(`${gw.url}/api/a`, { headers: { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'a=b' } });
     assert.equal(backend.seen.at(-1)!.headers.traceparent, `00-${TRACE}-${PARENT}-01`);
     assert.equal(backend.seen.at(-1)!.headers.tracestate, 'a=b');
-    await get(`${gw.url}/api/a`);
+    await getStatus(`${gw.url}/api/a`);
     assert.equal(backend.seen.at(-1)!.headers.traceparent, undefined);
   });
 });
@@ -147,7 +143,7 @@ config:
     // The exporter is loaded with a dynamic import: wait (bounded) until it records.
     for (let i = 0; i < 200 && !isRecording(); i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(isRecording(), true);
-    assert.equal(await get(`${gw.url}/api/a`, { traceparent: `00-${TRACE}-${PARENT}-01` }), 200);
+    assert.equal(await getStatus(`${gw.url}/api/a`, { headers: { traceparent: `00-${TRACE}-${PARENT}-01` } }), 200);
     const spans = await waitForSpans(2);
     assert.equal(collector.seen[0]!.url, '/v1/traces');
     assert.equal(collector.seen[0]!.headers['content-type'], 'application/json');
@@ -171,8 +167,8 @@ config:
 
   it('marks a 5xx answer as an error, and exports nothing for a not-sampled trace', async () => {
     const before = received().spans.length;
-    assert.equal(await get(`${gw.url}/api/boom`, { traceparent: `00-${TRACE}-${PARENT}-00` }), 500);
-    assert.equal(await get(`${gw.url}/api/boom`), 500);
+    assert.equal(await getStatus(`${gw.url}/api/boom`, { headers: { traceparent: `00-${TRACE}-${PARENT}-00` } }), 500);
+    assert.equal(await getStatus(`${gw.url}/api/boom`), 500);
     const spans = (await waitForSpans(before + 2)).slice(before);
     assert.equal(spans.length, 2);
     assert.notEqual(spans[0]!.traceId, TRACE);

@@ -4,9 +4,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { getStatus } from '../support/http.js';
 import { isRecording } from '../../src/observability/trace-context.js';
 
 interface Attr {
@@ -20,12 +20,6 @@ interface Span {
 }
 interface Export {
   resourceSpans: { resource: { attributes: Attr[] }; scopeSpans: { spans: Span[] }[] }[];
-}
-
-async function get(url: string): Promise<number> {
-  const res = await request(url);
-  await res.body.dump();
-  return res.statusCode;
 }
 
 function attr(attrs: Attr[], key: string): string | undefined {
@@ -64,7 +58,7 @@ routes:
     // The exporter starts asynchronously (its module is loaded on demand): requests wait for it.
     const exporter = await gw.gateway.spanExporter();
     assert.equal(exporter !== undefined, isRecording());
-    for (const p of paths) await get(`${gw.url}/api${p}`);
+    for (const p of paths) await getStatus(`${gw.url}/api${p}`);
     const logs = gw.logs;
     await gw.close();
     gw = undefined;

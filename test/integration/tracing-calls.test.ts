@@ -9,17 +9,13 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { get } from '../support/http.js';
 import { isRecording } from '../../src/observability/trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
 const STATE = 'congo=t61rcWkgMzE';
 const SHAPE = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
-
-async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  const res = await request(url, { headers });
-  return { status: res.statusCode, text: await res.body.text() };
-}
 
 /** `[traceId, spanId, flags]` of the one `traceparent` a service received. */
 function traceparentOf(seen: SeenRequest): [string, string, string] {
@@ -115,10 +111,12 @@ config:
 
   it('gives the auth call, the backend call and every mapping call its own span in the client trace', async () => {
     const res = await get(`${gw.url}/api/posts?authors=1,2`, {
-      authorization: 'Bearer ok',
-      traceparent: `00-${TRACE}-${PARENT}-01`,
-      tracestate: STATE,
-      'x-request-id': 'rid-trace-1',
+      headers: {
+        authorization: 'Bearer ok',
+        traceparent: `00-${TRACE}-${PARENT}-01`,
+        tracestate: STATE,
+        'x-request-id': 'rid-trace-1',
+      },
     });
     assert.equal(res.status, 200);
     assert.deepEqual(JSON.parse(res.text), [
@@ -142,7 +140,9 @@ config:
 
   it('puts all calls of a request without a traceparent in one new trace, without tracestate', async () => {
     const from = { auth: auth.seen.length, backend: backend.seen.length, users: users.seen.length };
-    const res = await get(`${gw.url}/api/posts?authors=3,4`, { authorization: 'Bearer ok', tracestate: 'x=y' });
+    const res = await get(`${gw.url}/api/posts?authors=3,4`, {
+      headers: { authorization: 'Bearer ok', tracestate: 'x=y' },
+    });
     assert.equal(res.status, 200);
     const calls = [...auth.seen.slice(from.auth), ...backend.seen.slice(from.backend), ...users.seen.slice(from.users)];
     assert.equal(calls.length, 4);
@@ -159,13 +159,17 @@ config:
     const traceC = 'cccccccccccccccccccccccccccccccc';
     const coalesced = gw.gateway.mappingCache.stats().coalesced ?? 0;
     const first = get(`${gw.url}/api/feed?authors=held`, {
-      traceparent: `00-${traceA}-${PARENT}-01`,
-      'x-request-id': 'rid-a',
+      headers: {
+        traceparent: `00-${traceA}-${PARENT}-01`,
+        'x-request-id': 'rid-a',
+      },
     });
     await arrived;
     const second = get(`${gw.url}/api/feed?authors=held`, {
-      traceparent: `00-${traceB}-${PARENT}-01`,
-      'x-request-id': 'rid-b',
+      headers: {
+        traceparent: `00-${traceB}-${PARENT}-01`,
+        'x-request-id': 'rid-b',
+      },
     });
     // Nothing announces that B joined the running call: a bounded wait on the cache's counter.
     const deadline = Date.now() + 5_000;
@@ -179,7 +183,9 @@ config:
       assert.deepEqual(JSON.parse(r.text), expected);
     }
     // A later request is served from the cache: no call, so no span for it.
-    const third = await get(`${gw.url}/api/feed?authors=held`, { traceparent: `00-${traceC}-${PARENT}-01` });
+    const third = await get(`${gw.url}/api/feed?authors=held`, {
+      headers: { traceparent: `00-${traceC}-${PARENT}-01` },
+    });
     assert.deepEqual(JSON.parse(third.text), expected);
     const held = users.seen.filter((s) => s.url === '/users/held');
     assert.equal(held.length, 1);
@@ -231,9 +237,11 @@ config:
   it('adds no traceparent to mapping and auth calls, and relays the client one to the backend unchanged', async () => {
     const client = `00-${TRACE}-${PARENT}-01`;
     const res = await get(`${gw.url}/api/posts?authors=1`, {
-      authorization: 'Bearer ok',
-      traceparent: client,
-      tracestate: STATE,
+      headers: {
+        authorization: 'Bearer ok',
+        traceparent: client,
+        tracestate: STATE,
+      },
     });
     assert.equal(res.status, 200);
     assert.equal(users.seen.length, 1);
@@ -288,8 +296,8 @@ config:
     // 2 + 2 + 1 calls to the dead origin, none answered.
     for (const authors of ['1,2', '3,3', 'gone'])
       assert.equal((await get(`${gw.url}/api/posts?authors=${authors}`)).status, 200);
-    assert.equal((await get(`${gw.url}/api/orders`, { authorization: 'Bearer ok' })).status, 200);
-    assert.equal((await get(`${gw.url}/api/orders`, { authorization: 'Bearer no' })).status, 401);
+    assert.equal((await get(`${gw.url}/api/orders`, { headers: { authorization: 'Bearer ok' } })).status, 200);
+    assert.equal((await get(`${gw.url}/api/orders`, { headers: { authorization: 'Bearer no' } })).status, 401);
   });
   after(async () => {
     await gw?.close();
@@ -384,8 +392,10 @@ config:
     assert.equal(
       (
         await get(`${gw.url}/api/posts?authors=1`, {
-          authorization: 'Bearer ok',
-          traceparent: `00-${TRACE}-${PARENT}-01`,
+          headers: {
+            authorization: 'Bearer ok',
+            traceparent: `00-${TRACE}-${PARENT}-01`,
+          },
         })
       ).status,
       200,

@@ -8,6 +8,7 @@ import { loadConfigText } from '../../src/config/compile.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { get, type GetOptions, type Reply } from './http.js';
 
 export interface TestGateway {
   /** `http://127.0.0.1:PORT` */
@@ -16,6 +17,8 @@ export interface TestGateway {
   readonly gateway: Gateway;
   /** Every log line written so far, parsed. */
   readonly logs: Record<string, unknown>[];
+  /** GET `path` (e.g. `/api/a`) on this gateway and read the whole answer. */
+  get(path: string, options?: GetOptions): Promise<Reply>;
   /** Reloads from new YAML text; throws on problems like `start` would refuse. */
   reload(yaml: string): void;
   close(): Promise<void>;
@@ -45,6 +48,7 @@ export async function startGateway(
     port: address.port,
     gateway,
     logs,
+    get: (path, getOptions) => get(`http://127.0.0.1:${address.port}${path}`, getOptions),
     reload(next) {
       const r = loadConfigText(next, 'test.yaml', env);
       if (!r.ok) throw new Error(r.problems.map(formatProblem).join('\n'));
