@@ -105,8 +105,17 @@ config:
     ws.close();
   });
 
-  it('upgrades a public route without a token', async () => {
+  it('upgrades a public route without a token: the backend sees the upgrade, messages flow', async () => {
+    const upgradesBefore = backend.upgrades.length;
     const { ws } = await openWebSocket(`${gw.url.replace('http:', 'ws:')}/api/open`);
+    assert.equal(backend.upgrades.length, upgradesBefore + 1);
+    const seen = backend.upgrades.at(-1)!;
+    assert.equal(seen.url, '/echo');
+    assert.equal(seen.headers.authorization, undefined);
+    assert.equal(seen.headers['x-sub'], undefined, 'no claims without a token');
+    ws.send('public');
+    const echo = await bounded(new Promise<Buffer>((r) => ws.once('message', r)), 3_000, 'echo');
+    assert.equal(echo.toString('utf8'), 'public');
     ws.close();
   });
 
