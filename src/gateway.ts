@@ -42,6 +42,11 @@ export interface GatewayOptions {
   readonly drainTimeoutMs?: number;
   /** Overrides the WebSocket tunnel bounds (tests; docs/streaming.md "Tunnel limits" has the defaults). */
   readonly tunnel?: TunnelOptions;
+  /**
+   * Milliseconds clock for circuit open periods, mapping-cache TTLs and the JWKS retry backoff, so
+   * tests can move time by hand; it must never read 0. Default: the real clock.
+   */
+  readonly now?: () => number;
 }
 
 export interface Gateway {
@@ -78,7 +83,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   logEvents(events, logger);
   // One circuit per origin for the whole process; breakers read the registry's current settings,
   // so a reload can change or disable them without losing state (docs/design-decisions.md).
-  const circuits = createCircuitRegistry({ settings: options.config.settings.circuitBreaker, events });
+  const circuits = createCircuitRegistry({
+    settings: options.config.settings.circuitBreaker,
+    events,
+    now: options.now,
+  });
   const upstreams = createUpstreamRegistry({
     connections: options.config.settings.limits.connectionsPerOrigin,
     createBreaker: (origin) => circuits.forOrigin(origin),
@@ -88,13 +97,13 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   let config = options.config;
   // Once per process like the upstreams: cached mapping results survive reloads (docs/design-decisions.md).
-  const mappingCache = createMappingCache(options.config.settings.mappingCache);
+  const mappingCache = createMappingCache(options.config.settings.mappingCache, { now: options.now });
   // Once per process too: rate-limit buckets survive reloads (docs/design-decisions.md).
   const rateLimiter = createRateLimiter();
   // Open SSE streams, ended when the drain starts (they would otherwise hold it for 15 s).
   const streams = createOpenStreams();
   // Once per process too: JWKS keys survive reloads, no refetch for an unchanged jwksUrl (docs/design-decisions.md).
-  const jwks = createJwksRegistry({ logger });
+  const jwks = createJwksRegistry({ logger, now: options.now });
   let table = buildTable(config);
   let draining = false;
   const inFlight = { count: 0 };

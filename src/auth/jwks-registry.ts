@@ -26,6 +26,8 @@ export interface JwksRegistryOptions {
   readonly logger: Logger;
   /** Default 1 s (jwks.ts). */
   readonly retryAfterFailureMs?: number;
+  /** Milliseconds clock for the retry backoff; default `Date.now`. */
+  readonly now?: () => number;
   /** Makes a source; tests count or fake it. Default: a jose remote key set, prefetched at once. */
   readonly createSource?: (options: RemoteKeySourceOptions) => JwksKeySource;
 }
@@ -50,6 +52,7 @@ export function createJwksRegistry(options: JwksRegistryOptions): JwksRegistry {
         logger: options.logger,
         pool,
         ...(options.retryAfterFailureMs === undefined ? {} : { retryAfterFailureMs: options.retryAfterFailureMs }),
+        ...(options.now === undefined ? {} : { now: options.now }),
       });
       sources.set(key, source);
       if (sources.size > JWKS_REGISTRY_MAX_SOURCES) sources.delete(sources.keys().next().value!);

@@ -191,6 +191,8 @@ export interface RemoteKeySourceOptions {
   readonly logger: Logger;
   /** Default 1 s. */
   readonly retryAfterFailureMs?: number;
+  /** Milliseconds clock for the retry backoff; default `Date.now`. */
+  readonly now?: () => number;
   /**
    * The upstream pool of the JWKS origin: keep-alive, and the `upstreamTls` settings (a private CA)
    * apply to the key fetch as to any backend. Without it, the global fetch is used.
@@ -215,7 +217,7 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions): JwksKeyS
     logger: options.logger,
     url: options.url,
     retryAfterFailureMs: options.retryAfterFailureMs ?? 1_000,
-    now: Date.now,
+    now: options.now ?? Date.now,
   });
   void source.prefetch();
   return source;
