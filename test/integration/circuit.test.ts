@@ -1,11 +1,11 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import type { Reply } from '../support/http.js';
+import { createManualClock, type ManualClock } from '../support/manual-clock.js';
 
 type Mode = 'fail' | 'ok' | 'hold';
 
@@ -94,8 +94,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function gateway(yaml: string): Promise<TestGateway> {
-  const gw = await startGateway(yaml);
+/** With a `clock`, open periods pass when the test advances it, not in real time. */
+async function gateway(yaml: string, clock?: ManualClock): Promise<TestGateway> {
+  const gw = await startGateway(yaml, process.env, clock === undefined ? {} : { now: clock.now });
   cleanups.push(() => gw.close());
   return gw;
 }
@@ -160,13 +161,16 @@ describe('circuit breaker (the transition table) against a real failing backend'
 
   it('after timeoutSec one probe goes through; its success closes the circuit', async () => {
     const a = await backendFor('fail');
-    const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 1 }));
+    const clock = createManualClock();
+    const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 1 }), clock);
     await gw.get('/api/a');
     await gw.get('/api/a');
     assertOpenAnswer(await gw.get('/api/a'), 1);
     assert.equal(a.backend.seen.length, 2);
-    // Timer-driven: the circuit may probe once timeoutSec has passed.
-    await sleep(1_100);
+    clock.advance(999);
+    assertOpenAnswer(await gw.get('/api/a'), 1);
+    assert.equal(a.backend.seen.length, 2, 'still open just before timeoutSec');
+    clock.advance(1);
     a.set('ok');
     assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 3);
@@ -182,17 +186,19 @@ describe('circuit breaker (the transition table) against a real failing backend'
 
   it('a failed probe reopens the circuit and restarts the timer', async () => {
     const a = await backendFor('fail');
-    const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 1 }));
+    const clock = createManualClock();
+    const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 1 }), clock);
     await gw.get('/api/a');
     await gw.get('/api/a');
-    await sleep(1_100);
+    clock.advance(1_000);
     const probe = await gw.get('/api/a');
     assert.equal(probe.status, 500, 'the failed probe answer is relayed');
     assert.equal(a.backend.seen.length, 3);
     // More than timeoutSec since the circuit first opened, yet open: the timer restarted.
+    clock.advance(500);
     assertOpenAnswer(await gw.get('/api/a'), 1);
     assert.equal(a.backend.seen.length, 3);
-    await sleep(1_100);
+    clock.advance(500);
     a.set('ok');
     assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 4);
@@ -206,7 +212,8 @@ describe('circuit breaker (the transition table) against a real failing backend'
 
   it('a refused connection counts as a failure; the recovered backend is not connected to while open', async () => {
     const port = await closedPort();
-    const gw = await gateway(circuitYaml(route('/a', `127.0.0.1:${port}`), { maxFailures: 2, timeoutSec: 1 }));
+    const clock = createManualClock();
+    const gw = await gateway(circuitYaml(route('/a', `127.0.0.1:${port}`), { maxFailures: 2, timeoutSec: 1 }), clock);
     for (let i = 0; i < 2; i++) {
       const res = await gw.get('/api/a');
       assert.equal(res.status, 502);
@@ -235,7 +242,7 @@ describe('circuit breaker (the transition table) against a real failing backend'
     );
     assertOpenAnswer(await gw.get('/api/a'), 1);
     assert.equal(connections, 0);
-    await sleep(1_100);
+    clock.advance(1_000);
     assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(requests, 1);
     assert.equal(connections, 1);
@@ -275,15 +282,17 @@ describe('circuit breaker (the transition table) against a real failing backend'
   for (const halfOpenRequests of [1, 3]) {
     it(`200 concurrent requests when the circuit turns half-open admit exactly ${halfOpenRequests} probe(s)`, async () => {
       const a = await backendFor('fail');
+      const clock = createManualClock();
       const gw = await gateway(
         circuitYaml(route('/a', a.backend), { maxFailures: 1, timeoutSec: 0.3, halfOpenRequests }),
+        clock,
       );
       const agent = new Agent({ connections: 250 });
       cleanups.push(() => agent.close());
       assert.equal((await gw.get('/api/a')).status, 500);
       assert.equal(gw.gateway.circuits.snapshot()[0]?.state, 'open');
       a.set('hold');
-      await sleep(400);
+      clock.advance(300);
 
       let rejected = 0;
       let allRejected!: () => void;
@@ -330,14 +339,16 @@ describe('circuit breaker (the transition table) against a real failing backend'
       json(res, mode === 'fail' ? 500 : 200, { mode });
     });
     cleanups.push(() => s.close());
+    const clock = createManualClock();
     const gw = await gateway(
       circuitYaml([route('/plain', s), route('/events', s, '    isSSE: true\n')].join(''), {
         maxFailures: 1,
         timeoutSec: 0.3,
       }),
+      clock,
     );
     assert.equal((await gw.get('/api/plain')).status, 500);
-    await sleep(400);
+    clock.advance(300);
     const stream = await request(`${gw.url}/api/events`);
     assert.equal(stream.statusCode, 200);
     for await (const chunk of stream.body) {
@@ -367,7 +378,8 @@ describe('circuit breaker across configuration reloads', () => {
   it('state survives a reload for an origin that still exists, and new settings apply to it', async () => {
     const a = await backendFor('fail');
     const b = await backendFor('ok');
-    const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 30 }));
+    const clock = createManualClock();
+    const gw = await gateway(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 30 }), clock);
     await gw.get('/api/a');
     await gw.get('/api/a');
     assertOpenAnswer(await gw.get('/api/a'), 30);
@@ -391,9 +403,9 @@ describe('circuit breaker across configuration reloads', () => {
       ].sort((x, y) => (x.origin < y.origin ? -1 : 1)),
     );
 
-    // A shorter timeout reaches the open circuit: it has already been open long enough.
+    // A shorter timeout reaches the circuit that opened under the longer one.
     gw.reload(circuitYaml(route('/a', a.backend), { maxFailures: 2, timeoutSec: 0.2 }));
-    await sleep(250);
+    clock.advance(200);
     a.set('ok');
     assert.equal((await gw.get('/api/a')).status, 200);
     assert.equal(a.backend.seen.length, 3);
