@@ -1,8 +1,8 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway } from '../support/gateway.js';
+import { createManualClock } from '../support/manual-clock.js';
 
 const POSTS = [
   { id: 1, authorId: 'a', title: 'one' },
@@ -53,7 +53,8 @@ describe('circuit breaker and response mapping (one circuit per origin, shared)'
       () => posts.close(),
       () => users.close(),
     );
-    const gw = await startGateway(yaml(posts, users));
+    const clock = createManualClock();
+    const gw = await startGateway(yaml(posts, users), process.env, { now: clock.now });
     cleanups.push(() => gw.close());
     const untagged = POSTS;
 
@@ -86,7 +87,7 @@ describe('circuit breaker and response mapping (one circuit per origin, shared)'
     assert.equal(users.seen.length, 2);
 
     // After timeoutSec the mapping call is the probe; its success closes the circuit.
-    await sleep(1_100);
+    clock.advance(1_000);
     usersUp = true;
     const recovered = await gw.get('/api/posts');
     assert.deepEqual(recovered.json(), [

@@ -10,6 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { createManualClock, type ManualClock } from '../support/manual-clock.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** `/item/{key}` -> `{"key":"<key>"}`; `/list/{n}` -> n items over 5 keys. */
 function primaryHandler(req: IncomingMessage, res: ServerResponse): void {
@@ -28,6 +30,8 @@ interface Setup {
   readonly gw: TestGateway;
   readonly primary: TestBackend;
   readonly users: TestBackend;
+  /** The gateway's clock: TTLs run out when the test advances it. */
+  readonly clock: ManualClock;
   /** Calls the users service received per path. */
   calls(path: string): number;
   /** GET /api/item/{key}: the `user` tag, or undefined when the item has none. */
@@ -65,9 +69,11 @@ config:
 ${cache}
 ${extra}
 `;
-  const gw = await startGateway(yaml);
+  const clock = createManualClock();
+  const gw = await startGateway(yaml, process.env, { now: clock.now });
   return {
     gw,
+    clock,
     primary,
     users,
     yaml,
@@ -156,10 +162,10 @@ describe('mapping cache', () => {
       s = await setup(`    enabled: true
     ttlSec: 0.3`);
       await s.item('A');
+      s.clock.advance(299);
       await s.item('A');
-      assert.equal(s.calls('/users/A'), 1);
-      // A bounded wait for a timer-driven behaviour (the unit tests advance a fake clock instead).
-      await new Promise((r) => setTimeout(r, 450));
+      assert.equal(s.calls('/users/A'), 1, 'still cached just before ttlSec');
+      s.clock.advance(2);
       await s.item('A');
       assert.equal(s.calls('/users/A'), 2);
       await s.item('A');
@@ -225,10 +231,14 @@ describe('mapping cache', () => {
   it('two concurrent client requests for one URL share one call', async () => {
     let s: Setup | undefined;
     try {
-      s = await setup(ENABLED, (req, res) => {
-        setTimeout(() => json(res, 200, { at: req.url }), 200);
-      });
-      const [a, b] = await Promise.all([s.item('S'), s.item('S')]);
+      const held: (() => void)[] = [];
+      s = await setup(ENABLED, (req, res) => held.push(() => json(res, 200, { at: req.url })));
+      const answers = Promise.all([s.item('S'), s.item('S')]);
+      const cache = s.gw.gateway.mappingCache;
+      // The call is answered only once it reached the users service and the second client request joined it.
+      await waitFor(() => held.length === 1 && cache.stats().coalesced === 1, 5_000, 'the second request joining');
+      for (const answer of held) answer();
+      const [a, b] = await answers;
       assert.deepEqual(a, { at: '/users/S' });
       assert.deepEqual(b, { at: '/users/S' });
       assert.equal(s.calls('/users/S'), 1);
@@ -248,10 +258,20 @@ describe('mapping cache', () => {
   it('a failed shared call fails every waiter, and is not cached', async () => {
     let s: Setup | undefined;
     try {
+      const held: (() => void)[] = [];
+      let holding = true;
       s = await setup(ENABLED, (_req, res) => {
-        setTimeout(() => json(res, 500, { error: 'boom' }), 200);
+        const fail = () => json(res, 500, { error: 'boom' });
+        if (holding) held.push(fail);
+        else fail();
       });
-      const [a, b] = await Promise.all([s.item('S'), s.item('S')]);
+      const answers = Promise.all([s.item('S'), s.item('S')]);
+      const cache = s.gw.gateway.mappingCache;
+      // The call fails only once it reached the users service and the second client request joined it.
+      await waitFor(() => held.length === 1 && cache.stats().coalesced === 1, 5_000, 'the second request joining');
+      holding = false;
+      for (const answer of held) answer();
+      const [a, b] = await answers;
       assert.equal(a, undefined);
       assert.equal(b, undefined);
       assert.equal(s.calls('/users/S'), 1);
