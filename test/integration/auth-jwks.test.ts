@@ -5,11 +5,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import type { GetOptions } from '../support/http.js';
+import { createManualClock } from '../support/manual-clock.js';
+import { waitFor } from '../support/wait-for.js';
 
 interface SigningKey {
   kid: string;
@@ -54,14 +55,6 @@ function bearer(token?: string): GetOptions {
   return token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } };
 }
 
-async function eventually(check: () => boolean, ms = 2000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}
-
 describe('JWKS mode', () => {
   let backend: TestBackend;
   let jwks: Awaited<ReturnType<typeof startJwksServer>>;
@@ -88,7 +81,7 @@ config:
   });
 
   it('fetches the keys at start, once', async () => {
-    await eventually(() => jwks.state.fetches === 1);
+    await waitFor(() => jwks.state.fetches === 1);
     const res = await gw.get('/api/orders', bearer(await keys.RS256!.sign({ aud: 'portico-tests', sub: 'u-1' })));
     assert.equal(res.status, 200);
     assert.equal(jwks.state.fetches, 1, 'the first request used the prefetched keys');
@@ -176,7 +169,7 @@ config:
   auth: { jwksUrl: "${jwks.url}", defaultProtected: true }
 `);
     try {
-      await eventually(() => jwks.state.fetches === 1);
+      await waitFor(() => jwks.state.fetches === 1);
       const stranger = await signingKey('k-unknown', 'ES256');
       for (let i = 0; i < 5; i++) {
         const res = await gw.get('/api/orders', bearer(await stranger.sign({ i })));
@@ -198,12 +191,17 @@ describe('JWKS endpoint down at start', () => {
     const backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
     const jwks = await startJwksServer([key]);
     jwks.state.up = false;
-    const gw = await startGateway(`${routes(backend.host)}
+    const clock = createManualClock();
+    const gw = await startGateway(
+      `${routes(backend.host)}
 config:
   auth: { jwksUrl: "${jwks.url}", defaultProtected: true }
-`);
+`,
+      process.env,
+      { now: clock.now },
+    );
     try {
-      await eventually(() =>
+      await waitFor(() =>
         gw.logs.some((l) => l.msg === 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load'),
       );
       const token = await key.sign({ sub: 'u-1' });
@@ -215,8 +213,12 @@ config:
       assert.equal((await gw.get('/api/catalog')).status, 200);
       const before = backend.seen.length;
       jwks.state.up = true;
-      // Failed fetches are retried after a 1 s backoff (a timer-driven behaviour: a bounded wait).
-      await sleep(1100);
+      // A failed fetch is retried after a 1 s backoff: until then, no fetch and still 503.
+      const fetches = jwks.state.fetches;
+      clock.advance(999);
+      assert.equal((await gw.get('/api/orders', bearer(token))).status, 503);
+      assert.equal(jwks.state.fetches, fetches);
+      clock.advance(1);
       const up = await gw.get('/api/orders', bearer(token));
       assert.equal(up.status, 200);
       assert.equal(backend.seen.length, before + 1);
@@ -266,7 +268,7 @@ config:
 `;
     const gw = await startGateway(yaml('aud-1'));
     try {
-      await eventually(() => jwks.state.fetches === 1);
+      await waitFor(() => jwks.state.fetches === 1);
       assert.equal((await gw.get('/api/orders', bearer(await key.sign({ aud: 'aud-1', sub: 'before' })))).status, 200);
 
       gw.reload(yaml('aud-2'));
@@ -311,9 +313,9 @@ config:
 `;
     const gw = await startGateway(yaml(first.url));
     try {
-      await eventually(() => first.state.fetches === 1);
+      await waitFor(() => first.state.fetches === 1);
       gw.reload(yaml(second.url));
-      await eventually(() => second.state.fetches === 1);
+      await waitFor(() => second.state.fetches === 1);
       assert.equal((await gw.get('/api/orders', bearer(await key.sign({ sub: 'u' })))).status, 200);
       gw.reload(yaml(first.url));
       assert.equal((await gw.get('/api/orders', bearer(await key.sign({ sub: 'v' })))).status, 200);
