@@ -11,6 +11,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { request } from 'undici';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { waitFor } from '../support/wait-for.js';
 
 const POOL = 64; // config.limits.connectionsPerOrigin default
 const CHUNK = Buffer.alloc(16 * 1024, 'x');
@@ -115,15 +116,6 @@ async function inParallel<T>(count: number, concurrency: number, task: () => Pro
   return results;
 }
 
-/** Polls a condition (the sockets close asynchronously) for at most `ms`. */
-async function eventually(what: string, ms: number, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const abortedLogs = (gw: TestGateway, path: string) =>
   gw.logs.filter((l) => l.msg === 'request' && l.path === path && l.aborted === true).length;
 
@@ -162,23 +154,23 @@ routes:
       assert.deepEqual(new Set(statuses), new Set(['HTTP/1.1 200 OK']));
       assert.equal(backend.started.get('/slow'), 1000);
 
-      await eventually(
-        'every backend response sees its client leave',
-        3_000,
+      await waitFor(
         () => backend.closedEarly === 1000 && backend.inFlight === 0,
+        3_000,
+        'every backend response sees its client leave',
       );
-      await eventually('backend sockets fall to the pool size or less', 3_000, () => backend.sockets.size <= POOL);
-      await eventually('the gateway logs 1,000 aborted requests', 3_000, () => abortedLogs(gw, '/api/slow') === 1000);
+      await waitFor(() => backend.sockets.size <= POOL, 3_000, 'backend sockets fall to the pool size or less');
+      await waitFor(() => abortedLogs(gw, '/api/slow') === 1000, 3_000, 'the gateway logs 1,000 aborted requests');
       assert.equal(backend.closedEarly, 1000);
 
       // The whole pool is free again: POOL clients at once all get their first bytes.
       const again = await inParallel(POOL, POOL, () => abortingClient(gw.port, '/api/slow'));
       assert.equal(again.length, POOL);
       assert.deepEqual(new Set(again), new Set(['HTTP/1.1 200 OK']));
-      await eventually(
-        'the second wave is released too',
-        3_000,
+      await waitFor(
         () => backend.closedEarly === 1000 + POOL && backend.inFlight === 0,
+        3_000,
+        'the second wave is released too',
       );
 
       const res = await request(`${gw.url}/api/small`);
@@ -207,29 +199,25 @@ routes:
       );
       const closedBefore = backend.closedEarly;
       // The pool holds POOL requests at the backend; the other 136 wait in the gateway's queue.
-      await eventually(
-        'the pool is full at the backend',
-        3_000,
+      await waitFor(
         () => backend.started.get('/stall') === POOL && backend.held.size === POOL,
+        3_000,
+        'the pool is full at the backend',
       );
 
       // The queued clients leave first: their requests must be dropped from the queue, never sent.
       for (const [id, s] of clients) if (!backend.held.has(id)) s.destroy();
-      await eventually(
-        'the gateway logs 136 aborted requests',
-        3_000,
-        () => abortedLogs(gw, '/api/stall') === 200 - POOL,
-      );
+      await waitFor(() => abortedLogs(gw, '/api/stall') === 200 - POOL, 3_000, 'the gateway logs 136 aborted requests');
       assert.equal(backend.closedEarly, closedBefore);
       // Then the clients whose requests the backend holds.
       for (const id of backend.held) clients.get(id)?.destroy();
-      await eventually(
-        'every held backend request sees its client leave',
-        3_000,
+      await waitFor(
         () => backend.closedEarly === closedBefore + POOL && backend.inFlight === 0,
+        3_000,
+        'every held backend request sees its client leave',
       );
-      await eventually('the gateway logs 200 aborted requests', 3_000, () => abortedLogs(gw, '/api/stall') === 200);
-      await eventually('backend sockets fall to the pool size or less', 3_000, () => backend.sockets.size <= POOL);
+      await waitFor(() => abortedLogs(gw, '/api/stall') === 200, 3_000, 'the gateway logs 200 aborted requests');
+      await waitFor(() => backend.sockets.size <= POOL, 3_000, 'backend sockets fall to the pool size or less');
 
       // The pool serves in order: had the 136 aborted requests stayed queued, they would reach the
       // backend before this one.

@@ -17,6 +17,7 @@ import { request } from 'undici';
 import { startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { bounded, startWsBackend, type WsBackend } from '../support/ws-backend.js';
+import { waitFor } from '../support/wait-for.js';
 import { acceptFor } from '../../src/stream/websocket.js';
 
 const MB = 1024 * 1024;
@@ -38,15 +39,6 @@ function tcpBufferMax(name: 'tcp_wmem'): number {
     return Number.isFinite(max) && max > 0 ? max : 4 * MB;
   } catch {
     return 4 * MB; // not Linux: Linux's default maximum
-  }
-}
-
-/** Polls `check` until it holds (bounded); for counts that change without one event to await. */
-async function eventually(what: string, ms: number, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -198,8 +190,10 @@ config:
 
     // Every slow connection is cut within its timeout (plus Node's check interval and a margin).
     const bound = Math.max(HEADER_MS, BODY_IDLE_MS) + CHECK_MS + MARGIN_MS;
-    await eventually('all slow connections closed', bound, () =>
-      [...slowloris, ...idle, ...stalled].every((c) => c.closedAt !== undefined),
+    await waitFor(
+      () => [...slowloris, ...idle, ...stalled].every((c) => c.closedAt !== undefined),
+      bound,
+      'all slow connections closed',
     );
     clearInterval(drip);
     assert.ok(sent < head.length, 'the slowloris heads never completed');
@@ -211,7 +205,7 @@ config:
       'a stalled body is answered 408',
     );
     // Nothing is left on the backend side: no request of theirs in flight.
-    await eventually('no backend request in flight', 2_000, () => backendOpen === 0);
+    await waitFor(() => backendOpen === 0, 2_000, 'no backend request in flight');
   });
 
   it('uploads that trickle (never silent for clientBodySec): buffered by the gateway, the backend never sees them, others are served', async () => {
@@ -241,7 +235,7 @@ config:
       clearInterval(drip);
       for (const c of uploads) c.socket.destroy();
     }
-    await eventually('every upload connection closed', 2_000, () => uploads.every((c) => c.closedAt !== undefined));
+    await waitFor(() => uploads.every((c) => c.closedAt !== undefined), 2_000, 'every upload connection closed');
     assert.equal(
       backend.seen.filter((r) => r.url === '/upload').length,
       0,
@@ -258,15 +252,19 @@ config:
       c.socket.pause(); // never reads
       c.socket.write('GET /api/big HTTP/1.1\r\nHost: x\r\n\r\n');
     }
-    await eventually('every big response started', 3_000, () => bigWritten.length === before + readers);
+    await waitFor(() => bigWritten.length === before + readers, 3_000, 'every big response started');
     // Wait until the backends' writes stop moving: everything in flight is then held somewhere.
     let last = -1;
-    await eventually('backpressure reached the backend', 5_000, () => {
-      const now = bigWritten.slice(before).reduce((a, b) => a + b, 0);
-      const settled = now === last;
-      last = now;
-      return settled;
-    });
+    await waitFor(
+      () => {
+        const now = bigWritten.slice(before).reduce((a, b) => a + b, 0);
+        const settled = now === last;
+        last = now;
+        return settled;
+      },
+      5_000,
+      'backpressure reached the backend',
+    );
     // The clients read nothing, so everything written is in flight: kernel buffers plus what the
     // gateway holds. Without backpressure the whole 32 MiB per client would be pulled.
     // The kernels hold a few MB per connection (socket buffers on loopback: the backend's send
@@ -284,7 +282,7 @@ config:
     assert.equal(meanwhile.status, 200);
     assert.ok(meanwhile.ms < HEADER_MS, `normal GET took ${Math.round(meanwhile.ms)} ms`);
     for (const c of clients) c.socket.destroy();
-    await eventually('every backend response released', 3_000, () => backendOpen === 0);
+    await waitFor(() => backendOpen === 0, 3_000, 'every backend response released');
   });
 
   // Gateway, backend and clients share this one process: 600 keeps the file within seconds.
@@ -324,8 +322,8 @@ config:
       await Promise.all(Array.from({ length: Math.min(concurrency, total - i) }, (_, j) => one(i + j)));
     }
     assert.equal(opened, total);
-    await eventually('every tunnel closed', 5_000, () => closedStreams === total);
-    await eventually('every backend WebSocket closed', 5_000, () => ws.sockets.every((s) => s.readyState === s.CLOSED));
+    await waitFor(() => closedStreams === total, 5_000, 'every tunnel closed');
+    await waitFor(() => ws.sockets.every((s) => s.readyState === s.CLOSED), 5_000, 'every backend WebSocket closed');
     off();
   });
 
@@ -334,7 +332,7 @@ config:
     c.socket.write(
       `GET /api/deaf HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.from('flood-key-012345').toString('base64')}\r\n\r\n`,
     );
-    await eventually('101', 3_000, () => c.received.startsWith('HTTP/1.1 101') && c.received.includes('\r\n\r\n'));
+    await waitFor(() => c.received.startsWith('HTTP/1.1 101') && c.received.includes('\r\n\r\n'), 3_000, '101');
     const tunnelClosed = new Promise<void>((resolve) => {
       const off = gw.gateway.events.on('stream:close', (e) => {
         if (e.kind !== 'websocket') return;
@@ -364,7 +362,7 @@ config:
     // The gateway closed both sockets: each side notices as soon as it reads.
     for (const s of deaf.sockets) s.resume();
     c.socket.resume();
-    await eventually('backend sockets closed', 2_000, () => deaf.sockets.size === 0);
-    await eventually('client socket closed', 2_000, () => c.closedAt !== undefined);
+    await waitFor(() => deaf.sockets.size === 0, 2_000, 'backend sockets closed');
+    await waitFor(() => c.closedAt !== undefined, 2_000, 'client socket closed');
   });
 });

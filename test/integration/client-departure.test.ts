@@ -13,6 +13,7 @@ import type { Socket } from 'node:net';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** Starts a GET and resolves with the response head (the body is left to the caller). */
 function open(url: string, path: string): Promise<{ req: ClientRequest; res: IncomingMessage }> {
@@ -22,15 +23,6 @@ function open(url: string, path: string): Promise<{ req: ClientRequest; res: Inc
     req.on('error', reject);
     req.end();
   });
-}
-
-/** Polls `check` until it holds (bounded); for state that changes without an event to await. */
-async function eventually(what: string, ms: number, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe('a client that leaves is not an upstream error', () => {
@@ -120,9 +112,11 @@ config:
     assert.equal(res.statusCode, 200);
     await new Promise((r) => res.once('data', r));
     req.destroy();
-    await eventually('the backend stream closes', 3_000, () => streamsClosed === before.closed + 1);
-    await eventually('the request is logged', 3_000, () =>
-      gw.logs.slice(before.lines).some((l) => l.msg === 'request' && l.path === '/api/events'),
+    await waitFor(() => streamsClosed === before.closed + 1, 3_000, 'the backend stream closes');
+    await waitFor(
+      () => gw.logs.slice(before.lines).some((l) => l.msg === 'request' && l.path === '/api/events'),
+      3_000,
+      'the request is logged',
     );
     assert.deepEqual(upstreamErrorLines(before.lines), [], 'no "upstream error" line');
     const departure = gw.logs.slice(before.lines).find((l) => l.msg === 'client closed');
@@ -144,10 +138,12 @@ config:
       r.end();
       resolve({ req: r });
     });
-    await eventually('the backend has the request', 3_000, () => held.length === 1);
+    await waitFor(() => held.length === 1, 3_000, 'the backend has the request');
     req.destroy();
-    await eventually('the request is logged', 3_000, () =>
-      gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/slow-items'),
+    await waitFor(
+      () => gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/slow-items'),
+      3_000,
+      'the request is logged',
     );
     held.splice(0).forEach((release) => release());
     assert.deepEqual(upstreamErrorLines(before), []);
@@ -161,10 +157,12 @@ config:
     const req = httpRequest({ host: u.hostname, port: u.port, path: '/api/items', agent: false });
     req.on('error', () => {});
     req.end();
-    await eventually('the mapping call reached the backend', 3_000, () => held.length === 1);
+    await waitFor(() => held.length === 1, 3_000, 'the mapping call reached the backend');
     req.destroy();
-    await eventually('the request is logged', 3_000, () =>
-      gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/items'),
+    await waitFor(
+      () => gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/items'),
+      3_000,
+      'the request is logged',
     );
     held.splice(0).forEach((release) => release());
     assert.deepEqual(upstreamErrorLines(before), []);
@@ -181,11 +179,15 @@ config:
     const { req, res } = await open(gw.url, '/api/text');
     await new Promise((r) => res.once('data', r));
     req.destroy();
-    await eventually('the request is logged', 3_000, () =>
-      gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/text'),
+    await waitFor(
+      () => gw.logs.slice(before).some((l) => l.msg === 'request' && l.path === '/api/text'),
+      3_000,
+      'the request is logged',
     );
-    await eventually('the departure is logged', 3_000, () =>
-      gw.logs.slice(before).some((l) => l.msg === 'client closed' && l.route === 'GET /text'),
+    await waitFor(
+      () => gw.logs.slice(before).some((l) => l.msg === 'client closed' && l.route === 'GET /text'),
+      3_000,
+      'the departure is logged',
     );
     held.splice(0).forEach((release) => release());
     assert.deepEqual(upstreamErrorLines(before), []);
@@ -193,7 +195,7 @@ config:
   });
 
   it('SSE clients that leave: each cut stream closes its backend connection (a body cut mid-way cannot be reused), and none is left open', async () => {
-    await eventually('earlier stream connections are gone', 3_000, () => openStreamSockets.size === 0);
+    await waitFor(() => openStreamSockets.size === 0, 3_000, 'earlier stream connections are gone');
     const usedBefore = streamSockets.size;
     const closedBefore = streamsClosed;
     const rounds = 20;
@@ -201,12 +203,12 @@ config:
       const { req, res } = await open(gw.url, '/api/events');
       await new Promise((r) => res.once('data', r));
       req.destroy();
-      await eventually('the backend stream closes', 3_000, () => streamsClosed === closedBefore + i + 1);
+      await waitFor(() => streamsClosed === closedBefore + i + 1, 3_000, 'the backend stream closes');
     }
     // One new backend connection per stream: undici cannot return a connection whose response was
     // cut mid-body to its pool, so each departure costs the next stream a TCP handshake.
     assert.equal(streamSockets.size - usedBefore, rounds);
     // Nothing leaks: every stream connection is closed on the backend side.
-    await eventually('backend stream sockets closed', 3_000, () => openStreamSockets.size === 0);
+    await waitFor(() => openStreamSockets.size === 0, 3_000, 'backend stream sockets closed');
   });
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { getStatus } from '../support/http.js';
+import { waitFor } from '../support/wait-for.js';
 import { isRecording } from '../../src/observability/trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -133,15 +134,14 @@ config:
   }
 
   async function waitForSpans(count: number): Promise<ExportedSpan[]> {
-    const deadline = Date.now() + 5_000;
     // Timer-driven behaviour (batches leave every second): a bounded wait.
-    while (received().spans.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => received().spans.length >= count, 5_000, `${count} exported spans`);
     return received().spans;
   }
 
   it('exports a server span under the client span and a client span per backend call', async () => {
     // The exporter is loaded with a dynamic import: wait (bounded) until it records.
-    for (let i = 0; i < 200 && !isRecording(); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(isRecording, 5_000, 'the span exporter recording');
     assert.equal(isRecording(), true);
     assert.equal(await getStatus(`${gw.url}/api/a`, { headers: { traceparent: `00-${TRACE}-${PARENT}-01` } }), 200);
     const spans = await waitForSpans(2);

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createEventBus } from '../../src/observability/events.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startOtlpExporter } from '../../src/observability/otlp.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe('OTLP export to a collector that never answers', () => {
   let collector: Server;
@@ -66,7 +67,7 @@ describe('OTLP export to a collector that never answers', () => {
     assert.equal(exporter.queued, 4096);
     assert.equal(exporter.dropped, total - 4096);
     // Bounded wait for the one send to reach the collector.
-    for (let i = 0; i < 100 && requestsStarted === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => requestsStarted > 0, 5_000, 'a send reaching the collector');
     assert.equal(requestsStarted, 1, 'one send in flight, the rest wait in the queue');
 
     const started = performance.now();

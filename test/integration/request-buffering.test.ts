@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect, type RawConnection } from '../support/raw-http.js';
+import { waitFor } from '../support/wait-for.js';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const tempBodies = () => readdirSync(tmpdir()).filter((f) => f.startsWith('portico-body-'));
@@ -147,8 +148,11 @@ config:
     const c = await rawConnect(gw.port);
     c.write(`POST /api/stream HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n`);
     // The backend sees the request and its first chunk before the client has finished.
-    while (!arrivals.some((a) => a.url === '/stream' && a.firstChunkAt !== undefined))
-      await new Promise((r) => setTimeout(r, 10));
+    await waitFor(
+      () => arrivals.some((a) => a.url === '/stream' && a.firstChunkAt !== undefined),
+      5_000,
+      'the backend seeing the first chunk',
+    );
     c.write('3\r\ndef\r\n0\r\n\r\n');
     const res = await c.next();
     c.close();

@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { startBackend } from '../support/backend.js';
+import { waitFor } from '../support/wait-for.js';
 import { loadConfigText } from '../../src/config/compile.js';
 import { createGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -73,7 +74,7 @@ routes:
       const elapsed = performance.now() - started;
       assert.ok(elapsed < 2_000, `close took ${Math.round(elapsed)} ms`);
       // The backend streams were aborted (bounded wait for the backend to see the close).
-      for (let i = 0; i < 100 && backendClosed < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => backendClosed >= 2, 5_000, 'both backend streams closed');
       assert.equal(backendClosed, 2);
     } finally {
       await (closing ?? gateway.close());

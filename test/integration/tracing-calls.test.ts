@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { closedPort, json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
+import { waitFor } from '../support/wait-for.js';
 import { isRecording } from '../../src/observability/trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -172,9 +173,7 @@ config:
       },
     });
     // Nothing announces that B joined the running call: a bounded wait on the cache's counter.
-    const deadline = Date.now() + 5_000;
-    while ((gw.gateway.mappingCache.stats().coalesced ?? 0) === coalesced && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => gw.gateway.mappingCache.stats().coalesced !== coalesced, 5_000, 'B joining the call');
     assert.equal(gw.gateway.mappingCache.stats().coalesced, coalesced + 1);
     release();
     const expected = [{ id: 1, authorId: 'held', author: { name: 'held' } }];
@@ -387,7 +386,7 @@ config:
 
   it('exports a client span per call, under the server span, with the id each service received', async () => {
     // The exporter is loaded with a dynamic import: wait (bounded) until it records.
-    for (let i = 0; i < 200 && !isRecording(); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(isRecording, 5_000, 'the span exporter recording');
     assert.equal(isRecording(), true);
     assert.equal(
       (
@@ -408,8 +407,7 @@ config:
         ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((ss) => ss.spans)),
       );
     // Timer-driven behaviour (batches leave every second): a bounded wait.
-    const deadline = Date.now() + 5_000;
-    while (spans().length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => spans().length >= 4, 5_000, 'four exported spans');
     const all = spans();
     assert.equal(all.length, 4);
     const server = all.find((s) => s.kind === 2)!;

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { closedPort, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { waitFor } from '../support/wait-for.js';
 import {
   bounded,
   handshakeHeaders,
@@ -212,9 +213,7 @@ config:
     ws.send(`flood:${n}`);
     // The gateway stops reading the backend once the client socket is full: the backend's own
     // send buffer then holds most of the 96 MiB instead of the gateway's memory.
-    const deadline = Date.now() + 5_000;
-    while (server.bufferedAmount < 32 * 1024 * 1024 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => server.bufferedAmount >= 32 * 1024 * 1024, 5_000, 'the backend buffering 32 MiB');
     assert.ok(server.bufferedAmount >= 32 * 1024 * 1024, `backend buffered only ${server.bufferedAmount} bytes`);
     let received = 0;
     const all = bounded(
