@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
-import { startPortico, type PorticoProcess } from '../support/cli-process.js';
+import { STARTUP_MS, startPortico, type PorticoProcess } from '../support/cli-process.js';
 import { getStatus } from '../support/http.js';
 
 /** A new connection each time, so the cluster's round robin spreads requests over workers. */
@@ -96,10 +96,12 @@ describe('portico start --workers 2', () => {
         typeof l.msg === 'string' &&
         l.msg.startsWith('portico listening') &&
         l.worker !== p.logs.find((x) => typeof x.msg === 'string' && x.msg.startsWith('portico listening'))!.worker,
+      STARTUP_MS,
     );
   });
   after(async () => {
-    if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    // p is unset when the gateway never started (startPortico stopped it).
+    if (p !== undefined && p.child.exitCode === null) p.child.kill('SIGKILL');
     await backend?.close();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -22,7 +22,10 @@ describe('graceful shutdown through the CLI', () => {
     const dir = mkdtempSync(join(tmpdir(), 'portico-'));
     const file = join(dir, 'gateway.yaml');
     writeFileSync(file, `routes: [{ method: GET, route: /slow, service: ${backend.host}, path: /slow }]\n`);
-    const portico = await startPortico(['--config', file]);
+    const portico = await startPortico(['--config', file]).catch(async (err: unknown) => {
+      await backend.close();
+      throw err;
+    });
     try {
       const inFlight = request(`${portico.url}/api/slow`);
       await requestArrived;

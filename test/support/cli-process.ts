@@ -7,6 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
 const cli = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/**
+ * How long the gateway may take to log that it listens: compiling through tsx is slow on a loaded
+ * machine, and the bound only guards against a gateway that never listens.
+ */
+export const STARTUP_MS = 30_000;
 
 export interface PorticoProcess {
   readonly child: ChildProcess;
@@ -63,8 +68,15 @@ export function startPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promi
       waiters.push({ test, resolve: (l) => (clearTimeout(timer), resolve(l)) });
       void exited.then((code) => reject(new Error(`portico exited (${code}) before the log line; stderr: ${stderr}`)));
     });
-  return waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('portico listening')).then((l) => {
-    const port = Number(l.port);
-    return { child, port, url: `http://127.0.0.1:${port}`, logs, exited, waitForLog };
-  });
+  return waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('portico listening'), STARTUP_MS).then(
+    (l) => {
+      const port = Number(l.port);
+      return { child, port, url: `http://127.0.0.1:${port}`, logs, exited, waitForLog };
+    },
+    (err: unknown) => {
+      // The caller gets no handle to stop it: a child left running would keep the test file alive.
+      child.kill('SIGKILL');
+      throw err;
+    },
+  );
 }
