@@ -661,10 +661,13 @@ config:
 });
 
 describe('mapping: concurrency', () => {
-  it('10 items whose mapping service sleeps 300 ms each complete in well under 1 s', async () => {
+  it('the mapping calls of 10 items are in flight at the same time', async () => {
     const primary = await startPrimary();
+    const held: (() => void)[] = [];
+    // Answers only once all ten calls have arrived: calls made one after another never get there.
     const slow = await startBackend((req, res) => {
-      setTimeout(() => json(res, 200, { url: req.url }), 300);
+      held.push(() => json(res, 200, { url: req.url }));
+      if (held.length === 10) for (const answer of held) answer();
     });
     const gw = await startGateway(`
 routes:
@@ -679,16 +682,13 @@ routes:
 `);
     try {
       primary.replies.set('/items', { body: `[${Array.from({ length: 10 }, (_, i) => `{"id":${i}}`).join(',')}]` });
-      const started = Date.now();
       const res = await get(`${gw.url}/api/items`);
-      const elapsed = Date.now() - started;
       assert.equal(res.status, 200);
       assert.equal(slow.seen.length, 10);
       assert.deepEqual(
         (JSON.parse(res.text) as { slow: { url: string } }[]).map((i) => i.slow.url),
         Array.from({ length: 10 }, (_, i) => `/slow/${i}`),
       );
-      assert.ok(elapsed < 900, `took ${elapsed} ms; sequential calls would take 3000 ms`);
     } finally {
       await gw.close();
       await primary.backend.close();

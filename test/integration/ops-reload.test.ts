@@ -12,6 +12,7 @@ import { Pool } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
+import { waitFor } from '../support/wait-for.js';
 import { reloadFromFile } from '../../src/ops/reload.js';
 
 describe('hot reload', () => {
@@ -180,12 +181,17 @@ config:
     };
     const clients = Array.from({ length: 20 }, (_, n) => client(n));
     let reloads = 0;
+    // Each reload lands while the clients are busy: a few requests complete between two reloads.
+    const someRequests = async () => {
+      const before = ok + errors.length;
+      await waitFor(() => ok + errors.length >= before + 10, 10_000, 'ten more requests between reloads');
+    };
     for (let v = 1; v <= 20; v++) {
-      await new Promise((r) => setTimeout(r, 25));
+      await someRequests();
       writeFileSync(file, config(v));
       if (reloadFromFile(gw.gateway, file, {}, 'load test')) reloads++;
     }
-    await new Promise((r) => setTimeout(r, 25));
+    await someRequests();
     stop = true;
     await Promise.all(clients);
     await pool.close();
