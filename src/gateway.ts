@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/compile.js';
 import { createRouteTable, type RouteTable } from './router/route-table.js';
-import { buildPipeline, buildUpgrade, createPipelineDeps } from './pipeline/build.js';
+import { buildPipeline, buildUpgrade, createPipelineDeps, type PipelineDeps } from './pipeline/build.js';
 import { createUpgradeHandler } from './server/upgrade.js';
 import { serveWithoutUpgrade } from './server/ignore-upgrade.js';
 import { GatewayResponse } from './server/gateway-response.js';
@@ -23,7 +23,6 @@ import { bearerCheck } from './ops/bearer-check.js';
 import { createRateLimiter } from './guards/rate-limit.js';
 import { createOpenStreams } from './stream/open-streams.js';
 import { createJwksRegistry } from './auth/jwks-registry.js';
-import { compileCors } from './guards/cors.js';
 import { sendError } from './response/send-error.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { clusterMetricsRenderer, inPorticoCluster } from './observability/cluster-metrics.js';
@@ -104,10 +103,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const streams = createOpenStreams();
   // Once per process too: JWKS keys survive reloads, no refetch for an unchanged jwksUrl (docs/design-decisions.md).
   const jwks = createJwksRegistry({ logger, now: options.now });
-  let table = buildTable(config);
+  let deps = pipelineDeps(config);
+  let table = buildTable(deps);
   let draining = false;
   const inFlight = { count: 0 };
-  let cors = compileCors(config.settings.cors);
 
   // Metrics: one registry per process, kept across reloads; subscribed to the bus only while
   // `telemetry.metrics` is on. Span export is loaded on demand (costs nothing when off).
@@ -159,8 +158,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
   applyTelemetry(config);
 
-  function buildTable(c: CompiledConfig): RouteTable {
-    const deps = createPipelineDeps(c, {
+  function pipelineDeps(c: CompiledConfig): PipelineDeps {
+    return createPipelineDeps(c, {
       upstreams,
       events,
       logger,
@@ -170,9 +169,16 @@ export function createGateway(options: GatewayOptions): Gateway {
       streams,
       ...(options.tunnel === undefined ? {} : { tunnel: options.tunnel }),
     });
+  }
+
+  function buildTable(deps: PipelineDeps): RouteTable {
     // WebSocket routes also carry their upgrade endpoint (read by server/upgrade.ts).
     return createRouteTable(
-      c.routes.map((route) => ({ route, run: buildPipeline(route, deps), upgrade: buildUpgrade(route, deps) })),
+      deps.config.routes.map((route) => ({
+        route,
+        run: buildPipeline(route, deps),
+        upgrade: buildUpgrade(route, deps),
+      })),
     );
   }
 
@@ -186,7 +192,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger,
       isDraining: () => draining,
       inFlight,
-      cors: () => cors,
+      cors: () => deps.cors,
       metrics: (req, res) => {
         if (!metrics?.enabled) return sendError(res, 'GW_ROUTE_NOT_FOUND');
         const refusal = metricsAccess(req);
@@ -229,13 +235,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       });
     },
     reload(next) {
-      const nextTable = buildTable(next);
+      const nextDeps = pipelineDeps(next);
+      const nextTable = buildTable(nextDeps);
       table = nextTable;
+      deps = nextDeps;
       config = next;
       circuits.configure(next.settings.circuitBreaker);
       circuits.retain(originsOf(next));
       mappingCache.configure(next.settings.mappingCache);
-      cors = compileCors(next.settings.cors);
       applyServerLimits(server, next.settings);
       applyTelemetry(next);
     },

@@ -13,7 +13,7 @@ import type { CompiledConfig, CompiledRoute } from '../config/compile.js';
 import type { Layer } from '../pipeline/step.js';
 import { answerError, type UpgradeStep } from '../stream/websocket.js';
 import { createClientIpResolver } from '../server/client-ip.js';
-import { compileCors, corsLayer } from './cors.js';
+import { corsLayer, type CorsPolicy } from './cors.js';
 import { bodyLimitLayer } from '../server/limits.js';
 import { rateLimitLayer, rateLimitedHeaders, routeRateLimit, type RateLimiter } from './rate-limit.js';
 
@@ -24,10 +24,16 @@ export interface GuardLayers {
   upgrade(route: CompiledRoute, endpoint: UpgradeStep): UpgradeStep;
 }
 
-/** Compiles the guards of a configuration; `rateLimiter` is the process-wide bucket store. */
-export function createGuards(config: CompiledConfig, rateLimiter: RateLimiter): GuardLayers {
+/**
+ * Compiles the guards of a configuration; `rateLimiter` is the process-wide bucket store, `cors`
+ * the configuration's policy (undefined when CORS is off).
+ */
+export function createGuards(
+  config: CompiledConfig,
+  rateLimiter: RateLimiter,
+  cors: CorsPolicy | undefined,
+): GuardLayers {
   const { settings } = config;
-  const cors = compileCors(settings.cors);
   const clientIp = createClientIpResolver(settings.trustProxy);
   const bodyIdleMs = settings.timeouts.clientBodySec * 1000;
   const layers = (route: CompiledRoute): Layer[] => {

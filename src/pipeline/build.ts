@@ -24,6 +24,7 @@ import type { TunnelOptions } from '../stream/tunnel.js';
 import { createGuards, type GuardLayers } from '../guards/guards.js';
 import { createRateLimiter, type RateLimiter } from '../guards/rate-limit.js';
 import { requestBufferLayer } from '../guards/request-buffer.js';
+import { compileCors, type CorsPolicy } from '../guards/cors.js';
 
 /** What every pipeline may use; made once per process (registries) or per config (the rest). */
 export interface PipelineDeps {
@@ -41,6 +42,8 @@ export interface PipelineDeps {
   readonly rateLimiter?: RateLimiter;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
   readonly jwks?: JwksRegistry;
+  /** The configuration's CORS policy, compiled once: route layers and preflights share it. */
+  readonly cors: CorsPolicy | undefined;
   /** CORS, rate limit and body limit layers of a route (guards/guards.ts), compiled per config. */
   readonly guards: GuardLayers;
   /** The process-wide open SSE streams, ended when the gateway drains (stream/open-streams.ts). */
@@ -51,13 +54,14 @@ export interface PipelineDeps {
 
 export function createPipelineDeps(
   config: CompiledConfig,
-  shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'guards'>,
+  shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'cors' | 'guards'>,
 ): PipelineDeps {
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
   const authenticator = config.routes.some((r) => r.requiresAuth)
     ? createAuthenticator(config.settings, shared)
     : undefined;
-  const guards = createGuards(config, shared.rateLimiter ?? createRateLimiter());
+  const cors = compileCors(config.settings.cors);
+  const guards = createGuards(config, shared.rateLimiter ?? createRateLimiter(), cors);
   return {
     ...shared,
     config,
@@ -67,6 +71,7 @@ export function createPipelineDeps(
       trustsPeer(config.settings.trustProxy),
     ),
     authenticator,
+    cors,
     guards,
   };
 }
