@@ -1,6 +1,5 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ServerResponse } from 'node:http';
 import { circuitLayer } from './layer.js';
 import type { CircuitBreaker, CircuitPermit, CircuitState } from './breaker.js';
 import type { Exchange, Step } from '../pipeline/step.js';
@@ -151,30 +150,46 @@ describe('circuitLayer', () => {
     assert.deepEqual(outcomes, ['succeed']);
   });
 
-  it('settleOnResponseStart: settles when the head is written, once', async () => {
+  it('settleOnResponseStart: settles when the endpoint starts the response, once', async () => {
     const { breaker, outcomes } = recordingBreaker();
-    const { ex, res } = fakeExchange();
+    const { ex } = fakeExchange();
     let finish!: () => void;
     const running = circuitLayer(breaker, { settleOnResponseStart: true })(async (e) => {
       e.upstreamStatus = 200;
-      (e.res as unknown as FakeResponse).writeHead(200, {});
+      e.onResponseStart?.();
+      e.onResponseStart?.();
       await new Promise<void>((r) => (finish = r));
     })(ex);
     await Promise.resolve();
     assert.deepEqual(outcomes, ['succeed'], 'the stream is still open');
-    assert.equal(res.status, 200);
     finish();
     await running;
     assert.deepEqual(outcomes, ['succeed']);
   });
 
-  it('settleOnResponseStart: a head written without a backend outcome waits for the end', async () => {
+  it('settleOnResponseStart: an endpoint that never starts a response is settled at the end', async () => {
     const { breaker, outcomes } = recordingBreaker();
     const { ex } = fakeExchange();
     await circuitLayer(breaker, { settleOnResponseStart: true })(async (e) => {
-      (e.res as unknown as ServerResponse).writeHead(413);
+      e.upstreamFailure = 'timeout';
       assert.deepEqual(outcomes, []);
     })(ex);
-    assert.deepEqual(outcomes, ['release']);
+    assert.deepEqual(outcomes, ['fail']);
+  });
+
+  it('without settleOnResponseStart the exchange gets no hook and the stream settles at the end', async () => {
+    const { breaker, outcomes } = recordingBreaker();
+    const { ex } = fakeExchange();
+    let finish!: () => void;
+    const running = circuitLayer(breaker)(async (e) => {
+      e.upstreamStatus = 200;
+      assert.equal(e.onResponseStart, undefined);
+      await new Promise<void>((r) => (finish = r));
+    })(ex);
+    await Promise.resolve();
+    assert.deepEqual(outcomes, []);
+    finish();
+    await running;
+    assert.deepEqual(outcomes, ['succeed']);
   });
 });

@@ -3,16 +3,16 @@
  * to (docs/design-decisions.md "Circuit breaker"); otherwise the request goes on and its
  * outcome is reported on the permit.
  */
-import type { ServerResponse } from 'node:http';
 import type { Exchange, Layer } from '../pipeline/step.js';
 import type { CircuitBreaker, CircuitPermit } from './breaker.js';
 import { sendError } from '../response/send-error.js';
 
 export interface CircuitLayerOptions {
   /**
-   * Report the outcome as soon as the response starts instead of when the exchange ends. For SSE
-   * routes, where the rule counts the outcome of opening the stream: a healthy stream that
-   * stays open for minutes must not hold a half-open probe slot all that time.
+   * Report the outcome as soon as the response starts (the endpoint calls `ex.onResponseStart`)
+   * instead of when the exchange ends. For SSE routes, where the rule counts the outcome of
+   * opening the stream: a healthy stream that stays open for minutes must not hold a half-open
+   * probe slot all that time.
    */
   readonly settleOnResponseStart?: boolean;
 }
@@ -29,8 +29,13 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
       return;
     }
     if (early) {
-      const settle = once(() => settlePermit(permit, ex));
-      settleOnWriteHead(ex, settle);
+      let settled = false;
+      const settle = () => {
+        if (settled) return;
+        settled = true;
+        settlePermit(permit, ex);
+      };
+      ex.onResponseStart = settle;
       try {
         await next(ex);
       } finally {
@@ -60,28 +65,4 @@ export function settlePermit(permit: CircuitPermit, ex: Pick<Exchange, 'upstream
   } else {
     permit.release();
   }
-}
-
-/**
- * Settles when the response head is written, if by then the endpoint knows the outcome. The
- * endpoint records `upstreamStatus` / `upstreamFailure` before it writes the head, whatever
- * module implements it, so watching `writeHead` needs no hook in each endpoint.
- */
-function settleOnWriteHead(ex: Exchange, settle: () => void): void {
-  const res: ServerResponse = ex.res;
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-    res.writeHead = writeHead;
-    if (ex.upstreamStatus !== undefined || ex.upstreamFailure !== undefined) settle();
-    return writeHead.apply(this, args);
-  } as ServerResponse['writeHead'];
-}
-
-function once(f: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    f();
-  };
 }

@@ -35,6 +35,11 @@ export interface Exchange {
    * response (server/http-server.ts) calls it, rather than a second `once('close')` per request.
    */
   onClose?: (() => void) | undefined;
+  /**
+   * Called by a streaming endpoint when it starts the response, once the backend's outcome is on
+   * the exchange: the circuit layer's hook to settle the permit of a stream that stays open.
+   */
+  onResponseStart?: (() => void) | undefined;
 }
 
 export type Step = (ex: Exchange) => Promise<void>;

@@ -108,6 +108,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
             body: undefined,
             errorCode: undefined,
             onClose: undefined,
+            onResponseStart: undefined,
           }
         : undefined;
     const errorCode = match.kind === 'found' ? undefined : MATCH_ERRORS[match.kind];

@@ -134,6 +134,7 @@ export function sseEndpoint(route: CompiledRoute, options: SseOptions): Step {
             status: statusCode,
             durationMs: opened - started,
           });
+          ex.onResponseStart?.();
           res.writeHead(statusCode, sseResponseHeaders(backendHeaders));
           res.flushHeaders();
           // A 2xx head starts the stream; anything else is an ordinary (error) answer.
