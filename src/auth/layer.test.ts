@@ -1,12 +1,15 @@
 /** The auth layer with a fake next (recording / must-never-run) and a fake authenticator. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import type { Exchange, Step } from '../pipeline/step.js';
 import type { CompiledRoute } from '../config/compile.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
-import { authLayer } from './layer.js';
+import { authLayer, authUpgradeLayer } from './layer.js';
+import type { UpgradeExchange } from '../pipeline/step.js';
+import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import { gatewayRefusal } from './refusal.js';
 
 function fakeExchange() {
@@ -113,5 +116,45 @@ describe('authLayer', () => {
     assert.deepEqual(results, [
       { requestId: 'rid-1', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 403' },
     ]);
+  });
+});
+
+describe('authUpgradeLayer', () => {
+  const route = { id: 'GET /chat' } as CompiledRoute;
+
+  function runUpgrade(outcome: AuthOutcome) {
+    const events = createEventBus();
+    const results: GatewayEvents['auth:result'][] = [];
+    events.on('auth:result', (e) => results.push(e));
+    return { layer: authUpgradeLayer(answering(outcome), events), results };
+  }
+
+  it('ok with claims: next runs with the claim headers, nothing is written', async () => {
+    const { layer, results } = runUpgrade({ ok: true, claimHeaders: [['X-role', 'admin']] });
+    const { next, seen } = recordingNext<UpgradeExchange>();
+    const { ux, socket } = fakeUpgradeExchange(route);
+    await layer(next)(ux);
+    assert.deepEqual(seen, [ux]);
+    assert.deepEqual(ux.claimHeaders, [['X-role', 'admin']]);
+    assert.equal(socket.written.length, 0);
+    assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /chat', outcome: 'ok' }]);
+  });
+
+  it("a refusal: the outcome's response goes onto the socket with the request id, next never runs", async () => {
+    const refusal = gatewayRefusal('GW_AUTH_INVALID', 'expired');
+    const { layer, results } = runUpgrade(refusal);
+    const { ux, socket } = fakeUpgradeExchange(route);
+    await layer(neverRuns())(ux);
+    await once(socket, 'close');
+    const text = socket.text();
+    assert.ok(text.startsWith('HTTP/1.1 401 Unauthorized\r\n'), text);
+    assert.match(text, /\r\nx-request-id: rid-1\r\n/);
+    assert.ok(text.endsWith(refusal.body.toString()));
+    assert.equal(ux.status, 401);
+    assert.equal(ux.errorCode, 'GW_AUTH_INVALID');
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      ['invalid'],
+    );
   });
 });

@@ -1,11 +1,12 @@
 /**
- * The auth step of a protected route: only routes that require a token get this layer
- * (decided at config load), so public routes never validate tokens or call the auth service.
- * On success the claim headers ride on the exchange to the endpoint; on refusal the outcome's
- * complete response is written and the chain stops.
+ * The auth step of a protected route, for its HTTP requests and its WebSocket upgrades: only
+ * routes that require a token get this layer (decided at config load), so public routes never
+ * validate tokens or call the auth service. On success the claim headers ride on the exchange to
+ * the endpoint; on refusal the outcome's complete response is written and the chain stops.
  */
-import type { Layer } from '../pipeline/step.js';
+import type { Layer, UpgradeLayer } from '../pipeline/step.js';
 import type { EventBus } from '../observability/events.js';
+import { answerUpgrade } from '../server/socket-response.js';
 import { reportAuthResult, type Authenticator } from './authenticator.js';
 
 /** Authenticates each request before `next`; answers the refusal itself. */
@@ -24,5 +25,19 @@ export function authLayer(authenticator: Authenticator, events: EventBus): Layer
     if (res.headersSent || res.destroyed) return;
     res.writeHead(outcome.status, outcome.headers);
     res.end(outcome.body);
+  };
+}
+
+/** Authenticates each upgrade before `next`; writes the refusal onto the socket itself. */
+export function authUpgradeLayer(authenticator: Authenticator, events: EventBus): UpgradeLayer {
+  return (next) => async (ux) => {
+    const outcome = await authenticator.authenticate(ux.req, ux.requestId, ux.route.id);
+    reportAuthResult(events, ux.requestId, ux.route.id, outcome);
+    if (outcome.ok) {
+      if (outcome.claimHeaders.length > 0) ux.claimHeaders = outcome.claimHeaders;
+      return next(ux);
+    }
+    if (outcome.code !== undefined) ux.errorCode = outcome.code;
+    answerUpgrade(ux, outcome.status, outcome.headers, outcome.body);
   };
 }

@@ -1,6 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { circuitLayer } from './layer.js';
+import { once } from 'node:events';
+import { circuitLayer, circuitUpgradeLayer } from './layer.js';
+import type { CompiledRoute } from '../config/compile.js';
+import type { UpgradeExchange } from '../pipeline/step.js';
+import { fakeUpgradeExchange, neverRuns as neverRunsUpgrade, waitingNext } from '../../test/support/exchanges.js';
 import type { CircuitBreaker, CircuitPermit, CircuitState } from './breaker.js';
 import type { Exchange, Step } from '../pipeline/step.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
@@ -61,6 +65,21 @@ function fakeExchange() {
 
 const neverRuns: Step = async () => assert.fail('next must not run');
 
+/** Outcomes an endpoint records, and what the permit must be told. */
+const cases: { name: string; status?: number; failure?: UpstreamFailureKind; expect: string }[] = [
+  { name: '200 succeeds', status: 200, expect: 'succeed' },
+  { name: '404 succeeds', status: 404, expect: 'succeed' },
+  { name: '499 succeeds', status: 499, expect: 'succeed' },
+  { name: '500 fails', status: 500, expect: 'fail' },
+  { name: '503 fails', status: 503, expect: 'fail' },
+  { name: 'refused fails', failure: 'refused', expect: 'fail' },
+  { name: 'reset fails', failure: 'reset', expect: 'fail' },
+  { name: 'timeout fails', failure: 'timeout', expect: 'fail' },
+  { name: 'other fails', failure: 'other', expect: 'fail' },
+  { name: 'client aborted releases', failure: 'aborted', expect: 'release' },
+  { name: 'no backend call releases', expect: 'release' },
+];
+
 describe('circuitLayer', () => {
   it('no permit: 503 GW_CIRCUIT_OPEN with Retry-After, next never runs', async () => {
     const { breaker, outcomes } = recordingBreaker(false, 7);
@@ -95,19 +114,6 @@ describe('circuitLayer', () => {
     }
   });
 
-  const cases: { name: string; status?: number; failure?: UpstreamFailureKind; expect: string }[] = [
-    { name: '200 succeeds', status: 200, expect: 'succeed' },
-    { name: '404 succeeds', status: 404, expect: 'succeed' },
-    { name: '499 succeeds', status: 499, expect: 'succeed' },
-    { name: '500 fails', status: 500, expect: 'fail' },
-    { name: '503 fails', status: 503, expect: 'fail' },
-    { name: 'refused fails', failure: 'refused', expect: 'fail' },
-    { name: 'reset fails', failure: 'reset', expect: 'fail' },
-    { name: 'timeout fails', failure: 'timeout', expect: 'fail' },
-    { name: 'other fails', failure: 'other', expect: 'fail' },
-    { name: 'client aborted releases', failure: 'aborted', expect: 'release' },
-    { name: 'no backend call releases', expect: 'release' },
-  ];
   for (const c of cases) {
     it(`outcome: ${c.name}`, async () => {
       const { breaker, outcomes } = recordingBreaker();
@@ -191,5 +197,51 @@ describe('circuitLayer', () => {
     finish();
     await running;
     assert.deepEqual(outcomes, ['succeed']);
+  });
+});
+
+describe('circuitUpgradeLayer', () => {
+  const route = { id: 'GET /chat' } as CompiledRoute;
+
+  it('no permit: 503 GW_CIRCUIT_OPEN with Retry-After on the socket, next never runs', async () => {
+    const { breaker, outcomes } = recordingBreaker(false, 12.2);
+    const { ux, socket } = fakeUpgradeExchange(route);
+    await circuitUpgradeLayer(breaker)(neverRunsUpgrade())(ux);
+    await once(socket, 'close');
+    const text = socket.text();
+    assert.ok(text.startsWith('HTTP/1.1 503 Service Unavailable\r\n'), text);
+    assert.match(text, /\r\nretry-after: 13\r\n/);
+    assert.match(text, /\r\nx-portico-error: GW_CIRCUIT_OPEN\r\n/);
+    assert.equal(ux.status, 503);
+    assert.equal(ux.errorCode, 'GW_CIRCUIT_OPEN');
+    assert.deepEqual(outcomes, []);
+  });
+
+  it('a client that already left takes no probe slot and never reaches next', async () => {
+    let acquired = 0;
+    const { breaker } = recordingBreaker();
+    const counting: CircuitBreaker = { ...breaker, acquire: () => (acquired++, breaker.acquire()) };
+    const { ux, socket } = fakeUpgradeExchange(route);
+    socket.destroy();
+    await circuitUpgradeLayer(counting)(neverRunsUpgrade())(ux);
+    assert.equal(acquired, 0);
+    assert.equal(ux.upstreamFailure, 'aborted');
+  });
+
+  it('settles once the handshake is answered, by the outcome the endpoint recorded', async () => {
+    for (const c of cases) {
+      const { breaker, outcomes } = recordingBreaker();
+      const { ux } = fakeUpgradeExchange(route);
+      const waiting = waitingNext<UpgradeExchange>((u) => {
+        u.upstreamStatus = c.status;
+        u.upstreamFailure = c.failure;
+      });
+      const running = circuitUpgradeLayer(breaker)(waiting.next)(ux);
+      await waiting.started;
+      assert.deepEqual(outcomes, [], c.name);
+      waiting.finish();
+      await running;
+      assert.deepEqual(outcomes, [c.expect], c.name);
+    }
   });
 });

@@ -1,11 +1,12 @@
 /**
- * The circuit step of a route: no permit means 503 at once and the backend is not even connected
- * to (docs/design-decisions.md "Circuit breaker"); otherwise the request goes on and its
- * outcome is reported on the permit.
+ * The circuit step of a route, for its HTTP requests and its WebSocket upgrades: no permit means
+ * 503 at once and the backend is not even connected to (docs/design-decisions.md "Circuit
+ * breaker"); otherwise the request goes on and its outcome is reported on the permit.
  */
-import type { Exchange, Layer } from '../pipeline/step.js';
+import type { Exchange, Layer, UpgradeLayer } from '../pipeline/step.js';
 import type { CircuitBreaker, CircuitPermit } from './breaker.js';
 import { sendError } from '../response/send-error.js';
+import { sendUpgradeError } from '../server/socket-response.js';
 
 export interface CircuitLayerOptions {
   /**
@@ -25,7 +26,7 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
     if (permit === undefined) {
       ex.errorCode = 'GW_CIRCUIT_OPEN';
       ex.req.resume();
-      sendError(ex.res, 'GW_CIRCUIT_OPEN', { 'retry-after': Math.max(1, Math.ceil(breaker.retryAfterSec())) });
+      sendError(ex.res, 'GW_CIRCUIT_OPEN', { 'retry-after': retryAfter(breaker) });
       return;
     }
     if (early) {
@@ -50,6 +51,36 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
       settlePermit(permit, ex);
     }
   };
+}
+
+/**
+ * Rejects upgrades while the route's circuit is open and reports the outcome of each handshake:
+ * the upgrade endpoint resolves once the client has its answer, so a tunnel that stays open for
+ * hours holds no probe slot.
+ */
+export function circuitUpgradeLayer(breaker: CircuitBreaker): UpgradeLayer {
+  return (next) => async (ux) => {
+    // The client may have left while the token was checked: it takes no probe slot.
+    if (ux.socket.destroyed) {
+      ux.upstreamFailure = 'aborted';
+      return;
+    }
+    const permit = breaker.acquire();
+    if (permit === undefined) {
+      sendUpgradeError(ux, 'GW_CIRCUIT_OPEN', { 'retry-after': String(retryAfter(breaker)) });
+      return;
+    }
+    try {
+      await next(ux);
+    } finally {
+      settlePermit(permit, ux);
+    }
+  };
+}
+
+/** Whole seconds, at least 1, until the circuit may admit a call again. */
+function retryAfter(breaker: CircuitBreaker): number {
+  return Math.max(1, Math.ceil(breaker.retryAfterSec()));
 }
 
 /**

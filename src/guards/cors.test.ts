@@ -1,7 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { compileCors, corsOriginProblem } from './cors.js';
+import { once } from 'node:events';
+import { compileCors, corsOriginProblem, originCheckLayer } from './cors.js';
+import type { CompiledRoute } from '../config/compile.js';
+import type { UpgradeExchange } from '../pipeline/step.js';
+import { fakeRequest, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { CorsConfig } from '../config/schema.js';
 
 const BASE: CorsConfig = {
@@ -149,5 +153,35 @@ describe('CORS for WebSocket handshakes', () => {
     assert.equal(allows({ host: 'gw.test', origin: 'null' }), false);
     assert.equal(allows({ origin: 'https://evil.test' }), false);
     assert.equal(allows({ host: 'gw.test', origin: 'https://example.org' }), false);
+  });
+});
+
+describe('Origin check of WebSocket upgrades', () => {
+  const route = { id: 'GET /chat' } as CompiledRoute;
+  const layer = originCheckLayer(compileCors(BASE)!);
+
+  it("lets an allowed origin, the gateway's own and a non-browser client through", async () => {
+    const clients: Record<string, string>[] = [
+      { host: 'gw', origin: 'https://app.example.com' },
+      { host: 'gw.example:8080', origin: 'https://gw.example:8080' },
+      { host: 'gw' },
+    ];
+    for (const headers of clients) {
+      const { next, seen } = recordingNext<UpgradeExchange>();
+      const { ux, socket } = fakeUpgradeExchange(route, fakeRequest(headers));
+      await layer(next)(ux);
+      assert.deepEqual(seen, [ux], JSON.stringify(headers));
+      assert.equal(socket.written.length, 0);
+    }
+  });
+
+  it('answers a foreign origin 403 GW_ORIGIN_NOT_ALLOWED on the socket without next', async () => {
+    const { ux, socket } = fakeUpgradeExchange(route, fakeRequest({ host: 'gw', origin: 'https://evil.example' }));
+    await layer(neverRuns())(ux);
+    await once(socket, 'close');
+    assert.ok(socket.text().startsWith('HTTP/1.1 403 Forbidden\r\n'), socket.text());
+    assert.match(socket.text(), /\r\nx-portico-error: GW_ORIGIN_NOT_ALLOWED\r\n/);
+    assert.equal(ux.status, 403);
+    assert.equal(ux.errorCode, 'GW_ORIGIN_NOT_ALLOWED');
   });
 });

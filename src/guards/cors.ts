@@ -11,11 +11,15 @@
  *   credentials are sent, so that combination would silently not work.
  * - WebSocket handshakes: browsers apply no CORS to them but always send `Origin`, so the
  *   gateway checks it itself (the defence against cross-site WebSocket hijacking): an origin that
- *   is neither allowed nor the gateway's own is refused with 403 (guards/guards.ts).
+ *   is neither allowed nor the gateway's own is refused with 403 (`originCheckLayer`).
+ *
+ * The policy is compiled once per configuration (src/pipeline/build.ts): the request handler
+ * answers preflights with it, and the route pipelines get its layers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from '../config/schema.js';
-import type { Layer } from '../pipeline/step.js';
+import type { Layer, UpgradeLayer } from '../pipeline/step.js';
+import { sendUpgradeError } from '../server/socket-response.js';
 
 export interface CorsPolicy {
   /** True when `req` is a preflight request (answered by `preflight`). */
@@ -122,5 +126,14 @@ export function corsLayer(policy: CorsPolicy): Layer {
   return (next) => (ex) => {
     policy.decorate(ex.req, ex.res);
     return next(ex);
+  };
+}
+
+/** The WebSocket half of CORS as an upgrade layer: 403 for a handshake from a foreign origin. */
+export function originCheckLayer(policy: CorsPolicy): UpgradeLayer {
+  return (next) => (ux) => {
+    if (policy.allowsUpgrade(ux.req)) return next(ux);
+    sendUpgradeError(ux, 'GW_ORIGIN_NOT_ALLOWED');
+    return Promise.resolve();
   };
 }

@@ -1,8 +1,17 @@
+import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createRateLimiter, rateLimitLayer, routeRateLimit, type RateLimitPolicy } from './rate-limit.js';
-import type { Exchange } from '../pipeline/step.js';
+import {
+  createRateLimiter,
+  rateLimitLayer,
+  rateLimitUpgradeLayer,
+  routeRateLimit,
+  type RateLimitPolicy,
+} from './rate-limit.js';
+import type { Exchange, UpgradeExchange } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/compile.js';
+import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { RateLimitConfig } from '../config/schema.js';
 
 const GLOBAL_ON: RateLimitConfig = { enabled: true, requestsPerSec: 10, burst: undefined };
@@ -163,5 +172,30 @@ describe('rate limit layer', () => {
     assert.equal(headers['ratelimit-limit'], '2');
     assert.equal(headers['ratelimit-reset'], '2');
     assert.equal(headers['x-portico-error'], 'GW_RATE_LIMITED');
+  });
+});
+
+describe('rate limit upgrade layer', () => {
+  const policy = { scope: '', requestsPerSec: 1, burst: 1 };
+  const route = { id: 'GET /chat' } as CompiledRoute;
+
+  it('lets an upgrade through while tokens remain, then answers 429 on the socket without next', async () => {
+    const limiter = createRateLimiter({ now: () => 0 });
+    const layer = rateLimitUpgradeLayer(policy, limiter, (req) => req.socket.remoteAddress!);
+    const first = recordingNext<UpgradeExchange>();
+    const allowed = fakeUpgradeExchange(route);
+    await layer(first.next)(allowed.ux);
+    assert.deepEqual(first.seen, [allowed.ux]);
+    assert.equal(allowed.socket.written.length, 0, 'the backend writes the answer, not this layer');
+
+    const { ux, socket } = fakeUpgradeExchange(route);
+    await layer(neverRuns())(ux);
+    await once(socket, 'close');
+    const text = socket.text();
+    assert.ok(text.startsWith('HTTP/1.1 429 Too Many Requests\r\n'), text);
+    assert.match(text, /\r\nretry-after: 1\r\n/);
+    assert.match(text, /\r\nratelimit-limit: 1\r\n/);
+    assert.equal(ux.status, 429);
+    assert.equal(ux.errorCode, 'GW_RATE_LIMITED');
   });
 });

@@ -14,8 +14,9 @@
 import { LRUCache } from 'lru-cache';
 import type { CompiledRoute } from '../config/compile.js';
 import type { RateLimitConfig } from '../config/schema.js';
-import type { Layer } from '../pipeline/step.js';
+import type { Layer, UpgradeLayer } from '../pipeline/step.js';
 import { sendError } from '../response/send-error.js';
+import { sendUpgradeError } from '../server/socket-response.js';
 import type { ClientIpResolver } from '../server/client-ip.js';
 
 export interface RateLimitPolicy {
@@ -123,6 +124,24 @@ export function rateLimitLayer(policy: RateLimitPolicy, limiter: RateLimiter, cl
     }
     ex.errorCode = 'GW_RATE_LIMITED';
     sendError(ex.res, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
+    return Promise.resolve();
+  };
+}
+
+/**
+ * The rate limit of a WebSocket route's upgrades: the same buckets as HTTP requests, so a client
+ * cannot dodge its limit by opening sockets. An upgrade gets no `RateLimit-*` headers when let
+ * through: the backend writes its 101.
+ */
+export function rateLimitUpgradeLayer(
+  policy: RateLimitPolicy,
+  limiter: RateLimiter,
+  clientIp: ClientIpResolver,
+): UpgradeLayer {
+  return (next) => (ux) => {
+    const left = limiter.take(policy.scope + clientIp(ux.req), policy);
+    if (left >= 0) return next(ux);
+    sendUpgradeError(ux, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
     return Promise.resolve();
   };
 }

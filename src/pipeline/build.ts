@@ -1,78 +1,100 @@
 /**
- * One recipe per route, decided at config load: a route that needs no token has no auth layer,
- * a route without mapping has no enrichment code in its path.
+ * One recipe per route, decided at config load, for both ways a request can arrive: an HTTP
+ * request runs the route's pipeline of `Layer`s, a WebSocket upgrade (Node hands over a raw
+ * socket, no ServerResponse) runs its pipeline of `UpgradeLayer`s. A route only gets the layers
+ * its configuration asks for: a route that needs no token has no auth layer, a route without
+ * mapping has no enrichment code in its path.
+ *
+ *   HTTP     CORS headers -> rate limit (429) -> body limits (413, 408) -> auth -> request
+ *            buffer -> circuit (503) -> forward | mapping | sse | 426 on a WebSocket route
+ *   upgrade  rate limit (429) -> Origin check (403) -> auth -> circuit (503) -> websocket
+ *
+ * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
+ * before authentication so that abusive traffic costs no token check or auth-service call.
  */
 import type { CompiledConfig, CompiledRoute } from '../config/compile.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import { compose, type Layer, type Step } from './step.js';
+import { compose, type Layer, type Step, type UpgradeLayer, type UpgradeStep } from './step.js';
 import { forwardEndpoint } from '../proxy/forward.js';
 import { requestDropSet, type RequestDropSet } from '../upstream/forward-headers.js';
-import { createTrustTest, normalizeAddress } from '../server/client-ip.js';
+import {
+  createClientIpResolver,
+  createTrustTest,
+  normalizeAddress,
+  type ClientIpResolver,
+} from '../server/client-ip.js';
+import { bodyLimitLayer } from '../server/limits.js';
 import { sendError } from '../response/send-error.js';
-import { circuitLayer } from '../circuit/layer.js';
+import { circuitLayer, circuitUpgradeLayer } from '../circuit/layer.js';
 import { createAuthenticator, type Authenticator } from '../auth/authenticator.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
-import { authLayer } from '../auth/layer.js';
+import { authLayer, authUpgradeLayer } from '../auth/layer.js';
 import { mappingEndpoint } from '../mapping/enrich.js';
 import type { MappingCache } from '../mapping/cache.js';
 import { sseEndpoint } from '../stream/sse.js';
 import type { OpenStreams } from '../stream/open-streams.js';
-import { websocketEndpoint, type UpgradeStep } from '../stream/websocket.js';
+import { websocketEndpoint } from '../stream/websocket.js';
 import type { TunnelOptions } from '../stream/tunnel.js';
-import { createGuards, type GuardLayers } from '../guards/guards.js';
-import { createRateLimiter, type RateLimiter } from '../guards/rate-limit.js';
+import {
+  createRateLimiter,
+  rateLimitLayer,
+  rateLimitUpgradeLayer,
+  routeRateLimit,
+  type RateLimiter,
+} from '../guards/rate-limit.js';
 import { requestBufferLayer } from '../guards/request-buffer.js';
-import { compileCors, type CorsPolicy } from '../guards/cors.js';
+import { compileCors, corsLayer, originCheckLayer, type CorsPolicy } from '../guards/cors.js';
 
-/** What every pipeline may use; made once per process (registries) or per config (the rest). */
-export interface PipelineDeps {
-  readonly config: CompiledConfig;
+/** What the process makes once and every configuration's pipelines share. */
+export interface SharedPipelineDeps {
   readonly upstreams: UpstreamRegistry;
   readonly events: EventBus;
   readonly logger: Logger;
-  /** Client headers never forwarded (hop-by-hop, gateway-owned, auth.stripHeaders). */
-  readonly dropHeaders: RequestDropSet;
-  /** One per configuration; undefined when no route requires a token (and none is configured). */
-  readonly authenticator: Authenticator | undefined;
   /** The process-wide mapping cache (survives reloads); used only when mappingCache.enabled. */
   readonly mappingCache: MappingCache;
   /** The process-wide rate-limit buckets (survive reloads); one per config when not given. */
   readonly rateLimiter?: RateLimiter;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
   readonly jwks?: JwksRegistry;
-  /** The configuration's CORS policy, compiled once: route layers and preflights share it. */
-  readonly cors: CorsPolicy | undefined;
-  /** CORS, rate limit and body limit layers of a route (guards/guards.ts), compiled per config. */
-  readonly guards: GuardLayers;
   /** The process-wide open SSE streams, ended when the gateway drains (stream/open-streams.ts). */
   readonly streams?: OpenStreams;
   /** Overrides the WebSocket tunnel bounds (tests); stream/tunnel.ts has the defaults. */
   readonly tunnel?: TunnelOptions;
 }
 
-export function createPipelineDeps(
-  config: CompiledConfig,
-  shared: Omit<PipelineDeps, 'config' | 'dropHeaders' | 'authenticator' | 'cors' | 'guards'>,
-): PipelineDeps {
+/** What every pipeline may use: the shared parts plus what is compiled once per configuration. */
+export interface PipelineDeps extends SharedPipelineDeps {
+  readonly config: CompiledConfig;
+  readonly rateLimiter: RateLimiter;
+  /** Client headers never forwarded (hop-by-hop, gateway-owned, auth.stripHeaders). */
+  readonly dropHeaders: RequestDropSet;
+  /** One per configuration; undefined when no route requires a token (and none is configured). */
+  readonly authenticator: Authenticator | undefined;
+  /** The CORS policy; undefined when CORS is off. The request handler answers preflights with it. */
+  readonly cors: CorsPolicy | undefined;
+  /** The client address rate limits count by (`trustProxy` applied). */
+  readonly clientIp: ClientIpResolver;
+}
+
+/** Compiles what the pipelines of `config` share: made once per configuration, swapped on reload. */
+export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelineDeps): PipelineDeps {
+  const { settings } = config;
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
-  const authenticator = config.routes.some((r) => r.requiresAuth)
-    ? createAuthenticator(config.settings, shared)
-    : undefined;
-  const cors = compileCors(config.settings.cors);
-  const guards = createGuards(config, shared.rateLimiter ?? createRateLimiter(), cors);
+  const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(settings, shared) : undefined;
   return {
     ...shared,
     config,
+    rateLimiter: shared.rateLimiter ?? createRateLimiter(),
     dropHeaders: requestDropSet(
-      config.settings.auth.stripHeaders,
-      config.settings.telemetry.propagation,
-      trustsPeer(config.settings.trustProxy),
+      settings.auth.stripHeaders,
+      settings.telemetry.propagation,
+      trustsPeer(settings.trustProxy),
     ),
     authenticator,
-    cors,
-    guards,
+    cors: compileCors(settings.cors),
+    clientIp: createClientIpResolver(settings.trustProxy),
   };
 }
 
@@ -82,50 +104,68 @@ function trustsPeer(entries: readonly string[]): (address: string) => boolean {
   return (address) => trusts(normalizeAddress(address));
 }
 
-export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
-  const layers: Layer[] = deps.guards(route);
-  if (route.requiresAuth) {
-    // Validation refuses defaultProtected without secret, jwksUrl or authService.
-    if (deps.authenticator === undefined)
-      throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
-    layers.push(authLayer(deps.authenticator, deps.events));
-  }
+/** The layers of a route's HTTP pipeline, outermost first. */
+export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
+  const { settings } = deps.config;
+  const layers: Layer[] = [];
+  if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
+  const rateLimit = routeRateLimit(route, settings.rateLimit);
+  if (rateLimit !== undefined) layers.push(rateLimitLayer(rateLimit, deps.rateLimiter, deps.clientIp));
+  // A plain request on a WebSocket route is answered 426 without reading a body.
+  if (route.kind !== 'websocket')
+    layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
+  if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events));
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
   if (route.buffersRequest)
-    layers.push(
-      requestBufferLayer({ memoryBytes: deps.config.settings.limits.requestBufferBytes, logger: deps.logger }),
-    );
-  // After auth: a request without a valid token never takes a probe slot. WebSocket upgrades
-  // acquire their permit in the upgrade code; a disabled breaker costs nothing here.
-  if (route.kind !== 'websocket' && deps.config.settings.circuitBreaker.enabled) {
+    layers.push(requestBufferLayer({ memoryBytes: settings.limits.requestBufferBytes, logger: deps.logger }));
+  // After auth: a request without a valid token never takes a probe slot. A disabled breaker
+  // costs nothing here; a WebSocket route reaches its backend only through an upgrade.
+  if (route.kind !== 'websocket' && settings.circuitBreaker.enabled) {
     layers.push(
       circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }),
     );
   }
-  return compose(layers, endpointFor(route, deps));
+  return layers;
 }
 
-/**
- * The upgrade endpoint of a WebSocket route (undefined for other kinds). Upgrades bypass the
- * pipeline (Node gives them a raw socket), so the guards wrap it and auth and the circuit run
- * inside it.
- */
+/** The layers of a WebSocket route's upgrade pipeline, outermost first. */
+export function upgradeLayers(route: CompiledRoute, deps: PipelineDeps): UpgradeLayer[] {
+  const { settings } = deps.config;
+  const layers: UpgradeLayer[] = [];
+  // The buckets of the route's HTTP requests: a client cannot dodge its limit by opening sockets.
+  const rateLimit = routeRateLimit(route, settings.rateLimit);
+  if (rateLimit !== undefined) layers.push(rateLimitUpgradeLayer(rateLimit, deps.rateLimiter, deps.clientIp));
+  if (deps.cors !== undefined) layers.push(originCheckLayer(deps.cors));
+  if (route.requiresAuth) layers.push(authUpgradeLayer(authenticatorFor(route, deps), deps.events));
+  if (settings.circuitBreaker.enabled) layers.push(circuitUpgradeLayer(deps.upstreams.forOrigin(route.origin).breaker));
+  return layers;
+}
+
+/** A route's pipeline for an HTTP request. */
+export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
+  return compose(routeLayers(route, deps), endpointFor(route, deps));
+}
+
+/** A WebSocket route's pipeline for an upgrade; undefined for other kinds, which never upgrade. */
 export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeStep | undefined {
   if (route.kind !== 'websocket') return undefined;
-  // Rate limit and Origin check first (guards/guards.ts), as the HTTP guards come before auth.
-  return deps.guards.upgrade(
-    route,
-    websocketEndpoint(route, {
-      upstream: deps.upstreams.forOrigin(route.origin),
-      dropHeaders: deps.dropHeaders,
-      authenticator: deps.authenticator,
-      handshakeTimeoutMs: deps.config.settings.timeouts.backendSec * 1000,
-      events: deps.events,
-      logger: deps.logger,
-      tunnel: deps.tunnel,
-    }),
-  );
+  const endpoint = websocketEndpoint(route, {
+    upstream: deps.upstreams.forOrigin(route.origin),
+    dropHeaders: deps.dropHeaders,
+    handshakeTimeoutMs: deps.config.settings.timeouts.backendSec * 1000,
+    events: deps.events,
+    logger: deps.logger,
+    tunnel: deps.tunnel,
+  });
+  return compose(upgradeLayers(route, deps), endpoint);
+}
+
+function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticator {
+  // Validation refuses defaultProtected without secret, jwksUrl or authService.
+  if (deps.authenticator === undefined)
+    throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
+  return deps.authenticator;
 }
 
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {

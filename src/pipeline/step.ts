@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
 import type { CompiledRoute } from '../config/compile.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
@@ -45,6 +46,41 @@ export interface Exchange {
 export type Step = (ex: Exchange) => Promise<void>;
 export type Layer = (next: Step) => Step;
 
-/** Wraps `end` in `layers`, first layer outermost. Done once per route at config load. */
-export const compose = (layers: readonly Layer[], end: Step): Step =>
-  layers.reduceRight<Step>((next, wrap) => wrap(next), end);
+/**
+ * One WebSocket upgrade on its way through a route's upgrade pipeline: the raw-socket counterpart
+ * of `Exchange`. Node hands an upgrade over with the bare socket and no ServerResponse, so every
+ * answer short of the tunnel is written onto `socket` (server/socket-response.ts).
+ */
+export interface UpgradeExchange {
+  readonly route: CompiledRoute;
+  readonly req: IncomingMessage;
+  readonly socket: Duplex;
+  /** Bytes the client sent after its handshake (usually empty). */
+  readonly head: Buffer;
+  readonly requestId: string;
+  /** Path parameters, already percent-decoded by the router. */
+  readonly params: Readonly<Record<string, string>>;
+  /** The client's query string without `?`, exactly as sent ('' when none). */
+  readonly rawQuery: string;
+  /** `X-<claim>` headers set by the auth layer; they replace client headers of the same name. */
+  claimHeaders: [name: string, value: string][] | undefined;
+  /** Status written to the client (101 once the tunnel is open); undefined while none was. */
+  status: number | undefined;
+  /** Status of the backend's valid answer, when it gave one (a 101 that is no valid handshake answer is none). */
+  upstreamStatus: number | undefined;
+  /** Why the backend gave no valid answer, when it did not (the circuit counts it, unless 'aborted'). */
+  upstreamFailure: UpstreamFailureKind | undefined;
+  /** Code of the gateway error answered, if any (for logs and metrics). */
+  errorCode: string | undefined;
+}
+
+/** Answers one upgrade; resolves once the client has its answer (101 or a refusal). */
+export type UpgradeStep = (ux: UpgradeExchange) => Promise<void>;
+export type UpgradeLayer = (next: UpgradeStep) => UpgradeStep;
+
+/**
+ * Wraps `end` in `layers`, first layer outermost. Done once per route at config load, for the
+ * route's HTTP pipeline (`Layer`s around a `Step`) and its upgrade pipeline alike.
+ */
+export const compose = <S>(layers: readonly ((next: S) => S)[], end: S): S =>
+  layers.reduceRight<S>((next, wrap) => wrap(next), end);

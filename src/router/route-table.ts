@@ -5,12 +5,15 @@
 import FindMyWay from 'find-my-way';
 import type { CompiledRoute } from '../config/compile.js';
 import { HTTP_METHODS, type HttpMethod } from '../config/schema.js';
-import type { Step } from '../pipeline/step.js';
+import type { Step, UpgradeStep } from '../pipeline/step.js';
 import { isDotSegmentValue } from '../upstream/target-url.js';
 
 export interface RouteEntry {
   readonly route: CompiledRoute;
+  /** The route's pipeline for an HTTP request. */
   readonly run: Step;
+  /** The route's pipeline for a WebSocket upgrade; undefined unless the route is `isWebSocket`. */
+  readonly upgrade?: UpgradeStep | undefined;
 }
 
 export type Match =

@@ -17,6 +17,7 @@ import { sendHealth, sendReady } from '../ops/health.js';
 import type { CorsPolicy } from '../guards/cors.js';
 import { isRecording, traceOf } from '../observability/trace-context.js';
 import { stampRequestId } from './gateway-response.js';
+import { reportResponseEnd } from './request-end.js';
 
 /** What the gateway answers when a path finds no route to run. */
 const MATCH_ERRORS = {
@@ -58,7 +59,17 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       const refusal = protocolRefusal(req);
       if (refusal !== undefined) {
         res.once('close', () =>
-          reportEnd(events, res, started, requestId, req.method ?? '', req.url ?? '', undefined, refusal, undefined),
+          reportResponseEnd(
+            events,
+            res,
+            started,
+            requestId,
+            req.method ?? '',
+            req.url ?? '',
+            undefined,
+            refusal,
+            undefined,
+          ),
         );
         (req.socket as RefusedSocket)[FRAMING_REFUSED] = true;
         req.resume();
@@ -86,7 +97,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
         // Answered here, but logged and counted like any request, under the route it asks about.
         const routeId = target.kind === 'found' ? target.entry.route.id : undefined;
         res.once('close', () =>
-          reportEnd(events, res, started, requestId, method, path, routeId, undefined, undefined),
+          reportResponseEnd(events, res, started, requestId, method, path, routeId, undefined, undefined),
         );
         return cors.preflight(req, res);
       }
@@ -116,7 +127,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     res.once('close', () => {
       ex?.onClose?.();
       inFlight.count--;
-      reportEnd(
+      reportResponseEnd(
         events,
         res,
         started,
@@ -143,31 +154,6 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
       sendError(res, 'GW_INTERNAL');
     });
   };
-}
-
-/** Reports an answered request once its response closes: every answer is logged and counted once. */
-function reportEnd(
-  events: EventBus,
-  res: ServerResponse,
-  started: number,
-  requestId: string,
-  method: string,
-  path: string,
-  routeId: string | undefined,
-  errorCode: string | undefined,
-  trace: ReturnType<typeof traceOf> | undefined,
-): void {
-  events.emit('request:end', {
-    requestId,
-    method,
-    routeId,
-    path,
-    status: res.statusCode,
-    durationMs: Math.round((performance.now() - started) * 100) / 100,
-    aborted: !res.writableFinished,
-    errorCode,
-    trace,
-  });
 }
 
 /** Marks a connection whose framing the gateway refused: it serves no further request. */

@@ -6,6 +6,9 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { UpgradeExchange } from '../pipeline/step.js';
+import type { ErrorCode } from '../response/errors.js';
+import { errorResponse } from '../response/send-error.js';
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -52,6 +55,27 @@ export function respondOnSocket(
   const head = responseHead(status, { ...headers, date: new Date().toUTCString(), connection: 'close' });
   socket.write(head);
   closeAfter(socket, body);
+}
+
+/**
+ * Writes the complete answer to an upgrade onto its socket (a refusal, or an auth service's answer
+ * relayed as-is) with the gateway's request id, records the status for the report, and closes.
+ */
+export function answerUpgrade(
+  ux: UpgradeExchange,
+  status: number,
+  headers: Record<string, HeaderValue | undefined>,
+  body: Buffer | undefined,
+): void {
+  ux.status = status;
+  respondOnSocket(ux.socket, status, { ...headers, 'x-request-id': ux.requestId }, body);
+}
+
+/** The raw-socket `sendError`: answers an upgrade with a gateway error and records its code. */
+export function sendUpgradeError(ux: UpgradeExchange, code: ErrorCode, extraHeaders?: Record<string, string>): void {
+  const r = errorResponse(code, extraHeaders);
+  ux.errorCode = code;
+  answerUpgrade(ux, r.status, r.headers, r.body);
 }
 
 /** Ends the socket after `last` (if any) and destroys it once the peer closed or after a linger. */

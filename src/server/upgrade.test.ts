@@ -4,11 +4,11 @@ import { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { loadConfigText, type CompiledConfig } from '../config/compile.js';
-import { createRouteTable } from '../router/route-table.js';
+import { createRouteTable, type RouteEntry } from '../router/route-table.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
-import type { UpgradeExchange, UpgradeStep } from '../stream/websocket.js';
-import { createUpgradeHandler, isWebSocketUpgrade, type UpgradeRouteEntry } from './upgrade.js';
+import type { UpgradeExchange, UpgradeStep } from '../pipeline/step.js';
+import { createUpgradeHandler, isWebSocketUpgrade } from './upgrade.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 
 function fakeRequest(url: string, headers: Record<string, string>, method = 'GET'): IncomingMessage {
@@ -35,7 +35,7 @@ routes:
     calls.push(ux);
     ux.status = 101;
   };
-  const entries: UpgradeRouteEntry[] = config.routes.map((route) => ({
+  const entries: RouteEntry[] = config.routes.map((route) => ({
     route,
     run: async () => {},
     ...(route.kind === 'websocket' ? { upgrade } : {}),

@@ -1,7 +1,8 @@
 /**
  * The server's `upgrade` event: the entry point of WebSocket requests, which never reach the
- * request handler or a pipeline (Node hands over the raw socket). The current route table is read
- * on every upgrade, so a reload applies to new connections while open tunnels keep going.
+ * request handler (Node hands over the raw socket): the route's upgrade pipeline answers them
+ * instead. The current route table is read on every upgrade, so a reload applies to new
+ * connections while open tunnels keep going.
  *
  * Only a WebSocket handshake (`GET` + `Upgrade: websocket`) for a path whose GET route is
  * `isWebSocket` is upgraded. Every other request that carries `Upgrade` (`h2c` from Java's
@@ -13,22 +14,17 @@
  *
  * A WebSocket upgrade for a WebSocket route while the gateway drains: 503 GW_GATEWAY_DRAINING,
  * written onto the socket. Everything after that (rate limit, Origin check, auth, circuit,
- * backend) is the route's upgrade endpoint: guards/guards.ts and src/stream/websocket.ts.
+ * backend) is the route's upgrade pipeline, built by src/pipeline/build.ts.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { RouteEntry, RouteTable } from '../router/route-table.js';
+import type { RouteTable } from '../router/route-table.js';
+import type { UpgradeExchange } from '../pipeline/step.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
-import { errorResponse } from '../response/send-error.js';
-import { answerError, type UpgradeExchange, type UpgradeStep } from '../stream/websocket.js';
-import { respondOnSocket } from './socket-response.js';
-
-/** A route table entry of a WebSocket route carries its upgrade endpoint (see gateway.ts). */
-export interface UpgradeRouteEntry extends RouteEntry {
-  readonly upgrade?: UpgradeStep;
-}
+import { sendUpgradeError } from './socket-response.js';
+import { reportRequestEnd } from './request-end.js';
 
 export interface UpgradeHandlerDeps {
   current(): RouteTable;
@@ -66,50 +62,23 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const match = isWebSocketUpgrade(req) ? deps.current().match('GET', path) : undefined;
-    const entry = match?.kind === 'found' ? (match.entry as UpgradeRouteEntry) : undefined;
-    if (match?.kind !== 'found' || entry?.upgrade === undefined) {
+    const upgrade = match?.kind === 'found' ? match.entry.upgrade : undefined;
+    if (match?.kind !== 'found' || upgrade === undefined) {
       deps.serveAsRequest(req, socket, head);
       return;
     }
-    const upgrade = entry.upgrade;
 
     // Node removed its own listeners from this socket: without one, an error would crash.
     socket.on('error', (err) => logger.debug({ err }, 'upgrade socket error'));
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     const started = performance.now();
-    const requestId = requestIdFor(req.headers['x-request-id']);
-    const routeId = entry.route.id;
-    let status: number | undefined;
-    let errorCode: string | undefined;
-    const report = () => {
-      events.emit('request:end', {
-        requestId,
-        method: req.method ?? 'GET',
-        routeId,
-        path,
-        status: status ?? CLIENT_CLOSED,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        aborted: status === undefined,
-        errorCode,
-      });
-    };
-
-    if (deps.isDraining()) {
-      const r = errorResponse('GW_GATEWAY_DRAINING', { 'x-request-id': requestId });
-      status = r.status;
-      errorCode = 'GW_GATEWAY_DRAINING';
-      respondOnSocket(socket, r.status, r.headers, r.body);
-      report();
-      return;
-    }
-
     const ux: UpgradeExchange = {
-      route: entry.route,
+      route: match.entry.route,
       req,
       socket,
       head,
-      requestId,
+      requestId: requestIdFor(req.headers['x-request-id']),
       params: match.params,
       rawQuery: q < 0 ? '' : url.slice(q + 1),
       claimHeaders: undefined,
@@ -118,17 +87,31 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
       upstreamFailure: undefined,
       errorCode: undefined,
     };
-    const finish = () => {
-      status = ux.status;
-      errorCode = ux.errorCode;
+    const report = () =>
+      reportRequestEnd(
+        events,
+        started,
+        ux.requestId,
+        req.method ?? 'GET',
+        path,
+        ux.route.id,
+        ux.status ?? CLIENT_CLOSED,
+        ux.status === undefined,
+        ux.errorCode,
+        undefined,
+      );
+
+    if (deps.isDraining()) {
+      sendUpgradeError(ux, 'GW_GATEWAY_DRAINING');
       report();
-    };
-    upgrade(ux).then(finish, (err: unknown) => {
+      return;
+    }
+    upgrade(ux).then(report, (err: unknown) => {
       // A bug, not a backend failure: log it with the request id, answer without internals.
-      logger.error({ reqId: requestId, route: routeId, err }, 'unhandled error in websocket upgrade');
-      if (ux.status === undefined) answerError(ux, 'GW_INTERNAL');
+      logger.error({ reqId: ux.requestId, route: ux.route.id, err }, 'unhandled error in websocket upgrade');
+      if (ux.status === undefined) sendUpgradeError(ux, 'GW_INTERNAL');
       else socket.destroy();
-      finish();
+      report();
     });
   };
 

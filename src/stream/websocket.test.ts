@@ -1,14 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
-import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { loadConfigText, type CompiledRoute } from '../config/compile.js';
 import type { Upstream } from '../upstream/upstream.js';
-import type { CircuitBreaker } from '../circuit/breaker.js';
-import type { Authenticator, AuthOutcome } from '../auth/authenticator.js';
 import { requestDropSet } from '../upstream/forward-headers.js';
-import { createEventBus, type GatewayEvents } from '../observability/events.js';
+import { createEventBus } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
 import {
   acceptFor,
@@ -16,8 +13,8 @@ import {
   handshakeProblem,
   upgradeResponseHeaders,
   websocketEndpoint,
-  type UpgradeExchange,
 } from './websocket.js';
+import type { UpgradeExchange } from '../pipeline/step.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 
 function fakeRequest(rawHeaders: string[]): IncomingMessage {
@@ -62,22 +59,6 @@ function exchange(route: CompiledRoute, socket: Duplex): UpgradeExchange {
     upstreamFailure: undefined,
     errorCode: undefined,
   };
-}
-
-function breaker(open: boolean, acquired: { count: number }): CircuitBreaker {
-  return {
-    origin: 'http://127.0.0.1:1',
-    state: open ? 'open' : 'closed',
-    acquire() {
-      acquired.count++;
-      return open ? undefined : { succeed() {}, fail() {}, release() {} };
-    },
-    retryAfterSec: () => 12.2,
-  };
-}
-
-function upstreamWith(b: CircuitBreaker, route: CompiledRoute): Upstream {
-  return { origin: route.origin, breaker: b, tlsConnect: undefined } as unknown as Upstream;
 }
 
 describe('upgradeResponseHeaders', () => {
@@ -166,69 +147,22 @@ describe('backendUpgradeHeaders', () => {
 });
 
 describe('websocketEndpoint before the backend is contacted', () => {
-  it("writes the Authenticator's refusal onto the socket and never asks the circuit", async () => {
+  it('a client that left before the endpoint runs: no backend call, recorded as aborted', async () => {
     const route = protectedRoute();
-    const acquired = { count: 0 };
-    const refusal: AuthOutcome = {
-      ok: false,
-      status: 401,
-      headers: { 'content-type': 'application/json', 'content-length': '2', 'www-authenticate': 'Bearer' },
-      body: Buffer.from('{}'),
-      code: 'GW_AUTH_MISSING',
-    };
-    const authenticator: Authenticator = { authenticate: async () => refusal };
-    const events = createEventBus();
-    const results: GatewayEvents['auth:result'][] = [];
-    events.on('auth:result', (e) => results.push(e));
     const step = websocketEndpoint(route, {
-      upstream: upstreamWith(breaker(false, acquired), route),
+      upstream: { origin: route.origin, tlsConnect: undefined } as unknown as Upstream,
       dropHeaders: new Set(),
-      authenticator,
-      handshakeTimeoutMs: 1000,
-      events,
-      logger: createLogger({ level: 'silent' }),
-    });
-    const socket = new RecordingSocket();
-    const ux = exchange(route, socket);
-    await step(ux);
-    await once(socket, 'close');
-    const text = socket.text();
-    assert.ok(text.startsWith('HTTP/1.1 401 Unauthorized\r\n'));
-    assert.match(text, /\r\nwww-authenticate: Bearer\r\n/);
-    assert.match(text, /\r\nx-request-id: rid-1\r\n/);
-    assert.ok(text.endsWith('\r\n\r\n{}'));
-    assert.equal(ux.status, 401);
-    assert.equal(ux.errorCode, 'GW_AUTH_MISSING');
-    assert.equal(acquired.count, 0);
-    assert.deepEqual(
-      results.map((r) => r.outcome),
-      ['missing'],
-    );
-  });
-
-  it('answers 503 JSON with Retry-After when the circuit refuses a permit', async () => {
-    const route = protectedRoute();
-    const acquired = { count: 0 };
-    const authenticator: Authenticator = { authenticate: async () => ({ ok: true, claimHeaders: [['X-sub', 'u1']] }) };
-    const step = websocketEndpoint(route, {
-      upstream: upstreamWith(breaker(true, acquired), route),
-      dropHeaders: new Set(),
-      authenticator,
       handshakeTimeoutMs: 1000,
       events: createEventBus(),
       logger: createLogger({ level: 'silent' }),
     });
     const socket = new RecordingSocket();
+    socket.destroy();
     const ux = exchange(route, socket);
     await step(ux);
-    await once(socket, 'close');
-    const text = socket.text();
-    assert.ok(text.startsWith('HTTP/1.1 503 Service Unavailable\r\n'));
-    assert.match(text, /\r\nretry-after: 13\r\n/);
-    assert.match(text, /\r\nx-portico-error: GW_CIRCUIT_OPEN\r\n/);
-    assert.equal(acquired.count, 1);
-    assert.equal(ux.errorCode, 'GW_CIRCUIT_OPEN');
-    assert.deepEqual(ux.claimHeaders, [['X-sub', 'u1']]);
+    assert.equal(ux.upstreamFailure, 'aborted');
+    assert.equal(ux.status, undefined);
+    assert.equal(socket.written.length, 0);
   });
 });
 

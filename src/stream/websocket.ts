@@ -1,9 +1,8 @@
 /**
- * The WebSocket endpoint of `isWebSocket` routes (docs/design-decisions.md "Streaming"). It runs on the
- * server's `upgrade` event, after src/server/upgrade.ts found the route, and answers on the raw socket:
+ * The WebSocket endpoint of `isWebSocket` routes (docs/design-decisions.md "Streaming"): the end of
+ * a route's upgrade pipeline (src/pipeline/build.ts), after the guards, auth and the circuit
+ * layers. It answers on the raw socket:
  *
- *   auth (when the route requires it)   refusal: the Authenticator's response, no upgrade
- *   circuit permit                      none: 503 JSON, the backend is not contacted
  *   upgrade request to the backend      refused/reset: 502 JSON; no head in time: 504 JSON
  *     backend answers 101               checked: a valid handshake answer (Upgrade: websocket,
  *                                       Sec-WebSocket-Accept of the client's key), else 502 JSON;
@@ -13,60 +12,30 @@
  * The handshake is forwarded, not redone (what nginx does): the client's Sec-WebSocket-Key,
  * -Version, -Protocol and -Extensions go to the backend and its Sec-WebSocket-Accept comes back,
  * so subprotocol and extension negotiation is the backend's and frames cross unchanged.
- * The circuit counts the outcome of opening the connection: a valid 101 or any answer < 500
- * succeeds, a 5xx, an invalid 101 or no answer fails, a client that leaves mid-handshake counts
- * nothing. A 101 is only tunneled when it answers this client's key: a backend (or anything
- * listening on its port) that says 101 without speaking WebSocket must not get a raw byte pipe
- * to the client, which would then read whatever that server sends as frames.
+ * The outcome of opening the connection is recorded on the exchange for the circuit layer: a
+ * valid 101 or any answer < 500 succeeds, a 5xx, an invalid 101 or no answer fails, a client that
+ * leaves mid-handshake counts nothing. A 101 is only tunneled when it answers this client's key:
+ * a backend (or anything listening on its port) that says 101 without speaking WebSocket must not
+ * get a raw byte pipe to the client, which would then read whatever that server sends as frames.
  */
 import { createHash } from 'node:crypto';
-import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Duplex } from 'node:stream';
 import type { CompiledRoute } from '../config/compile.js';
+import type { UpgradeExchange, UpgradeStep } from '../pipeline/step.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import type { Authenticator } from '../auth/authenticator.js';
-import { reportAuthResult } from '../auth/authenticator.js';
-import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
-import type { ErrorCode } from '../response/errors.js';
-import { errorResponse } from '../response/send-error.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
-import { closeAfter, respondOnSocket, responseHead, type HeaderValue } from '../server/socket-response.js';
+import { closeAfter, responseHead, sendUpgradeError } from '../server/socket-response.js';
 import { tunnel, type TunnelOptions } from './tunnel.js';
-
-/** One upgrade request on its way to a backend (the raw-socket counterpart of `Exchange`). */
-export interface UpgradeExchange {
-  readonly route: CompiledRoute;
-  readonly req: IncomingMessage;
-  readonly socket: Duplex;
-  /** Bytes the client sent after its handshake (usually empty). */
-  readonly head: Buffer;
-  readonly requestId: string;
-  /** Path parameters, percent-decoded by the router. */
-  readonly params: Readonly<Record<string, string>>;
-  /** The client's query string without `?` ('' when none). */
-  readonly rawQuery: string;
-  claimHeaders: [name: string, value: string][] | undefined;
-  /** Status written to the client (101 once the tunnel is open); undefined if none was. */
-  status: number | undefined;
-  upstreamStatus: number | undefined;
-  upstreamFailure: UpstreamFailureKind | undefined;
-  errorCode: string | undefined;
-}
-
-/** Answers one upgrade; resolves once the client has its answer (101 or a refusal). */
-export type UpgradeStep = (ux: UpgradeExchange) => Promise<void>;
 
 export interface WebSocketOptions {
   readonly upstream: Upstream;
   /** Client headers never forwarded (from the pipeline deps). */
   readonly dropHeaders: ReadonlySet<string>;
-  /** The configuration's Authenticator; required when the route requires auth. */
-  readonly authenticator: Authenticator | undefined;
   /** No answer to the upgrade request within this time: 504 (`timeouts.backendSec`). */
   readonly handshakeTimeoutMs: number;
   readonly events: EventBus;
@@ -135,76 +104,32 @@ export function backendUpgradeHeaders(
   return headers;
 }
 
-/** Writes a gateway error onto the client socket and closes it. */
-export function answerError(ux: UpgradeExchange, code: ErrorCode, extraHeaders?: Record<string, string>): void {
-  const r = errorResponse(code, extraHeaders);
-  ux.errorCode = code;
-  answer(ux, r.status, r.headers, r.body);
-}
-
-function answer(
-  ux: UpgradeExchange,
-  status: number,
-  headers: Record<string, HeaderValue | undefined>,
-  body: Buffer | undefined,
-): void {
-  ux.status = status;
-  respondOnSocket(ux.socket, status, { ...headers, 'x-request-id': ux.requestId }, body);
-}
-
 /** The endpoint of an `isWebSocket` route, built once per route at config load. */
 export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): UpgradeStep {
-  const { upstream, dropHeaders, authenticator, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
-  const { origin, breaker } = upstream;
+  const { upstream, dropHeaders, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
+  const { origin } = upstream;
   const request = origin.protocol === 'https:' ? httpsRequest : httpRequest;
   const tls = upstream.tlsConnect;
   const template = route.path;
   const buildPath = route.buildPath;
-  const requiresAuth = route.requiresAuth;
 
-  return async (ux) => {
+  return (ux) => {
     const { socket } = ux;
-    if (requiresAuth) {
-      if (authenticator === undefined) {
-        // validate.ts refuses defaultProtected without a way to check tokens: this is a bug.
-        logger.error(
-          { reqId: ux.requestId, route: route.id },
-          'websocket route requires auth but no authenticator is configured',
-        );
-        answerError(ux, 'GW_INTERNAL');
-        return;
-      }
-      const outcome = await authenticator.authenticate(ux.req, ux.requestId, route.id);
-      reportAuthResult(events, ux.requestId, route.id, outcome);
-      if (!outcome.ok) {
-        if (outcome.code !== undefined) ux.errorCode = outcome.code;
-        answer(ux, outcome.status, outcome.headers, outcome.body);
-        return;
-      }
-      ux.claimHeaders = outcome.claimHeaders;
-    }
-
     // The client may have left while the route was looked up or the token checked.
     if (socket.destroyed) {
       ux.upstreamFailure = 'aborted';
-      return;
-    }
-    const permit = breaker.acquire();
-    if (permit === undefined) {
-      answerError(ux, 'GW_CIRCUIT_OPEN', { 'retry-after': String(Math.max(1, Math.ceil(breaker.retryAfterSec()))) });
-      return;
+      return Promise.resolve();
     }
 
     const started = performance.now();
-    await new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       let settled = false;
-      const done = (outcome: 'succeed' | 'fail' | 'release') => {
-        if (settled) return false;
+      // Ends the handshake once its outcome is on the exchange, where the circuit layer reads it.
+      const done = () => {
+        if (settled) return;
         settled = true;
         socket.removeListener('close', onClientClose);
-        permit[outcome]();
         resolve();
-        return true;
       };
       const breq: ClientRequest = request({
         host: origin.hostname,
@@ -220,8 +145,10 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
 
       // The client gave up during the handshake: drop the backend attempt, count nothing.
       const onClientClose = () => {
-        ux.upstreamFailure ??= 'aborted';
-        if (done('release')) breq.destroy();
+        if (settled) return;
+        ux.upstreamFailure = 'aborted';
+        done();
+        breq.destroy();
       };
       socket.once('close', onClientClose);
 
@@ -242,20 +169,20 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           kind: failure.kind,
           error: err,
         });
-        answerError(ux, failure.code);
-        done(failure.kind === 'aborted' ? 'release' : 'fail');
+        sendUpgradeError(ux, failure.code);
+        done();
       });
 
       // Any answer but 101: relayed as-is, and the connection ends with it.
       breq.on('response', (bres) => {
-        const status = bres.statusCode ?? 502;
-        ux.upstreamStatus = status;
         if (settled) {
           bres.destroy();
           return;
         }
+        const status = bres.statusCode ?? 502;
+        ux.upstreamStatus = status;
         ux.status = status;
-        done(status >= 500 ? 'fail' : 'succeed');
+        done();
         events.emit('upstream:response', {
           routeId: route.id,
           origin: origin.key,
@@ -281,7 +208,6 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
       });
 
       breq.on('upgrade', (bres, backend, backendHead) => {
-        ux.upstreamStatus = bres.statusCode ?? 101;
         if (settled || socket.destroyed) {
           backend.destroy();
           return;
@@ -297,12 +223,13 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
             kind: 'protocol',
             error: new Error(problem),
           });
-          answerError(ux, 'GW_UPSTREAM_BAD_UPGRADE');
-          done('fail');
+          sendUpgradeError(ux, 'GW_UPSTREAM_BAD_UPGRADE');
+          done();
           return;
         }
+        ux.upstreamStatus = bres.statusCode ?? 101;
         ux.status = 101;
-        done('succeed');
+        done();
         const opened = performance.now();
         events.emit('upstream:response', {
           routeId: route.id,

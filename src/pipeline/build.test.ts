@@ -1,0 +1,361 @@
+/**
+ * The recipes of pipeline/build.ts, run with fake `next`s (one that records, one that must never
+ * run, one that waits), a fake Authenticator and a recording breaker: which layers a route gets,
+ * and in which order they answer. No network: the endpoints are never reached.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { loadConfigText, type CompiledConfig, type CompiledRoute } from '../config/compile.js';
+import type { Authenticator, AuthOutcome } from '../auth/authenticator.js';
+import type { CircuitBreaker } from '../circuit/breaker.js';
+import { createUpstreamRegistry, type UpstreamRegistry } from '../upstream/upstream.js';
+import { createMappingCache } from '../mapping/cache.js';
+import { createEventBus, type GatewayEvents } from '../observability/events.js';
+import { createLogger } from '../observability/logger.js';
+import {
+  buildPipeline,
+  buildUpgrade,
+  createPipelineDeps,
+  routeLayers,
+  upgradeLayers,
+  type PipelineDeps,
+} from './build.js';
+import { compose, type Exchange, type UpgradeExchange } from './step.js';
+import {
+  fakeExchange,
+  fakeRequest,
+  fakeUpgradeExchange,
+  neverRuns,
+  recordingNext,
+  waitingNext,
+} from '../../test/support/exchanges.js';
+
+const SECRET = 'a-unit-test-secret-of-at-least-32-bytes';
+const BROWSER = 'https://app.example.com';
+
+function compile(yaml: string): CompiledConfig {
+  const r = loadConfigText(yaml, 'unit.yaml', {});
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return r.config;
+}
+
+/** A breaker that admits (or not) and records every acquire and outcome. */
+function recordingBreaker(admit = true) {
+  const log: string[] = [];
+  const breaker: CircuitBreaker = {
+    origin: 'http://127.0.0.1:1',
+    state: admit ? 'closed' : 'open',
+    acquire() {
+      log.push('acquire');
+      if (!admit) return undefined;
+      return { succeed: () => log.push('succeed'), fail: () => log.push('fail'), release: () => log.push('release') };
+    },
+    retryAfterSec: () => 12.2,
+  };
+  return { breaker, log };
+}
+
+/** An Authenticator that answers `outcome` and counts its calls. */
+function fakeAuthenticator(outcome: AuthOutcome = { ok: true, claimHeaders: [['X-sub', 'u1']] }) {
+  const calls: string[] = [];
+  const authenticator: Authenticator = {
+    authenticate: async (_req, requestId) => (calls.push(requestId), outcome),
+  };
+  return { authenticator, calls };
+}
+
+const registries: UpstreamRegistry[] = [];
+after(() => Promise.all(registries.map((r) => r.close())));
+
+function setup(yaml: string, options: { admit?: boolean; auth?: AuthOutcome } = {}) {
+  const config = compile(yaml);
+  const { breaker, log } = recordingBreaker(options.admit);
+  // Real pools are made but never connected: no endpoint runs in these tests.
+  const upstreams = createUpstreamRegistry({ connections: 1, createBreaker: () => breaker });
+  registries.push(upstreams);
+  const events = createEventBus();
+  const authResults: GatewayEvents['auth:result'][] = [];
+  events.on('auth:result', (e) => authResults.push(e));
+  const { authenticator, calls } = fakeAuthenticator(options.auth);
+  const deps: PipelineDeps = {
+    ...createPipelineDeps(config, {
+      upstreams,
+      events,
+      logger: createLogger({ level: 'silent' }),
+      mappingCache: createMappingCache(config.settings.mappingCache),
+    }),
+    authenticator,
+  };
+  return { deps, route: (i = 0) => config.routes[i]!, breakerLog: log, authCalls: calls, authResults };
+}
+
+/** The HTTP recipe of `route` around a fake `next`. */
+const httpPipeline = (route: CompiledRoute, deps: PipelineDeps, next: (ex: Exchange) => Promise<void>) =>
+  compose(routeLayers(route, deps), next);
+
+/** The upgrade recipe of `route` around a fake `next`. */
+const upgradePipeline = (route: CompiledRoute, deps: PipelineDeps, next: (ux: UpgradeExchange) => Promise<void>) =>
+  compose(upgradeLayers(route, deps), next);
+
+const REFUSAL: AuthOutcome = {
+  ok: false,
+  status: 401,
+  headers: { 'content-type': 'application/json', 'content-length': '2', 'www-authenticate': 'Bearer' },
+  body: Buffer.from('{}'),
+  code: 'GW_AUTH_MISSING',
+};
+
+describe('buildPipeline: the HTTP recipe', () => {
+  it('a public route: no token check; the circuit admits, and counts the outcome once next is done', async () => {
+    const { deps, route, breakerLog, authCalls } = setup(`
+routes:
+  - { method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }
+config:
+  circuitBreaker: { enabled: true }
+`);
+    const { ex } = fakeExchange(route());
+    const waiting = waitingNext<Exchange>((e) => (e.upstreamStatus = 200));
+    const running = httpPipeline(route(), deps, waiting.next)(ex);
+    assert.equal(await waiting.started, ex);
+    assert.deepEqual(breakerLog, ['acquire'], 'not settled while the endpoint is busy');
+    waiting.finish();
+    await running;
+    assert.deepEqual(breakerLog, ['acquire', 'succeed']);
+    assert.deepEqual(authCalls, []);
+  });
+
+  it('a protected route: the token is checked before the circuit, and its claims reach next', async () => {
+    const { deps, route, breakerLog, authCalls } = setup(`
+routes:
+  - { method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }
+config:
+  circuitBreaker: { enabled: true }
+  auth: { secret: "${SECRET}", defaultProtected: true }
+`);
+    const { next, seen } = recordingNext<Exchange>();
+    const { ex } = fakeExchange(route());
+    await httpPipeline(route(), deps, next)(ex);
+    assert.deepEqual(authCalls, ['rid-1']);
+    assert.equal(seen.length, 1);
+    assert.deepEqual(seen[0]!.claimHeaders, [['X-sub', 'u1']]);
+    assert.deepEqual(breakerLog, ['acquire', 'release'], 'no backend outcome recorded: nothing counted');
+  });
+
+  it('a refused token stops the chain before the circuit: no probe slot is taken', async () => {
+    const { deps, route, breakerLog } = setup(
+      `
+routes:
+  - { method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }
+config:
+  circuitBreaker: { enabled: true }
+  auth: { secret: "${SECRET}", defaultProtected: true }
+`,
+      { auth: REFUSAL },
+    );
+    const { ex, written } = fakeExchange(route());
+    await httpPipeline(route(), deps, neverRuns())(ex);
+    assert.equal(written.status, 401);
+    assert.equal(ex.errorCode, 'GW_AUTH_MISSING');
+    assert.deepEqual(breakerLog, []);
+  });
+
+  it('the rate limit refuses before auth, and CORS headers are on the refusal', async () => {
+    const { deps, route, authCalls } = setup(`
+routes:
+  - { method: GET, route: /orders, service: "127.0.0.1:1", path: /orders, rateLimit: { requestsPerSec: 1, burst: 1 } }
+config:
+  circuitBreaker: { enabled: true }
+  auth: { secret: "${SECRET}", defaultProtected: true }
+  cors: { origins: ["${BROWSER}"] }
+`);
+    const req = fakeRequest({ origin: BROWSER });
+    const first = recordingNext<Exchange>();
+    const { ex: allowed, written: allowedHead } = fakeExchange(route(), req);
+    await httpPipeline(route(), deps, first.next)(allowed);
+    assert.equal(first.seen.length, 1);
+    assert.equal(allowedHead.headers['access-control-allow-origin'], BROWSER);
+    assert.equal(allowedHead.headers['ratelimit-limit'], '1');
+
+    const { ex, written } = fakeExchange(route(), req);
+    await httpPipeline(route(), deps, neverRuns())(ex);
+    assert.equal(written.status, 429);
+    assert.equal(written.headers['access-control-allow-origin'], BROWSER);
+    assert.equal(ex.errorCode, 'GW_RATE_LIMITED');
+    assert.deepEqual(authCalls, ['rid-1'], 'only the admitted request was authenticated');
+  });
+
+  it('the body limit refuses an oversized upload before auth reads the token', async () => {
+    const { deps, route, authCalls, breakerLog } = setup(`
+routes:
+  - { method: POST, route: /upload, service: "127.0.0.1:1", path: /upload, maxBodyBytes: 10 }
+config:
+  circuitBreaker: { enabled: true }
+  auth: { secret: "${SECRET}", defaultProtected: true }
+`);
+    const { ex, written } = fakeExchange(route(), fakeRequest({ 'content-length': '11' }, 'POST'));
+    await httpPipeline(route(), deps, neverRuns())(ex);
+    assert.equal(written.status, 413);
+    assert.equal(ex.errorCode, 'GW_BODY_TOO_LARGE');
+    assert.deepEqual(authCalls, []);
+    assert.deepEqual(breakerLog, []);
+  });
+
+  it('a disabled breaker puts no circuit layer in the recipe', async () => {
+    const { deps, route, breakerLog } = setup(`
+routes:
+  - { method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }
+config:
+  circuitBreaker: { enabled: false }
+`);
+    const { next, seen } = recordingNext<Exchange>();
+    await httpPipeline(route(), deps, next)(fakeExchange(route()).ex);
+    assert.equal(seen.length, 1);
+    assert.deepEqual(breakerLog, []);
+  });
+
+  it('an SSE route settles its permit when the endpoint starts the response, not when the stream ends', async () => {
+    const { deps, route, breakerLog } = setup(`
+routes:
+  - { method: GET, route: /events, service: "127.0.0.1:1", path: /events, isSSE: true }
+config:
+  circuitBreaker: { enabled: true }
+`);
+    const waiting = waitingNext<Exchange>((e) => {
+      e.upstreamStatus = 200;
+      e.onResponseStart?.();
+    });
+    const running = httpPipeline(route(), deps, waiting.next)(fakeExchange(route()).ex);
+    await waiting.started;
+    assert.deepEqual(breakerLog, ['acquire', 'succeed'], 'settled while the stream is open');
+    waiting.finish();
+    await running;
+    assert.deepEqual(breakerLog, ['acquire', 'succeed']);
+  });
+
+  it('a plain request on a WebSocket route: 426 from the endpoint, no circuit, no backend', async () => {
+    const { deps, route, breakerLog } = setup(`
+routes:
+  - { method: GET, route: /chat, service: "127.0.0.1:1", path: /chat, isWebSocket: true }
+config:
+  circuitBreaker: { enabled: true }
+`);
+    const { ex, written } = fakeExchange(route());
+    await buildPipeline(route(), deps)(ex);
+    assert.equal(written.status, 426);
+    assert.equal(written.headers['upgrade'], 'websocket');
+    assert.equal(ex.errorCode, 'GW_UPGRADE_REQUIRED');
+    assert.deepEqual(breakerLog, []);
+  });
+
+  it('a route that requires auth without an authenticator is refused when it is built', () => {
+    const { deps, route } = setup(`
+routes:
+  - { method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }
+config:
+  circuitBreaker: { enabled: true }
+  auth: { secret: "${SECRET}", defaultProtected: true }
+`);
+    assert.throws(() => routeLayers(route(), { ...deps, authenticator: undefined }), /requires auth/);
+    assert.throws(() => upgradeLayers(route(), { ...deps, authenticator: undefined }), /requires auth/);
+  });
+});
+
+describe('buildUpgrade: the upgrade recipe', () => {
+  const WS_ROUTE = `
+routes:
+  - { method: GET, route: /chat, service: "127.0.0.1:1", path: /chat, isWebSocket: true, rateLimit: { requestsPerSec: 1, burst: 1 } }
+  - { method: GET, route: /plain, service: "127.0.0.1:1", path: /plain }
+config:
+  circuitBreaker: { enabled: true }
+  auth: { secret: "${SECRET}", defaultProtected: true }
+  cors: { origins: ["${BROWSER}"] }
+`;
+
+  it('only a WebSocket route has an upgrade pipeline', () => {
+    const { deps, route } = setup(WS_ROUTE);
+    assert.equal(typeof buildUpgrade(route(0), deps), 'function');
+    assert.equal(buildUpgrade(route(1), deps), undefined);
+  });
+
+  it("writes the Authenticator's refusal onto the socket and never asks the circuit", async () => {
+    const { deps, route, breakerLog, authResults } = setup(WS_ROUTE, { auth: REFUSAL });
+    const { ux, socket } = fakeUpgradeExchange(route());
+    await buildUpgrade(route(), deps)!(ux);
+    await once(socket, 'close');
+    const text = socket.text();
+    assert.ok(text.startsWith('HTTP/1.1 401 Unauthorized\r\n'), text);
+    assert.match(text, /\r\nwww-authenticate: Bearer\r\n/);
+    assert.match(text, /\r\nx-request-id: rid-1\r\n/);
+    assert.ok(text.endsWith('\r\n\r\n{}'));
+    assert.equal(ux.status, 401);
+    assert.equal(ux.errorCode, 'GW_AUTH_MISSING');
+    assert.deepEqual(breakerLog, []);
+    assert.deepEqual(
+      authResults.map((r) => r.outcome),
+      ['missing'],
+    );
+  });
+
+  it('answers 503 JSON with Retry-After when the circuit refuses a permit, after auth', async () => {
+    const { deps, route, breakerLog } = setup(WS_ROUTE, { admit: false });
+    const { ux, socket } = fakeUpgradeExchange(route());
+    await buildUpgrade(route(), deps)!(ux);
+    await once(socket, 'close');
+    const text = socket.text();
+    assert.ok(text.startsWith('HTTP/1.1 503 Service Unavailable\r\n'), text);
+    assert.match(text, /\r\nretry-after: 13\r\n/);
+    assert.match(text, /\r\nx-portico-error: GW_CIRCUIT_OPEN\r\n/);
+    assert.deepEqual(breakerLog, ['acquire']);
+    assert.equal(ux.status, 503);
+    assert.equal(ux.errorCode, 'GW_CIRCUIT_OPEN');
+    assert.deepEqual(ux.claimHeaders, [['X-sub', 'u1']]);
+  });
+
+  it('rate limit, then Origin check, then auth, then circuit, then next with the claims', async () => {
+    const { deps, route, breakerLog, authCalls } = setup(WS_ROUTE);
+    const foreign = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: 'https://evil.example' }));
+    await upgradePipeline(route(), deps, neverRuns())(foreign.ux);
+    assert.equal(foreign.ux.status, 403);
+    assert.equal(foreign.ux.errorCode, 'GW_ORIGIN_NOT_ALLOWED');
+    assert.deepEqual(authCalls, [], 'a foreign origin is refused before the token is checked');
+
+    // The refused handshake took the client's only token: the next one is over the limit.
+    const limited = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: BROWSER }));
+    await upgradePipeline(route(), deps, neverRuns())(limited.ux);
+    assert.equal(limited.ux.status, 429);
+    assert.equal(limited.ux.errorCode, 'GW_RATE_LIMITED');
+    assert.deepEqual(authCalls, []);
+    assert.deepEqual(breakerLog, []);
+  });
+
+  it('an admitted upgrade reaches next with its claims; the permit is settled when next is done', async () => {
+    const { deps, route, breakerLog } = setup(WS_ROUTE);
+    const waiting = waitingNext<UpgradeExchange>((u) => {
+      u.upstreamStatus = 101;
+      u.status = 101;
+    });
+    const { ux } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: BROWSER }));
+    const running = upgradePipeline(route(), deps, waiting.next)(ux);
+    assert.deepEqual((await waiting.started).claimHeaders, [['X-sub', 'u1']]);
+    assert.deepEqual(breakerLog, ['acquire']);
+    waiting.finish();
+    await running;
+    assert.deepEqual(breakerLog, ['acquire', 'succeed']);
+  });
+
+  it('a public WebSocket route without limits or CORS has only the circuit layer', async () => {
+    const { deps, route, breakerLog, authCalls } = setup(`
+routes:
+  - { method: GET, route: /chat, service: "127.0.0.1:1", path: /chat, isWebSocket: true }
+config:
+  circuitBreaker: { enabled: true }
+`);
+    const { next, seen } = recordingNext<UpgradeExchange>();
+    const { ux } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: 'https://anyone.example' }));
+    await upgradePipeline(route(), deps, next)(ux);
+    assert.deepEqual(seen, [ux]);
+    assert.deepEqual(authCalls, []);
+    assert.deepEqual(breakerLog, ['acquire', 'release']);
+  });
+});
