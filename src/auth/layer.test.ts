@@ -2,45 +2,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
-import type { Exchange, Step } from '../pipeline/step.js';
+import type { Exchange, Step, UpgradeExchange } from '../pipeline/step.js';
 import type { CompiledRoute } from '../config/compile.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
 import { authLayer, authUpgradeLayer } from './layer.js';
-import type { UpgradeExchange } from '../pipeline/step.js';
-import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
+import { fakeExchange, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import { gatewayRefusal } from './refusal.js';
 
-function fakeExchange() {
-  const written: { status?: number; headers?: Record<string, string>; body?: Buffer; resumed: number } = { resumed: 0 };
-  const res = {
-    headersSent: false,
-    destroyed: false,
-    writeHead(status: number, headers: Record<string, string>) {
-      written.status = status;
-      written.headers = headers;
-      this.headersSent = true;
-    },
-    end(body: Buffer) {
-      written.body = body;
-    },
-  };
-  const req = { headers: {}, resume: () => written.resumed++ };
-  const ex: Exchange = {
-    route: { id: 'GET /orders' } as CompiledRoute,
-    req: req as unknown as IncomingMessage,
-    res: res as unknown as ServerResponse,
-    requestId: 'rid-1',
-    params: {},
-    rawQuery: '',
-    claimHeaders: undefined,
-    upstreamStatus: undefined,
-    upstreamFailure: undefined,
-    errorCode: undefined,
-  };
-  return { ex, written };
-}
+const ROUTE = { id: 'GET /orders' } as CompiledRoute;
 
 const answering = (outcome: AuthOutcome): Authenticator & { calls: number } => {
   const a = { calls: 0, authenticate: async () => (a.calls++, outcome) };
@@ -60,7 +30,7 @@ function run(outcome: AuthOutcome) {
 describe('authLayer', () => {
   it('ok with claims: next runs with the claim headers on the exchange', async () => {
     const { step, seen, results } = run({ ok: true, claimHeaders: [['X-role', 'admin']] });
-    const { ex, written } = fakeExchange();
+    const { ex, written } = fakeExchange(ROUTE);
     await step(ex);
     assert.equal(seen.length, 1);
     assert.deepEqual(seen[0]?.claimHeaders, [['X-role', 'admin']]);
@@ -70,7 +40,7 @@ describe('authLayer', () => {
 
   it('ok without claims: next runs and claimHeaders stays undefined', async () => {
     const { step, seen } = run({ ok: true, claimHeaders: [] });
-    const { ex } = fakeExchange();
+    const { ex } = fakeExchange(ROUTE);
     await step(ex);
     assert.equal(seen.length, 1);
     assert.equal(seen[0]?.claimHeaders, undefined);
@@ -79,13 +49,13 @@ describe('authLayer', () => {
   it('a gateway refusal is written as it is, next never runs, the body is drained', async () => {
     const refusal = gatewayRefusal('GW_AUTH_INVALID', 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed');
     const { step, seen, results } = run(refusal);
-    const { ex, written } = fakeExchange();
+    const { ex, written, resumed } = fakeExchange(ROUTE);
     await step(ex);
     assert.equal(seen.length, 0);
     assert.equal(written.status, 401);
     assert.deepEqual(written.headers, refusal.headers);
     assert.deepEqual(JSON.parse(written.body!.toString()), { error: 'Invalid or expired token', success: false });
-    assert.equal(written.resumed, 1);
+    assert.equal(resumed(), 1);
     assert.equal(ex.errorCode, 'GW_AUTH_INVALID');
     assert.deepEqual(results, [
       {
@@ -106,7 +76,7 @@ describe('authLayer', () => {
       body,
       detail: 'auth service answered 403',
     });
-    const { ex, written } = fakeExchange();
+    const { ex, written } = fakeExchange(ROUTE);
     await step(ex);
     assert.equal(seen.length, 0);
     assert.equal(written.status, 403);

@@ -141,17 +141,14 @@ describe('circuitLayer', () => {
     assert.deepEqual(outcomes, ['release']);
   });
 
-  it('settles after next has finished, not before', async () => {
+  it('settles after next has finished, not before, and gives the exchange no response-start hook', async () => {
     const { breaker, outcomes } = recordingBreaker();
     const { ex } = fakeExchange();
-    let finish!: () => void;
-    const running = circuitLayer(breaker)(async (e) => {
-      e.upstreamStatus = 200;
-      await new Promise<void>((r) => (finish = r));
-    })(ex);
-    await Promise.resolve();
+    const waiting = waitingNext<Exchange>((e) => (e.upstreamStatus = 200));
+    const running = circuitLayer(breaker)(waiting.next)(ex);
+    assert.equal((await waiting.started).onResponseStart, undefined);
     assert.deepEqual(outcomes, []);
-    finish();
+    waiting.finish();
     await running;
     assert.deepEqual(outcomes, ['succeed']);
   });
@@ -159,16 +156,15 @@ describe('circuitLayer', () => {
   it('settleOnResponseStart: settles when the endpoint starts the response, once', async () => {
     const { breaker, outcomes } = recordingBreaker();
     const { ex } = fakeExchange();
-    let finish!: () => void;
-    const running = circuitLayer(breaker, { settleOnResponseStart: true })(async (e) => {
+    const waiting = waitingNext<Exchange>((e) => {
       e.upstreamStatus = 200;
       e.onResponseStart?.();
       e.onResponseStart?.();
-      await new Promise<void>((r) => (finish = r));
-    })(ex);
-    await Promise.resolve();
+    });
+    const running = circuitLayer(breaker, { settleOnResponseStart: true })(waiting.next)(ex);
+    await waiting.started;
     assert.deepEqual(outcomes, ['succeed'], 'the stream is still open');
-    finish();
+    waiting.finish();
     await running;
     assert.deepEqual(outcomes, ['succeed']);
   });
@@ -181,22 +177,6 @@ describe('circuitLayer', () => {
       assert.deepEqual(outcomes, []);
     })(ex);
     assert.deepEqual(outcomes, ['fail']);
-  });
-
-  it('without settleOnResponseStart the exchange gets no hook and the stream settles at the end', async () => {
-    const { breaker, outcomes } = recordingBreaker();
-    const { ex } = fakeExchange();
-    let finish!: () => void;
-    const running = circuitLayer(breaker)(async (e) => {
-      e.upstreamStatus = 200;
-      assert.equal(e.onResponseStart, undefined);
-      await new Promise<void>((r) => (finish = r));
-    })(ex);
-    await Promise.resolve();
-    assert.deepEqual(outcomes, []);
-    finish();
-    await running;
-    assert.deepEqual(outcomes, ['succeed']);
   });
 });
 

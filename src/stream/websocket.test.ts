@@ -1,6 +1,5 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { loadConfigText, type CompiledRoute } from '../config/compile.js';
 import type { Upstream } from '../upstream/upstream.js';
@@ -14,8 +13,7 @@ import {
   upgradeResponseHeaders,
   websocketEndpoint,
 } from './websocket.js';
-import type { UpgradeExchange } from '../pipeline/step.js';
-import { RecordingSocket } from '../../test/support/recording-socket.js';
+import { fakeUpgradeExchange } from '../../test/support/exchanges.js';
 
 function fakeRequest(rawHeaders: string[]): IncomingMessage {
   const headers: Record<string, string> = {};
@@ -42,23 +40,6 @@ config:
   );
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
   return r.config.routes[0]!;
-}
-
-function exchange(route: CompiledRoute, socket: Duplex): UpgradeExchange {
-  return {
-    route,
-    req: fakeRequest(['Host', 'gw', 'Connection', 'Upgrade', 'Upgrade', 'websocket']),
-    socket,
-    head: Buffer.alloc(0),
-    requestId: 'rid-1',
-    params: {},
-    rawQuery: '',
-    claimHeaders: undefined,
-    status: undefined,
-    upstreamStatus: undefined,
-    upstreamFailure: undefined,
-    errorCode: undefined,
-  };
 }
 
 describe('upgradeResponseHeaders', () => {
@@ -156,9 +137,8 @@ describe('websocketEndpoint before the backend is contacted', () => {
       events: createEventBus(),
       logger: createLogger({ level: 'silent' }),
     });
-    const socket = new RecordingSocket();
+    const { ux, socket } = fakeUpgradeExchange(route);
     socket.destroy();
-    const ux = exchange(route, socket);
     await step(ux);
     assert.equal(ux.upstreamFailure, 'aborted');
     assert.equal(ux.status, undefined);

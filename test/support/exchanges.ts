@@ -57,12 +57,14 @@ export function fakeResponse(): { res: ServerResponse; written: RecordedResponse
   return { res: res as unknown as ServerResponse, written };
 }
 
-/** An HTTP exchange of `route` with a recording response. */
+/** An HTTP exchange of `route` with a recording response; `resumed()` counts body drains. */
 export function fakeExchange(
   route: CompiledRoute,
   req: IncomingMessage = fakeRequest(),
-): { ex: Exchange; written: RecordedResponse } {
+): { ex: Exchange; written: RecordedResponse; resumed(): number } {
   const { res, written } = fakeResponse();
+  let resumed = 0;
+  req.resume = () => (resumed++, req);
   const ex: Exchange = {
     route,
     req,
@@ -78,7 +80,7 @@ export function fakeExchange(
     onClose: undefined,
     onResponseStart: undefined,
   };
-  return { ex, written };
+  return { ex, written, resumed: () => resumed };
 }
 
 /** An upgrade exchange of `route` whose answers land in a RecordingSocket. */
