@@ -58,7 +58,7 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
     options.upstreams === undefined
       ? new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: 64, keepAliveTimeout: 4_000 })
       : undefined;
-  const pool = ownPool ?? options.upstreams!.forOrigin(origin).pool;
+  const pool = ownPool ?? options.upstreams!.forOrigin(origin).pick().dispatcher;
   const url = `${origin.key}${authPath}`;
   const propagateTrace = options.propagateTrace ?? false;
   const events = options.events;

@@ -78,7 +78,9 @@ function createModeAuthenticator(
     if (auth.secret !== undefined) logger.info('auth: jwksUrl takes priority; secret is ignored');
     const jwksOrigin = parseService(new URL(auth.jwksUrl).origin);
     const pool =
-      deps.upstreams !== undefined && isOrigin(jwksOrigin) ? deps.upstreams.forOrigin(jwksOrigin).pool : undefined;
+      deps.upstreams !== undefined && isOrigin(jwksOrigin)
+        ? deps.upstreams.forOrigin(jwksOrigin).pick().dispatcher
+        : undefined;
     const jwks = deps.jwks ?? createJwksRegistry({ logger });
     const keys = jwks.keySource({ url: auth.jwksUrl, cooldownSec: auth.jwksCooldownSec, pool });
     return createJwksAuthenticator({

@@ -76,7 +76,7 @@ export function upstreamBody(ex: Exchange): Buffer | Readable | null {
 }
 
 /** The `content-length` to add for a buffered body the client sent chunked (undefined if none). */
-export function bufferedLength(ex: Exchange): number | undefined {
+export function bufferedLength(ex: Pick<Exchange, 'body' | 'req'>): number | undefined {
   const body = ex.body;
   if (body === undefined || ex.req.headers['content-length'] !== undefined) return undefined;
   return Buffer.isBuffer(body) ? undefined : body.size; // undici sets it for a Buffer itself

@@ -17,30 +17,19 @@
  * bound, or on any error while enriching, the primary answer is still returned.
  */
 import { setMaxListeners } from 'node:events';
-import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
 import type { CompiledRoute } from '../config/compile.js';
 import type { Exchange, Step } from '../pipeline/step.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { Logger } from '../observability/logger.js';
-import { appendQuery } from '../upstream/target-url.js';
-import {
-  UpstreamFramingError,
-  downstreamResponseHeaders,
-  upstreamRequestHeaders,
-} from '../upstream/forward-headers.js';
-import { classifyUpstreamError } from '../upstream/upstream-error.js';
-import { answerUpstreamFailure } from '../upstream/upstream-failure.js';
+import { BackendCall, createRouteCall, type RouteCall } from '../upstream/backend-call.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
-import { bufferedLength, upstreamBody } from '../guards/request-buffer.js';
 import { scanItems } from './json-scan.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';
 import { spliceItems } from './splice.js';
 import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
 import { callMapping, type MappingCallObserver } from './mapping-call.js';
-import { decodeBody, isJsonContentType, readLimited, utf8Text, type LimitedRead } from './body.js';
+import { decodeBody, isJsonContentType, utf8Text } from './body.js';
 import type { MappingCache, MappingOutcome } from './cache.js';
 
 export interface MappingEndpointOptions extends ForwardOptions {
@@ -70,30 +59,11 @@ const STALE_WHEN_CHANGED = [
   'repr-digest',
 ];
 
-/**
- * The client headers never sent with the primary request of a mapped route: the pipeline's set
- * plus `Accept-Encoding`, which the endpoint replaces by `identity` (the body is parsed; a backend
- * that compresses anyway is decoded by body.ts). Made once per route, like sse.ts's.
- */
-export function mappingDropSet(dropHeaders: ReadonlySet<string>): ReadonlySet<string> {
-  return new Set([...dropHeaders, 'accept-encoding']);
-}
-
 /** Builds the mapping endpoint of one route (once, at config load). */
 export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
-  const {
-    upstream,
-    headersTimeoutMs,
-    bodyTimeoutMs,
-    events,
-    cache,
-    mappingTimeoutMs,
-    maxBodyBytes,
-    propagateTrace,
-    logger,
-  } = options;
-  const { pool, origin } = upstream;
-  const dropHeaders = mappingDropSet(options.dropHeaders);
+  const { events, cache, mappingTimeoutMs, maxBodyBytes, propagateTrace, logger } = options;
+  // The body is parsed: asked for as the backend stores it (a compressing one is decoded by body.ts).
+  const call = createRouteCall(route, { ...options, identityEncoding: true });
   const rules = route.mapping;
   const fieldNames = ruleFieldNames(rules);
   const ruleUpstreams = rules.map((r) => options.upstreams.forOrigin(r.origin));
@@ -104,52 +74,9 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   // Bytes a set tag adds besides its value: `,"tag":` (an upper bound when the key exists).
   const tagBytes = tagPrefixBytes(rules);
   const maxOutputBytes = 2 * maxBodyBytes;
-  const method = route.method as Dispatcher.HttpMethod;
   const observer: MappingCallObserver = { events, routeId: route.id };
   // HEAD has no body to enrich: it is a standard forward.
   const forwardHead = forwardEndpoint(route, options);
-
-  /** Sends the primary answer as it came: buffered part first, then whatever is left. */
-  async function relay(
-    ex: Exchange,
-    status: number,
-    headers: Record<string, string | string[]>,
-    chunks: readonly Buffer[],
-    rest: Readable | undefined,
-  ): Promise<void> {
-    const { res } = ex;
-    res.writeHead(status, headers);
-    for (const c of chunks) res.write(c);
-    if (rest === undefined) {
-      res.end();
-      return;
-    }
-    try {
-      await pipeline(rest, res);
-    } catch (err) {
-      // Headers are out: a backend failure mid-body can only cut the response short.
-      if (!res.destroyed) res.destroy();
-      // The response closing before its end is the client leaving, and so is the abort of the
-      // backend body that the client's departure triggers (which Node 22 reports first); any other
-      // error is the backend's.
-      const kind = classifyUpstreamError(err).kind;
-      if (kind === 'aborted' || (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE')
-        events.emit('client:closed', { requestId: ex.requestId, routeId: route.id, origin: origin.key });
-      else
-        events.emit('upstream:error', {
-          requestId: ex.requestId,
-          routeId: route.id,
-          origin: origin.key,
-          kind,
-          error: err,
-        });
-    }
-  }
-
-  /** `clientLeft`: the call was cancelled because the client left (not the backend's failure). */
-  function upstreamFailed(ex: Exchange, err: unknown, clientLeft: boolean): void {
-    answerUpstreamFailure(ex, err instanceof Error ? err : new Error(String(err)), origin.key, events, clientLeft);
-  }
 
   /**
    * One 'mapping:fail' per rule that failed in this response, never one per item or URL: with a
@@ -283,101 +210,138 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     return out === text ? undefined : Buffer.from(out, 'utf8');
   }
 
-  return async (ex) => {
-    const { req, res } = ex;
-    if (req.method === 'HEAD') return forwardHead(ex);
-    const abort = new AbortController();
-    // Every uncached mapping call of the response listens to this signal.
-    setMaxListeners(0, abort.signal);
-    // A client that leaves releases the backend connection and the calls made only for it.
-    const onClose = () => {
-      if (!res.writableFinished) abort.abort();
-    };
-    res.once('close', onClose);
+  /** Answers with the buffered primary body, enriched when its mapping calls allow. */
+  async function answer(
+    ex: Exchange,
+    status: number,
+    headers: Record<string, string | string[]>,
+    raw: Buffer,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { res } = ex;
+    let enriched: Buffer | undefined;
     try {
-      let answer: Dispatcher.ResponseData;
-      const started = performance.now();
-      try {
-        const headers = upstreamRequestHeaders(
-          {
-            req,
-            requestId: ex.requestId,
-            hostHeader: origin.hostHeader,
-            claimHeaders: ex.claimHeaders,
-            bodyLength: bufferedLength(ex),
-          },
-          dropHeaders,
-        );
-        headers.push('accept-encoding', 'identity');
-        answer = await pool.request({
-          path: appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery),
-          method,
-          headers,
-          body: upstreamBody(ex),
-          signal: abort.signal,
-          headersTimeout: headersTimeoutMs,
-          bodyTimeout: bodyTimeoutMs,
-        });
-      } catch (err) {
-        upstreamFailed(ex, err, abort.signal.aborted);
-        return;
-      }
-      const { statusCode, body } = answer;
-      const coding = answer.headers['transfer-encoding'];
-      if (coding !== undefined && (typeof coding !== 'string' || coding.trim().toLowerCase() !== 'chunked')) {
-        // A framing the gateway does not relay (a transfer coding other than chunked): 502. The
-        // abort that follows when the client response closes must not surface as an error.
-        body.on('error', () => undefined);
-        body.destroy();
-        upstreamFailed(ex, new UpstreamFramingError(String(coding)), false);
-        return;
-      }
-      ex.upstreamStatus = statusCode;
-      events.emit('upstream:response', {
-        routeId: route.id,
-        origin: origin.key,
-        call: 'backend',
-        status: statusCode,
-        durationMs: performance.now() - started,
-      });
-      const headers = downstreamResponseHeaders(answer.headers);
-      const declared = Number(answer.headers['content-length'] ?? 0);
-      if (
-        !isMappableStatus(statusCode) ||
-        !isJsonContentType(answer.headers['content-type']) ||
-        declared > maxBodyBytes
-      ) {
-        return await relay(ex, statusCode, headers, [], body);
-      }
-      let read: LimitedRead;
-      try {
-        read = await readLimited(body, maxBodyBytes);
-      } catch (err) {
-        upstreamFailed(ex, err, abort.signal.aborted);
-        return;
-      }
-      if (read.overflow) return await relay(ex, statusCode, headers, read.chunks, body);
-      const raw = Buffer.concat(read.chunks, read.size);
-      let enriched: Buffer | undefined;
-      try {
-        enriched = await enrich(ex, raw, answer.headers['content-encoding'], abort.signal);
-      } catch (err) {
-        // The primary response is always returned, whatever went wrong while enriching.
-        logger.error(
-          { reqId: ex.requestId, route: route.id, err },
-          'mapping failed with an error; primary body returned unchanged',
-        );
-      }
-      if (res.destroyed) return;
-      if (enriched === undefined) return await relay(ex, statusCode, headers, [raw], undefined);
+      enriched = await enrich(ex, raw, headers['content-encoding'], signal);
+    } catch (err) {
+      // The primary response is always returned, whatever went wrong while enriching.
+      logger.error(
+        { reqId: ex.requestId, route: route.id, err },
+        'mapping failed with an error; primary body returned unchanged',
+      );
+    }
+    if (res.destroyed) return;
+    if (enriched !== undefined) {
       for (const h of STALE_WHEN_CHANGED) delete headers[h];
       headers['content-length'] = String(enriched.length);
-      res.writeHead(statusCode, headers);
-      res.end(enriched);
-    } finally {
-      res.off('close', onClose);
     }
+    res.writeHead(status, headers);
+    res.end(enriched ?? raw);
+  }
+
+  const mapped: MappedAnswer = { maxBodyBytes, answer, logger };
+  return (ex) => {
+    // HEAD has no body to enrich: it is a standard forward.
+    if (ex.req.method === 'HEAD') return forwardHead(ex);
+    return new Promise<void>((resolve) => new PrimaryCall(ex, call, resolve, mapped).start());
   };
+}
+
+/** What a primary call hands its buffered answer to (made once per route). */
+interface MappedAnswer {
+  /** `limits.maxMappingBodyBytes`: larger bodies are relayed unchanged. */
+  readonly maxBodyBytes: number;
+  /** Enriches and answers; `signal` aborts when the client leaves. */
+  answer(
+    ex: Exchange,
+    status: number,
+    headers: Record<string, string | string[]>,
+    raw: Buffer,
+    signal: AbortSignal,
+  ): Promise<void>;
+  readonly logger: Logger;
+}
+
+/**
+ * The primary call of a mapped route: an answer that can be enriched is buffered (up to
+ * `maxBodyBytes`) and handed to the enrichment once complete; any other answer, or one that
+ * outgrows the bound, is relayed as it comes, what was buffered first.
+ */
+class PrimaryCall extends BackendCall {
+  /** The body so far while it is buffered; undefined while relaying. */
+  private buffered: Buffer[] | undefined;
+  private size = 0;
+  private status = 0;
+  private headers: Record<string, string | string[]> = {};
+  /** Aborted when the client leaves during enrichment: the mapping calls made only for it stop. */
+  private mappings: AbortController | undefined;
+
+  constructor(
+    ex: Exchange,
+    call: RouteCall,
+    resolve: () => void,
+    private readonly mapped: MappedAnswer,
+  ) {
+    super(ex, call, resolve);
+  }
+
+  protected onResponse(ex: Exchange, statusCode: number, headers: Record<string, string | string[]>): boolean {
+    const declared = Number(headers['content-length'] ?? 0);
+    if (
+      !isMappableStatus(statusCode) ||
+      !isJsonContentType(headers['content-type']) ||
+      declared > this.mapped.maxBodyBytes
+    ) {
+      ex.res.writeHead(statusCode, headers);
+      return true;
+    }
+    this.status = statusCode;
+    this.headers = headers;
+    this.buffered = [];
+    return true;
+  }
+
+  override onData(chunk: Buffer): boolean {
+    const chunks = this.buffered;
+    const ex = this.ex;
+    if (chunks === undefined || ex === undefined) return super.onData(chunk);
+    this.size += chunk.length;
+    if (this.size <= this.mapped.maxBodyBytes) {
+      chunks.push(chunk);
+      return true;
+    }
+    // Too large to enrich: relayed unchanged from here on, the buffered part first.
+    this.buffered = undefined;
+    ex.res.writeHead(this.status, this.headers);
+    for (const c of chunks) ex.res.write(c);
+    return super.onData(chunk);
+  }
+
+  override onComplete(): void {
+    const chunks = this.buffered;
+    const ex = this.ex;
+    if (chunks === undefined || ex === undefined) return super.onComplete();
+    this.buffered = undefined;
+    // The backend call is over: its connection is free before the mapping calls start.
+    this.finish();
+    const mappings = new AbortController();
+    // Every uncached mapping call of the response listens to this signal.
+    setMaxListeners(0, mappings.signal);
+    this.mappings = mappings;
+    const { mapped } = this;
+    mapped
+      .answer(ex, this.status, this.headers, Buffer.concat(chunks, this.size), mappings.signal)
+      .catch((err: unknown) => {
+        mapped.logger.error({ reqId: ex.requestId, route: ex.route.id, err }, 'mapped answer failed');
+        if (!ex.res.writableEnded) ex.res.destroy();
+      })
+      .finally(() => this.settle());
+  }
+
+  /** A client that leaves releases the backend connection and the calls made only for it. */
+  protected override clientClosed(): void {
+    this.mappings?.abort();
+    super.clientClosed();
+  }
 }
 
 /** 2xx with a body that can be enriched (not 204/205 without one, not a 206 fragment). */

@@ -18,6 +18,7 @@ import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import { appendTraceHeaders } from '../observability/trace-context.js';
 import { classifyUpstreamError } from '../upstream/upstream-error.js';
+import { callEnded, callStarted } from '../upstream/backend-call.js';
 import type { MappingOutcome } from './cache.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text } from './body.js';
 
@@ -91,9 +92,11 @@ export async function callMapping(
   ];
   if (options.traceOf !== undefined) appendTraceHeaders(options.traceOf, requestHeaders);
   const started = performance.now();
+  // Counted on its pool like the route's own calls: they share its connections.
+  const pool = callStarted(upstream);
 
   try {
-    const { statusCode, headers, body } = await upstream.pool.request({
+    const { statusCode, headers, body } = await pool.dispatcher.request({
       method: 'GET',
       path,
       headers: requestHeaders,
@@ -159,6 +162,7 @@ export async function callMapping(
     report('fail');
     return { ok: false, reason: kind === 'other' ? `error ${typeof code === 'string' ? code : String(err)}` : kind };
   } finally {
+    callEnded(pool);
     clearTimeout(bodyTimer);
     options.signal?.removeEventListener('abort', onCallerAbort);
   }

@@ -137,7 +137,7 @@ export function downstreamResponseHeaders(
 /**
  * The same rules for undici's raw `[name, value, ...]` response list, building the one object
  * Node's `writeHead` takes (the proxy's hot path: this replaces undici's own parse into an object
- * plus the copy above; proxy/forward.ts has the figures). Repeated names become arrays, as in
+ * plus the copy above; docs/performance.md has the figures). Repeated names become arrays, as in
  * undici's parse and Node's `IncomingMessage`. Throws UpstreamFramingError for a transfer coding
  * other than `chunked`.
  */

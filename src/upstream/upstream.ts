@@ -8,21 +8,32 @@ import { Pool } from 'undici';
 import type { Origin } from './origin.js';
 import { createDisabledBreaker, type CircuitBreaker } from '../circuit/breaker.js';
 
+/**
+ * A pool of connections to a backend, and the calls on it right now. Every call the gateway makes
+ * on it counts itself (upstream/backend-call.ts), whichever endpoint makes it: the count is how a
+ * call knows it will wait in undici's queue, and what a choice between pools would compare.
+ */
+export interface BackendPool {
+  readonly dispatcher: Pool;
+  /** Calls dispatched on `dispatcher` that have not ended: proxied, streamed, enrichment and mapping calls. */
+  inFlight: number;
+  /** The most connections `dispatcher` opens (Infinity when unlimited). */
+  readonly connections: number;
+}
+
 export interface Upstream {
   readonly origin: Origin;
-  /** Pooled keep-alive connections for standard and mapping calls. */
-  readonly pool: Pool;
-  /**
-   * Proxied requests on `pool` right now, and the pool's size: when they are equal, the next
-   * request waits in undici's queue, where its headers timeout has not started yet.
-   */
-  readonly load: { inFlight: number; readonly connections: number };
   readonly breaker: CircuitBreaker;
   /**
-   * Unlimited connections for SSE streams, made on first use: long-lived streams must never take
-   * the pooled connections standard and mapping calls wait for.
+   * The pool a standard, enrichment, mapping or auth call goes out on, asked for per call so the
+   * choice can depend on the moment. An upstream has one pool (bounded keep-alive connections).
    */
-  readonly streamPool: Pool;
+  pick(): BackendPool;
+  /**
+   * The pool an SSE stream goes out on: unlimited connections, made on first use. Long-lived
+   * streams must never take the pooled connections standard and mapping calls wait for.
+   */
+  pickForStream(): BackendPool;
   /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */
   readonly tlsConnect: TlsConnectOptions | undefined;
 }
@@ -48,45 +59,48 @@ export interface UpstreamRegistry {
 
 export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegistry {
   const upstreams = new Map<string, Upstream>();
-  const streamPools = new Map<string, Pool>();
+  const pools: BackendPool[] = [];
+  const streamPools: BackendPool[] = [];
   const createBreaker = options.createBreaker ?? createDisabledBreaker;
   return {
     forOrigin(origin) {
       let u = upstreams.get(origin.key);
       if (u === undefined) {
-        u = {
-          origin,
-          pool: new Pool(`${origin.protocol}//${origin.hostHeader}`, {
+        const tlsConnect = tlsConnectOptions(origin, options.tls);
+        const pool: BackendPool = {
+          dispatcher: new Pool(`${origin.protocol}//${origin.hostHeader}`, {
             connections: options.connections,
             pipelining: 1,
             // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
             keepAliveTimeout: 4_000,
             keepAliveMaxTimeout: 600_000,
-            ...(origin.protocol === 'https:' && options.tls
-              ? {
-                  connect: {
-                    ...options.tls,
-                    ca: options.tls.ca === undefined ? undefined : [...rootCertificates, options.tls.ca],
-                  },
-                }
-              : {}),
+            ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
           }),
+          inFlight: 0,
+          connections: options.connections,
+        };
+        pools.push(pool);
+        let streamPool: BackendPool | undefined;
+        u = {
+          origin,
           breaker: createBreaker(origin.key),
-          load: { inFlight: 0, connections: options.connections },
-          tlsConnect: tlsConnectOptions(origin, options.tls),
-          get streamPool() {
-            let p = streamPools.get(origin.key);
-            if (p === undefined) {
-              const connect = this.tlsConnect;
-              p = new Pool(`${origin.protocol}//${origin.hostHeader}`, {
-                connections: null,
-                pipelining: 1,
-                keepAliveTimeout: 4_000,
-                ...(connect ? { connect: { ...connect } } : {}),
-              });
-              streamPools.set(origin.key, p);
+          tlsConnect,
+          pick: () => pool,
+          pickForStream() {
+            if (streamPool === undefined) {
+              streamPool = {
+                dispatcher: new Pool(`${origin.protocol}//${origin.hostHeader}`, {
+                  connections: null,
+                  pipelining: 1,
+                  keepAliveTimeout: 4_000,
+                  ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
+                }),
+                inFlight: 0,
+                connections: Infinity,
+              };
+              streamPools.push(streamPool);
             }
-            return p;
+            return streamPool;
           },
         };
         upstreams.set(origin.key, u);
@@ -95,11 +109,12 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
     },
     all: () => upstreams.values(),
     async close() {
-      await Promise.all([...upstreams.values()].map((u) => u.pool.close().catch(() => u.pool.destroy())));
+      await Promise.all(pools.map((p) => p.dispatcher.close().catch(() => p.dispatcher.destroy())));
       // Streams never end by themselves; their clients are gone by now, so cut what is left.
-      await Promise.all([...streamPools.values()].map((p) => p.destroy()));
+      await Promise.all(streamPools.map((p) => p.dispatcher.destroy()));
       upstreams.clear();
-      streamPools.clear();
+      pools.length = 0;
+      streamPools.length = 0;
     },
   };
 }

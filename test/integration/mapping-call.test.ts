@@ -29,9 +29,10 @@ function recordingBreaker(open = false): CircuitBreaker & { reports: string[] } 
   };
 }
 
-function upstreamFor(host: string, breaker: CircuitBreaker): Upstream {
+function upstreamFor(host: string, breaker: CircuitBreaker, connections = 4): Upstream {
   const origin = parseService(host) as Origin;
-  return { origin, pool: new Pool(`http://${host}`, { connections: 4 }), breaker } as Upstream;
+  const pool = { dispatcher: new Pool(`http://${host}`, { connections }), inFlight: 0, connections };
+  return { origin, pick: () => pool, breaker } as unknown as Upstream;
 }
 
 describe('callMapping', () => {
@@ -55,7 +56,7 @@ describe('callMapping', () => {
     });
   });
   after(async () => {
-    for (const u of upstreams) await u.pool.destroy();
+    for (const u of upstreams) await u.pick().dispatcher.destroy();
     await backend?.close();
   });
   const make = (open = false, host = backend.host) => {
@@ -102,7 +103,7 @@ describe('callMapping', () => {
 
   it('mappingSec counts from dispatch: a call queued behind a busy connection longer than that still succeeds', async () => {
     const breaker = recordingBreaker();
-    const u = { ...upstreamFor(backend.host, breaker), pool: new Pool(backend.url, { connections: 1 }) } as Upstream;
+    const u = upstreamFor(backend.host, breaker, 1);
     upstreams.push(u);
     const busy = callMapping(u, '/sleep', { ...opts, timeoutMs: 5_000 });
     const queued = callMapping(u, '/ok', { ...opts, timeoutMs: 150 });
@@ -113,6 +114,14 @@ describe('callMapping', () => {
     );
     assert.deepEqual(await busy, { ok: true, json: '{"slept":true}' });
     assert.deepEqual(breaker.reports, ['succeed', 'succeed']);
+  });
+
+  it('counts itself on its pool while it runs, like every call on the pool', async () => {
+    const { u } = make();
+    const call = callMapping(u, '/sleep', opts);
+    assert.equal(u.pick().inFlight, 1);
+    await call;
+    assert.equal(u.pick().inFlight, 0);
   });
 
   it('a body still arriving mappingSec after the headers: timeout; the circuit counted the answer (headers < 500) as a success', async () => {
@@ -126,7 +135,7 @@ describe('callMapping', () => {
 
   it('a call that never left the gateway (its pool is closed): release, not fail', async () => {
     const { u, breaker } = make();
-    await u.pool.close();
+    await u.pick().dispatcher.close();
     const seen = backend.seen.length;
     assert.deepEqual(await callMapping(u, '/ok', opts), { ok: false, reason: 'not sent (connection pool closed)' });
     assert.deepEqual(breaker.reports, ['release']);

@@ -295,11 +295,11 @@ config:
   it('runs streams on the unlimited stream pool, never on the 64-connection pool', async () => {
     const origin = gw.gateway.config().routes[0]!.origin;
     const upstream = gw.gateway.upstreams.forOrigin(origin);
-    const before = upstream.pool.stats.connected;
+    const before = upstream.pick().dispatcher.stats.connected;
     const streams = await Promise.all([1, 2, 3].map(() => openStream(gw.url, '/api/streams/forever')));
     await Promise.all(streams.map((s) => s.waitFor(1)));
-    assert.equal(upstream.streamPool.stats.running, 3);
-    assert.equal(upstream.pool.stats.connected, before);
+    assert.equal(upstream.pickForStream().dispatcher.stats.running, 3);
+    assert.equal(upstream.pick().dispatcher.stats.connected, before);
     for (const s of streams) s.req.destroy();
   });
 });

@@ -1,0 +1,37 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { callEnded, callStarted, dropAcceptEncoding } from './backend-call.js';
+import { requestDropSet } from './forward-headers.js';
+import type { BackendPool, Upstream } from './upstream.js';
+
+describe('dropAcceptEncoding', () => {
+  it("adds accept-encoding to the pipeline's drop set (made once per route), leaving that set as it was", () => {
+    const base = requestDropSet(['x-userid']);
+    const drop = dropAcceptEncoding(base);
+    assert.equal(drop.has('accept-encoding'), true);
+    assert.equal(drop.has('x-userid'), true);
+    assert.equal(drop.size, base.size + 1);
+    assert.equal(base.has('accept-encoding'), false);
+  });
+
+  it('keeps the trust in proxies: their X-Forwarded-For still passes on streams and mapped routes', () => {
+    const drop = dropAcceptEncoding(requestDropSet([], true, (a) => a === '10.0.0.9'));
+    assert.equal(drop.trustsPeer?.('10.0.0.9'), true);
+    assert.equal(drop.trustsPeer?.('10.0.0.8'), false);
+  });
+});
+
+describe('callStarted / callEnded', () => {
+  it('count a call on the pool it goes out on: the bounded pool, or the stream pool', () => {
+    const pool = { inFlight: 0, connections: 2 } as BackendPool;
+    const streams = { inFlight: 0, connections: Infinity } as BackendPool;
+    const upstream = { pick: () => pool, pickForStream: () => streams } as unknown as Upstream;
+    const a = callStarted(upstream);
+    const b = callStarted(upstream, true);
+    assert.deepEqual([a, b], [pool, streams]);
+    assert.deepEqual([pool.inFlight, streams.inFlight], [1, 1]);
+    callEnded(a);
+    callEnded(b);
+    assert.deepEqual([pool.inFlight, streams.inFlight], [0, 0]);
+  });
+});

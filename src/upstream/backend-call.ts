@@ -1,0 +1,394 @@
+/**
+ * The gateway's call to a route's backend, for every endpoint that makes one (standard routes,
+ * SSE streams, the primary call of a mapped route). It owns what those calls share: the backend
+ * path and query, the request headers and body, the pool the call goes out on and its in-flight
+ * count, the 'upstream:response' report, one failure path and one reaction to a client that
+ * leaves. Endpoints differ only in what they do with the answer: a subclass of `BackendCall`
+ * decides in `onResponse`, and may take over `onData` and `onComplete`.
+ *
+ * A call is an undici dispatch handler (onConnect, onHeaders, onData, onComplete, onError), the
+ * raw protocol undici's own `stream()` and `request()` use, typed deprecated in favour of the
+ * controller API. `Pool.stream()` would add a per-request AbortController, AsyncResource and
+ * `finished()` listeners, and the controller API wraps every handler in two more objects and
+ * parses the head into an object the gateway then copies again: the raw header list is built
+ * straight into the object `writeHead` takes instead (docs/performance.md).
+ *
+ * Lifecycle of one call, and what ends it:
+ *   start        pick the pool, count the call, dispatch (a queue deadline when the pool is full)
+ *   onConnect    a connection: a call given up meanwhile (client gone, deadline) aborts now
+ *   onHeaders    1xx skipped; otherwise parse, record the status, report, `onResponse`
+ *   onData       written to the client with backpressure (undici pauses until 'drain')
+ *   onComplete   the client response ends                               -> finished, settled
+ *   onError      one failure path: answer 502/504, or cut a started answer -> finished, settled
+ * "Finished" is the backend call's end (the count drops); "settled" is the pipeline's resolve.
+ * They can come apart: a 504 at the queue deadline settles before the call is dropped, a mapped
+ * answer finishes its backend call before it is enriched and settled.
+ */
+import type { Dispatcher } from 'undici';
+import type { Exchange } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/compile.js';
+import type { EventBus } from '../observability/events.js';
+import type { ErrorCode } from '../response/errors.js';
+import { sendError } from '../response/send-error.js';
+import { bufferedLength, upstreamBody } from '../guards/request-buffer.js';
+import type { BackendPool, Upstream } from './upstream.js';
+import { appendQuery } from './target-url.js';
+import { downstreamHeadersFromRaw, upstreamRequestHeaders, type RequestDropSet } from './forward-headers.js';
+import { classifyUpstreamError } from './upstream-error.js';
+
+export interface BackendCallOptions {
+  readonly upstream: Upstream;
+  /** Client headers never forwarded (the pipeline's set). */
+  readonly dropHeaders: RequestDropSet;
+  /** No response head within this time: 504. A call waiting for a pooled connection counts from its start. */
+  readonly headersTimeoutMs: number;
+  /** Longest silence between two body chunks; 0 for none (streams). */
+  readonly bodyTimeoutMs: number;
+  readonly events: EventBus;
+  /**
+   * Ask for the body as the backend stores it (`Accept-Encoding: identity` instead of the
+   * client's): a compressing backend holds stream events back, and enrichment parses the body.
+   */
+  readonly identityEncoding?: boolean;
+  /** Long-lived answers (SSE): the call goes out on the upstream's stream pool. */
+  readonly streaming?: boolean;
+}
+
+/** What every call of one route shares, fixed at config load. */
+export interface RouteCall {
+  readonly route: CompiledRoute;
+  readonly upstream: Upstream;
+  readonly dropHeaders: RequestDropSet;
+  readonly identityEncoding: boolean;
+  readonly streaming: boolean;
+  readonly method: Dispatcher.HttpMethod;
+  readonly headersTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  readonly events: EventBus;
+}
+
+/** Fixes the calls of one route (once, at config load). */
+export function createRouteCall(route: CompiledRoute, options: BackendCallOptions): RouteCall {
+  const identityEncoding = options.identityEncoding === true;
+  return {
+    route,
+    upstream: options.upstream,
+    dropHeaders: identityEncoding ? dropAcceptEncoding(options.dropHeaders) : options.dropHeaders,
+    identityEncoding,
+    streaming: options.streaming === true,
+    method: route.method as Dispatcher.HttpMethod,
+    headersTimeoutMs: options.headersTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    events: options.events,
+  };
+}
+
+/** The drop set plus `Accept-Encoding`, which a call asking for `identity` replaces; the trust in the peer stays. */
+export function dropAcceptEncoding(drop: RequestDropSet): RequestDropSet {
+  return Object.assign(new Set([...drop, 'accept-encoding']), { trustsPeer: drop.trustsPeer });
+}
+
+/** The backend path and query of a call: the route's path with the parameters, then the client's query. */
+export function backendPath(route: CompiledRoute, ex: Pick<Exchange, 'params' | 'rawQuery'>): string {
+  return appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery);
+}
+
+/**
+ * The flat header list of a call: the client's end-to-end headers less the drop set, the claim
+ * headers, the forwarding headers and the request id (upstream/forward-headers.ts). An upgrade
+ * passes its own exchange and adds its `Connection: Upgrade`.
+ */
+export function backendHeaders(
+  call: Pick<RouteCall, 'upstream' | 'dropHeaders' | 'identityEncoding'>,
+  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'body'>,
+): string[] {
+  const headers = upstreamRequestHeaders(
+    {
+      req: ex.req,
+      requestId: ex.requestId,
+      hostHeader: call.upstream.origin.hostHeader,
+      claimHeaders: ex.claimHeaders,
+      bodyLength: bufferedLength(ex),
+    },
+    call.dropHeaders,
+  );
+  if (call.identityEncoding) headers.push('accept-encoding', 'identity');
+  return headers;
+}
+
+/**
+ * Takes the pool one call goes out on and counts the call on it: every call on an upstream's
+ * pools, whatever made it, so that a full pool is seen as full. End it with `callEnded`.
+ */
+export function callStarted(upstream: Upstream, streaming = false): BackendPool {
+  const pool = streaming ? upstream.pickForStream() : upstream.pick();
+  pool.inFlight++;
+  return pool;
+}
+
+/** The one place a call's end is recorded on its pool, once per `callStarted`. */
+export function callEnded(pool: BackendPool): void {
+  pool.inFlight--;
+}
+
+/** What a call's outcome is recorded on: an HTTP exchange, or an upgrade's counterpart. */
+export type CallRecord = Pick<Exchange, 'requestId' | 'upstreamStatus' | 'upstreamFailure' | 'errorCode'> & {
+  readonly route: { readonly id: string };
+};
+
+/**
+ * Records a call that ended in an error and reports it; returns the gateway error to answer, or
+ * undefined when there is nobody to answer.
+ *
+ * A client that left first is its own outcome, not the backend's: the call was cut because nobody
+ * waits for it, so it is reported as 'client:closed' (never 'upstream:error') and the circuit
+ * counts nothing. `clientLeft` says so when the caller knows it (it cancelled the call for the
+ * departure); otherwise an abort after the client's side closed means the same.
+ */
+export function recordFailure(
+  rec: CallRecord,
+  err: unknown,
+  origin: string,
+  events: EventBus,
+  clientLeft: boolean,
+  clientGone: boolean,
+): ErrorCode | undefined {
+  const failure = classifyUpstreamError(err);
+  if (clientLeft || (failure.kind === 'aborted' && clientGone)) {
+    if (rec.upstreamStatus === undefined) rec.upstreamFailure = 'aborted';
+    events.emit('client:closed', { requestId: rec.requestId, routeId: rec.route.id, origin });
+    return undefined;
+  }
+  if (rec.upstreamStatus === undefined) rec.upstreamFailure = clientGone ? 'aborted' : failure.kind;
+  events.emit('upstream:error', {
+    requestId: rec.requestId,
+    routeId: rec.route.id,
+    origin,
+    kind: failure.kind,
+    error: err,
+  });
+  return clientGone ? undefined : failure.code;
+}
+
+/**
+ * The failure path of an HTTP call: recorded and reported (`recordFailure`), then answered 502/504
+ * JSON, or the response cut short when its head already went out.
+ */
+export function answerFailure(ex: Exchange, err: unknown, origin: string, events: EventBus, clientLeft: boolean): void {
+  const { res } = ex;
+  const code = recordFailure(ex, err, origin, events, clientLeft, res.destroyed);
+  if (code !== undefined && !res.headersSent) {
+    ex.errorCode = code;
+    sendError(res, code);
+  } else if (!res.destroyed) {
+    res.destroy();
+  }
+}
+
+/** Why a call was given up because its client left (applied at dispatch when not connected yet). */
+class ClientGone extends Error {
+  readonly code = 'UND_ERR_ABORTED';
+  constructor() {
+    super('client closed the connection');
+  }
+}
+
+/** The queue deadline passed: classified as a timeout, like undici's own headers timeout. */
+class QueueTimeout extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor() {
+    super('no connection and no response headers within backendSec');
+  }
+}
+
+/**
+ * One call to the backend of one request; `start()` sends it, the pipeline's `resolve` runs once
+ * the client has its answer. Subclasses say what an answer becomes (`onResponse`).
+ */
+export abstract class BackendCall implements Dispatcher.DispatchHandler {
+  /** undici's abort for this call, from onConnect. */
+  private abortCall: ((err?: Error) => void) | undefined;
+  /** Resumes the backend connection's parser after onData returned false. */
+  private resumeCall: (() => void) | undefined;
+  /** Set when the call must end before it got a connection: applied in onConnect. */
+  private giveUp: Error | undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  private pool: BackendPool | undefined;
+  private settled = false;
+  private finished = false;
+  /** The client left before its answer ended: the call's end is the client's outcome. */
+  private clientLeft = false;
+  protected readonly started = performance.now();
+  private readonly onDrain = () => this.resumeCall?.();
+  /**
+   * The exchange and the pipeline's resolve, dropped once the call is finished and settled:
+   * undici keeps a finished handler reachable for a while, and the request's whole object graph
+   * with it, long enough to be promoted to the old generation (docs/performance.md). Callbacks
+   * that come later find them gone and do nothing.
+   */
+  protected ex: Exchange | undefined;
+  private resolve: (() => void) | undefined;
+
+  constructor(
+    ex: Exchange,
+    protected readonly call: RouteCall,
+    resolve: () => void,
+  ) {
+    this.ex = ex;
+    this.resolve = resolve;
+  }
+
+  /** What the answer's head becomes (written, buffered...); false pauses the backend connection. */
+  protected abstract onResponse(ex: Exchange, statusCode: number, headers: Record<string, string | string[]>): boolean;
+
+  /** Counts the call on its pool and dispatches it. */
+  start(): void {
+    const ex = this.ex!;
+    const call = this.call;
+    const pool = callStarted(call.upstream, call.streaming);
+    this.pool = pool;
+    // A client that leaves must release the backend connection at once, so it can serve the next request.
+    ex.onClose = this.onClientClose;
+    // undici starts headersTimeout when the request gets a connection. With every pooled
+    // connection busy the request first waits in the queue: so the gateway answers the 504 itself
+    // at the deadline (backendSec after arrival) and the queued call is dropped at dispatch.
+    if (pool.inFlight > pool.connections) this.armQueueDeadline(call.headersTimeoutMs);
+    pool.dispatcher.dispatch(
+      {
+        path: backendPath(call.route, ex),
+        method: ex.req.method === 'HEAD' ? 'HEAD' : call.method,
+        headers: backendHeaders(call, ex),
+        body: upstreamBody(ex),
+        headersTimeout: call.headersTimeoutMs,
+        bodyTimeout: call.bodyTimeoutMs,
+      },
+      this,
+    );
+  }
+
+  /** The exchange's `onClose`: the client response closed, finished or not. */
+  readonly onClientClose = (): void => this.clientClosed();
+
+  /** The client left (its response closed before it finished): release the backend connection. */
+  protected clientClosed(): void {
+    if (this.ex === undefined || this.ex.res.writableFinished) return;
+    this.clientLeft = true;
+    this.abort(new ClientGone());
+  }
+
+  /** Ends the call; before it has a connection, at dispatch. Nothing once it finished. */
+  abort(reason: Error): void {
+    if (this.finished) return;
+    if (this.abortCall !== undefined) this.abortCall(reason);
+    else this.giveUp ??= reason;
+  }
+
+  private armQueueDeadline(ms: number): void {
+    this.deadline = setTimeout(() => {
+      const why = new QueueTimeout();
+      const ex = this.ex;
+      // Answered before the abort: aborting a dispatched call reports its error synchronously.
+      if (ex !== undefined && ex.upstreamStatus === undefined && !this.settled) {
+        this.fail(ex, why);
+        this.settle();
+      }
+      this.abort(why);
+    }, ms);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortCall = abort;
+    if (this.giveUp !== undefined) abort(this.giveUp);
+  }
+
+  /** Returns false to pause the backend connection's parser. */
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    // 1xx (103 Early Hints...) are the backend's to the gateway, not forwarded.
+    if (statusCode < 200) return true;
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
+    const { ex, call } = this;
+    if (ex === undefined || this.settled) {
+      this.abort(new ClientGone());
+      return false;
+    }
+    let headers: Record<string, string | string[]>;
+    try {
+      headers = downstreamHeadersFromRaw(rawHeaders);
+    } catch (err) {
+      // A framing the gateway does not relay (a transfer coding other than chunked): 502.
+      this.abort(err as Error);
+      return false;
+    }
+    this.resumeCall = resume;
+    ex.upstreamStatus = statusCode;
+    call.events.emit('upstream:response', {
+      routeId: call.route.id,
+      origin: call.upstream.origin.key,
+      call: 'backend',
+      status: statusCode,
+      durationMs: performance.now() - this.started,
+    });
+    headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
+    try {
+      return this.onResponse(ex, statusCode, headers);
+    } catch (err) {
+      // A header Node refuses to send (undici's parser is more lenient): 502, not a crash.
+      this.abort(err as Error);
+      return false;
+    }
+  }
+
+  onData(chunk: Buffer): boolean {
+    const res = this.ex?.res;
+    if (res !== undefined && !res.write(chunk)) {
+      res.once('drain', this.onDrain);
+      return false;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.ex?.res.end();
+    this.finish();
+    this.settle();
+  }
+
+  onError(err: Error): void {
+    const ex = this.ex;
+    if (ex !== undefined && !this.settled) {
+      // A request body still streaming from the client has nowhere to go any more.
+      if (!ex.req.complete && !ex.req.destroyed) ex.req.destroy();
+      this.fail(ex, err);
+    }
+    this.finish();
+    this.settle();
+  }
+
+  /** The failure path of every call: see `answerFailure`. */
+  protected fail(ex: Exchange, err: Error): void {
+    answerFailure(ex, err, this.call.upstream.origin.key, this.call.events, this.clientLeft);
+  }
+
+  /** The backend call ended: its connection is free, and the count drops. */
+  protected finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
+    if (this.pool !== undefined) callEnded(this.pool);
+    this.release();
+  }
+
+  /** The client has its answer: the pipeline goes on. */
+  protected settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve?.();
+    this.release();
+  }
+
+  private release(): void {
+    if (!this.finished || !this.settled) return;
+    this.ex = undefined;
+    this.resolve = undefined;
+  }
+}

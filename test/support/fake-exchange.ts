@@ -1,0 +1,147 @@
+/**
+ * An Exchange whose response records what is written to it, and a RouteCall on a fake pool, for
+ * unit tests of backend call handlers (no sockets: the test plays undici's part).
+ */
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Exchange } from '../../src/pipeline/step.js';
+import type { CompiledRoute } from '../../src/config/compile.js';
+import type { RouteCall } from '../../src/upstream/backend-call.js';
+import type { BackendPool, Upstream } from '../../src/upstream/upstream.js';
+import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
+import type { Origin } from '../../src/upstream/origin.js';
+
+/** A response that records its head, body chunks, end and destruction. */
+export class RecordingResponse extends EventEmitter {
+  head: { status: number; headers: Record<string, string | string[] | number> } | undefined;
+  readonly chunks: Buffer[] = [];
+  headersSent = false;
+  writableEnded = false;
+  writableFinished = false;
+  destroyed = false;
+  flushed = false;
+  /** What `write` returns: false plays a client that does not read. */
+  accepts = true;
+
+  writeHead(status: number, headers: Record<string, string | string[] | number>): this {
+    if (this.headersSent) throw new Error('head written twice');
+    this.head = { status, headers: { ...headers } };
+    this.headersSent = true;
+    return this;
+  }
+  flushHeaders(): void {
+    this.flushed = true;
+  }
+  write(chunk: Buffer): boolean {
+    this.chunks.push(chunk);
+    return this.accepts;
+  }
+  end(chunk?: Buffer): this {
+    if (chunk !== undefined) this.chunks.push(chunk);
+    this.writableEnded = true;
+    this.writableFinished = true;
+    return this;
+  }
+  destroy(): this {
+    this.destroyed = true;
+    return this;
+  }
+  get body(): string {
+    return Buffer.concat(this.chunks).toString();
+  }
+}
+
+/** A GET from 10.0.0.1 on route `r1` (backend path `/items`), and its recording response. */
+export function fakeExchange(method = 'GET'): { ex: Exchange; res: RecordingResponse; req: IncomingMessage } {
+  const res = new RecordingResponse();
+  const req = Object.assign(new EventEmitter(), {
+    method,
+    url: '/api/items',
+    headers: { host: 'gw.example' },
+    rawHeaders: ['Host', 'gw.example'],
+    socket: { remoteAddress: '10.0.0.1', setNoDelay: () => undefined },
+    complete: true,
+    destroyed: false,
+    destroy() {
+      this.destroyed = true;
+    },
+  }) as unknown as IncomingMessage;
+  const ex: Exchange = {
+    route: fakeRoute,
+    req,
+    res: res as unknown as ServerResponse,
+    requestId: 'rid-1',
+    params: {},
+    rawQuery: '',
+    claimHeaders: undefined,
+    upstreamStatus: undefined,
+    upstreamFailure: undefined,
+    body: undefined,
+    errorCode: undefined,
+    onClose: undefined,
+  };
+  return { ex, res, req };
+}
+
+const fakeRoute = {
+  id: 'r1',
+  method: 'GET',
+  path: { raw: '/items' },
+  buildPath: () => '/items',
+} as unknown as CompiledRoute;
+
+/** What a fake pool was asked to dispatch. */
+export interface Dispatched {
+  readonly options: { path: string; method: string; headers: string[] };
+}
+
+/**
+ * A RouteCall on a one-connection fake pool: `dispatched` lists the calls made, `events` what was
+ * reported. The test then plays undici on the handler (onConnect, onHeaders...).
+ */
+export function fakeCall(overrides: Partial<RouteCall> = {}): RouteCall & {
+  readonly pool: BackendPool;
+  readonly dispatched: Dispatched[];
+  readonly reported: { name: keyof GatewayEvents; event: unknown }[];
+} {
+  const dispatched: Dispatched[] = [];
+  const pool: BackendPool = {
+    dispatcher: {
+      dispatch(options: Dispatched['options']) {
+        dispatched.push({ options });
+        return true;
+      },
+    } as unknown as BackendPool['dispatcher'],
+    inFlight: 0,
+    connections: 1,
+  };
+  const origin = { key: 'http://backend:8080', hostHeader: 'backend:8080' } as Origin;
+  const upstream = { origin, pick: () => pool, pickForStream: () => pool } as unknown as Upstream;
+  const events: EventBus = createEventBus();
+  const reported: { name: keyof GatewayEvents; event: unknown }[] = [];
+  for (const name of ['upstream:response', 'upstream:error', 'client:closed', 'stream:open', 'stream:close'] as const)
+    events.on(name, (event) => reported.push({ name, event }));
+  return {
+    route: fakeRoute,
+    upstream,
+    dropHeaders: new Set(['host']),
+    identityEncoding: false,
+    streaming: false,
+    method: 'GET',
+    headersTimeoutMs: 1_000,
+    bodyTimeoutMs: 1_000,
+    events,
+    ...overrides,
+    pool,
+    dispatched,
+    reported,
+  };
+}
+
+/** undici's raw response header list from an object (repeated names from arrays). */
+export function rawHeaders(headers: Record<string, string | string[]>): Buffer[] {
+  const out: Buffer[] = [];
+  for (const [name, value] of Object.entries(headers))
+    for (const v of Array.isArray(value) ? value : [value]) out.push(Buffer.from(name), Buffer.from(v));
+  return out;
+}
