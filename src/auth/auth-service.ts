@@ -25,6 +25,7 @@ import { appendTraceHeaders } from '../observability/trace-context.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { parseService } from '../upstream/origin.js';
 import { HOP_BY_HOP } from '../upstream/forward-headers.js';
+import { callEnded, callStarted } from '../upstream/backend-call.js';
 import type { Authenticator, AuthOutcome } from './authenticator.js';
 import { claimHeaders, isClaimsObject, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
@@ -58,7 +59,7 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
     options.upstreams === undefined
       ? new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: 64, keepAliveTimeout: 4_000 })
       : undefined;
-  const pool = ownPool ?? options.upstreams!.forOrigin(origin).pick().dispatcher;
+  const upstream = ownPool === undefined ? options.upstreams!.forOrigin(origin) : undefined;
   const url = `${origin.key}${authPath}`;
   const propagateTrace = options.propagateTrace ?? false;
   const events = options.events;
@@ -77,8 +78,10 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
       );
       if (propagateTrace) appendTraceHeaders(req, requestHeaders);
       const started = performance.now();
+      // On a shared upstream pool the call counts like the routes' own calls: they share its connections.
+      const pool = upstream === undefined ? undefined : callStarted(upstream);
       try {
-        const { statusCode, headers, body } = await pool.request({
+        const { statusCode, headers, body } = await (pool?.dispatcher ?? ownPool!).request({
           path: authPath,
           method: 'GET',
           headers: requestHeaders,
@@ -121,6 +124,7 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
         );
         return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
       } finally {
+        if (pool !== undefined) callEnded(pool);
         clearTimeout(timer);
       }
     },

@@ -30,8 +30,24 @@ async function silentBackend(): Promise<{ backend: TestBackend; reached: Promise
   return { backend, reached };
 }
 
-async function gateway(yaml: string): Promise<TestGateway> {
-  const gw = await startGateway(yaml);
+/**
+ * A gateway with one connection per origin: GET /posts (on `posts`) mapped by `/users/{authorId}`
+ * on `users`, and a standard GET /plain on `plainOn`.
+ */
+async function gateway(posts: string, users: string, plainOn: string, timeouts: string): Promise<TestGateway> {
+  const gw = await startGateway(`
+routes:
+  - method: GET
+    route: /posts
+    service: ${posts}
+    path: /posts
+    mapping:
+      - { path: "/users/{authorId}", service: ${users}, tag: author }
+  - { method: GET, route: /plain, service: ${plainOn}, path: /plain }
+config:
+  limits: { connectionsPerOrigin: 1 }
+  timeouts: ${timeouts}
+`);
   cleanups.push(() => gw.close());
   return gw;
 }
@@ -47,22 +63,10 @@ describe('the queue deadline counts every call on the pool (one connection per o
     const posts = await startBackend((_req, res) => json(res, 200, [{ id: 1, authorId: 'a1' }]));
     cleanups.push(() => posts.close());
     const { backend: users, reached } = await silentBackend();
-    const gw = await gateway(`
-routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - { path: "/users/{authorId}", service: ${users.host}, tag: author }
-  - { method: GET, route: /users, service: ${users.host}, path: /users }
-config:
-  limits: { connectionsPerOrigin: 1 }
-  timeouts: { backendSec: 0.5, mappingSec: 2 }
-`);
+    const gw = await gateway(posts.host, users.host, users.host, '{ backendSec: 0.5, mappingSec: 2 }');
     const mapped = request(`${gw.url}/api/posts`);
     await reached;
-    assert.equal(await status(`${gw.url}/api/users`), 504);
+    assert.equal(await status(`${gw.url}/api/plain`), 504);
     // Counted or not, the mapping call ends at mappingSec; the queued request must be gone by then.
     const res = await mapped;
     assert.equal(res.statusCode, 200);
@@ -91,24 +95,12 @@ config:
       release();
       await posts.close();
     });
-    const gw = await gateway(`
-routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - { path: "/users/{authorId}", service: ${posts.host}, tag: author }
-  - { method: GET, route: /other, service: ${posts.host}, path: /other }
-config:
-  limits: { connectionsPerOrigin: 1 }
-  timeouts: { backendSec: 0.5, backendIdleSec: 30 }
-`);
+    const gw = await gateway(posts.host, posts.host, posts.host, '{ backendSec: 0.5, backendIdleSec: 30 }');
     const mapped = status(`${gw.url}/api/posts`);
     await reached;
     // Uncounted, the request waits in undici's queue, where no timer runs, until the primary ends.
     const bound = new Promise<string>((resolve) => setTimeout(() => resolve('no answer'), 5_000).unref());
-    assert.equal(await Promise.race([status(`${gw.url}/api/other`), bound]), 504);
+    assert.equal(await Promise.race([status(`${gw.url}/api/plain`), bound]), 504);
     release();
     assert.equal(await mapped, 200);
     assert.deepEqual(
