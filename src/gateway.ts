@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CompiledConfig } from './config/compile.js';
+import type { CompiledConfig } from './config/types.js';
 import { createRouteTable, type RouteTable } from './router/route-table.js';
 import { buildPipeline, buildUpgrade, createPipelineDeps, type PipelineDeps } from './pipeline/build.js';
 import { createUpgradeHandler } from './server/upgrade.js';

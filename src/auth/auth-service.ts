@@ -26,7 +26,7 @@ import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { parseService } from '../upstream/origin.js';
 import { HOP_BY_HOP } from '../upstream/forward-headers.js';
 import { callEnded, callStarted } from '../upstream/backend-call.js';
-import type { Authenticator, AuthOutcome } from './authenticator.js';
+import type { Authenticator, AuthOutcome } from './types.js';
 import { claimHeaders, isClaimsObject, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
 

@@ -1,14 +1,11 @@
 /**
- * The AUTH CONTRACT shared by the HTTP auth layer and the WebSocket upgrade: one Authenticator per
- * configuration, chosen in the priority order `authService`, then `jwksUrl`, then `secret`.
- * A refusal carries a complete response (a gateway JSON error, or the auth service's answer
- * relayed as-is), so any writer (ServerResponse or raw socket) can send it unchanged.
+ * Chooses the configuration's Authenticator (auth/types.ts) in the priority order `authService`,
+ * then `jwksUrl`, then `secret`, and reports each outcome as an `auth:result` event.
  */
-import type { IncomingMessage } from 'node:http';
-import type { CompiledConfig } from '../config/compile.js';
+import type { CompiledConfig } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import type { ErrorCode } from '../response/errors.js';
+import type { AuthOutcome, Authenticator } from './types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { isOrigin, parseService } from '../upstream/origin.js';
 import { createLocalJwtAuthenticator } from './local-jwt.js';
@@ -16,17 +13,6 @@ import { createJwksAuthenticator } from './jwks.js';
 import { createJwksRegistry, type JwksRegistry } from './jwks-registry.js';
 import { createAuthServiceAuthenticator } from './auth-service.js';
 import { refuseSeveralAuthorization } from './single-authorization.js';
-
-export type AuthOutcome =
-  | { ok: true; claimHeaders: [string, string][] }
-  // `detail` (optional, for logs and the auth:result event) is an addition to the shared contract.
-  | { ok: false; status: number; headers: Record<string, string>; body: Buffer; code?: ErrorCode; detail?: string };
-
-export interface Authenticator {
-  /** `routeId` (an addition to the shared contract) labels the auth service call in the metrics. */
-  authenticate(req: IncomingMessage, requestId: string, routeId?: string): Promise<AuthOutcome>;
-  close?(): Promise<void>;
-}
 
 export interface AuthenticatorDeps {
   readonly events: EventBus;

@@ -30,7 +30,7 @@ import {
 } from 'jose';
 import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import type { Logger } from '../observability/logger.js';
-import type { Authenticator } from './authenticator.js';
+import type { Authenticator } from './types.js';
 import { createJwtAuthenticator, type JwtCheckOptions } from './jwt-authenticator.js';
 
 /** Asymmetric algorithms only: an HS256 token "signed" with a public key is refused (algorithm confusion). */

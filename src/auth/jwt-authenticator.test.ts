@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { Writable } from 'node:stream';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { createLogger, type Logger } from '../observability/logger.js';
-import type { Authenticator, AuthOutcome } from './authenticator.js';
+import type { Authenticator, AuthOutcome } from './types.js';
 import { bearerToken, createJwtAuthenticator } from './jwt-authenticator.js';
 import { createLocalJwtAuthenticator } from './local-jwt.js';
 import { createJwksAuthenticator, createJwksKeySource, JwksUnavailableError, type RemoteKeySet } from './jwks.js';

@@ -7,7 +7,7 @@
  */
 import { jwtVerify, type JWTVerifyGetKey, type JWTVerifyOptions } from 'jose';
 import type { Logger } from '../observability/logger.js';
-import type { Authenticator, AuthOutcome } from './authenticator.js';
+import type { Authenticator, AuthOutcome } from './types.js';
 import { claimHeaders, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
 import { createTokenCache, type AuthSuccess } from './token-cache.js';

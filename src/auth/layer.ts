@@ -4,10 +4,11 @@
  * validate tokens or call the auth service. On success the claim headers ride on the exchange to
  * the endpoint; on refusal the outcome's complete response is written and the chain stops.
  */
-import type { Layer, UpgradeLayer } from '../pipeline/step.js';
+import type { Layer, UpgradeLayer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import { answerUpgrade } from '../server/socket-response.js';
-import { reportAuthResult, type Authenticator } from './authenticator.js';
+import { reportAuthResult } from './authenticator.js';
+import type { Authenticator } from './types.js';
 
 /** Authenticates each request before `next`; answers the refusal itself. */
 export function authLayer(authenticator: Authenticator, events: EventBus): Layer {

@@ -5,7 +5,7 @@
  */
 import { webcrypto } from 'node:crypto';
 import type { JWTVerifyGetKey } from 'jose';
-import type { Authenticator } from './authenticator.js';
+import type { Authenticator } from './types.js';
 import { createJwtAuthenticator, type JwtCheckOptions } from './jwt-authenticator.js';
 
 export const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../response/errors.js';
 import { errorResponse } from '../response/send-error.js';
-import type { AuthOutcome } from './authenticator.js';
+import type { AuthOutcome } from './types.js';
 
 export type AuthRefusal = Extract<AuthOutcome, { ok: false }>;
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import type { Authenticator } from './authenticator.js';
+import type { Authenticator } from './types.js';
 import { hasSeveralAuthorization, refuseSeveralAuthorization } from './single-authorization.js';
 
 describe('hasSeveralAuthorization', () => {

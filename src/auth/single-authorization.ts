@@ -5,7 +5,7 @@
  * the gateway never checked. So on protected routes, in every mode, such a request is refused
  * (400 GW_AUTH_AMBIGUOUS) before any validation or auth service call, and never forwarded.
  */
-import type { Authenticator } from './authenticator.js';
+import type { Authenticator } from './types.js';
 import { gatewayRefusal } from './refusal.js';
 
 const AMBIGUOUS = gatewayRefusal('GW_AUTH_AMBIGUOUS', 'several Authorization headers');

@@ -13,7 +13,7 @@
  * issuer or audience starts empty; the JWKS authenticator clears it when the key set changes.
  */
 import { LRUCache } from 'lru-cache';
-import type { AuthOutcome } from './authenticator.js';
+import type { AuthOutcome } from './types.js';
 
 export type AuthSuccess = Extract<AuthOutcome, { ok: true }>;
 

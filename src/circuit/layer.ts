@@ -3,7 +3,7 @@
  * 503 at once and the backend is not even connected to (docs/design-decisions.md "Circuit
  * breaker"); otherwise the request goes on and its outcome is reported on the permit.
  */
-import type { Exchange, Layer, UpgradeLayer } from '../pipeline/step.js';
+import type { Exchange, Layer, UpgradeLayer } from '../pipeline/types.js';
 import type { CircuitBreaker, CircuitPermit } from './breaker.js';
 import { sendError } from '../response/send-error.js';
 import { sendUpgradeError } from '../server/socket-response.js';

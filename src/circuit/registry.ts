@@ -5,7 +5,7 @@
  * and every breaker reads it through a getter, so a reload that changes the settings reaches
  * existing circuits without losing their state.
  */
-import type { CompiledConfig } from '../config/compile.js';
+import type { CompiledConfig } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
 import {
   createBreaker,

@@ -6,7 +6,7 @@
  */
 import dns from 'node:dns';
 import { isIP } from 'node:net';
-import type { CompiledConfig } from '../config/compile.js';
+import type { CompiledConfig } from '../config/types.js';
 import type { ConfigPath } from '../config/load.js';
 import type { Problem } from '../config/problems.js';
 

@@ -1,4 +1,4 @@
-import type { CompiledConfig, CompiledRoute } from '../config/compile.js';
+import type { CompiledConfig, CompiledRoute } from '../config/types.js';
 
 /** The route table as `portico routes` prints it: one aligned line per route, NOTE when any route has one. */
 export function formatRoutes(config: CompiledConfig): string {

@@ -2,66 +2,13 @@
  * Turns a validated file into the immutable configuration the gateway serves: every template,
  * URL builder and origin is prepared here, once, so the request path only looks things up.
  */
-import type { GatewayFile, GatewaySettings, HttpMethod, RouteConfig } from './schema.js';
+import type { GatewayFile } from './schema.js';
+import type { CompiledConfig, CompiledMappingRule, CompiledRoute, LoadResult } from './types.js';
 import { loadConfigFile, parseConfigText } from './load.js';
 import { validateConfig } from './validate.js';
-import type { Problem } from './problems.js';
-import { compileUrlBuilder, parseTemplate, type Template, type UrlBuilder } from '../upstream/target-url.js';
+import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
-import { resolveTracing, writtenTelemetryKeys, type TracingSettings } from '../observability/otel-env.js';
-
-export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
-
-export interface CompiledMappingRule {
-  readonly index: number;
-  readonly tag: string;
-  readonly removeKeyMapping: boolean;
-  readonly service: string;
-  readonly origin: Origin;
-  readonly path: Template;
-  readonly buildPath: UrlBuilder;
-}
-
-export interface CompiledRoute {
-  /** `GET /users/{id}`: the label in logs and metrics (a template, never a raw path). */
-  readonly id: string;
-  readonly index: number;
-  readonly method: HttpMethod;
-  /** The route as written, without basePath. */
-  readonly route: string;
-  /** The path clients call: basePath + route. */
-  readonly clientPath: string;
-  readonly service: string;
-  readonly origin: Origin;
-  readonly path: Template;
-  readonly buildPath: UrlBuilder;
-  readonly kind: RouteKind;
-  readonly requiresAuth: boolean;
-  readonly mapping: readonly CompiledMappingRule[];
-  /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes. */
-  readonly maxBodyBytes: number;
-  /** Read the whole request body before the backend call (guards/request-buffer.ts). */
-  readonly buffersRequest: boolean;
-  /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
-  readonly rateLimit: RouteConfig['rateLimit'];
-}
-
-export interface CompiledConfig {
-  readonly file: string;
-  readonly settings: GatewaySettings;
-  /** basePath normalised: '' when there is no prefix. */
-  readonly prefix: string;
-  readonly routes: readonly CompiledRoute[];
-  /**
-   * `telemetry` merged with the OTEL_* environment at load; absent when compiled without an
-   * environment (then the gateway uses `settings.telemetry` alone).
-   */
-  readonly tracing?: TracingSettings;
-}
-
-/** `notices`: warnings and notes about a valid file, for `check` to print. */
-export type LoadResult =
-  { ok: true; config: CompiledConfig; notices: readonly Problem[] } | { ok: false; problems: readonly Problem[] };
+import { resolveTracing, writtenTelemetryKeys } from '../observability/otel-env.js';
 
 /** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {

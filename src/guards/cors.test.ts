@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { compileCors, corsOriginProblem, originCheckLayer } from './cors.js';
-import type { CompiledRoute } from '../config/compile.js';
-import type { UpgradeExchange } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/types.js';
+import type { UpgradeExchange } from '../pipeline/types.js';
 import { fakeRequest, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { CorsConfig } from '../config/schema.js';
 

@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from '../config/schema.js';
-import type { Layer, UpgradeLayer } from '../pipeline/step.js';
+import type { Layer, UpgradeLayer } from '../pipeline/types.js';
 import { sendUpgradeError } from '../server/socket-response.js';
 
 export interface CorsPolicy {

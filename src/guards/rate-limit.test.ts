@@ -9,8 +9,8 @@ import {
   routeRateLimit,
   type RateLimitPolicy,
 } from './rate-limit.js';
-import type { Exchange, UpgradeExchange } from '../pipeline/step.js';
-import type { CompiledRoute } from '../config/compile.js';
+import type { Exchange, UpgradeExchange } from '../pipeline/types.js';
+import type { CompiledRoute } from '../config/types.js';
 import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { RateLimitConfig } from '../config/schema.js';
 

@@ -12,9 +12,9 @@
  * routes share one bucket per client when `config.rateLimit.enabled`.
  */
 import { LRUCache } from 'lru-cache';
-import type { CompiledRoute } from '../config/compile.js';
+import type { CompiledRoute } from '../config/types.js';
 import type { RateLimitConfig } from '../config/schema.js';
-import type { Layer, UpgradeLayer } from '../pipeline/step.js';
+import type { Layer, UpgradeLayer } from '../pipeline/types.js';
 import { sendError } from '../response/send-error.js';
 import { sendUpgradeError } from '../server/socket-response.js';
 import type { ClientIpResolver } from '../server/client-ip.js';

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
-import type { Exchange, Layer, RequestBody } from '../pipeline/step.js';
+import type { Exchange, Layer, RequestBody } from '../pipeline/types.js';
 import { sendError } from '../response/send-error.js';
 import type { Logger } from '../observability/logger.js';
 

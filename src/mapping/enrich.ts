@@ -17,8 +17,8 @@
  * bound, or on any error while enriching, the primary answer is still returned.
  */
 import { setMaxListeners } from 'node:events';
-import type { CompiledRoute } from '../config/compile.js';
-import type { Exchange, Step } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/types.js';
+import type { Exchange, Step } from '../pipeline/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { Logger } from '../observability/logger.js';
 import { BackendCall, createRouteCall, type RouteCall } from '../upstream/backend-call.js';

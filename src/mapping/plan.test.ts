@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CompiledMappingRule } from '../config/compile.js';
+import type { CompiledMappingRule } from '../config/types.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
 import { scanItems } from './json-scan.js';

@@ -6,7 +6,8 @@
  */
 import { readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadConfig, type CompiledConfig } from '../config/compile.js';
+import { loadConfig } from '../config/compile.js';
+import type { CompiledConfig } from '../config/types.js';
 import { formatProblem } from '../config/problems.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';

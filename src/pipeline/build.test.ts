@@ -6,8 +6,9 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { loadConfigText, type CompiledConfig, type CompiledRoute } from '../config/compile.js';
-import type { Authenticator, AuthOutcome } from '../auth/authenticator.js';
+import { loadConfigText } from '../config/compile.js';
+import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import type { Authenticator, AuthOutcome } from '../auth/types.js';
 import type { CircuitBreaker } from '../circuit/breaker.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from '../upstream/upstream.js';
 import { createMappingCache } from '../mapping/cache.js';
@@ -21,7 +22,8 @@ import {
   upgradeLayers,
   type PipelineDeps,
 } from './build.js';
-import { compose, type Exchange, type UpgradeExchange } from './step.js';
+import type { Exchange, UpgradeExchange } from './types.js';
+import { compose } from './compose.js';
 import {
   fakeExchange,
   fakeRequest,

@@ -12,11 +12,12 @@
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
  * before authentication so that abusive traffic costs no token check or auth-service call.
  */
-import type { CompiledConfig, CompiledRoute } from '../config/compile.js';
+import type { CompiledConfig, CompiledRoute } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import { compose, type Layer, type Step, type UpgradeLayer, type UpgradeStep } from './step.js';
+import type { Layer, Step, UpgradeLayer, UpgradeStep } from './types.js';
+import { compose } from './compose.js';
 import { forwardEndpoint } from '../proxy/forward.js';
 import { requestDropSet, type RequestDropSet } from '../upstream/forward-headers.js';
 import {
@@ -28,7 +29,8 @@ import {
 import { bodyLimitLayer } from '../server/limits.js';
 import { sendError } from '../response/send-error.js';
 import { circuitLayer, circuitUpgradeLayer } from '../circuit/layer.js';
-import { createAuthenticator, type Authenticator } from '../auth/authenticator.js';
+import { createAuthenticator } from '../auth/authenticator.js';
+import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
 import { authLayer, authUpgradeLayer } from '../auth/layer.js';
 import { mappingEndpoint } from '../mapping/enrich.js';

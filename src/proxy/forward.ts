@@ -3,8 +3,8 @@
  * back, never buffered. The call is one dispatch handler per request (upstream/backend-call.ts)
  * that writes the backend's head and body chunks straight into the client response.
  */
-import type { Exchange, Step } from '../pipeline/step.js';
-import type { CompiledRoute } from '../config/compile.js';
+import type { Exchange, Step } from '../pipeline/types.js';
+import type { CompiledRoute } from '../config/types.js';
 import { BackendCall, createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/backend-call.js';
 
 export type ForwardOptions = Omit<BackendCallOptions, 'identityEncoding' | 'streaming'>;

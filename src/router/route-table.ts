@@ -3,9 +3,9 @@
  * `{param}` becomes find-my-way's `:param`; a literal `:` is escaped as `::`.
  */
 import FindMyWay from 'find-my-way';
-import type { CompiledRoute } from '../config/compile.js';
+import type { CompiledRoute } from '../config/types.js';
 import { HTTP_METHODS, type HttpMethod } from '../config/schema.js';
-import type { Step, UpgradeStep } from '../pipeline/step.js';
+import type { Step, UpgradeStep } from '../pipeline/types.js';
 import { isDotSegmentValue } from '../upstream/target-url.js';
 
 export interface RouteEntry {

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Match, RouteTable } from '../router/route-table.js';
 import type { ErrorCode } from '../response/errors.js';
-import type { Exchange } from '../pipeline/step.js';
+import type { Exchange } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';

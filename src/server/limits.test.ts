@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyLimitLayer, clientErrorHandler, serverOptions } from './limits.js';
-import type { Exchange } from '../pipeline/step.js';
+import type { Exchange } from '../pipeline/types.js';
 import { createLogger } from '../observability/logger.js';
 
 const SETTINGS = {

@@ -14,7 +14,7 @@
 import type { IncomingMessage, Server, ServerOptions } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { GatewaySettings } from '../config/schema.js';
-import type { Exchange, Layer } from '../pipeline/step.js';
+import type { Exchange, Layer } from '../pipeline/types.js';
 import { errorResponse, sendError } from '../response/send-error.js';
 import type { ErrorCode } from '../response/errors.js';
 import { afterAnswersBefore, respondOnSocket } from './socket-response.js';

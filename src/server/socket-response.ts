@@ -6,7 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { UpgradeExchange } from '../pipeline/step.js';
+import type { UpgradeExchange } from '../pipeline/types.js';
 import type { ErrorCode } from '../response/errors.js';
 import { errorResponse } from '../response/send-error.js';
 

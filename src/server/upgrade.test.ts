@@ -3,11 +3,12 @@ import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
-import { loadConfigText, type CompiledConfig } from '../config/compile.js';
+import { loadConfigText } from '../config/compile.js';
+import type { CompiledConfig } from '../config/types.js';
 import { createRouteTable, type RouteEntry } from '../router/route-table.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
-import type { UpgradeExchange, UpgradeStep } from '../pipeline/step.js';
+import type { UpgradeExchange, UpgradeStep } from '../pipeline/types.js';
 import { createUpgradeHandler, isWebSocketUpgrade } from './upgrade.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 

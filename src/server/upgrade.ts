@@ -19,7 +19,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RouteTable } from '../router/route-table.js';
-import type { UpgradeExchange } from '../pipeline/step.js';
+import type { UpgradeExchange } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';

@@ -23,8 +23,8 @@
  * response is finished cleanly (the client sees a normal end and reconnects elsewhere) and the
  * backend stream is aborted; what the backend still sends is dropped.
  */
-import type { Exchange, Step } from '../pipeline/step.js';
-import type { CompiledRoute } from '../config/compile.js';
+import type { Exchange, Step } from '../pipeline/types.js';
+import type { CompiledRoute } from '../config/types.js';
 import { BackendCall, createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/backend-call.js';
 import type { OpenStreams } from './open-streams.js';
 

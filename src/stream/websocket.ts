@@ -21,8 +21,8 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { CompiledRoute } from '../config/compile.js';
-import type { UpgradeExchange, UpgradeStep } from '../pipeline/step.js';
+import type { CompiledRoute } from '../config/types.js';
+import type { UpgradeExchange, UpgradeStep } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';

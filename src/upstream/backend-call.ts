@@ -25,8 +25,8 @@
  * answer finishes its backend call before it is enriched and settled.
  */
 import type { Dispatcher } from 'undici';
-import type { Exchange } from '../pipeline/step.js';
-import type { CompiledRoute } from '../config/compile.js';
+import type { Exchange } from '../pipeline/types.js';
+import type { CompiledRoute } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { ErrorCode } from '../response/errors.js';
 import { sendError } from '../response/send-error.js';

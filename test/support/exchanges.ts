@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CompiledRoute } from '../../src/config/compile.js';
-import type { Exchange, UpgradeExchange } from '../../src/pipeline/step.js';
+import type { CompiledRoute } from '../../src/config/types.js';
+import type { Exchange, UpgradeExchange } from '../../src/pipeline/types.js';
 import { RecordingSocket } from './recording-socket.js';
 
 /** What a fake response was given: its status, every header (lower-case names) and its body. */

@@ -1,7 +1,12 @@
+/**
+ * The pipeline's contract: what every step of a route receives (Exchange, UpgradeExchange) and
+ * the shapes that build a route's handlers (Step, Layer and their upgrade twins). Types only, so
+ * any module can import it.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
-import type { CompiledRoute } from '../config/compile.js';
+import type { CompiledRoute } from '../config/types.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
 
 /**
@@ -43,7 +48,9 @@ export interface Exchange {
   onResponseStart?: (() => void) | undefined;
 }
 
+/** One stage of a route's handler: it answers, or passes the exchange on. */
 export type Step = (ex: Exchange) => Promise<void>;
+/** Wraps a step: does its one thing, then calls `next`, or answers and stops the chain. */
 export type Layer = (next: Step) => Step;
 
 /**
@@ -77,10 +84,3 @@ export interface UpgradeExchange {
 /** Answers one upgrade; resolves once the client has its answer (101 or a refusal). */
 export type UpgradeStep = (ux: UpgradeExchange) => Promise<void>;
 export type UpgradeLayer = (next: UpgradeStep) => UpgradeStep;
-
-/**
- * Wraps `end` in `layers`, first layer outermost. Done once per route at config load, for the
- * route's HTTP pipeline (`Layer`s around a `Step`) and its upgrade pipeline alike.
- */
-export const compose = <S>(layers: readonly ((next: S) => S)[], end: S): S =>
-  layers.reduceRight<S>((next, wrap) => wrap(next), end);

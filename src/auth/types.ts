@@ -1,0 +1,19 @@
+/**
+ * The AUTH CONTRACT shared by the HTTP auth layer and the WebSocket upgrade: one Authenticator per
+ * configuration (auth/authenticator.ts chooses it). A refusal carries a complete response (a
+ * gateway JSON error, or the auth service's answer relayed as-is), so any writer
+ * (ServerResponse or raw socket) can send it unchanged. Types only, so any module can import it.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { ErrorCode } from '../response/errors.js';
+
+export type AuthOutcome =
+  | { ok: true; claimHeaders: [string, string][] }
+  // `detail` (optional, for logs and the auth:result event) is an addition to the shared contract.
+  | { ok: false; status: number; headers: Record<string, string>; body: Buffer; code?: ErrorCode; detail?: string };
+
+export interface Authenticator {
+  /** `routeId` (an addition to the shared contract) labels the auth service call in the metrics. */
+  authenticate(req: IncomingMessage, requestId: string, routeId?: string): Promise<AuthOutcome>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,63 @@
+/**
+ * The compiled configuration's contract: what the gateway serves once a file is validated and
+ * compiled (config/compile.ts). Types only, so any module can import it. The settings types
+ * (`GatewaySettings`, `RouteConfig`, ...) are the schema's output and live with it in schema.ts.
+ */
+import type { GatewaySettings, HttpMethod, RouteConfig } from './schema.js';
+import type { Problem } from './problems.js';
+import type { Template, UrlBuilder } from '../upstream/target-url.js';
+import type { Origin } from '../upstream/origin.js';
+import type { TracingSettings } from '../observability/otel-env.js';
+
+export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
+
+export interface CompiledMappingRule {
+  readonly index: number;
+  readonly tag: string;
+  readonly removeKeyMapping: boolean;
+  readonly service: string;
+  readonly origin: Origin;
+  readonly path: Template;
+  readonly buildPath: UrlBuilder;
+}
+
+export interface CompiledRoute {
+  /** `GET /users/{id}`: the label in logs and metrics (a template, never a raw path). */
+  readonly id: string;
+  readonly index: number;
+  readonly method: HttpMethod;
+  /** The route as written, without basePath. */
+  readonly route: string;
+  /** The path clients call: basePath + route. */
+  readonly clientPath: string;
+  readonly service: string;
+  readonly origin: Origin;
+  readonly path: Template;
+  readonly buildPath: UrlBuilder;
+  readonly kind: RouteKind;
+  readonly requiresAuth: boolean;
+  readonly mapping: readonly CompiledMappingRule[];
+  /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes. */
+  readonly maxBodyBytes: number;
+  /** Read the whole request body before the backend call (guards/request-buffer.ts). */
+  readonly buffersRequest: boolean;
+  /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
+  readonly rateLimit: RouteConfig['rateLimit'];
+}
+
+export interface CompiledConfig {
+  readonly file: string;
+  readonly settings: GatewaySettings;
+  /** basePath normalised: '' when there is no prefix. */
+  readonly prefix: string;
+  readonly routes: readonly CompiledRoute[];
+  /**
+   * `telemetry` merged with the OTEL_* environment at load; absent when compiled without an
+   * environment (then the gateway uses `settings.telemetry` alone).
+   */
+  readonly tracing?: TracingSettings;
+}
+
+/** `notices`: warnings and notes about a valid file, for `check` to print. */
+export type LoadResult =
+  { ok: true; config: CompiledConfig; notices: readonly Problem[] } | { ok: false; problems: readonly Problem[] };
