@@ -26,6 +26,8 @@ export default tseslint.config(
       ],
     },
   },
+  // CommonJS tool configs (.dependency-cruiser.cjs) assign `module.exports`.
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } } },
   // Layout is prettier's (`npm run format`); the lint rules that would disagree with it are off.
   prettier,
 );
