@@ -103,11 +103,12 @@ describe('backendUpgradeHeaders', () => {
       'X-userId',
       'stripped',
     ]);
-    const headers = backendUpgradeHeaders(
-      { req, requestId: 'rid-9', claimHeaders: [['X-role', 'admin']] },
-      'backend:9000',
-      requestDropSet(['X-userId'], false),
-    );
+    const call = {
+      upstream: { origin: { hostHeader: 'backend:9000' } } as Upstream,
+      dropHeaders: requestDropSet(['X-userId'], false),
+      identityEncoding: false,
+    };
+    const headers = backendUpgradeHeaders(call, { req, requestId: 'rid-9', claimHeaders: [['X-role', 'admin']] });
     const pairs: [string, string][] = [];
     for (let i = 0; i < headers.length; i += 2) pairs.push([headers[i]!, headers[i + 1]!]);
     assert.deepEqual(pairs, [
@@ -133,7 +134,7 @@ describe('websocketEndpoint before the backend is contacted', () => {
     const route = protectedRoute();
     const step = websocketEndpoint(route, {
       upstream: { origin: route.origin, tlsConnect: undefined } as unknown as Upstream,
-      dropHeaders: new Set(),
+      dropHeaders: requestDropSet([], false),
       handshakeTimeoutMs: 1000,
       events: createEventBus(),
       logger: createLogger({ level: 'silent' }),

@@ -26,16 +26,24 @@ import type { UpgradeExchange, UpgradeStep } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import { classifyUpstreamError } from '../upstream/upstream-error.js';
-import { appendQuery } from '../upstream/target-url.js';
-import { downstreamResponseHeaders, upstreamRequestHeaders } from '../upstream/forward-headers.js';
+import {
+  backendHeaders,
+  backendPath,
+  callEnded,
+  callStarted,
+  createRouteCall,
+  recordFailure,
+  reportResponse,
+  type RouteCall,
+} from '../upstream/backend-call.js';
+import { downstreamResponseHeaders, type RequestDropSet } from '../upstream/forward-headers.js';
 import { closeAfter, responseHead, sendUpgradeError } from '../server/socket-response.js';
 import { tunnel, type TunnelOptions } from './tunnel.js';
 
 export interface WebSocketOptions {
   readonly upstream: Upstream;
   /** Client headers never forwarded (from the pipeline deps). */
-  readonly dropHeaders: ReadonlySet<string>;
+  readonly dropHeaders: RequestDropSet;
   /** No answer to the upgrade request within this time: 504 (`timeouts.backendSec`). */
   readonly handshakeTimeoutMs: number;
   readonly events: EventBus;
@@ -89,16 +97,12 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
   return out;
 }
 
-/** The flat header list of the upgrade request to the backend. */
+/** The flat header list of the upgrade request to the backend: a backend call's, plus the upgrade. */
 export function backendUpgradeHeaders(
+  call: Pick<RouteCall, 'upstream' | 'dropHeaders' | 'identityEncoding'>,
   ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders'>,
-  hostHeader: string,
-  dropHeaders: ReadonlySet<string>,
 ): string[] {
-  const headers = upstreamRequestHeaders(
-    { req: ux.req, requestId: ux.requestId, hostHeader, claimHeaders: ux.claimHeaders },
-    dropHeaders,
-  );
+  const headers = backendHeaders(call, ux);
   // Connection and Upgrade are hop-by-hop, so the forwarding rules dropped them: this hop upgrades too.
   headers.push('connection', 'Upgrade', 'upgrade', 'websocket');
   return headers;
@@ -106,12 +110,19 @@ export function backendUpgradeHeaders(
 
 /** The endpoint of an `isWebSocket` route, built once per route at config load. */
 export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): UpgradeStep {
-  const { upstream, dropHeaders, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
+  const { upstream, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
   const { origin } = upstream;
   const request = origin.protocol === 'https:' ? httpsRequest : httpRequest;
   const tls = upstream.tlsConnect;
-  const template = route.path;
-  const buildPath = route.buildPath;
+  // The handshake is a backend call of the route; the tunnel after it is long-lived like a stream.
+  const call = createRouteCall(route, {
+    upstream,
+    dropHeaders: options.dropHeaders,
+    headersTimeoutMs: handshakeTimeoutMs,
+    bodyTimeoutMs: 0,
+    events,
+    streaming: true,
+  });
 
   return (ux) => {
     const { socket } = ux;
@@ -122,6 +133,9 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
     }
 
     const started = performance.now();
+    // Counted on the upstream from the handshake until the tunnel (or the answer) closes.
+    const pool = callStarted(upstream, call.streaming);
+    socket.once('close', () => callEnded(pool));
     return new Promise<void>((resolve) => {
       let settled = false;
       // Ends the handshake once its outcome is on the exchange, where the circuit layer reads it.
@@ -135,8 +149,8 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         host: origin.hostname,
         port: origin.port,
         method: 'GET',
-        path: appendQuery(buildPath(ux.params), template, ux.rawQuery),
-        headers: backendUpgradeHeaders(ux, origin.hostHeader, dropHeaders),
+        path: backendPath(route, ux),
+        headers: backendUpgradeHeaders(call, ux),
         setHost: false,
         agent: false,
         timeout: handshakeTimeoutMs,
@@ -160,16 +174,8 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
 
       breq.on('error', (err) => {
         if (settled) return;
-        const failure = classifyUpstreamError(err);
-        ux.upstreamFailure = failure.kind;
-        events.emit('upstream:error', {
-          requestId: ux.requestId,
-          routeId: route.id,
-          origin: origin.key,
-          kind: failure.kind,
-          error: err,
-        });
-        sendUpgradeError(ux, failure.code);
+        const code = recordFailure(ux, err, origin.key, events, false, socket.destroyed);
+        if (code !== undefined) sendUpgradeError(ux, code);
         done();
       });
 
@@ -183,13 +189,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         ux.upstreamStatus = status;
         ux.status = status;
         done();
-        events.emit('upstream:response', {
-          routeId: route.id,
-          origin: origin.key,
-          call: 'websocket',
-          status,
-          durationMs: performance.now() - started,
-        });
+        reportResponse(call, 'websocket', status, started);
         const headers = {
           ...downstreamResponseHeaders(bres.headers),
           'x-request-id': ux.requestId,
@@ -231,13 +231,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         ux.status = 101;
         done();
         const opened = performance.now();
-        events.emit('upstream:response', {
-          routeId: route.id,
-          origin: origin.key,
-          call: 'websocket',
-          status: 101,
-          durationMs: opened - started,
-        });
+        reportResponse(call, 'websocket', 101, started);
         socket.write(responseHead(101, upgradeResponseHeaders(bres.rawHeaders, ux.requestId), bres.statusMessage));
         if (backendHead.length > 0) socket.write(backendHead);
         if (ux.head.length > 0) backend.write(ux.head);

@@ -27,7 +27,7 @@
 import type { Dispatcher } from 'undici';
 import type { Exchange } from '../pipeline/types.js';
 import type { CompiledRoute } from '../config/types.js';
-import type { EventBus } from '../observability/events.js';
+import type { EventBus, UpstreamCall } from '../observability/events.js';
 import type { ErrorCode } from '../response/errors.js';
 import { sendError } from '../response/send-error.js';
 import { bufferedLength, upstreamBody } from '../guards/request-buffer.js';
@@ -129,6 +129,25 @@ export function callStarted(upstream: Upstream, streaming = false): BackendPool 
 /** The one place a call's end is recorded on its pool, once per `callStarted`. */
 export function callEnded(pool: BackendPool): void {
   pool.inFlight--;
+}
+
+/**
+ * Reports a call's response head ('upstream:response'): the backend's latency as the gateway saw
+ * it, from `started` (a `performance.now()` reading taken when the call went out).
+ */
+export function reportResponse(
+  call: Pick<RouteCall, 'route' | 'upstream' | 'events'>,
+  kind: UpstreamCall,
+  status: number,
+  started: number,
+): void {
+  call.events.emit('upstream:response', {
+    routeId: call.route.id,
+    origin: call.upstream.origin.key,
+    call: kind,
+    status,
+    durationMs: performance.now() - started,
+  });
 }
 
 /** What a call's outcome is recorded on: an HTTP exchange, or an upgrade's counterpart. */
@@ -321,13 +340,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     }
     this.resumeCall = resume;
     ex.upstreamStatus = statusCode;
-    call.events.emit('upstream:response', {
-      routeId: call.route.id,
-      origin: call.upstream.origin.key,
-      call: 'backend',
-      status: statusCode,
-      durationMs: performance.now() - this.started,
-    });
+    reportResponse(call, 'backend', statusCode, this.started);
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
     try {
       return this.onResponse(ex, statusCode, headers);
