@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ForwardCall } from './forward.js';
-import { fakeCall, fakeExchange, rawHeaders } from '../../test/support/fake-exchange.js';
+import { fakeCall, fakeExchange, rawHeaders } from '../../test/support/fake-backend-call.js';
 
 /** A started call: the test then plays undici (onConnect, onHeaders, onData...). */
 function started(method = 'GET') {
@@ -33,7 +33,7 @@ describe('ForwardCall', () => {
     assert.equal(path, '/items');
     assert.equal(method, 'GET');
     assert.deepEqual(headers.slice(0, 2), ['host', 'backend:8080']);
-    assert.equal(headers[headers.indexOf('x-forwarded-for') + 1], '10.0.0.1');
+    assert.equal(headers[headers.indexOf('x-forwarded-for') + 1], '10.0.0.7');
     assert.equal(headers[headers.indexOf('x-request-id') + 1], 'rid-1');
     assert.equal(t.call.pool.inFlight, 1);
     assert.equal(t.ex.onClose, t.handler.onClientClose);

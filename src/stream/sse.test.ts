@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SseCall } from './sse.js';
-import { fakeCall, fakeExchange, rawHeaders } from '../../test/support/fake-exchange.js';
+import { fakeCall, fakeExchange, rawHeaders } from '../../test/support/fake-backend-call.js';
 
 describe('SseCall', () => {
   it('keeps end-to-end headers, drops hop-by-hop ones and the backend request id, adds X-Accel-Buffering: no', () => {

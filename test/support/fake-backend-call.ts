@@ -1,6 +1,6 @@
 /**
- * An Exchange whose response records what is written to it, and a RouteCall on a fake pool, for
- * unit tests of backend call handlers (no sockets: the test plays undici's part).
+ * What unit tests of backend call handlers need besides ./exchanges.ts: a response that records
+ * what is written to it, and a RouteCall on a fake pool (no sockets: the test plays undici's part).
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -9,6 +9,7 @@ import type { CompiledRoute } from '../../src/config/types.js';
 import type { RouteCall } from '../../src/upstream/backend-call.js';
 import type { BackendPool, Upstream } from '../../src/upstream/upstream.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
+import { fakeExchange as sharedExchange, fakeRequest } from './exchanges.js';
 import type { Origin } from '../../src/upstream/origin.js';
 
 /** A response that records its head, body chunks, end and destruction. */
@@ -51,35 +52,20 @@ export class RecordingResponse extends EventEmitter {
   }
 }
 
-/** A GET from 10.0.0.1 on route `r1` (backend path `/items`), and its recording response. */
+/**
+ * An exchange of route `r1` (backend path `/items`) from the shared fakes (./exchanges.ts), with a
+ * response that records body chunks and can refuse them (backpressure), as a call handler needs.
+ */
 export function fakeExchange(method = 'GET'): { ex: Exchange; res: RecordingResponse; req: IncomingMessage } {
   const res = new RecordingResponse();
-  const req = Object.assign(new EventEmitter(), {
-    method,
-    url: '/api/items',
-    headers: { host: 'gw.example' },
-    rawHeaders: ['Host', 'gw.example'],
-    socket: { remoteAddress: '10.0.0.1', setNoDelay: () => undefined },
+  const req = Object.assign(fakeRequest({ host: 'gw.example' }, method, '/api/items'), {
     complete: true,
     destroyed: false,
     destroy() {
       this.destroyed = true;
     },
-  }) as unknown as IncomingMessage;
-  const ex: Exchange = {
-    route: fakeRoute,
-    req,
-    res: res as unknown as ServerResponse,
-    requestId: 'rid-1',
-    params: {},
-    rawQuery: '',
-    claimHeaders: undefined,
-    upstreamStatus: undefined,
-    upstreamFailure: undefined,
-    body: undefined,
-    errorCode: undefined,
-    onClose: undefined,
-  };
+  });
+  const ex: Exchange = { ...sharedExchange(fakeRoute, req).ex, res: res as unknown as ServerResponse };
   return { ex, res, req };
 }
 
