@@ -24,14 +24,6 @@ function clip(text: string): string {
   return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT - 3)}...`;
 }
 
-/** Thrown once, after every problem of a file has been collected. */
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly Problem[]) {
-    super(problems.map(formatProblem).join('\n'));
-    this.name = 'ConfigError';
-  }
-}
-
 /**
  * Edit distance with transpositions (optimal string alignment): insert, delete, replace or swap
  * two neighbours costs 1, so `tga` is one edit from `tag` as a typist sees it.

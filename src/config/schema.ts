@@ -278,16 +278,10 @@ export const GatewayFileSchema = z
   })
   .describe('Portico gateway configuration');
 
-/** The file as written in YAML (before defaults). */
-export type GatewayFileInput = z.input<typeof GatewayFileSchema>;
 /** The file after validation, with every default applied. */
 export type GatewayFile = z.output<typeof GatewayFileSchema>;
 export type RouteConfig = z.output<typeof RouteSchema>;
-export type MappingRuleConfig = z.output<typeof MappingRuleSchema>;
 export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
-export type AuthConfig = z.output<typeof AuthSchema>;
-export type CircuitBreakerConfig = z.output<typeof CircuitBreakerSchema>;
 export type MappingCacheConfig = z.output<typeof MappingCacheSchema>;
 export type CorsConfig = z.output<typeof CorsSchema>;
-export type TelemetryConfig = z.output<typeof TelemetrySchema>;
 export type RateLimitConfig = z.output<typeof RateLimitSchema>;

@@ -31,20 +31,3 @@ export const ERRORS = {
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
-
-/** An error the gateway answers itself; `cause` is logged, never sent to the client. */
-export class GatewayError extends Error {
-  readonly status: number;
-  constructor(
-    readonly code: ErrorCode,
-    options: { cause?: unknown; message?: string } = {},
-  ) {
-    super(options.message ?? ERRORS[code].message, { cause: options.cause });
-    this.name = 'GatewayError';
-    this.status = ERRORS[code].status;
-  }
-}
-
-export function isGatewayError(err: unknown): err is GatewayError {
-  return err instanceof GatewayError;
-}
