@@ -6,6 +6,7 @@ import type { GatewayFile } from './schema.js';
 import type { CompiledConfig, CompiledMappingRule, CompiledRoute, LoadResult } from './types.js';
 import { loadConfigFile, parseConfigText } from './load.js';
 import { validateConfig } from './validate.js';
+import { toRouterPath } from './router-path.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
 import { resolveTracing, writtenTelemetryKeys } from '../observability/otel-env.js';
@@ -65,6 +66,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       method: r.method,
       route: r.route,
       clientPath: prefix + r.route,
+      routerPath: toRouterPath(prefix + r.route),
       service: r.service,
       origin: mustOrigin(r.service),
       path,

@@ -30,6 +30,8 @@ export interface CompiledRoute {
   readonly route: string;
   /** The path clients call: basePath + route. */
   readonly clientPath: string;
+  /** `clientPath` in the router's syntax (config/router-path.ts). */
+  readonly routerPath: string;
   readonly service: string;
   readonly origin: Origin;
   readonly path: Template;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import FindMyWay from 'find-my-way';
 import { GatewayFileSchema, HTTP_METHODS, type GatewayFile, type HttpMethod } from './schema.js';
-import { toRouterPath } from '../router/route-table.js';
+import { toRouterPath } from './router-path.js';
 import { didYouMean, type Problem } from './problems.js';
 import type { ConfigPath, ParsedConfig } from './load.js';
 import { isTemplate, parseTemplate } from '../upstream/target-url.js';

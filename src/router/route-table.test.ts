@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfigText } from '../config/compile.js';
-import { createRouteTable, toRouterPath } from './route-table.js';
+import { createRouteTable } from './route-table.js';
 
 function table(yaml: string) {
   const r = loadConfigText(yaml, 'g.yaml', {});
@@ -44,8 +44,5 @@ describe('route table', () => {
     assert.deepEqual(t.match('GET', '/api/users/1/x'), { kind: 'not-found' });
     assert.deepEqual(t.match('GET', '/users/1'), { kind: 'not-found' });
     assert.deepEqual(t.match('GET', '/api/users/'), { kind: 'not-found' });
-  });
-  it('converts templates to router syntax', () => {
-    assert.equal(toRouterPath('/a/{x}:b/{y}'), '/a/:x::b/:y');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Method + path to route, on a radix tree (find-my-way) built once per configuration.
- * `{param}` becomes find-my-way's `:param`; a literal `:` is escaped as `::`.
+ * Routes come with their path already in find-my-way's syntax (`CompiledRoute.routerPath`).
  */
 import FindMyWay from 'find-my-way';
 import type { CompiledRoute } from '../config/types.js';
@@ -30,20 +30,15 @@ export interface RouteTable {
 
 const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
 
-/** Converts a route template to find-my-way syntax. */
-export function toRouterPath(clientPath: string): string {
-  return clientPath.replaceAll(':', '::').replace(/\{([^}]+)\}/g, ':$1');
-}
-
 /**
  * Builds the table. A GET route also answers HEAD unless a HEAD route is configured for the same
  * path (RFC 9110 9.3.2: HEAD is GET without the body); the backend receives HEAD.
  */
 export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
   const router = FindMyWay({ maxParamLength: 2048, caseSensitive: true, ignoreTrailingSlash: false });
-  const explicit = new Set(entries.map((e) => `${e.route.method} ${toRouterPath(e.route.clientPath)}`));
+  const explicit = new Set(entries.map((e) => `${e.route.method} ${e.route.routerPath}`));
   for (const entry of entries) {
-    const path = toRouterPath(entry.route.clientPath);
+    const path = entry.route.routerPath;
     router.on(entry.route.method, path, noop, entry);
     if (entry.route.method === 'GET' && !explicit.has(`HEAD ${path}`)) router.on('HEAD', path, noop, entry);
   }
