@@ -5,12 +5,9 @@
 import type { ConfigPath } from './load.js';
 import { trustEntryProblem } from '../server/client-ip.js';
 import { corsOriginProblem } from '../guards/cors.js';
+import { isRecord } from './raw-value.js';
 
 type At = (path: ConfigPath, message: string, hint?: string) => void;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
 function checkBurst(rateLimit: unknown, path: ConfigPath, label: string, at: At): void {
   if (!isRecord(rateLimit)) return;

@@ -12,6 +12,9 @@ export interface Problem {
   readonly severity?: 'warning' | 'note';
 }
 
+/** Where a check reports a problem: the key path (located later) and the message. */
+export type AddProblem = (path: readonly (string | number)[], message: string, hint?: string) => void;
+
 /** Longest message or hint printed: messages quote keys and values from the file, which may be huge. */
 const MAX_TEXT = 500;
 

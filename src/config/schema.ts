@@ -1,7 +1,7 @@
 /**
  * The one schema of a Portico configuration file. It types the parsed file, applies the defaults
  * of docs/design-decisions.md "Configuration", and is published as JSON Schema (schema/portico.schema.json)
- * for editors. Semantic rules the schema cannot express live in validate.ts.
+ * for editors. Semantic rules the schema cannot express live in settings-rules.ts and route-rules.ts.
  */
 import { z } from 'zod';
 

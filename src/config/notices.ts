@@ -1,0 +1,48 @@
+/**
+ * What `check` tells about a valid file: weak settings, and keys of tainha-gateway files read
+ * under Portico's names. Notices never stop the gateway.
+ */
+import type { GatewayFile } from './schema.js';
+import type { Problem } from './problems.js';
+import type { ConfigPath, ParsedConfig } from './load.js';
+
+/** An HS256 key should be at least as long as the hash (RFC 7518 section 3.2). */
+export const MIN_SECRET_BYTES = 32;
+
+/** The warnings and notes of a valid file, by position. */
+export function configNotices(config: GatewayFile, parsed: ParsedConfig): Problem[] {
+  const out: Problem[] = [];
+  const note = (path: ConfigPath, severity: 'warning' | 'note', message: string, hint?: string) =>
+    out.push({ file: parsed.file, ...parsed.locate(path), severity, message, ...(hint ? { hint } : {}) });
+  const { auth } = config.config;
+  // The secret is only used when neither an auth service nor a JWKS endpoint is set.
+  if (auth.secret !== undefined && auth.authService === undefined && auth.jwksUrl === undefined) {
+    const bytes = Buffer.byteLength(auth.secret);
+    if (bytes < MIN_SECRET_BYTES) {
+      note(
+        ['config', 'auth', 'secret'],
+        'warning',
+        `config.auth.secret is shorter than ${MIN_SECRET_BYTES} bytes (${bytes}); tokens signed with it are easier to forge`,
+        'use 32 random bytes or more, e.g. openssl rand -base64 32',
+      );
+    }
+  }
+  const { idleTimeoutSec, readTimeoutSec, writeTimeoutSec } = config.config;
+  if (idleTimeoutSec !== undefined)
+    note(['config', 'idleTimeoutSec'], 'note', `config.idleTimeoutSec: ${idleTimeoutSec} -> timeouts.keepAliveSec`);
+  if (readTimeoutSec !== undefined) {
+    note(
+      ['config', 'readTimeoutSec'],
+      'note',
+      `config.readTimeoutSec: ${readTimeoutSec} -> the whole request (head and body) must arrive within ${readTimeoutSec} s, else 408`,
+    );
+  }
+  if (writeTimeoutSec !== undefined) {
+    note(
+      ['config', 'writeTimeoutSec'],
+      'note',
+      `config.writeTimeoutSec: ${writeTimeoutSec} -> a client that takes none of a waiting response for ${writeTimeoutSec} s is disconnected (idle or flowing streams are not cut)`,
+    );
+  }
+  return out.sort((a, b) => a.line - b.line || a.col - b.col);
+}

@@ -1,0 +1,107 @@
+/**
+ * Rules on each route that the schema cannot express: the route pattern, the parameters it
+ * shares with the backend path, the service, and which kinds of route exclude each other.
+ */
+import type { AddProblem } from './problems.js';
+import type { MappingRuleFields, RouteFields } from './route-fields.js';
+import { createRouteConflicts, isHttpMethod } from './route-conflicts.js';
+import { checkService } from './service-rule.js';
+import { didYouMean } from './problems.js';
+import { isTemplate, parseTemplate } from '../upstream/target-url.js';
+
+/** Paths the gateway answers itself, outside any route. */
+export const RESERVED_PATHS = ['/health', '/ready', '/metrics'];
+
+/** Checks every route, and each against those before it, all under `prefix`. */
+export function routeRules(routes: readonly RouteFields[], prefix: string, at: AddProblem): void {
+  const conflicts = createRouteConflicts(prefix, at);
+  for (const route of routes) {
+    const label = `routes[${route.index}]`;
+    const here = (key: string) => ['routes', route.index, key];
+    let params: readonly string[] | undefined;
+    if (route.route !== undefined) {
+      params = routePattern(route.route, prefix, `${label}.route`, here('route'), at);
+      if (isHttpMethod(route.method)) conflicts.add(route.index, route.method, route.route, params);
+    }
+    if (route.path !== undefined) backendPath(route, params, label, at);
+    if (route.service !== undefined) checkService(route.service, here('service'), at, `${label}.service`);
+    if (route.isSSE && route.isWebSocket)
+      at(here('isWebSocket'), `${label}: a route cannot be both isSSE and isWebSocket`);
+    if (route.isWebSocket && route.method !== undefined && route.method !== 'GET') {
+      at(here('method'), `${label}.method: a WebSocket route must use GET (the upgrade request is a GET)`);
+    }
+    if (route.mapping !== undefined) {
+      if (route.isSSE || route.isWebSocket)
+        at(here('mapping'), `${label}.mapping: a streaming route (isSSE or isWebSocket) cannot have mapping rules`);
+      route.mapping.forEach((rule, j) => {
+        if (rule !== undefined) mappingRule(rule, ['routes', route.index, 'mapping', j], `${label}.mapping[${j}]`, at);
+      });
+    }
+  }
+}
+
+/** The route's parameters when its pattern is one the router reads as written, else undefined. */
+function routePattern(
+  route: string,
+  prefix: string,
+  label: string,
+  path: readonly (string | number)[],
+  at: AddProblem,
+): readonly string[] | undefined {
+  const t = parseTemplate(route);
+  if (!route.startsWith('/')) at(path, `${label}: "${route}" must start with "/"`);
+  if (!isTemplate(t)) at(path, `${label}: ${t.error}`);
+  else if (/[?#]/.test(route))
+    at(path, `${label}: must not contain "?" or "#"; client query parameters are forwarded automatically`);
+  else if (/[*()]/.test(route)) at(path, `${label}: "*", "(" and ")" are not allowed; use {param} segments`);
+  else if (/\}[^/.-]/.test(route)) {
+    // The router ends a parameter only at "/", "." or "-": `/u/{id}x` would read `idx`.
+    at(path, `${label}: a {param} must be followed by "/", "." or "-" (or end the route)`);
+  } else {
+    const dup = t.params.find((p, k) => t.params.indexOf(p) !== k);
+    if (dup) at(path, `${label}: parameter {${dup}} appears twice`);
+    if (prefix === '' && RESERVED_PATHS.includes(route))
+      at(path, `${label}: "${route}" is answered by the gateway itself; set config.basePath or choose another route`);
+    return t.params;
+  }
+  return undefined;
+}
+
+/** The backend path: a valid template that uses every route parameter and no other. */
+function backendPath(route: RouteFields, params: readonly string[] | undefined, label: string, at: AddProblem): void {
+  const path = route.path!;
+  const t = parseTemplate(path);
+  const here = (key: string) => ['routes', route.index, key];
+  if (!path.startsWith('/')) at(here('path'), `${label}.path: "${path}" must start with "/"`);
+  if (!isTemplate(t)) {
+    at(here('path'), `${label}.path: ${t.error}`);
+    return;
+  }
+  if (params === undefined) return;
+  for (const p of new Set(t.params)) {
+    if (!params.includes(p)) {
+      const near = didYouMean(p, params);
+      at(
+        here('path'),
+        `${label}.path: {${p}} is not a parameter of route "${String(route.route)}"`,
+        near ? `did you mean {${near}}?` : undefined,
+      );
+    }
+  }
+  for (const p of params) {
+    if (!t.params.includes(p))
+      at(
+        here('route'),
+        `${label}.route: {${p}} is not used in path "${path}" (every parameter must appear in both route and path)`,
+      );
+  }
+}
+
+function mappingRule(rule: MappingRuleFields, path: readonly (string | number)[], label: string, at: AddProblem): void {
+  if (rule.path !== undefined) {
+    const t = parseTemplate(rule.path);
+    if (!rule.path.startsWith('/')) at([...path, 'path'], `${label}.path: "${rule.path}" must start with "/"`);
+    if (!isTemplate(t)) at([...path, 'path'], `${label}.path: ${t.error}`);
+  }
+  if (rule.service !== undefined) checkService(rule.service, [...path, 'service'], at, `${label}.service`);
+}

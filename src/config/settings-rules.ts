@@ -1,0 +1,75 @@
+/**
+ * Rules on `config:` that the schema cannot express: the base path's shape, a CA file that
+ * must hold a certificate, auth settings that must fit together, and tainha-gateway keys that
+ * must not contradict Portico's.
+ */
+import { readFileSync } from 'node:fs';
+import type { AddProblem } from './problems.js';
+import { isRecord } from './raw-value.js';
+import { operationsChecks } from './ops-checks.js';
+import { checkService } from './service-rule.js';
+
+/** The prefix of every route: `config.basePath` when it is text, else the default; "/" means none. */
+export function routePrefix(raw: unknown): string {
+  const config = isRecord(raw) && isRecord(raw.config) ? raw.config : {};
+  const basePath = typeof config.basePath === 'string' ? config.basePath : '/api';
+  return basePath === '/' ? '' : basePath;
+}
+
+/** Checks `config:` (and the operational keys of routes, which ops-checks reads beside it). */
+export function settingsRules(raw: Record<string, unknown>, at: AddProblem): void {
+  const config = isRecord(raw.config) ? raw.config : {};
+  const basePath = config.basePath;
+  if (
+    typeof basePath === 'string' &&
+    basePath !== '' &&
+    (!basePath.startsWith('/') || (basePath.endsWith('/') && basePath !== '/') || /[{}?#]/.test(basePath))
+  ) {
+    at(
+      ['config', 'basePath'],
+      `config.basePath: "${basePath}" must start with "/", not end with "/", and hold no {param}, "?" or "#" (use "" for no prefix)`,
+    );
+  }
+
+  const tls = isRecord(config.upstreamTls) ? config.upstreamTls : {};
+  if (typeof tls.caFile === 'string' && tls.caFile !== '') caFileRule(tls.caFile, at);
+
+  operationsChecks(config, raw.routes, at);
+
+  const auth = isRecord(config.auth) ? config.auth : {};
+  if (auth.defaultProtected === true && !auth.secret && !auth.jwksUrl && !auth.authService) {
+    at(
+      ['config', 'auth', 'defaultProtected'],
+      'config.auth.defaultProtected is true but no secret, jwksUrl or authService is set to validate tokens',
+    );
+  }
+  if (typeof auth.authService === 'string') checkService(auth.authService, ['config', 'auth', 'authService'], at);
+  if (typeof auth.authPath === 'string' && !auth.authPath.startsWith('/'))
+    at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
+  if (typeof auth.jwksUrl === 'string' && !/^https?:\/\/[^/]/i.test(auth.jwksUrl)) {
+    at(['config', 'auth', 'jwksUrl'], `config.auth.jwksUrl: "${auth.jwksUrl}" must be an http:// or https:// URL`);
+  }
+}
+
+/** Keys of tainha-gateway files, read under their own names, must not contradict Portico's. */
+export function compatibilityRules(raw: Record<string, unknown>, at: AddProblem): void {
+  if (!isRecord(raw.config)) return;
+  const timeouts = raw.config.timeouts;
+  if (raw.config.idleTimeoutSec !== undefined && isRecord(timeouts) && timeouts.keepAliveSec !== undefined) {
+    at(
+      ['config', 'idleTimeoutSec'],
+      'config.idleTimeoutSec and config.timeouts.keepAliveSec both set the keep-alive idle time',
+      'keep one of them',
+    );
+  }
+}
+
+function caFileRule(caFile: string, at: AddProblem): void {
+  const path = ['config', 'upstreamTls', 'caFile'];
+  try {
+    if (!readFileSync(caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----'))
+      at(path, `config.upstreamTls.caFile: "${caFile}" holds no PEM certificate`);
+  } catch (err) {
+    at(path, `config.upstreamTls.caFile: cannot read "${caFile}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
