@@ -26,7 +26,7 @@ import { createJwksRegistry } from './auth/jwks-registry.js';
 import { sendError } from './response/send-error.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { clusterMetricsRenderer, inPorticoCluster } from './observability/cluster-metrics.js';
-import { configureTraceSampling } from './observability/trace-context.js';
+import { createTracer, type Tracer } from './observability/trace-context.js';
 import { resolveTracing } from './observability/otel-env.js';
 import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './stream/tunnel.js';
@@ -63,6 +63,8 @@ export interface Gateway {
   config(): CompiledConfig;
   /** The span exporter of the configuration being served, once started; undefined when spans are not exported. */
   spanExporter(): Promise<OtlpExporter | undefined>;
+  /** This gateway's tracer: sampling and span recording, apart from any other gateway in the process. */
+  readonly tracer: Tracer;
   listen(port?: number, host?: string): Promise<AddressInfo>;
   /** Swaps in a new configuration; in-flight requests finish on the old one. */
   reload(config: CompiledConfig): void;
@@ -114,6 +116,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   let renderMetrics: (() => Promise<string>) | undefined;
   let metricsAccess = bearerCheck(config.settings.telemetry.metricsToken);
   let otlp: Promise<OtlpExporter | undefined> = Promise.resolve(undefined);
+  const tracer = createTracer();
   function applyTelemetry(c: CompiledConfig): void {
     const t = c.settings.telemetry;
     if (t.metrics) {
@@ -131,7 +134,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     // OTEL_* variables were merged at config load; a config compiled without them uses the file alone.
     const tracing = c.tracing ?? resolveTracing(t, new Set(Object.keys(t)), {});
     for (const warning of tracing.warnings) logger.warn({ warning }, 'OpenTelemetry setting not applied as written');
-    configureTraceSampling(tracing.sampleRatio);
+    tracer.configure({ sampleRatio: tracing.sampleRatio });
     const endpoint = tracing.tracesUrl;
     // The exporter is kept across reloads unless what it sends, or where, changed.
     const identity = JSON.stringify([endpoint, tracing.serviceName, tracing.resourceAttributes]);
@@ -149,6 +152,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           identity,
           events,
           logger,
+          tracer,
         });
       })
       .catch((err: unknown) => {
@@ -190,6 +194,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       current: () => table,
       events,
       logger,
+      tracer,
       isDraining: () => draining,
       inFlight,
       cors: () => deps.cors,
@@ -207,6 +212,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     current: () => table,
     events,
     logger,
+    tracer,
     isDraining: () => draining,
     serveAsRequest: (req, socket, head) => serveWithoutUpgrade(server, req, socket, head),
   });
@@ -225,6 +231,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     metrics: () => metrics,
     config: () => config,
     spanExporter: () => otlp,
+    tracer,
     listen(port = config.settings.port, host = config.settings.host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);

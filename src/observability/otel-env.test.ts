@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseResourceAttributes, resolveTracing, writtenTelemetryKeys } from './otel-env.js';
-import { originAddress } from './otlp.js';
+import { originAddress } from './otlp-encoding.js';
 
 const defaults = { metrics: true, propagation: true, serviceName: 'portico', sampleRatio: 1 };
 const none = new Set<string>();

@@ -1,14 +1,13 @@
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import {
   childTraceparent,
-  configureTraceSampling,
+  createTracer,
   newSpanId,
   newTraceId,
   parseTraceparent,
   peekTrace,
-  setSpanRecorder,
   traceHeaders,
   traceOf,
   type ChildSpan,
@@ -19,6 +18,12 @@ const PARENT = '00f067aa0ba902b7';
 
 function req(headers: Record<string, string | string[]> = {}): IncomingMessage {
   return { headers } as unknown as IncomingMessage;
+}
+
+function bound(tracer: ReturnType<typeof createTracer>, headers: Record<string, string> = {}): IncomingMessage {
+  const r = req(headers);
+  tracer.bind(r);
+  return r;
 }
 
 const SHAPE = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
@@ -52,11 +57,6 @@ describe('traceparent parsing (W3C 3.2)', () => {
 });
 
 describe('trace context of a request', () => {
-  afterEach(() => {
-    configureTraceSampling(1);
-    setSpanRecorder(undefined);
-  });
-
   it('continues the client trace with a new span id per call, keeping tracestate', () => {
     const r = req({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'vendor=abc' });
     const a = childTraceparent(r);
@@ -86,10 +86,11 @@ describe('trace context of a request', () => {
   });
 
   it('marks new traces sampled per sampleRatio', () => {
-    configureTraceSampling(0);
-    assert.match(childTraceparent(req()), /-00$/);
-    configureTraceSampling(1);
-    assert.match(childTraceparent(req()), /-01$/);
+    const tracer = createTracer();
+    tracer.configure({ sampleRatio: 0 });
+    assert.match(childTraceparent(bound(tracer)), /-00$/);
+    tracer.configure({ sampleRatio: 1 });
+    assert.match(childTraceparent(bound(tracer)), /-01$/);
   });
 
   it('makes nothing until asked, and one context per request', () => {
@@ -101,16 +102,43 @@ describe('trace context of a request', () => {
 
   it('records child spans only while a recorder is installed and the trace is sampled', () => {
     const started: ChildSpan[] = [];
-    setSpanRecorder({ childStarted: (s) => void started.push(s) });
-    const sampled = req({ traceparent: `00-${TRACE}-${PARENT}-01` });
+    const tracer = createTracer();
+    tracer.setRecorder({ childStarted: (s) => void started.push(s) });
+    const sampled = bound(tracer, { traceparent: `00-${TRACE}-${PARENT}-01`, host: 'api.example.com' });
     const header = childTraceparent(sampled);
     const ctx = traceOf(sampled);
     assert.equal(ctx.spanId.length, 16);
     assert.equal(ctx.children?.length, 1);
     assert.equal(started.length, 1);
     assert.equal(header.slice(36, 52), started[0]!.spanId);
-    childTraceparent(req({ traceparent: `00-${TRACE}-${PARENT}-00` }));
+    assert.equal(ctx.host, 'api.example.com');
+    childTraceparent(bound(tracer, { traceparent: `00-${TRACE}-${PARENT}-00` }));
     assert.equal(started.length, 1);
+    tracer.setRecorder(undefined);
+    childTraceparent(sampled);
+    assert.equal(started.length, 1);
+  });
+
+  it('keeps two tracers apart: each request follows the tracer it is bound to', () => {
+    const recording = createTracer();
+    const quiet = createTracer({ sampleRatio: 0 });
+    const started: ChildSpan[] = [];
+    recording.setRecorder({ childStarted: (s) => void started.push(s) });
+    const a = bound(recording);
+    const b = bound(quiet);
+    assert.match(childTraceparent(a), /-01$/);
+    assert.match(childTraceparent(b), /-00$/);
+    assert.equal(started.length, 1);
+    assert.equal(recording.isRecording(), true);
+    assert.equal(quiet.isRecording(), false);
+    assert.equal(traceOf(b).children, undefined);
+  });
+
+  it('traces a request bound to no tracer as sampled and never records it', () => {
+    const r = req();
+    assert.match(childTraceparent(r), /-01$/);
+    assert.equal(traceOf(r).spanId, '');
+    assert.equal(traceOf(r).children, undefined);
   });
 
   it('generates well-formed, distinct ids', () => {

@@ -10,8 +10,10 @@
  * get `ex.req`): a symbol property is far cheaper than a WeakMap entry (docs/performance.md). Ids
  * come from a pooled random buffer (no crypto call per request).
  *
- * Sampling and recording are process-wide settings (like OpenTelemetry's global propagator),
- * set by the gateway from `config.telemetry` at load and reload.
+ * Sampling and recording belong to a tracer, one per gateway (created by gateway.ts, set from
+ * `config.telemetry` at load and reload), so that two gateways in one process keep their own.
+ * The request entry binds each client request to its gateway's tracer; the call sites then only
+ * need the request. A request bound to no tracer is traced, sampled, and never recorded.
  */
 import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -43,6 +45,8 @@ export interface TraceContext {
   readonly tracestate: string | undefined;
   /** Outgoing calls, kept only when the trace is sampled and an exporter records. */
   readonly children: ChildSpan[] | undefined;
+  /** The client's Host header (`server.address` of the server span), kept only while recording. */
+  readonly host?: string | undefined;
 }
 
 /** What an exporter needs from this module. */
@@ -51,24 +55,49 @@ export interface SpanRecorder {
   childStarted(span: ChildSpan): void;
 }
 
-let sampleRatio = 1;
-let recorder: SpanRecorder | undefined;
+/** One gateway's tracing settings. */
+export interface Tracer {
+  /** The share of gateway-started traces marked sampled (`telemetry.sampleRatio`). */
+  configure(options: { readonly sampleRatio: number }): void;
+  /** Installs (or removes, with undefined) the exporter that records spans. */
+  setRecorder(recorder: SpanRecorder | undefined): void;
+  /** True while an exporter records spans (the request entry then reports server spans). */
+  isRecording(): boolean;
+  /** Makes `req`'s trace context, on first use, by this tracer's settings. */
+  bind(req: IncomingMessage): void;
+}
+
+interface TracerState {
+  sampleRatio: number;
+  recorder: SpanRecorder | undefined;
+}
+
 const TRACE = Symbol('portico.trace');
-type Traced = IncomingMessage & { [TRACE]?: TraceContext };
+const TRACER = Symbol('portico.tracer');
+type Traced = IncomingMessage & { [TRACE]?: TraceContext; [TRACER]?: TracerState };
 
-/** Process-wide: the share of gateway-started traces marked sampled (`telemetry.sampleRatio`). */
-export function configureTraceSampling(ratio: number): void {
-  sampleRatio = ratio;
+/** What a request bound to no tracer gets: sampled, never recorded. Never changed. */
+const UNBOUND: Readonly<TracerState> = Object.freeze({ sampleRatio: 1, recorder: undefined });
+
+/** A tracer for one gateway: everything sampled, nothing recorded until an exporter is set. */
+export function createTracer(options: { readonly sampleRatio?: number } = {}): Tracer {
+  const state: TracerState = { sampleRatio: options.sampleRatio ?? 1, recorder: undefined };
+  return {
+    configure({ sampleRatio }) {
+      state.sampleRatio = sampleRatio;
+    },
+    setRecorder(recorder) {
+      state.recorder = recorder;
+    },
+    isRecording: () => state.recorder !== undefined,
+    bind(req) {
+      (req as Traced)[TRACER] = state;
+    },
+  };
 }
 
-/** Installs (or removes, with undefined) the exporter that records spans. */
-export function setSpanRecorder(next: SpanRecorder | undefined): void {
-  recorder = next;
-}
-
-/** True while an exporter records spans (the request entry then reports server spans). */
-export function isRecording(): boolean {
-  return recorder !== undefined;
+function tracerOf(req: IncomingMessage): Readonly<TracerState> {
+  return (req as Traced)[TRACER] ?? UNBOUND;
 }
 
 // Ids come from a pooled random buffer: one randomFillSync per ~170 requests.
@@ -125,6 +154,7 @@ export function parseTraceparent(
 }
 
 function createContext(req: IncomingMessage): TraceContext {
+  const { sampleRatio, recorder } = tracerOf(req);
   const parsed = parseTraceparent(req.headers.traceparent);
   const sampled = parsed === undefined ? sampleRatio >= 1 || Math.random() < sampleRatio : parsed.sampled;
   const recording = recorder !== undefined && sampled;
@@ -137,6 +167,7 @@ function createContext(req: IncomingMessage): TraceContext {
     sampled,
     tracestate: state === undefined || state === '' ? undefined : state,
     children: recording ? [] : undefined,
+    host: recording ? req.headers.host : undefined,
   };
 }
 
@@ -155,11 +186,12 @@ export function peekTrace(req: IncomingMessage): TraceContext | undefined {
  * @example headers.traceparent = childTraceparent(ex.req)
  */
 export function childTraceparent(req: IncomingMessage): string {
-  return childOf(traceOf(req));
+  return childOf(req, traceOf(req));
 }
 
-function childOf(ctx: TraceContext): string {
+function childOf(req: IncomingMessage, ctx: TraceContext): string {
   const spanId = newSpanId();
+  const { recorder } = tracerOf(req);
   if (ctx.children !== undefined && recorder !== undefined) {
     const span: ChildSpan = {
       spanId,
@@ -193,7 +225,7 @@ export function traceHeaders(req: IncomingMessage): string[] {
 /** The same, pushed onto a flat header list being built (the proxy's hot path). */
 export function appendTraceHeaders(req: IncomingMessage, out: string[]): void {
   const ctx = traceOf(req);
-  out.push('traceparent', childOf(ctx));
+  out.push('traceparent', childOf(req, ctx));
   if (ctx.tracestate !== undefined) out.push('tracestate', ctx.tracestate);
 }
 

@@ -15,7 +15,7 @@ import { respondOnSocket } from './socket-response.js';
 import type { Duplex } from 'node:stream';
 import { sendHealth, sendReady } from '../ops/health.js';
 import type { CorsPolicy } from '../guards/cors.js';
-import { isRecording, traceOf } from '../observability/trace-context.js';
+import { traceOf, type Tracer } from '../observability/trace-context.js';
 import { stampRequestId } from './gateway-response.js';
 import { reportResponseEnd } from './request-end.js';
 
@@ -30,6 +30,8 @@ export interface RequestHandlerDeps {
   current(): RouteTable;
   readonly events: EventBus;
   readonly logger: Logger;
+  /** The gateway's tracer: each request's trace is made by its settings. */
+  readonly tracer: Tracer;
   isDraining(): boolean;
   /** Answers GET /metrics; undefined while metrics are not wired. */
   readonly metrics?: (req: IncomingMessage, res: ServerResponse) => void;
@@ -40,9 +42,10 @@ export interface RequestHandlerDeps {
 }
 
 export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { events, logger, inFlight } = deps;
+  const { events, logger, inFlight, tracer } = deps;
   return (req, res) => {
     const started = performance.now();
+    tracer.bind(req);
     const requestId = requestIdFor(req.headers['x-request-id']);
     stampRequestId(res, requestId);
     if (deps.isDraining()) res.setHeader('connection', 'close');
@@ -136,7 +139,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
         path,
         ex?.route.id,
         ex?.errorCode ?? errorCode,
-        isRecording() ? traceOf(req) : undefined,
+        tracer.isRecording() ? traceOf(req) : undefined,
       );
     });
 

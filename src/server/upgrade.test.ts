@@ -11,6 +11,7 @@ import { createLogger } from '../observability/logger.js';
 import type { UpgradeExchange, UpgradeStep } from '../pipeline/types.js';
 import { createUpgradeHandler, isWebSocketUpgrade } from './upgrade.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
+import { createTracer } from '../observability/trace-context.js';
 
 function fakeRequest(url: string, headers: Record<string, string>, method = 'GET'): IncomingMessage {
   return { url, method, headers } as unknown as IncomingMessage;
@@ -50,6 +51,7 @@ routes:
     current: () => table,
     events,
     logger: createLogger({ level: 'silent' }),
+    tracer: createTracer(),
     isDraining: () => options.draining === true,
     serveAsRequest: (req, socket, head) => void served.push({ req, socket, head }),
   });

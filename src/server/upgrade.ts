@@ -25,11 +25,14 @@ import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { sendUpgradeError } from './socket-response.js';
 import { reportRequestEnd } from './request-end.js';
+import type { Tracer } from '../observability/trace-context.js';
 
 export interface UpgradeHandlerDeps {
   current(): RouteTable;
   readonly events: EventBus;
   readonly logger: Logger;
+  /** The gateway's tracer: the backend handshake carries a trace made by its settings. */
+  readonly tracer: Tracer;
   isDraining(): boolean;
   /** Serves a request whose upgrade the gateway declines as a plain request (./ignore-upgrade.ts). */
   serveAsRequest(req: IncomingMessage, socket: Duplex, head: Buffer): void;
@@ -67,6 +70,7 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
       deps.serveAsRequest(req, socket, head);
       return;
     }
+    deps.tracer.bind(req);
 
     // Node removed its own listeners from this socket: without one, an error would crash.
     socket.on('error', (err) => logger.debug({ err }, 'upgrade socket error'));

@@ -8,7 +8,6 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { getStatus } from '../support/http.js';
 import { waitFor } from '../support/wait-for.js';
-import { isRecording } from '../../src/observability/trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -141,8 +140,8 @@ config:
 
   it('exports a server span under the client span and a client span per backend call', async () => {
     // The exporter is loaded with a dynamic import: wait (bounded) until it records.
-    await waitFor(isRecording, 5_000, 'the span exporter recording');
-    assert.equal(isRecording(), true);
+    await waitFor(() => gw.gateway.tracer.isRecording(), 5_000, 'the span exporter recording');
+    assert.equal(gw.gateway.tracer.isRecording(), true);
     assert.equal(await getStatus(`${gw.url}/api/a`, { headers: { traceparent: `00-${TRACE}-${PARENT}-01` } }), 200);
     const spans = await waitForSpans(2);
     assert.equal(collector.seen[0]!.url, '/v1/traces');
@@ -160,6 +159,12 @@ config:
     assert.equal(client.name, `GET ${backend.host}`);
     assert.deepEqual(client.attributes.find((a) => a.key === 'http.response.status_code')?.value, { intValue: '200' });
     assert.deepEqual(server.attributes.find((a) => a.key === 'http.route')?.value, { stringValue: '/a' });
+    const port = String(new URL(gw.url).port);
+    assert.deepEqual(server.attributes.find((a) => a.key === 'server.address')?.value, { stringValue: '127.0.0.1' });
+    assert.deepEqual(server.attributes.find((a) => a.key === 'server.port')?.value, { intValue: port });
+    assert.deepEqual(client.attributes.find((a) => a.key === 'url.full')?.value, {
+      stringValue: `http://${backend.host}/a`,
+    });
     assert.ok(BigInt(server.startTimeUnixNano) <= BigInt(client.startTimeUnixNano));
     assert.ok(BigInt(client.endTimeUnixNano) <= BigInt(server.endTimeUnixNano));
     assert.ok(Math.abs(Number(BigInt(server.endTimeUnixNano) / 1_000_000n) - Date.now()) < 10_000);
@@ -177,5 +182,51 @@ config:
       [2, 2],
     );
     assert.equal(spans.find((s) => s.kind === 2)!.parentSpanId, undefined);
+  });
+});
+
+describe('two gateways in one process', () => {
+  let backend: TestBackend;
+  let collector: TestBackend;
+  let exporting: TestGateway;
+  let quiet: TestGateway;
+  before(async () => {
+    backend = await startBackend((req, res) => json(res, 200, {}));
+    collector = await startBackend((_req, res) => json(res, 200, {}));
+    const routes = `routes:\n  - { method: GET, route: /a, service: ${backend.host}, path: /a }\n`;
+    exporting = await startGateway(`${routes}config:\n  telemetry:\n    otlpEndpoint: http://${collector.host}\n`);
+    quiet = await startGateway(`${routes}config:\n  telemetry:\n    sampleRatio: 0\n`);
+  });
+  after(async () => {
+    await exporting?.close();
+    await quiet?.close();
+    await collector?.close();
+    await backend?.close();
+  });
+
+  it('keep their own sampling and span export', async () => {
+    await exporting.gateway.spanExporter();
+    assert.equal(exporting.gateway.tracer.isRecording(), true);
+    assert.equal(quiet.gateway.tracer.isRecording(), false);
+
+    assert.equal(await getStatus(`${quiet.url}/api/a`), 200);
+    const quietParent = String(backend.seen.at(-1)!.headers.traceparent);
+    assert.equal(await getStatus(`${exporting.url}/api/a`), 200);
+    const exportingParent = String(backend.seen.at(-1)!.headers.traceparent);
+    // sampleRatio 0 belongs to the quiet gateway alone; the exporting one samples everything.
+    assert.equal(SHAPE.exec(quietParent)![3], '00');
+    assert.equal(SHAPE.exec(exportingParent)![3], '01');
+
+    const exportedTraces = () =>
+      collector.seen.flatMap((s) => {
+        const body = JSON.parse(s.body.toString()) as {
+          resourceSpans: { scopeSpans: { spans: { traceId: string }[] }[] }[];
+        };
+        return body.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((sp) => sp.traceId)));
+      });
+    // The server span is queued when the response closes, batches leave every second.
+    await waitFor(() => exportedTraces().length >= 2, 5_000, "the exporting gateway's spans");
+    const traceIds = exportedTraces();
+    assert.deepEqual([...new Set(traceIds)], [SHAPE.exec(exportingParent)![1]]);
   });
 });

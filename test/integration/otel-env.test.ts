@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { getStatus } from '../support/http.js';
-import { isRecording } from '../../src/observability/trace-context.js';
 
 interface Attr {
   key: string;
@@ -52,12 +51,13 @@ routes:
     yaml: string,
     env: NodeJS.ProcessEnv,
     paths: string[],
-  ): Promise<{ exports: Export[]; urls: string[]; logs: Record<string, unknown>[] }> {
+  ): Promise<{ exports: Export[]; urls: string[]; logs: Record<string, unknown>[]; recording: boolean }> {
     collector.seen.length = 0;
     gw = await startGateway(yaml, env);
     // The exporter starts asynchronously (its module is loaded on demand): requests wait for it.
     const exporter = await gw.gateway.spanExporter();
-    assert.equal(exporter !== undefined, isRecording());
+    const recording = gw.gateway.tracer.isRecording();
+    assert.equal(exporter !== undefined, recording);
     for (const p of paths) await getStatus(`${gw.url}/api${p}`);
     const logs = gw.logs;
     await gw.close();
@@ -66,6 +66,7 @@ routes:
       exports: collector.seen.map((s) => JSON.parse(s.body.toString()) as Export),
       urls: collector.seen.map((s) => s.url),
       logs,
+      recording,
     };
   }
 
@@ -141,12 +142,12 @@ config:
   telemetry:
     otlpEndpoint: http://${collector.host}
 `;
-    const { urls } = await run(
+    const { urls, recording } = await run(
       yaml,
       { OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.host}`, OTEL_SDK_DISABLED: 'true' },
       ['/a/1', '/a/2'],
     );
-    assert.equal(isRecording(), false);
+    assert.equal(recording, false);
     assert.deepEqual(urls, []);
     assert.equal(backend.seen.length > 0, true);
   });

@@ -11,6 +11,7 @@ import { createEventBus } from '../../src/observability/events.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startOtlpExporter } from '../../src/observability/otlp.js';
 import { waitFor } from '../support/wait-for.js';
+import { createTracer } from '../../src/observability/trace-context.js';
 
 describe('OTLP export to a collector that never answers', () => {
   let collector: Server;
@@ -39,6 +40,7 @@ describe('OTLP export to a collector that never answers', () => {
       serviceName: 'portico-test',
       events,
       logger: createLogger({ level: 'silent' }),
+      tracer: createTracer(),
       flushIntervalMs: 20,
     });
     const total = 200_000;

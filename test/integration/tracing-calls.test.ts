@@ -11,7 +11,6 @@ import { closedPort, json, startBackend, type SeenRequest, type TestBackend } fr
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
 import { waitFor } from '../support/wait-for.js';
-import { isRecording } from '../../src/observability/trace-context.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -386,8 +385,8 @@ config:
 
   it('exports a client span per call, under the server span, with the id each service received', async () => {
     // The exporter is loaded with a dynamic import: wait (bounded) until it records.
-    await waitFor(isRecording, 5_000, 'the span exporter recording');
-    assert.equal(isRecording(), true);
+    await waitFor(() => gw.gateway.tracer.isRecording(), 5_000, 'the span exporter recording');
+    assert.equal(gw.gateway.tracer.isRecording(), true);
     assert.equal(
       (
         await get(`${gw.url}/api/posts?authors=1`, {
