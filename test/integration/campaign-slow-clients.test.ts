@@ -178,6 +178,7 @@ config:
     const answers: { status: number; ms: number }[] = [];
     for (let i = 0; i < 10; i++) {
       answers.push(await timedGet(`${gw.url}/api/ok`));
+      // Spread over time on purpose: the slow clients keep their pressure on between two requests.
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.ok(
@@ -347,6 +348,7 @@ config:
     while (!stuck && written < 256 * MB) {
       written += chunk.length;
       if (!c.socket.write(chunk)) {
+        // "Nothing happens": no 'drain' within a bounded quiet period means the gateway stopped reading.
         stuck = !(await Promise.race([
           new Promise<boolean>((r) => c.socket.once('drain', () => r(true))),
           new Promise<boolean>((r) => setTimeout(() => r(false), 200)),

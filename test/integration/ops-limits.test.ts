@@ -43,6 +43,7 @@ config:
     const conn = await rawConnect(gw.port);
     try {
       conn.write('POST /api/slow HTTP/1.1\r\nHost: gw.test\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n');
+      // A gap so the body reaches the gateway after the head, in its own packet: nothing to await.
       await new Promise((r) => setTimeout(r, 50));
       conn.write('hello');
       const res = await conn.next(5_000);
@@ -62,6 +63,7 @@ config:
         conn.write(
           `POST /api/slow HTTP/1.1\r\nHost: gw.test\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n`,
         );
+        // A gap so the body reaches the gateway after the head, in its own packet: nothing to await.
         await new Promise((r) => setTimeout(r, 50));
         conn.write(body);
         return await conn.next(8_000);

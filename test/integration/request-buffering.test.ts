@@ -134,6 +134,7 @@ config:
     const c = await rawConnect(gw.port);
     c.write(`POST /api/upload HTTP/1.1\r\nhost: x\r\ncontent-length: 1000000\r\n\r\n`);
     c.write(Buffer.alloc(200_000, 1)); // past the memory buffer: a temporary file is open
+    // A bounded gap for the gateway to take the bytes in: the unlinked file cannot be watched.
     await new Promise((r) => setTimeout(r, 100));
     c.close();
     await once(c.socket, 'close');

@@ -79,6 +79,7 @@ routes:
       conn.write(
         `POST /api/items HTTP/1.1\r\nHost: gw.test\r\nContent-Type: application/json\r\nContent-Length: 15\r\n${H2C}\r\n{"name":`,
       );
+      // A gap so the rest of the body comes in its own packet: nothing to await.
       await new Promise((r) => setTimeout(r, 50));
       conn.write('"lamp"}');
       const res = await conn.next();
