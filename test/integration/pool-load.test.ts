@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { getStatus } from '../support/http.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -52,12 +53,6 @@ config:
   return gw;
 }
 
-async function status(url: string): Promise<number> {
-  const res = await request(url);
-  await res.body.dump();
-  return res.statusCode;
-}
-
 describe('the queue deadline counts every call on the pool (one connection per origin)', () => {
   it('a standard request queued behind a mapping call gets its 504 and never reaches the backend', async () => {
     const posts = await startBackend((_req, res) => json(res, 200, [{ id: 1, authorId: 'a1' }]));
@@ -66,7 +61,7 @@ describe('the queue deadline counts every call on the pool (one connection per o
     const gw = await gateway(posts.host, users.host, users.host, '{ backendSec: 0.5, mappingSec: 2 }');
     const mapped = request(`${gw.url}/api/posts`);
     await reached;
-    assert.equal(await status(`${gw.url}/api/plain`), 504);
+    assert.equal(await getStatus(`${gw.url}/api/plain`), 504);
     // Counted or not, the mapping call ends at mappingSec; the queued request must be gone by then.
     const res = await mapped;
     assert.equal(res.statusCode, 200);
@@ -96,11 +91,11 @@ describe('the queue deadline counts every call on the pool (one connection per o
       await posts.close();
     });
     const gw = await gateway(posts.host, posts.host, posts.host, '{ backendSec: 0.5, backendIdleSec: 30 }');
-    const mapped = status(`${gw.url}/api/posts`);
+    const mapped = getStatus(`${gw.url}/api/posts`);
     await reached;
     // Uncounted, the request waits in undici's queue, where no timer runs, until the primary ends.
     const bound = new Promise<string>((resolve) => setTimeout(() => resolve('no answer'), 5_000).unref());
-    assert.equal(await Promise.race([status(`${gw.url}/api/plain`), bound]), 504);
+    assert.equal(await Promise.race([getStatus(`${gw.url}/api/plain`), bound]), 504);
     release();
     assert.equal(await mapped, 200);
     assert.deepEqual(
