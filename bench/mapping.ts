@@ -98,7 +98,7 @@ async function serveBackends(): Promise<void> {
 // ---- role: gateways -------------------------------------------------------------------------
 
 async function serveGateways(ports: { posts: number; users: number; comments: number }): Promise<void> {
-  const { loadConfigText } = await import('../src/config/compile.js');
+  const { loadConfigText } = await import('../src/config/load.js');
   const { createGateway } = await import('../src/gateway.js');
   const { createLogger } = await import('../src/observability/logger.js');
   const yaml = (cache: boolean) => `

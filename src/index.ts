@@ -10,7 +10,7 @@
  * await gateway.close();
  */
 export { createGateway, type Gateway, type GatewayOptions } from './gateway.js';
-export { loadConfig, loadConfigText } from './config/compile.js';
+export { loadConfig, loadConfigText } from './config/load.js';
 export type { CompiledConfig, CompiledRoute, LoadResult } from './config/types.js';
 export { formatProblem, type Problem } from './config/problems.js';
 export { createLogger, type Logger } from './observability/logger.js';

@@ -1,5 +1,5 @@
 /** Compiled configurations shared by the microbenchmarks (built once, as a config load would). */
-import { loadConfigText } from '../../src/config/compile.js';
+import { loadConfigText } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
 
 /** Compiles YAML or throws with the problems (a bench fixture that does not load is a bug). */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCircuitRegistry, originsOf } from './registry.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
-import { loadConfigText } from '../config/compile.js';
+import { loadConfigText } from '../config/load.js';
 import type { CircuitSettings } from './breaker.js';
 
 const ON: CircuitSettings = { enabled: true, maxFailures: 2, timeoutSec: 30, halfOpenRequests: 1 };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { loadConfig, loadConfigText } from '../config/compile.js';
+import { loadConfig, loadConfigText } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
 import { runInit } from './init.js';
 import { starterConfig } from './starter-config.js';

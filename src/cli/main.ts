@@ -44,7 +44,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return 0;
     case 'check':
     case 'routes': {
-      const { loadConfig } = await import('../config/compile.js');
+      const { loadConfig } = await import('../config/load.js');
       const { formatProblem } = await import('../config/problems.js');
       const result = loadConfig(args.config, env);
       if (!result.ok) {
@@ -60,9 +60,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         return 0;
       }
       if (args.resolve) {
-        const { loadConfigFile } = await import('../config/load.js');
+        const { parseConfigFile } = await import('../config/parse.js');
         const { resolveProblems } = await import('./resolve-hosts.js');
-        const parsed = loadConfigFile(args.config, env);
+        const parsed = parseConfigFile(args.config, env);
         const problems = await resolveProblems(result.config, parsed.locate);
         if (problems.length > 0) {
           process.stderr.write(problems.map(formatProblem).join('\n') + '\n');

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfigText } from '../config/compile.js';
-import { parseConfigText } from '../config/load.js';
+import { loadConfigText } from '../config/load.js';
+import { parseConfigText } from '../config/parse.js';
 import { resolveProblems } from './resolve-hosts.js';
 
 const text = `routes:

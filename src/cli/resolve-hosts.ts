@@ -7,7 +7,7 @@
 import dns from 'node:dns';
 import { isIP } from 'node:net';
 import type { CompiledConfig } from '../config/types.js';
-import type { ConfigPath } from '../config/load.js';
+import type { ConfigPath } from '../config/parse.js';
 import type { Problem } from '../config/problems.js';
 
 /** The system resolver can hang on a dead name server; each look-up gets this long. */

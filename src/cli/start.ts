@@ -1,7 +1,7 @@
 /** `portico start`: load, listen, reload on SIGHUP or file change, drain on SIGTERM/SIGINT. */
 import cluster from 'node:cluster';
 import type { CliArgs } from './args.js';
-import { loadConfig } from '../config/compile.js';
+import { loadConfig } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
 import { createGateway } from '../gateway.js';
 import { createLogger } from '../observability/logger.js';

@@ -6,7 +6,7 @@
  */
 import { SignJWT } from 'jose';
 import type { CliArgs } from './args.js';
-import { loadConfig } from '../config/compile.js';
+import { loadConfig } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
 import { HMAC_ALGORITHMS } from '../auth/local-jwt.js';
 

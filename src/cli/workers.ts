@@ -10,7 +10,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { CliArgs } from './args.js';
-import { loadConfig } from '../config/compile.js';
+import { loadConfig } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
 import { createLogger } from '../observability/logger.js';
 import { servePrimaryMetrics } from '../observability/cluster-metrics.js';

@@ -3,39 +3,10 @@
  * URL builder and origin is prepared here, once, so the request path only looks things up.
  */
 import type { GatewayFile } from './schema.js';
-import type { CompiledConfig, CompiledMappingRule, CompiledRoute, LoadResult } from './types.js';
-import { loadConfigFile, parseConfigText } from './load.js';
-import { validateConfig } from './validate.js';
+import type { CompiledConfig, CompiledMappingRule, CompiledRoute } from './types.js';
 import { toRouterPath } from './router-path.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
-import { resolveTracing, writtenTelemetryKeys } from '../observability/otel-env.js';
-
-/** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
-export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
-  const parsed = loadConfigFile(file, env);
-  const v = validateConfig(parsed);
-  return v.ok
-    ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices }
-    : v;
-}
-
-/** The same from text (tests, embedding). */
-export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
-  const parsed = parseConfigText(text, file, env);
-  const v = validateConfig(parsed);
-  return v.ok
-    ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices }
-    : v;
-}
-
-/** Adds the tracing settings: the file's keys win, OTEL_* variables fill the rest. */
-function withTracing(config: CompiledConfig, raw: unknown, env: NodeJS.ProcessEnv): CompiledConfig {
-  return Object.freeze({
-    ...config,
-    tracing: resolveTracing(config.settings.telemetry, writtenTelemetryKeys(raw), env),
-  });
-}
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {

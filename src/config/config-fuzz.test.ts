@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { parseConfigText } from './load.js';
+import { parseConfigText } from './parse.js';
 import { validateConfig } from './validate.js';
 
 const SEEDS = [

@@ -4,7 +4,7 @@
  * Everywhere else the text stays text, so an all-digit secret is still a string.
  */
 import { GatewayFileSchema } from './schema.js';
-import type { ConfigPath } from './load.js';
+import type { ConfigPath } from './parse.js';
 
 /** The parsed file with the substituted values at `paths` typed as the schema wants them (a copy when any changes). */
 export function typeEnvValues(raw: unknown, paths: readonly ConfigPath[]): unknown {

@@ -4,7 +4,7 @@
  */
 import type { GatewayFile } from './schema.js';
 import type { Problem } from './problems.js';
-import type { ConfigPath, ParsedConfig } from './load.js';
+import type { ConfigPath, ParsedConfig } from './parse.js';
 
 /** An HS256 key should be at least as long as the hash (RFC 7518 section 3.2). */
 export const MIN_SECRET_BYTES = 32;

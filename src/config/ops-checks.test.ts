@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfigText } from './compile.js';
+import { loadConfigText } from './load.js';
 import { formatProblem } from './problems.js';
 
 const ROUTE = 'routes:\n  - { method: GET, route: /a, service: localhost:3000, path: /a }\n';

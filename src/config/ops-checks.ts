@@ -2,7 +2,7 @@
  * Semantic checks of the operational keys that the schema cannot express: trusted
  * proxies, CORS, rate-limit buckets that could never admit a request, the OTLP endpoint.
  */
-import type { ConfigPath } from './load.js';
+import type { ConfigPath } from './parse.js';
 import { trustEntryProblem } from '../server/client-ip.js';
 import { corsOriginProblem } from '../guards/cors.js';
 import { isRecord } from './raw-value.js';

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { GatewayFileSchema } from './schema.js';
 import { didYouMean, type Problem } from './problems.js';
-import type { ConfigPath, ParsedConfig } from './load.js';
+import type { ConfigPath, ParsedConfig } from './parse.js';
 import { formatPath, valueAt } from './raw-value.js';
 
 type Path = readonly (string | number)[];

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfigText } from './compile.js';
+import { loadConfigText } from './load.js';
 import { formatProblem } from './problems.js';
 
 function problems(yaml: string, env: NodeJS.ProcessEnv = {}): string[] {

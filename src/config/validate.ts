@@ -5,7 +5,7 @@
  */
 import { GatewayFileSchema, type GatewayFile } from './schema.js';
 import type { AddProblem, Problem } from './problems.js';
-import type { ParsedConfig } from './load.js';
+import type { ParsedConfig } from './parse.js';
 import { isRecord } from './raw-value.js';
 import { typeEnvValues } from './env-typing.js';
 import { schemaProblems } from './schema-problems.js';

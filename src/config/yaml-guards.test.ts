@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LineCounter, parseDocument } from 'yaml';
 import { aliasSlips, duplicateKeySlips, findExcessNesting, MAX_NESTING } from './yaml-guards.js';
-import { loadConfigText } from './compile.js';
+import { loadConfigText } from './load.js';
 import { formatProblem } from './problems.js';
 
 const ROUTE = '  - { method: GET, route: /a, service: localhost:3000, path: /a }\n';

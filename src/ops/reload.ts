@@ -6,7 +6,7 @@
  */
 import { readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadConfig } from '../config/compile.js';
+import { loadConfig } from '../config/load.js';
 import type { CompiledConfig } from '../config/types.js';
 import { formatProblem } from '../config/problems.js';
 import type { EventBus } from '../observability/events.js';

@@ -6,7 +6,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { loadConfigText } from '../config/compile.js';
+import { loadConfigText } from '../config/load.js';
 import type { CompiledConfig, CompiledRoute } from '../config/types.js';
 import type { Authenticator, AuthOutcome } from '../auth/types.js';
 import type { CircuitBreaker } from '../circuit/breaker.js';

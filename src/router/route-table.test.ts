@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfigText } from '../config/compile.js';
+import { loadConfigText } from '../config/load.js';
 import { createRouteTable } from './route-table.js';
 
 function table(yaml: string) {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
-import { loadConfigText } from '../config/compile.js';
+import { loadConfigText } from '../config/load.js';
 import type { CompiledConfig } from '../config/types.js';
 import { createRouteTable, type RouteEntry } from '../router/route-table.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { loadConfigText } from '../config/compile.js';
+import { loadConfigText } from '../config/load.js';
 import type { CompiledRoute } from '../config/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { requestDropSet } from '../upstream/forward-headers.js';

@@ -17,7 +17,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import { USAGE } from '../../src/cli/args.js';
-import { loadConfigText } from '../../src/config/compile.js';
+import { loadConfigText } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { DRAIN_TIMEOUT_MS } from '../../src/gateway.js';

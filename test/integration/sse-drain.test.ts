@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { startBackend } from '../support/backend.js';
 import { waitFor } from '../support/wait-for.js';
-import { loadConfigText } from '../../src/config/compile.js';
+import { loadConfigText } from '../../src/config/load.js';
 import { createGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
 

@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { loadConfigText } from '../../src/config/compile.js';
+import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
 import { createLogger } from '../../src/observability/logger.js';
