@@ -17,7 +17,7 @@ import { createEventBus, type EventBus } from './observability/events.js';
 import { createMappingCache, type MappingCache } from './mapping/cache.js';
 import { createLogger, logEvents, type Logger } from './observability/logger.js';
 import { droppedLogLines } from './observability/log-output.js';
-import { createRequestHandler, refuseConnect } from './server/http-server.js';
+import { createRequestHandler, sendConnectError } from './server/http-server.js';
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
 import { bearerCheck } from './ops/bearer-check.js';
 import { createRateLimiter } from './guards/rate-limit.js';
@@ -219,7 +219,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   server.on('upgrade', upgrades);
   server.on('clientError', clientErrorHandler(logger));
   applyServerLimits(server, config.settings);
-  server.on('connect', refuseConnect);
+  server.on('connect', sendConnectError);
 
   return {
     server,

@@ -6,7 +6,7 @@
  */
 import type { Layer, UpgradeLayer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
-import { answerUpgrade } from '../server/socket-response.js';
+import { sendUpgradeAnswer } from '../server/socket-response.js';
 import { reportAuthResult } from './authenticator.js';
 import type { Authenticator } from './types.js';
 
@@ -39,6 +39,6 @@ export function authUpgradeLayer(authenticator: Authenticator, events: EventBus)
       return next(ux);
     }
     if (outcome.code !== undefined) ux.errorCode = outcome.code;
-    answerUpgrade(ux, outcome.status, outcome.headers, outcome.body);
+    sendUpgradeAnswer(ux, outcome.status, outcome.headers, outcome.body);
   };
 }

@@ -211,7 +211,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   }
 
   /** Answers with the buffered primary body, enriched when its mapping calls allow. */
-  async function answer(
+  async function sendEnriched(
     ex: Exchange,
     status: number,
     headers: Record<string, string | string[]>,
@@ -238,7 +238,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     res.end(enriched ?? raw);
   }
 
-  const mapped: MappedAnswer = { maxBodyBytes, answer, logger };
+  const mapped: MappedAnswer = { maxBodyBytes, sendEnriched, logger };
   return (ex) => {
     // HEAD has no body to enrich: it is a standard forward.
     if (ex.req.method === 'HEAD') return forwardHead(ex);
@@ -251,7 +251,7 @@ interface MappedAnswer {
   /** `limits.maxMappingBodyBytes`: larger bodies are relayed unchanged. */
   readonly maxBodyBytes: number;
   /** Enriches and answers; `signal` aborts when the client leaves. */
-  answer(
+  sendEnriched(
     ex: Exchange,
     status: number,
     headers: Record<string, string | string[]>,
@@ -329,7 +329,7 @@ class PrimaryCall extends BackendCall {
     this.mappings = mappings;
     const { mapped } = this;
     mapped
-      .answer(ex, this.status, this.headers, Buffer.concat(chunks, this.size), mappings.signal)
+      .sendEnriched(ex, this.status, this.headers, Buffer.concat(chunks, this.size), mappings.signal)
       .catch((err: unknown) => {
         mapped.logger.error({ reqId: ex.requestId, route: ex.route.id, err }, 'mapped answer failed');
         if (!ex.res.writableEnded) ex.res.destroy();

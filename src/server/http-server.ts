@@ -11,7 +11,7 @@ import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { errorResponse, sendError } from '../response/send-error.js';
-import { respondOnSocket } from './socket-response.js';
+import { sendOnSocket } from './socket-response.js';
 import type { Duplex } from 'node:stream';
 import { sendHealth, sendReady } from '../ops/health.js';
 import type { CorsPolicy } from '../guards/cors.js';
@@ -220,11 +220,11 @@ const ROUTE_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
  * CONNECT request gets a JSON 405 and the connection closes (without a listener Node would drop
  * the connection without a word).
  */
-export function refuseConnect(req: IncomingMessage, socket: Duplex): void {
+export function sendConnectError(req: IncomingMessage, socket: Duplex): void {
   socket.on('error', () => socket.destroy());
   const r = errorResponse('GW_METHOD_UNSUPPORTED', {
     'x-request-id': requestIdFor(req.headers['x-request-id']),
     allow: ROUTE_METHODS,
   });
-  respondOnSocket(socket, r.status, r.headers, r.body);
+  sendOnSocket(socket, r.status, r.headers, r.body);
 }

@@ -17,7 +17,7 @@ import type { GatewaySettings } from '../config/schema.js';
 import type { Exchange, Layer } from '../pipeline/types.js';
 import { errorResponse, sendError } from '../response/send-error.js';
 import type { ErrorCode } from '../response/errors.js';
-import { afterAnswersBefore, respondOnSocket } from './socket-response.js';
+import { afterAnswersBefore, sendOnSocket } from './socket-response.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { configureWriteTimeout } from './write-timeout.js';
@@ -109,7 +109,7 @@ export function clientErrorHandler(logger: Logger): (err: Error & { code?: strin
       }
       const reqId = requestIdFor(undefined);
       const r = errorResponse(code, { 'x-request-id': reqId });
-      respondOnSocket(socket, r.status, r.headers, r.body);
+      sendOnSocket(socket, r.status, r.headers, r.body);
       log(reqId, code);
     });
   };
@@ -130,7 +130,7 @@ export function bodyLimitLayer(maxBytes: number, bodyIdleMs: number): Layer {
       return next(ex);
     } else if (Number(length) > maxBytes) {
       // Refused before reading: the connection closes rather than draining a body we refuse.
-      refuse(ex, 'GW_BODY_TOO_LARGE');
+      sendLimitError(ex, 'GW_BODY_TOO_LARGE');
       return Promise.resolve();
     }
     // A small body usually arrives in the same read as the headers, but Node marks the request
@@ -143,7 +143,7 @@ export function bodyLimitLayer(maxBytes: number, bodyIdleMs: number): Layer {
   };
 }
 
-function refuse(ex: Exchange, code: ErrorCode): void {
+function sendLimitError(ex: Exchange, code: ErrorCode): void {
   const { req, res } = ex;
   ex.errorCode = code;
   // Once the answer is out and the connection closed, end the request stream too: an upstream
@@ -170,7 +170,7 @@ function countChunkedBody(ex: Exchange, maxBytes: number): void {
     if (seen <= maxBytes) return;
     req.off('data', onData);
     req.pause();
-    refuse(ex, 'GW_BODY_TOO_LARGE');
+    sendLimitError(ex, 'GW_BODY_TOO_LARGE');
   };
   req.pause();
   req.on('data', onData);
@@ -196,7 +196,7 @@ function watchBodySilence(ex: Exchange, idleMs: number): void {
       return;
     }
     cleanup();
-    refuse(ex, 'GW_CLIENT_TIMEOUT');
+    sendLimitError(ex, 'GW_CLIENT_TIMEOUT');
   };
   // Node emits on the request first (while incomplete, handled above), then on the response.
   const onResponseTimeout = () => {

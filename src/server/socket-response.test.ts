@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
-import { afterAnswersBefore, respondOnSocket, responseHead } from './socket-response.js';
+import { afterAnswersBefore, sendOnSocket, responseHead } from './socket-response.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 
 describe('responseHead', () => {
@@ -25,10 +25,10 @@ describe('responseHead', () => {
   });
 });
 
-describe('respondOnSocket', () => {
+describe('sendOnSocket', () => {
   it('writes head and body with connection: close, then ends and closes the socket', async () => {
     const socket = new RecordingSocket();
-    respondOnSocket(socket, 404, { 'content-type': 'application/json', 'content-length': 2 }, Buffer.from('{}'));
+    sendOnSocket(socket, 404, { 'content-type': 'application/json', 'content-length': 2 }, Buffer.from('{}'));
     await once(socket, 'close');
     const text = socket.text();
     assert.match(text, /^HTTP\/1\.1 404 Not Found\r\n/);
@@ -40,7 +40,7 @@ describe('respondOnSocket', () => {
   it('does nothing but destroy a socket that is already gone', () => {
     const socket = new RecordingSocket();
     socket.destroy();
-    respondOnSocket(socket, 500, {}, Buffer.from('x'));
+    sendOnSocket(socket, 500, {}, Buffer.from('x'));
     assert.equal(socket.written.length, 0);
   });
 });

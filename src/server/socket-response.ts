@@ -42,7 +42,7 @@ export function responseHead(
  * The socket is ended, not destroyed, so the client reads the whole answer; it is destroyed once
  * the client closed too, or after a short linger.
  */
-export function respondOnSocket(
+export function sendOnSocket(
   socket: Duplex,
   status: number,
   headers: Record<string, HeaderValue | undefined>,
@@ -61,21 +61,21 @@ export function respondOnSocket(
  * Writes the complete answer to an upgrade onto its socket (a refusal, or an auth service's answer
  * relayed as-is) with the gateway's request id, records the status for the report, and closes.
  */
-export function answerUpgrade(
+export function sendUpgradeAnswer(
   ux: UpgradeExchange,
   status: number,
   headers: Record<string, HeaderValue | undefined>,
   body: Buffer | undefined,
 ): void {
   ux.status = status;
-  respondOnSocket(ux.socket, status, { ...headers, 'x-request-id': ux.requestId }, body);
+  sendOnSocket(ux.socket, status, { ...headers, 'x-request-id': ux.requestId }, body);
 }
 
 /** The raw-socket `sendError`: answers an upgrade with a gateway error and records its code. */
 export function sendUpgradeError(ux: UpgradeExchange, code: ErrorCode, extraHeaders?: Record<string, string>): void {
   const r = errorResponse(code, extraHeaders);
   ux.errorCode = code;
-  answerUpgrade(ux, r.status, r.headers, r.body);
+  sendUpgradeAnswer(ux, r.status, r.headers, r.body);
 }
 
 /** Ends the socket after `last` (if any) and destroys it once the peer closed or after a linger. */

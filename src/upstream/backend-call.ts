@@ -193,7 +193,13 @@ export function recordFailure(
  * The failure path of an HTTP call: recorded and reported (`recordFailure`), then answered 502/504
  * JSON, or the response cut short when its head already went out.
  */
-export function answerFailure(ex: Exchange, err: unknown, origin: string, events: EventBus, clientLeft: boolean): void {
+export function sendUpstreamFailure(
+  ex: Exchange,
+  err: unknown,
+  origin: string,
+  events: EventBus,
+  clientLeft: boolean,
+): void {
   const { res } = ex;
   const code = recordFailure(ex, err, origin, events, clientLeft, res.destroyed);
   if (code !== undefined && !res.headersSent) {
@@ -377,9 +383,9 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     this.settle();
   }
 
-  /** The failure path of every call: see `answerFailure`. */
+  /** The failure path of every call: see `sendUpstreamFailure`. */
   protected fail(ex: Exchange, err: Error): void {
-    answerFailure(ex, err, this.call.upstream.origin.key, this.call.events, this.clientLeft);
+    sendUpstreamFailure(ex, err, this.call.upstream.origin.key, this.call.events, this.clientLeft);
   }
 
   /** The backend call ended: its connection is free, and the count drops. */
