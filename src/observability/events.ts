@@ -52,11 +52,19 @@ export interface GatewayEvents {
   'stream:open': { kind: StreamKind; routeId: string };
   /** That stream or tunnel closed, whichever side closed it. Exactly once per 'stream:open'. */
   'stream:close': { kind: StreamKind; routeId: string; durationMs: number };
+  /** A Redis command answered (docs/redis.md): `durationMs` is the round trip. */
+  'redis:response': { use: RedisUse; durationMs: number };
+  /** A Redis command failed or timed out (`kind`: timeout, connection, reply). */
+  'redis:error': { use: RedisUse; kind: string };
+  /** A decision made without Redis while it is down or slow: local buckets, or no shared cache. */
+  'redis:fallback': { use: RedisUse };
 }
 
 /** Which kind of outgoing call an 'upstream:response' reports. */
 export type UpstreamCall = 'backend' | 'mapping' | 'auth' | 'websocket';
 export type StreamKind = 'sse' | 'websocket';
+/** What a Redis command was for. */
+export type RedisUse = 'rate-limit' | 'mapping-cache';
 
 type Listener<K extends keyof GatewayEvents> = (event: GatewayEvents[K]) => void;
 

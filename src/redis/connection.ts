@@ -1,0 +1,195 @@
+/**
+ * The process's one connection to Redis (`config.redis`), shared by the rate-limit store and the
+ * mapping cache. Redis is an optimisation, never a dependency of a request (docs/redis.md):
+ * a command is bounded by `commandTimeoutMs`, a command sent while Redis is unreachable fails at
+ * once instead of waiting in a queue, and the callers then decide locally.
+ *
+ * Transition table (one warning when an outage starts, one line when it ends):
+ *   connecting --ready-------------------------------> up     info "Redis connected"
+ *   connecting --first attempt failed----------------> down   warn, with the reason
+ *   up         --command failed or connection lost---> down   warn, with the reason
+ *   down       --reconnected, or a command answered--> up     info, with the outage's length
+ * While down, or backing off after a failed command, `isUp` is false and nothing is sent; the
+ * client reconnects by itself with an exponential backoff, and after a failed command on a live
+ * connection the next command is tried once the backoff has passed.
+ *
+ * The client is ioredis: it answered an EVALSHA round trip with less CPU than node-redis in the
+ * comparison recorded in docs/redis.md, and it reloads a script Redis forgot (NOSCRIPT) by itself.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from '../observability/logger.js';
+import type { EventBus, RedisUse } from '../observability/events.js';
+import { redactRedisUrl } from './redis-url.js';
+
+/** `config.redis` with its defaults applied. */
+export interface RedisSettings {
+  readonly url: string;
+  /** Put before every key, so several gateways (or other programs) can share one Redis. */
+  readonly keyPrefix: string;
+  readonly connectTimeoutMs: number;
+  readonly commandTimeoutMs: number;
+  /** `/ready` answers 503 while Redis is not connected. */
+  readonly required: boolean;
+}
+
+export interface RedisConnection {
+  readonly settings: RedisSettings;
+  /** True while commands go to Redis: connected, and not backing off after a failed command. */
+  readonly isUp: boolean;
+  /** True while the connection is established (what `redis.required` makes `/ready` wait for). */
+  readonly isConnected: boolean;
+  /** Registers a Lua script as a command (sent as EVALSHA; the client resends it when Redis forgot it). */
+  defineScript(name: string, lua: string, keys: number): void;
+  /**
+   * Sends `command` (a Redis command or a script from defineScript). Resolves with the reply, or
+   * undefined when it failed or timed out (counted on the bus); never rejects.
+   */
+  send(use: RedisUse, command: string, args: readonly (string | number)[]): Promise<unknown>;
+  /**
+   * Settles after the first connection attempt: undefined when connected (or when Redis was only
+   * unreachable: the client keeps trying), else why these settings cannot work (wrong password,
+   * unknown host), for `start` to refuse with.
+   */
+  readonly started: Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+export interface RedisConnectionOptions {
+  readonly settings: RedisSettings;
+  readonly logger: Logger;
+  readonly events: EventBus;
+}
+
+/** First and longest wait between two reconnection attempts, and after a failed command. */
+const BACKOFF_FIRST_MS = 100;
+const BACKOFF_MAX_MS = 2_000;
+
+type ScriptCommand = (...args: readonly (string | number)[]) => Promise<unknown>;
+
+/** Opens the connection (in the background: `started` tells how the first attempt went). */
+export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
+  const { settings, logger, events } = options;
+  const where = redactRedisUrl(settings.url);
+  const client = new Redis(settings.url, {
+    lazyConnect: true,
+    keyPrefix: settings.keyPrefix,
+    connectTimeout: settings.connectTimeoutMs,
+    commandTimeout: settings.commandTimeoutMs,
+    // A command sent while disconnected fails at once, and one in flight when the connection
+    // drops is not resent: the request that needed it has decided locally in the meantime.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    // RESP2: understood by every Redis and by managed services that lack HELLO.
+    protocol: 2,
+    connectionName: 'portico',
+    retryStrategy: (times) => Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(times - 1, 10)),
+  });
+  const scripts = new Map<string, ScriptCommand>();
+  let state: 'connecting' | 'up' | 'down' | 'closed' = 'connecting';
+  let downSince = 0;
+  let failedCommands = 0;
+  let skipUntil = 0;
+  let backoffMs = 0;
+  let lastError = '';
+
+  const goDown = (reason: string) => {
+    if (state === 'closed' || state === 'down') return;
+    const first = state === 'connecting';
+    state = 'down';
+    downSince = Date.now();
+    failedCommands = 0;
+    logger.warn(
+      { redis: where, reason },
+      first
+        ? 'Redis unreachable at start: rate limits use each process its own buckets and the mapping cache skips Redis until it answers'
+        : 'Redis unavailable: rate limits fall back to each process its own buckets and the mapping cache skips Redis until it answers',
+    );
+  };
+  const goUp = () => {
+    backoffMs = 0;
+    skipUntil = 0;
+    if (state === 'up' || state === 'closed') return;
+    if (state === 'connecting') logger.info({ redis: where }, 'Redis connected');
+    else
+      logger.info(
+        { redis: where, outageMs: Date.now() - downSince, failedCommands },
+        'Redis available again: rate limits and the mapping cache are shared again',
+      );
+    state = 'up';
+  };
+
+  client.on('ready', goUp);
+  // The first attempt's failure is judged by `started` (a wrong password is not an outage).
+  client.on('close', () => state !== 'connecting' && goDown(lastError || 'connection closed'));
+  // Every failed attempt emits 'error'; the outage is logged once by goDown, so this only keeps
+  // the reason (an 'error' without a listener would end the process).
+  client.on('error', (err: Error) => (lastError = err.message));
+
+  const started = client.connect().then(
+    () => undefined,
+    () => {
+      const problem = startProblem(lastError);
+      if (problem === undefined) goDown(lastError || 'connection closed');
+      return problem === undefined ? undefined : `Redis at ${where}: ${problem}`;
+    },
+  );
+
+  const commandFailed = (use: RedisUse, err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    events.emit('redis:error', { use, kind: errorKind(message, client.status) });
+    failedCommands++;
+    backoffMs = Math.min(BACKOFF_MAX_MS, Math.max(BACKOFF_FIRST_MS, backoffMs * 2));
+    skipUntil = performance.now() + backoffMs;
+    goDown(message);
+    return undefined;
+  };
+
+  return {
+    settings,
+    get isUp() {
+      // Not `state`: past the backoff a command is the probe whose answer ends the outage.
+      return client.status === 'ready' && (skipUntil === 0 || performance.now() >= skipUntil);
+    },
+    get isConnected() {
+      return client.status === 'ready';
+    },
+    defineScript(name, lua, keys) {
+      client.defineCommand(name, { lua, numberOfKeys: keys });
+      scripts.set(name, (client as unknown as Record<string, ScriptCommand>)[name]!.bind(client));
+    },
+    send(use, command, args) {
+      const startedAt = performance.now();
+      const script = scripts.get(command);
+      const reply = script === undefined ? client.call(command, ...args) : script(...args);
+      return reply.then(
+        (value) => {
+          events.emit('redis:response', { use, durationMs: performance.now() - startedAt });
+          if (state === 'down' && client.status === 'ready') goUp();
+          return value;
+        },
+        (err: unknown) => commandFailed(use, err),
+      );
+    },
+    started,
+    async close() {
+      state = 'closed';
+      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+      else client.disconnect();
+    },
+  };
+}
+
+/** The reason a failed first attempt means the settings are wrong, not that Redis is down. */
+function startProblem(message: string): string | undefined {
+  if (/WRONGPASS|NOAUTH|invalid password|invalid username/i.test(message))
+    return `authentication failed (${message.trim()}); check the user and password in config.redis.url`;
+  if (/ENOTFOUND/.test(message)) return `host not found (${message.trim()}); check config.redis.url`;
+  return undefined;
+}
+
+/** The `kind` label of a failed command. */
+function errorKind(message: string, status: string): string {
+  if (/timed out/i.test(message)) return 'timeout';
+  if (status !== 'ready' || /closed|writeable|connect/i.test(message)) return 'connection';
+  return 'reply';
+}
