@@ -71,7 +71,7 @@ async function enrichCase(n: number, m: number, distinct: number, budget: number
   const rules = rulesOf(m);
   const fieldNames = ruleFieldNames(rules);
   const text = body(n, distinct);
-  const cache = createMappingCache({ enabled: true, ttlSec: 3600, maxSize: 10_000 });
+  const cache = createMappingCache({ enabled: true, ttlSec: 3600, maxSize: 10_000, store: 'local' });
   const items = scanItems(text)!;
   const plan = planCalls(text, items, rules, fieldNames);
   for (const c of plan.calls)

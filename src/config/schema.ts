@@ -126,6 +126,12 @@ export const MappingCacheSchema = z.strictObject({
     .describe('Cache successful mapping responses by URL, shared by every route and client'),
   ttlSec: seconds('Lifetime of a cached mapping response, counted from its fetch').default(60),
   maxSize: z.int().min(1).default(1000).describe('Entries kept; least recently used evicted first'),
+  store: z
+    .enum(['local', 'redis'])
+    .default('local')
+    .describe(
+      'local: each process keeps its own cache; redis: a second level in config.redis, shared by every replica',
+    ),
 });
 
 export const RateLimitSchema = z.strictObject({
@@ -135,6 +141,37 @@ export const RateLimitSchema = z.strictObject({
     .describe('A token bucket per client IP, shared by the routes without their own rateLimit'),
   requestsPerSec: z.number().positive().default(100).describe('Refill rate: requests per second per client IP'),
   burst: z.number().positive().optional().describe('Bucket size; default 2 x requestsPerSec'),
+  store: z
+    .enum(['local', 'redis'])
+    .default('local')
+    .describe(
+      'local: each process keeps its own buckets; redis: the buckets live in config.redis, shared by every replica',
+    ),
+});
+
+export const RedisSchema = z.strictObject({
+  url: z
+    .string()
+    .min(1)
+    .describe('redis://[user:password@]host:port[/db], or rediss:// for TLS; write the password as ${REDIS_PASSWORD}'),
+  keyPrefix: z
+    .string()
+    .default('portico:')
+    .describe('Put before every key the gateway writes, so several gateways or programs can share one Redis'),
+  connectTimeoutMs: z.int().positive().default(1000).describe('Longest wait for a connection to Redis'),
+  commandTimeoutMs: z
+    .int()
+    .positive()
+    .default(50)
+    .describe(
+      'Longest wait for one Redis answer; past it the request decides locally (local buckets, no shared cache)',
+    ),
+  required: z
+    .boolean()
+    .default(false)
+    .describe(
+      'GET /ready answers 503 while Redis is unreachable (by default Redis is an optimisation, not a dependency)',
+    ),
 });
 
 export const TimeoutsSchema = z.strictObject({
@@ -248,6 +285,9 @@ export const GatewaySettingsSchema = z.strictObject({
   circuitBreaker: CircuitBreakerSchema.prefault({}).describe('One circuit breaker per backend origin'),
   mappingCache: MappingCacheSchema.prefault({}).describe('LRU cache of mapping responses, with a lifetime'),
   rateLimit: RateLimitSchema.prefault({}).describe('Default rate limit: a token bucket per client IP'),
+  redis: RedisSchema.optional().describe(
+    'Redis shared by every replica for rateLimit.store and mappingCache.store: redis (docs/redis.md)',
+  ),
   trustProxy: z
     .array(z.string().min(1))
     .default([])
@@ -285,3 +325,4 @@ export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
 export type MappingCacheConfig = z.output<typeof MappingCacheSchema>;
 export type CorsConfig = z.output<typeof CorsSchema>;
 export type RateLimitConfig = z.output<typeof RateLimitSchema>;
+export type RedisConfig = z.output<typeof RedisSchema>;

@@ -14,8 +14,8 @@ import type { CompiledRoute } from '../config/types.js';
 import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { RateLimitConfig } from '../config/schema.js';
 
-const GLOBAL_ON: RateLimitConfig = { enabled: true, requestsPerSec: 10, burst: undefined };
-const GLOBAL_OFF: RateLimitConfig = { enabled: false, requestsPerSec: 10, burst: undefined };
+const GLOBAL_ON: RateLimitConfig = { enabled: true, requestsPerSec: 10, burst: undefined, store: 'local' };
+const GLOBAL_OFF: RateLimitConfig = { enabled: false, requestsPerSec: 10, burst: undefined, store: 'local' };
 
 describe('route rate-limit policy', () => {
   const table: {

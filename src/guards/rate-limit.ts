@@ -10,11 +10,14 @@
  *
  * A route may have its own buckets (`routes[].rateLimit`) or be exempt (`enabled: false`); other
  * routes share one bucket per client when `config.rateLimit.enabled`.
+ *
+ * The buckets here are the local store; `rateLimit.store: redis` puts them in Redis, shared by
+ * every replica (redis-rate-limit.ts), with these as the fallback while Redis cannot answer.
  */
 import { LRUCache } from 'lru-cache';
 import type { CompiledRoute } from '../config/types.js';
 import type { RateLimitConfig } from '../config/schema.js';
-import type { Layer, UpgradeLayer } from '../pipeline/types.js';
+import type { Exchange, Layer, UpgradeExchange, UpgradeLayer } from '../pipeline/types.js';
 import { sendError } from '../response/send-error.js';
 import { sendUpgradeError } from '../server/socket-response.js';
 import type { ClientIpResolver } from '../server/client-ip.js';
@@ -53,11 +56,18 @@ interface Bucket {
   at: number;
 }
 
-export interface RateLimiter {
+/** Where buckets live: this process (RateLimiter) or Redis, shared by every replica (redis-rate-limit.ts). */
+export interface RateLimitStore {
   /**
    * Takes a token from `key`'s bucket. Returns the tokens left (>= 0) when allowed, or a
    * negative number when refused: minus the tokens still missing before one is available.
+   * The local store answers at once; a shared store after its round trip.
    */
+  take(key: string, policy: RateLimitPolicy): number | Promise<number>;
+}
+
+/** The process's own buckets. */
+export interface RateLimiter extends RateLimitStore {
   take(key: string, policy: RateLimitPolicy): number;
   /** Buckets currently held (for tests and metrics). */
   readonly size: number;
@@ -110,21 +120,26 @@ export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter
  * `RateLimit-Limit` / `RateLimit-Remaining` / `RateLimit-Reset` headers (IETF draft
  * draft-ietf-httpapi-ratelimit-headers); allowed responses carry the `RateLimit-*` headers too.
  */
-export function rateLimitLayer(policy: RateLimitPolicy, limiter: RateLimiter, clientIp: ClientIpResolver): Layer {
+export function rateLimitLayer(policy: RateLimitPolicy, store: RateLimitStore, clientIp: ClientIpResolver): Layer {
   const { scope, requestsPerSec: rate, burst } = policy;
   const limit = String(Math.floor(burst));
-  return (next) => (ex) => {
-    const left = limiter.take(scope + clientIp(ex.req), policy);
-    if (left >= 0) {
-      const res = ex.res;
-      res.setHeader('ratelimit-limit', limit);
-      res.setHeader('ratelimit-remaining', Math.floor(left));
-      res.setHeader('ratelimit-reset', Math.ceil((burst - left) / rate));
-      return next(ex);
-    }
-    ex.errorCode = 'GW_RATE_LIMITED';
-    sendError(ex.res, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
-    return Promise.resolve();
+  return (next) => {
+    const decide = (ex: Exchange, left: number): Promise<void> => {
+      if (left >= 0) {
+        const res = ex.res;
+        res.setHeader('ratelimit-limit', limit);
+        res.setHeader('ratelimit-remaining', Math.floor(left));
+        res.setHeader('ratelimit-reset', Math.ceil((burst - left) / rate));
+        return next(ex);
+      }
+      ex.errorCode = 'GW_RATE_LIMITED';
+      sendError(ex.res, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
+      return Promise.resolve();
+    };
+    return (ex) => {
+      const left = store.take(scope + clientIp(ex.req), policy);
+      return typeof left === 'number' ? decide(ex, left) : left.then((l) => decide(ex, l));
+    };
   };
 }
 
@@ -135,14 +150,19 @@ export function rateLimitLayer(policy: RateLimitPolicy, limiter: RateLimiter, cl
  */
 export function rateLimitUpgradeLayer(
   policy: RateLimitPolicy,
-  limiter: RateLimiter,
+  store: RateLimitStore,
   clientIp: ClientIpResolver,
 ): UpgradeLayer {
-  return (next) => (ux) => {
-    const left = limiter.take(policy.scope + clientIp(ux.req), policy);
-    if (left >= 0) return next(ux);
-    sendUpgradeError(ux, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
-    return Promise.resolve();
+  return (next) => {
+    const decide = (ux: UpgradeExchange, left: number): Promise<void> => {
+      if (left >= 0) return next(ux);
+      sendUpgradeError(ux, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
+      return Promise.resolve();
+    };
+    return (ux) => {
+      const left = store.take(policy.scope + clientIp(ux.req), policy);
+      return typeof left === 'number' ? decide(ux, left) : left.then((l) => decide(ux, l));
+    };
   };
 }
 

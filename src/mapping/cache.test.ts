@@ -6,7 +6,7 @@ import { createMappingCache, type MappingOutcome } from './cache.js';
 function setup(settings: { ttlSec?: number; maxSize?: number } = {}) {
   const clock = { t: 1_000 };
   const cache = createMappingCache(
-    { enabled: true, ttlSec: settings.ttlSec ?? 60, maxSize: settings.maxSize ?? 1000 },
+    { enabled: true, ttlSec: settings.ttlSec ?? 60, maxSize: settings.maxSize ?? 1000, store: 'local' },
     { now: () => clock.t },
   );
   const calls: string[] = [];
@@ -28,7 +28,15 @@ describe('createMappingCache', () => {
     clock.t += 1;
     await load('A');
     assert.deepEqual(calls, ['A', 'A']);
-    assert.deepEqual(cache.stats(), { hits: 1, misses: 2, coalesced: 0, evictions: 0, expirations: 1, size: 1 });
+    assert.deepEqual(cache.stats(), {
+      hits: 1,
+      misses: 2,
+      sharedHits: 0,
+      coalesced: 0,
+      evictions: 0,
+      expirations: 1,
+      size: 1,
+    });
   });
 
   it('the TTL runs from the fetch, not from the last read', async () => {
@@ -51,7 +59,15 @@ describe('createMappingCache', () => {
     assert.deepEqual(calls, ['A', 'B', 'C']);
     await load('B');
     assert.deepEqual(calls, ['A', 'B', 'C', 'B']);
-    assert.deepEqual(cache.stats(), { hits: 2, misses: 4, coalesced: 0, evictions: 2, expirations: 0, size: 2 });
+    assert.deepEqual(cache.stats(), {
+      hits: 2,
+      misses: 4,
+      sharedHits: 0,
+      coalesced: 0,
+      evictions: 2,
+      expirations: 0,
+      size: 2,
+    });
   });
 
   it('does not store failures', async () => {
@@ -83,7 +99,15 @@ describe('createMappingCache', () => {
     finish({ ok: true, json: '1' });
     assert.deepEqual(await c, { ok: true, json: '1' });
     assert.equal(calls, 2);
-    assert.deepEqual(cache.stats(), { hits: 0, misses: 2, coalesced: 1, evictions: 0, expirations: 0, size: 1 });
+    assert.deepEqual(cache.stats(), {
+      hits: 0,
+      misses: 2,
+      sharedHits: 0,
+      coalesced: 1,
+      evictions: 0,
+      expirations: 0,
+      size: 1,
+    });
   });
 
   it('a reload with a new shape keeps entries, their order and their remaining lifetime', async () => {
@@ -92,7 +116,7 @@ describe('createMappingCache', () => {
     clock.t += 30_000;
     await load('B');
     await load('A'); // order, least recent first: B, A
-    cache.configure({ enabled: true, ttlSec: 60, maxSize: 2 });
+    cache.configure({ enabled: true, ttlSec: 60, maxSize: 2, store: 'local' });
     await load('C'); // evicts B
     assert.deepEqual(calls, ['A', 'B', 'C']);
     await load('A');
@@ -105,7 +129,7 @@ describe('createMappingCache', () => {
   it('a shorter TTL on reload applies to the entries already held', async () => {
     const { clock, cache, calls, load } = setup({ ttlSec: 60 });
     await load('A');
-    cache.configure({ enabled: true, ttlSec: 5, maxSize: 1000 });
+    cache.configure({ enabled: true, ttlSec: 5, maxSize: 1000, store: 'local' });
     clock.t += 5_001;
     await load('A');
     assert.deepEqual(calls, ['A', 'A']);
@@ -114,7 +138,15 @@ describe('createMappingCache', () => {
   it('disabling drops the entries; counters stay', async () => {
     const { cache, load } = setup();
     await load('A');
-    cache.configure({ enabled: false, ttlSec: 60, maxSize: 1000 });
-    assert.deepEqual(cache.stats(), { hits: 0, misses: 1, coalesced: 0, evictions: 0, expirations: 0, size: 0 });
+    cache.configure({ enabled: false, ttlSec: 60, maxSize: 1000, store: 'local' });
+    assert.deepEqual(cache.stats(), {
+      hits: 0,
+      misses: 1,
+      sharedHits: 0,
+      coalesced: 0,
+      evictions: 0,
+      expirations: 0,
+      size: 0,
+    });
   });
 });

@@ -8,6 +8,11 @@
  * per process like this cache. The cache is made once per process (gateway.ts) and survives
  * reloads; a reload that changes `ttlSec` or `maxSize` moves the live entries into a cache of the
  * new shape, keeping their order and remaining lifetime.
+ *
+ * With `store: redis` a second level sits under the LRU (redis-cache.ts): a local miss asks Redis
+ * before calling the service, inside the single flight (concurrent misses still make one lookup),
+ * and a successful call is written to both. An entry found in Redis lives locally only for what is
+ * left of its Redis lifetime, so every replica forgets it at the same moment.
  */
 import { LRUCache } from 'lru-cache';
 import type { MappingCacheConfig } from '../config/schema.js';
@@ -23,6 +28,8 @@ export interface MappingCacheStats {
   readonly hits: number;
   /** Not cached: a call was made. */
   readonly misses: number;
+  /** Not cached here, found in the shared store (`store: redis`): no call was made. */
+  readonly sharedHits: number;
   /** Not cached, but a call for the URL was running and was joined. */
   readonly coalesced: number;
   /** Entries dropped to make room (maxSize). */
@@ -45,18 +52,55 @@ export interface MappingCache {
   clear(): void;
 }
 
+/** A second level shared by replicas (redis-cache.ts); it never rejects and never throws. */
+export interface SharedMappingStore {
+  /** The JSON text kept for `url` and the milliseconds it has left, or undefined (absent, or no answer). */
+  get(url: string): Promise<{ readonly json: string; readonly ttlMs: number } | undefined>;
+  /** Keeps `json` for `ttlMs` (sent in the background). */
+  set(url: string, json: string, ttlMs: number): void;
+}
+
 export interface MappingCacheOptions {
   /** Milliseconds clock for TTLs (tests advance it by hand); must never return 0. */
   readonly now?: () => number;
+  /** The second level used while `store` is `redis`. */
+  readonly shared?: SharedMappingStore | undefined;
 }
 
 /** Creates the process-wide mapping cache. */
 export function createMappingCache(settings: MappingCacheConfig, options: MappingCacheOptions = {}): MappingCache {
   const perf = options.now === undefined ? undefined : { now: options.now };
-  const counts = { hits: 0, misses: 0, coalesced: 0, evictions: 0, expirations: 0 };
+  const counts = { hits: 0, misses: 0, sharedHits: 0, coalesced: 0, evictions: 0, expirations: 0 };
   const flight = createSingleFlight<MappingOutcome>();
   let shape = { ttlSec: settings.ttlSec, maxSize: settings.maxSize };
   let lru = makeLru(shape.maxSize, shape.ttlSec);
+  let shared = sharedFor(settings);
+
+  function sharedFor(s: MappingCacheConfig): SharedMappingStore | undefined {
+    return s.store === 'redis' ? options.shared : undefined;
+  }
+
+  async function callAndStore(url: string, call: () => Promise<MappingOutcome>): Promise<MappingOutcome> {
+    counts.misses++;
+    const outcome = await call();
+    if (outcome.ok) {
+      lru.set(url, outcome.json);
+      shared?.set(url, outcome.json, shape.ttlSec * 1000);
+    }
+    return outcome;
+  }
+
+  async function fromShared(
+    store: SharedMappingStore,
+    url: string,
+    call: () => Promise<MappingOutcome>,
+  ): Promise<MappingOutcome> {
+    const found = await store.get(url);
+    if (found === undefined) return callAndStore(url, call);
+    counts.sharedHits++;
+    lru.set(url, found.json, { ttl: Math.min(found.ttlMs, shape.ttlSec * 1000) });
+    return { ok: true, json: found.json };
+  }
 
   function makeLru(max: number, ttlSec: number): LRUCache<string, string> {
     return new LRUCache<string, string>({
@@ -80,16 +124,15 @@ export function createMappingCache(settings: MappingCacheConfig, options: Mappin
         counts.hits++;
         return { ok: true, json: cached };
       }
-      const { promise, joined } = flight.run(url, async () => {
-        const outcome = await call();
-        if (outcome.ok) lru.set(url, outcome.json);
-        return outcome;
-      });
+      const store = shared;
+      const { promise, joined } = flight.run(url, () =>
+        store === undefined ? callAndStore(url, call) : fromShared(store, url, call),
+      );
       if (joined) counts.coalesced++;
-      else counts.misses++;
       return promise;
     },
     configure(next) {
+      shared = sharedFor(next);
       if (!next.enabled) {
         lru.clear();
         return;
