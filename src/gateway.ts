@@ -21,6 +21,9 @@ import { createRequestHandler, sendConnectError } from './server/http-server.js'
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
 import { bearerCheck } from './ops/bearer-check.js';
 import { createRateLimiter } from './guards/rate-limit.js';
+import { createRedisRateLimitStore } from './guards/redis-rate-limit.js';
+import { createRedisMappingStore } from './mapping/redis-cache.js';
+import { createRedisConnection, type RedisConnection } from './redis/connection.js';
 import { createOpenStreams } from './stream/open-streams.js';
 import { createJwksRegistry } from './auth/jwks-registry.js';
 import { sendError } from './response/send-error.js';
@@ -57,6 +60,8 @@ export interface Gateway {
   readonly circuits: CircuitRegistry;
   /** The mapping cache; `mappingCache.stats()` gives hit/miss/eviction counts for metrics. */
   readonly mappingCache: MappingCache;
+  /** The connection to `config.redis` made at creation; undefined without it (docs/redis.md). */
+  readonly redis: RedisConnection | undefined;
   /** The process's metrics registry; undefined until `telemetry.metrics` is on. */
   metrics(): Metrics | undefined;
   /** The configuration being served. */
@@ -97,10 +102,17 @@ export function createGateway(options: GatewayOptions): Gateway {
   circuits.retain(originsOf(options.config));
 
   let config = options.config;
+  // Once per process like the pools; its settings apply at start (a reload that changes them is logged).
+  const redisSettings = options.config.settings.redis;
+  const redis = redisSettings && createRedisConnection({ settings: redisSettings, logger, events });
   // Once per process like the upstreams: cached mapping results survive reloads (docs/design-decisions.md).
-  const mappingCache = createMappingCache(options.config.settings.mappingCache, { now: options.now });
+  const mappingCache = createMappingCache(options.config.settings.mappingCache, {
+    now: options.now,
+    shared: redis && createRedisMappingStore({ redis, events }),
+  });
   // Once per process too: rate-limit buckets survive reloads (docs/design-decisions.md).
   const rateLimiter = createRateLimiter();
+  const sharedRateLimits = redis && createRedisRateLimitStore({ redis, fallback: rateLimiter, events });
   // Open SSE streams, ended when the drain starts (they would otherwise hold it for 15 s).
   const streams = createOpenStreams();
   // Once per process too: JWKS keys survive reloads, no refetch for an unchanged jwksUrl (docs/design-decisions.md).
@@ -125,6 +137,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         circuits: () => circuits.snapshot(),
         mappingCache: () => mappingCache.stats(),
         rateLimitBuckets: () => rateLimiter.size,
+        ...(redis === undefined ? {} : { redisUp: () => redis.isConnected }),
         logLinesDropped: () => droppedLogLines(logger),
       });
       renderMetrics ??= inPorticoCluster() ? clusterMetricsRenderer(metrics.registry) : metrics.render;
@@ -169,6 +182,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger,
       mappingCache,
       rateLimiter,
+      sharedRateLimits,
       jwks,
       streams,
       ...(options.tunnel === undefined ? {} : { tunnel: options.tunnel }),
@@ -196,6 +210,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger,
       tracer,
       isDraining: () => draining,
+      isWaitingForRedis: () => redis !== undefined && redis.settings.required && !redis.isConnected,
       inFlight,
       cors: () => deps.cors,
       metrics: (req, res) => {
@@ -228,6 +243,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     upstreams,
     circuits,
     mappingCache,
+    redis,
     metrics: () => metrics,
     config: () => config,
     spanExporter: () => otlp,
@@ -244,6 +260,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     reload(next) {
       const nextDeps = pipelineDeps(next);
       const nextTable = buildTable(nextDeps);
+      if (JSON.stringify(next.settings.redis) !== JSON.stringify(options.config.settings.redis))
+        logger.warn(
+          { running: redis === undefined ? 'none' : 'the one from start' },
+          'config.redis changed: it applies at the next start; the running connection stays',
+        );
       table = nextTable;
       deps = nextDeps;
       config = next;
@@ -270,6 +291,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       server.closeAllConnections();
       await closed;
       await upstreams.close();
+      await redis?.close();
       metrics?.disable();
       await (await otlp)?.close();
     },

@@ -23,6 +23,13 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   // A cluster worker tags its logs; the primary does the watching and forwards signals.
   const logger = cluster.isWorker ? createLogger().child({ worker: cluster.worker?.id }) : createLogger();
   const gateway = createGateway({ config: result.config, logger });
+  // A wrong Redis password or host is a mistake to fix, not an outage to ride out.
+  const redisProblem = await gateway.redis?.started;
+  if (redisProblem !== undefined) {
+    process.stderr.write(`portico: refusing to start: ${redisProblem}\n`);
+    await gateway.close();
+    return 1;
+  }
   let address;
   try {
     address = await gateway.listen(args.port ?? result.config.settings.port, args.host ?? result.config.settings.host);

@@ -17,6 +17,7 @@ import { servePrimaryMetrics } from '../observability/cluster-metrics.js';
 import { onSighup, watchConfigFile } from '../ops/reload.js';
 import { flushThen } from '../ops/shutdown.js';
 import { startedByNpm, stopWhenOrphaned } from './parent-watch.js';
+import { redisStartProblem } from '../redis/connection.js';
 
 const RELOAD = 'portico:reload';
 const SHUTDOWN = 'portico:shutdown';
@@ -43,6 +44,12 @@ export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise
     return 1;
   }
   const logger = createLogger().child({ role: 'primary' });
+  // Checked once here rather than by N workers that would each fail and be replaced.
+  const redisProblem = await redisStartProblem(result.config, logger);
+  if (redisProblem !== undefined) {
+    process.stderr.write(`portico: refusing to start: ${redisProblem}\n`);
+    return 1;
+  }
   servePrimaryMetrics();
   const workers = new Set<Worker>();
   const crashes: number[] = [];

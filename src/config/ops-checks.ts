@@ -1,11 +1,13 @@
 /**
  * Semantic checks of the operational keys that the schema cannot express: trusted
- * proxies, CORS, rate-limit buckets that could never admit a request, the OTLP endpoint.
+ * proxies, CORS, rate-limit buckets that could never admit a request, the OTLP endpoint, the
+ * Redis URL and the stores that need it.
  */
 import type { ConfigPath } from './parse.js';
 import { trustEntryProblem } from '../server/client-ip.js';
 import { corsOriginProblem } from '../guards/cors.js';
 import { isRecord } from './raw-value.js';
+import { redisUrlProblem } from '../redis/redis-url.js';
 
 type At = (path: ConfigPath, message: string, hint?: string) => void;
 
@@ -25,7 +27,23 @@ function checkBurst(rateLimit: unknown, path: ConfigPath, label: string, at: At)
   }
 }
 
-/** Reports every problem of `config.trustProxy`, `config.cors`, `config.rateLimit`, `routes[].rateLimit`, `config.telemetry`. */
+/** `config.redis.url` must be usable, and a `store: redis` needs `config.redis`. */
+function checkRedis(config: Record<string, unknown>, at: At): void {
+  const redis = isRecord(config.redis) ? config.redis : undefined;
+  const problem = typeof redis?.url === 'string' ? redisUrlProblem(redis.url) : undefined;
+  if (problem !== undefined) at(['config', 'redis', 'url'], `config.redis.url: ${problem}`);
+  for (const key of ['rateLimit', 'mappingCache'] as const) {
+    const section = config[key];
+    if (redis === undefined && isRecord(section) && section.store === 'redis')
+      at(
+        ['config', key, 'store'],
+        `config.${key}.store: redis needs config.redis (its url at least)`,
+        'add config.redis: { url: redis://host:6379 }, or set store: local',
+      );
+  }
+}
+
+/** Reports every problem of `config.trustProxy`, `config.cors`, `config.rateLimit`, `routes[].rateLimit`, `config.telemetry`, `config.redis`. */
 export function operationsChecks(config: Record<string, unknown>, routes: unknown, at: At): void {
   if (Array.isArray(config.trustProxy)) {
     config.trustProxy.forEach((entry: unknown, i: number) => {
@@ -61,6 +79,8 @@ export function operationsChecks(config: Record<string, unknown>, routes: unknow
       (r: unknown, i: number) =>
         isRecord(r) && checkBurst(r.rateLimit, ['routes', i, 'rateLimit'], `routes[${i}].rateLimit`, at),
     );
+
+  checkRedis(config, at);
 
   const telemetry = isRecord(config.telemetry) ? config.telemetry : {};
   if (typeof telemetry.otlpEndpoint === 'string' && !/^https?:\/\/[^/]/i.test(telemetry.otlpEndpoint)) {

@@ -21,7 +21,7 @@ describe('config defaults (docs/design-decisions.md "Configuration")', () => {
     const { settings, routes, prefix } = r.config;
     assert.equal(prefix, '/api');
     assert.deepEqual(settings.circuitBreaker, { enabled: false, maxFailures: 5, timeoutSec: 30, halfOpenRequests: 1 });
-    assert.deepEqual(settings.mappingCache, { enabled: false, ttlSec: 60, maxSize: 1000 });
+    assert.deepEqual(settings.mappingCache, { enabled: false, ttlSec: 60, maxSize: 1000, store: 'local' });
     assert.equal(settings.auth.authPath, '/auth/validate');
     assert.equal(settings.auth.defaultProtected, false);
     assert.deepEqual(settings.auth.stripHeaders, ['X-userId', 'X-username', 'X-role', 'X-sub', 'X-email']);

@@ -20,6 +20,9 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 /** The route label of a request that matched no route. */
 export const UNMATCHED = 'unmatched';
 
+/** Seconds; a Redis round trip on a local network is well under a millisecond. */
+const REDIS_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25];
+
 const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const;
 
 /** State read at scrape time; every source is optional. */
@@ -29,12 +32,15 @@ export interface MetricsSources {
   readonly mappingCache?: () => {
     readonly hits: number;
     readonly misses: number;
+    readonly sharedHits?: number;
     readonly coalesced?: number;
     readonly evictions: number;
     readonly expirations?: number;
     readonly size: number;
   };
   readonly rateLimitBuckets?: () => number;
+  /** Whether the Redis connection (config.redis) is established; absent without config.redis. */
+  readonly redisUp?: () => boolean;
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
   readonly logLinesDropped?: () => number;
 }
@@ -191,6 +197,11 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     fromStats('portico_mapping_cache_hits_total', 'Mapping results served from the cache', (s) => s.hits);
     fromStats('portico_mapping_cache_misses_total', 'Mapping cache lookups that made a call', (s) => s.misses);
     fromStats(
+      'portico_mapping_cache_shared_hits_total',
+      'Mapping results not cached in this process but found in Redis (mappingCache.store: redis)',
+      (s) => s.sharedHits ?? 0,
+    );
+    fromStats(
       'portico_mapping_cache_coalesced_total',
       'Mapping cache misses that joined a call already running for the URL',
       (s) => s.coalesced ?? 0,
@@ -226,6 +237,19 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     });
   }
 
+  if (sources.redisUp !== undefined) {
+    const up = sources.redisUp;
+    new Gauge({
+      ...on,
+      name: 'portico_redis_up',
+      help: 'Whether the connection to Redis (config.redis) is established: 1 or 0',
+      aggregator: 'min',
+      collect() {
+        this.set(up() ? 1 : 0);
+      },
+    });
+  }
+
   if (sources.logLinesDropped !== undefined) {
     const dropped = sources.logLinesDropped;
     new Counter({
@@ -238,6 +262,24 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
       },
     });
   }
+
+  const redisDuration = createSeriesHistogram(registry, {
+    name: 'portico_redis_duration_seconds',
+    help: 'Round trip of answered Redis commands, by use (rate-limit, mapping-cache)',
+    buckets: REDIS_BUCKETS,
+  });
+  const redisErrors = new Counter({
+    ...on,
+    name: 'portico_redis_errors_total',
+    help: 'Redis commands that failed, by use and kind (timeout, connection, reply)',
+    labelNames: ['use', 'kind'] as const,
+  });
+  const redisFallbacks = new Counter({
+    ...on,
+    name: 'portico_redis_fallbacks_total',
+    help: 'Decisions made without Redis while it was down or slow (local buckets, mapping cache without its shared level), by use',
+    labelNames: ['use'] as const,
+  });
 
   const handlers: { [K in keyof GatewayEvents]?: (e: GatewayEvents[K]) => void } = {
     'request:end': (e) => {
@@ -273,6 +315,13 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
       streamDuration.observe(labels, e.durationMs / 1000);
     },
     'config:reload': (e) => reloads.inc({ result: e.ok ? 'ok' : 'rejected' }),
+    'redis:response': (e) =>
+      redisDuration.observe(
+        redisDuration.series(e.use, () => ({ use: e.use })),
+        e.durationMs / 1000,
+      ),
+    'redis:error': (e) => redisErrors.inc({ use: e.use, kind: e.kind }),
+    'redis:fallback': (e) => redisFallbacks.inc({ use: e.use }),
   };
 
   let unsubscribe: (() => void)[] | undefined;

@@ -45,6 +45,7 @@ import {
   rateLimitUpgradeLayer,
   routeRateLimit,
   type RateLimiter,
+  type RateLimitStore,
 } from '../guards/rate-limit.js';
 import { requestBufferLayer } from '../guards/request-buffer.js';
 import { compileCors, corsLayer, originCheckLayer, type CorsPolicy } from '../guards/cors.js';
@@ -58,6 +59,8 @@ export interface SharedPipelineDeps {
   readonly mappingCache: MappingCache;
   /** The process-wide rate-limit buckets (survive reloads); one per config when not given. */
   readonly rateLimiter?: RateLimiter;
+  /** The buckets in Redis, for `rateLimit.store: redis`; undefined without `config.redis`. */
+  readonly sharedRateLimits?: RateLimitStore | undefined;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
   readonly jwks?: JwksRegistry;
   /** The process-wide open SSE streams, ended when the gateway drains (stream/open-streams.ts). */
@@ -70,6 +73,8 @@ export interface SharedPipelineDeps {
 export interface PipelineDeps extends SharedPipelineDeps {
   readonly config: CompiledConfig;
   readonly rateLimiter: RateLimiter;
+  /** Where this configuration's rate limits take tokens: `rateLimiter`, or Redis (`rateLimit.store`). */
+  readonly rateLimitStore: RateLimitStore;
   /** Client headers never forwarded (hop-by-hop, gateway-owned, auth.stripHeaders). */
   readonly dropHeaders: RequestDropSet;
   /** One per configuration; undefined when no route requires a token (and none is configured). */
@@ -85,10 +90,12 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
   const { settings } = config;
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
   const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(settings, shared) : undefined;
+  const rateLimiter = shared.rateLimiter ?? createRateLimiter();
   return {
     ...shared,
     config,
-    rateLimiter: shared.rateLimiter ?? createRateLimiter(),
+    rateLimiter,
+    rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(
       settings.auth.stripHeaders,
       settings.telemetry.propagation,
@@ -112,7 +119,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   const layers: Layer[] = [];
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
   const rateLimit = routeRateLimit(route, settings.rateLimit);
-  if (rateLimit !== undefined) layers.push(rateLimitLayer(rateLimit, deps.rateLimiter, deps.clientIp));
+  if (rateLimit !== undefined) layers.push(rateLimitLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
   // A plain request on a WebSocket route is answered 426 without reading a body.
   if (route.kind !== 'websocket')
     layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
@@ -137,7 +144,7 @@ export function upgradeLayers(route: CompiledRoute, deps: PipelineDeps): Upgrade
   const layers: UpgradeLayer[] = [];
   // The buckets of the route's HTTP requests: a client cannot dodge its limit by opening sockets.
   const rateLimit = routeRateLimit(route, settings.rateLimit);
-  if (rateLimit !== undefined) layers.push(rateLimitUpgradeLayer(rateLimit, deps.rateLimiter, deps.clientIp));
+  if (rateLimit !== undefined) layers.push(rateLimitUpgradeLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
   if (deps.cors !== undefined) layers.push(originCheckLayer(deps.cors));
   if (route.requiresAuth) layers.push(authUpgradeLayer(authenticatorFor(route, deps), deps.events));
   if (settings.circuitBreaker.enabled) layers.push(circuitUpgradeLayer(deps.upstreams.forOrigin(route.origin).breaker));

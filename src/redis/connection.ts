@@ -18,7 +18,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import type { EventBus, RedisUse } from '../observability/events.js';
+import { createEventBus, type EventBus, type RedisUse } from '../observability/events.js';
 import { redactRedisUrl } from './redis-url.js';
 
 /** `config.redis` with its defaults applied. */
@@ -177,6 +177,19 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       else client.disconnect();
     },
   };
+}
+
+/** Why `config.redis` cannot work (wrong password, unknown host), from one connection attempt; undefined without it. */
+export async function redisStartProblem(
+  config: { readonly settings: { readonly redis?: RedisSettings | undefined } },
+  logger: Logger,
+): Promise<string | undefined> {
+  const settings = config.settings.redis;
+  if (settings === undefined) return undefined;
+  const probe = createRedisConnection({ settings, logger, events: createEventBus() });
+  const problem = await probe.started;
+  await probe.close();
+  return problem;
 }
 
 /** The reason a failed first attempt means the settings are wrong, not that Redis is down. */

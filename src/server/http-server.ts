@@ -33,6 +33,8 @@ export interface RequestHandlerDeps {
   /** The gateway's tracer: each request's trace is made by its settings. */
   readonly tracer: Tracer;
   isDraining(): boolean;
+  /** True while `redis.required` is set and Redis is not connected: GET /ready answers 503. */
+  isWaitingForRedis?(): boolean;
   /** Answers GET /metrics; undefined while metrics are not wired. */
   readonly metrics?: (req: IncomingMessage, res: ServerResponse) => void;
   /** Counts requests in flight, for graceful shutdown. */
@@ -86,7 +88,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
 
     if (method === 'GET' || method === 'HEAD') {
       if (path === '/health') return sendHealth(res);
-      if (path === '/ready') return sendReady(res, deps.isDraining());
+      if (path === '/ready') return sendReady(res, deps.isDraining(), deps.isWaitingForRedis?.());
       if (path === '/metrics' && deps.metrics) return deps.metrics(req, res);
     } else if (method === 'OPTIONS' && deps.cors !== undefined) {
       // A CORS preflight for a path some route serves is the gateway's to answer, never forwarded.
