@@ -54,4 +54,17 @@ describe('check --resolve', () => {
     );
     assert.equal(problems[0]!.line, 8);
   });
+
+  it('looks the Redis host up too', async () => {
+    const yaml = 'routes: []\nconfig:\n  redis:\n    url: redis://:pw@cache.internal:6379\n';
+    const loaded = loadConfigText(yaml, 'gw.yaml', {});
+    assert.ok(loaded.ok);
+    const problems = await resolveProblems(loaded.config, parseConfigText(yaml, 'gw.yaml', {}).locate, async () => {
+      throw Object.assign(new Error('x'), { code: 'ENOTFOUND' });
+    });
+    assert.deepEqual(
+      problems.map((p) => `${p.line}:${p.col} ${p.message}`),
+      ['4:10 config.redis.url: host "cache.internal" does not resolve (ENOTFOUND)'],
+    );
+  });
 });

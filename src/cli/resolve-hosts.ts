@@ -21,7 +21,7 @@ interface HostUse {
   readonly hostname: string;
 }
 
-/** Where the configuration names a host: routes, mapping rules, auth, telemetry. */
+/** Where the configuration names a host: routes, mapping rules, auth, telemetry, Redis. */
 function hostUses(config: CompiledConfig): HostUse[] {
   const uses: HostUse[] = [];
   config.routes.forEach((r, i) => {
@@ -51,6 +51,7 @@ function hostUses(config: CompiledConfig): HostUse[] {
   );
   add(['config', 'auth', 'jwksUrl'], 'config.auth.jwksUrl', auth.jwksUrl, true);
   add(['config', 'telemetry', 'otlpEndpoint'], 'config.telemetry.otlpEndpoint', telemetry.otlpEndpoint, true);
+  add(['config', 'redis', 'url'], 'config.redis.url', config.settings.redis?.url, true);
   return uses;
 }
 

@@ -101,8 +101,8 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     logger.warn(
       { redis: where, reason },
       first
-        ? 'Redis unreachable at start: rate limits use each process its own buckets and the mapping cache skips Redis until it answers'
-        : 'Redis unavailable: rate limits fall back to each process its own buckets and the mapping cache skips Redis until it answers',
+        ? "Redis unreachable at start: rate limits use each process's own buckets and the mapping cache skips Redis until it answers"
+        : "Redis unavailable: rate limits fall back to each process's own buckets and the mapping cache skips Redis until it answers",
     );
   };
   const goUp = () => {
@@ -118,7 +118,10 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     state = 'up';
   };
 
-  client.on('ready', goUp);
+  client.on('ready', () => {
+    lastError = '';
+    goUp();
+  });
   // The first attempt's failure is judged by `started` (a wrong password is not an outage).
   client.on('close', () => state !== 'connecting' && goDown(lastError || 'connection closed'));
   // Every failed attempt emits 'error'; the outage is logged once by goDown, so this only keeps
@@ -129,8 +132,17 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     () => undefined,
     () => {
       const problem = startProblem(lastError);
-      if (problem === undefined) goDown(lastError || 'connection closed');
-      return problem === undefined ? undefined : `Redis at ${where}: ${problem}`;
+      if (problem === undefined) {
+        goDown(lastError || 'connection closed');
+        return undefined;
+      }
+      // Logged as well for an embedded gateway; `start` refuses with the same words on stderr.
+      logger.error({ redis: where, problem }, 'Redis settings do not work: nothing is shared until they are fixed');
+      if (state === 'connecting') {
+        state = 'down';
+        downSince = Date.now();
+      }
+      return `Redis at ${where}: ${problem}`;
     },
   );
 
