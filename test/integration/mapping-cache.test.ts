@@ -108,6 +108,7 @@ describe('mapping cache', () => {
       assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
         hits: 2,
         misses: 1,
+        sharedHits: 0,
         coalesced: 0,
         evictions: 0,
         expirations: 0,
@@ -146,6 +147,7 @@ describe('mapping cache', () => {
       assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
         hits: 5,
         misses: 5,
+        sharedHits: 0,
         coalesced: 0,
         evictions: 0,
         expirations: 0,
@@ -194,6 +196,7 @@ describe('mapping cache', () => {
       assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
         hits: 2,
         misses: 4,
+        sharedHits: 0,
         coalesced: 0,
         evictions: 2,
         expirations: 0,
@@ -218,6 +221,7 @@ describe('mapping cache', () => {
       assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
         hits: 1,
         misses: 2,
+        sharedHits: 0,
         coalesced: 0,
         evictions: 0,
         expirations: 0,
@@ -245,6 +249,7 @@ describe('mapping cache', () => {
       assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
         hits: 0,
         misses: 1,
+        sharedHits: 0,
         coalesced: 1,
         evictions: 0,
         expirations: 0,
