@@ -10,19 +10,17 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { Redis } from 'ioredis';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { startPortico, type PorticoProcess } from '../support/cli-process.js';
 import { FAKE_DNS_NODE_OPTIONS, runPortico } from '../support/cli-run.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { get as getReply } from '../support/http.js';
+import { waitFor } from '../support/wait-for.js';
 
-async function get(url: string): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
-  // A new connection each time, so the cluster's round robin spreads requests over workers.
-  const res = await request(url, { reset: true });
-  return { status: res.statusCode, body: await res.body.text(), headers: res.headers };
-}
+/** A new connection each time, so the cluster's round robin spreads requests over workers. */
+const get = (url: string) => getReply(url, { reset: true });
 
 /** The value of an unlabelled (or first matching) sample in Prometheus text. */
 function sample(metrics: string, name: string): number {
@@ -76,7 +74,7 @@ describe('shared rate limits', () => {
       assert.equal(statuses.filter((s) => s === 429).length, 12);
       const refused = await get(`${gateways[0]!.url}/api/limited`);
       assert.equal(refused.status, 429);
-      assert.deepEqual(JSON.parse(refused.body), { error: 'Too many requests', success: false });
+      assert.deepEqual(refused.json(), { error: 'Too many requests', success: false });
       assert.equal(refused.headers['ratelimit-limit'], '6');
       assert.equal(refused.headers['ratelimit-remaining'], '0');
       assert.ok(Number(refused.headers['retry-after']) >= 1);
@@ -133,19 +131,18 @@ config:
 ${redisYaml(redis.url, '    keyPrefix: "cache:"\n')}`;
     const a = await startGateway(yaml);
     const b = await startGateway(yaml);
+    let answeredOnA = 0;
+    a.gateway.events.on('redis:response', () => answeredOnA++);
     try {
-      const first = JSON.parse((await get(`${a.url}/api/orders/7`)).body) as { user?: unknown };
+      const first = (await get(`${a.url}/api/orders/7`)).json() as { user?: unknown };
       assert.deepEqual(first.user, { id: '/users/%2Forders%2F7', name: 'Zoë' });
       assert.equal(users.seen.length, 1);
-      // The write to Redis is sent in the background; wait until it is there.
-      const raw = new Redis(redis.url, { lazyConnect: true });
-      await raw.connect();
-      while ((await raw.keys('cache:mc:*')).length === 0) await new Promise((r) => setImmediate(r));
-      await raw.quit();
-      const second = JSON.parse((await get(`${b.url}/api/orders/7`)).body) as { user?: unknown };
+      // The write to Redis is sent in the background: wait for its answer (after the lookup's).
+      await waitFor(() => answeredOnA >= 2, 10_000, 'the lookup and the write on replica a');
+      const second = (await get(`${b.url}/api/orders/7`)).json() as { user?: unknown };
       assert.deepEqual(second.user, first.user);
       assert.equal(users.seen.length, 1, 'replica b made no call');
-      const metrics = (await get(`${b.url}/metrics`)).body;
+      const metrics = (await get(`${b.url}/metrics`)).text;
       assert.equal(sample(metrics, 'portico_mapping_cache_shared_hits_total'), 1);
       assert.equal(sample(metrics, 'portico_mapping_cache_misses_total'), 0);
       assert.ok(sample(metrics, 'portico_redis_duration_seconds_count') >= 1);
@@ -182,14 +179,17 @@ ${redisYaml(own.url)}`;
       assert.deepEqual(failures, [], 'every request answered 200');
       const outage = gw.logs.filter((l) => String(l.msg).startsWith('Redis unavailable'));
       assert.equal(outage.length, 1, 'the outage is logged once');
-      const metrics = (await get(`${gw.url}/metrics`)).body;
+      const metrics = (await get(`${gw.url}/metrics`)).text;
       assert.ok(sample(metrics, 'portico_redis_fallbacks_total{use="rate-limit"}') > 0, 'fallbacks counted');
       assert.equal(sample(metrics, 'portico_redis_up'), 0);
 
       await own.start();
       // Reconnection is the client's (backoff at most 2 s): wait for the line that says it is back.
-      while (!gw.logs.some((l) => String(l.msg).startsWith('Redis available again')))
-        await new Promise((r) => setTimeout(r, 20));
+      await waitFor(
+        () => gw.logs.some((l) => String(l.msg).startsWith('Redis available again')),
+        15_000,
+        'the recovery line',
+      );
       assert.equal((await get(`${gw.url}/api/busy`)).status, 200);
       const raw = new Redis(own.url, { lazyConnect: true });
       await raw.connect();
@@ -211,10 +211,10 @@ describe('redis.required', () => {
     try {
       const waiting = await get(`${gw.url}/ready`);
       assert.equal(waiting.status, 503);
-      assert.deepEqual(JSON.parse(waiting.body), { status: 'waiting for redis' });
+      assert.deepEqual(waiting.json(), { status: 'waiting for redis' });
       assert.equal((await get(`${gw.url}/health`)).status, 200);
       await own.start();
-      while (!gw.gateway.redis!.isConnected) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => gw.gateway.redis!.isConnected, 15_000, 'the reconnection');
       assert.equal((await get(`${gw.url}/ready`)).status, 200);
     } finally {
       await gw.close();

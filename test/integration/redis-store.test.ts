@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../support/redis.js';
+import { waitFor } from '../support/wait-for.js';
 import { createRedisConnection, type RedisConnection, type RedisSettings } from '../../src/redis/connection.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -171,7 +172,7 @@ describe('shared rate-limit store', () => {
     assert.deepEqual(h.seen['redis:fallback']?.[0], { use: 'rate-limit' });
     await h.logged('Redis unavailable');
     // The backoff after a failed command is short; the first answered command ends the outage.
-    while (!h.redis.isUp) await new Promise((r) => setImmediate(r));
+    await waitFor(() => h.redis.isUp, 5_000, 'the end of the backoff');
     assert.equal(Math.floor(await store.take('frozen-after', SLOW)), 2);
     const recovered = await h.logged('Redis available again');
     assert.equal(typeof recovered.outageMs, 'number');
@@ -200,10 +201,10 @@ describe('shared mapping cache', () => {
     const json = '{ "name":"Zoë \\u00e9",  "n": 1.50e2 , "emoji":"🎉" }';
     const calls: string[] = [];
     assert.deepEqual(await replicaA.load('http://users/1', call(calls, json)), { ok: true, json });
-    // The write is sent in the background: wait until Redis holds it.
+    // The write is sent in the background: wait for its answer (after the lookup's).
+    await waitFor(() => (a.seen['redis:response']?.length ?? 0) >= 2, 5_000, 'the lookup and the write');
     const raw = new Redis(server.url, { lazyConnect: true });
     await raw.connect();
-    while ((await raw.get('test:mc:http://users/1')) === null) await new Promise((r) => setImmediate(r));
     const ttl = await raw.pttl('test:mc:http://users/1');
     await raw.quit();
     assert.ok(ttl > 25_000 && ttl <= 30_000, `pttl ${ttl}`);
@@ -230,7 +231,7 @@ describe('shared mapping cache', () => {
     assert.deepEqual(calls, ['[1]']);
     assert.equal(cache.stats().coalesced, 4);
     // One GET (the script) and one SET.
-    while ((h.seen['redis:response']?.length ?? 0) < 2) await new Promise((r) => setImmediate(r));
+    await waitFor(() => (h.seen['redis:response']?.length ?? 0) >= 2, 5_000, 'the lookup and the write');
     assert.equal(h.seen['redis:response']?.length, 2);
   });
 
