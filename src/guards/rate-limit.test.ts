@@ -8,6 +8,7 @@ import {
   rateLimitUpgradeLayer,
   routeRateLimit,
   type RateLimitPolicy,
+  type RateLimitStore,
 } from './rate-limit.js';
 import type { Exchange, UpgradeExchange } from '../pipeline/types.js';
 import type { CompiledRoute } from '../config/types.js';
@@ -172,6 +173,29 @@ describe('rate limit layer', () => {
     assert.equal(headers['ratelimit-limit'], '2');
     assert.equal(headers['ratelimit-reset'], '2');
     assert.equal(headers['x-portico-error'], 'GW_RATE_LIMITED');
+  });
+
+  it('waits for a store that answers later (Redis), with the same headers and 429', async () => {
+    const answers = [1, -0.5];
+    const keys: string[] = [];
+    const store: RateLimitStore = {
+      take: (key) => {
+        keys.push(key);
+        return Promise.resolve(answers.shift()!);
+      },
+    };
+    let calls = 0;
+    const step = rateLimitLayer(policy, store, (req) => req.socket.remoteAddress!)(async () => void calls++);
+    const allowed = fakeExchange();
+    await step(allowed.ex);
+    assert.equal(calls, 1);
+    assert.deepEqual(allowed.headers, { 'ratelimit-limit': '2', 'ratelimit-remaining': 1, 'ratelimit-reset': 1 });
+    const refused = fakeExchange();
+    await step(refused.ex);
+    assert.equal(calls, 1);
+    assert.equal(refused.sent.status, 429);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.deepEqual(keys, ['10.0.0.1', '10.0.0.1']);
   });
 });
 
