@@ -325,4 +325,3 @@ export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
 export type MappingCacheConfig = z.output<typeof MappingCacheSchema>;
 export type CorsConfig = z.output<typeof CorsSchema>;
 export type RateLimitConfig = z.output<typeof RateLimitSchema>;
-export type RedisConfig = z.output<typeof RedisSchema>;
