@@ -12,7 +12,7 @@ import { parseAllDocuments, parse } from 'yaml';
 import { Secret, Service } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import type { IContainer } from 'kubernetes-models/v1/Container';
-import { loadConfigText } from '../../src/config/compile.js';
+import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
