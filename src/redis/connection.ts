@@ -16,10 +16,20 @@
  * The client is ioredis: it answered an EVALSHA round trip with less CPU than node-redis in the
  * comparison recorded in docs/redis.md, and it reloads a script Redis forgot (NOSCRIPT) by itself.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis as RedisClient } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import { createEventBus, type EventBus, type RedisUse } from '../observability/events.js';
 import { redactRedisUrl } from './redis-url.js';
+
+/**
+ * ioredis is loaded when the first connection is made, not with this module: a gateway without
+ * `config.redis` never carries the client in memory (docs/redis.md).
+ */
+const requireModule = createRequire(import.meta.url);
+function redisClass(): typeof RedisClient {
+  return (requireModule('ioredis') as typeof import('ioredis')).Redis;
+}
 
 /** `config.redis` with its defaults applied. */
 export interface RedisSettings {
@@ -70,6 +80,7 @@ type ScriptCommand = (...args: readonly (string | number)[]) => Promise<unknown>
 export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
   const { settings, logger, events } = options;
   const where = redactRedisUrl(settings.url);
+  const Redis = redisClass();
   const client = new Redis(settings.url, {
     lazyConnect: true,
     keyPrefix: settings.keyPrefix,
