@@ -41,6 +41,13 @@ fail() {
   exit 1
 }
 step() { echo "test-image: $*"; }
+# The whole log is read before grep sees it: with pipefail, `podman logs | grep -q` fails when grep
+# exits at its first match and podman logs is still writing (SIGPIPE).
+logs_have() {
+  local out
+  out=$("${PODMAN[@]}" logs "$1" 2>&1) || return 1
+  grep -qF -- "$2" <<<"$out"
+}
 
 # 1. The stand-in base image: node, the libraries it links, npm, busybox for /bin/sh and
 # /usr/bin/env, and a node user (uid 1000) as in the official image.
@@ -160,17 +167,17 @@ step "ok: SIGHUP reloaded the configuration (/api/added now served)"
 curl -s --max-time 30 -o "$work/slow.out" -w '%{http_code}' "$base_url/api/slow" >"$work/slow.status" &
 slow_pid=$!
 for _ in $(seq 1 100); do
-  "${PODMAN[@]}" logs "$backend" 2>&1 | grep -q 'slow request received' && break
+  logs_have "$backend" 'slow request received' && break
   sleep 0.1
 done
-"${PODMAN[@]}" logs "$backend" 2>&1 | grep -q 'slow request received' || fail "the slow request never reached the backend"
+logs_have "$backend" 'slow request received' || fail "the slow request never reached the backend"
 "${PODMAN[@]}" stop -t 30 "$gateway" >/dev/null
 wait "$slow_pid" || true
 [ "$(cat "$work/slow.status")" = 200 ] && [ "$(cat "$work/slow.out")" = '{"slow":"done"}' ] \
   || fail "in-flight request during stop: status $(cat "$work/slow.status"), body $(cat "$work/slow.out")"
 code=$("${PODMAN[@]}" inspect --format '{{.State.ExitCode}}' "$gateway")
 [ "$code" = 0 ] || fail "gateway exited $code after podman stop, expected 0"
-"${PODMAN[@]}" logs "$gateway" 2>&1 | grep -q '"msg":"draining' || fail "no drain in the gateway log"
+logs_have "$gateway" '"msg":"draining' || fail "no drain in the gateway log"
 step "ok: podman stop (SIGTERM) drained the in-flight request and exited 0"
 
 size=$("${PODMAN[@]}" image inspect --format '{{.Size}}' "$image")
