@@ -135,6 +135,8 @@ ${redisYaml(redis.url, '    keyPrefix: "cache:"\n')}`;
     let answeredOnA = 0;
     a.gateway.events.on('redis:response', () => answeredOnA++);
     try {
+      // Until its connection is ready a replica skips Redis (docs/redis.md): wait for both.
+      await Promise.all([a.gateway.redis!.started, b.gateway.redis!.started]);
       const first = (await get(`${a.url}/api/orders/7`)).json() as { user?: unknown };
       assert.deepEqual(first.user, { id: '/users/%2Forders%2F7', name: 'Zoë' });
       assert.equal(users.seen.length, 1);
