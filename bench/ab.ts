@@ -100,13 +100,12 @@ const backend = backends.forScenario(scenario);
 const started: RunningCandidate[] = [];
 try {
   const start = async (build: string, nodeArgs: string, porticoLogLevel: string | undefined) => {
-    const porticoNodeArgs = nodeArgs.split(' ').filter((a) => a !== '');
     const c = await startCandidate(id, {
       pinning,
       backend,
       scenarios: [scenario],
       porticoCommand: [process.execPath, build],
-      porticoNodeArgs,
+      nodeArgs: nodeArgs.split(' ').filter((a) => a !== ''),
       porticoLogLevel,
     });
     started.push(c);

@@ -140,15 +140,23 @@ export function summariseProfile(profile: CpuProfile): ProfileSummary {
 const pct = (part: number, whole: number) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : 'n/a');
 
 /** Markdown tables: areas, top functions overall, top functions in Portico's code. */
-export function formatSummary(s: ProfileSummary, top = 25): string {
+/**
+ * With `requests` (served while profiling), the area table also shows microseconds per request: the
+ * figure to compare between two processes, whose busy times differ.
+ */
+export function formatSummary(s: ProfileSummary, top = 25, requests?: number): string {
+  const perRequest = (ms: number) => (requests === undefined ? '' : ` ${((ms * 1000) / requests).toFixed(1)} |`);
   const lines = [
-    `profile: ${(s.wallMs / 1000).toFixed(1)} s wall, ${(s.busyMs / 1000).toFixed(1)} s busy (not idle)`,
+    `profile: ${(s.wallMs / 1000).toFixed(1)} s wall, ${(s.busyMs / 1000).toFixed(1)} s busy (not idle)` +
+      (requests === undefined ? '' : `, ${requests} requests`),
     '',
-    '| area | self ms | % of busy |',
-    '|---|---:|---:|',
+    `| area | self ms | % of busy |${requests === undefined ? '' : ' µs / request |'}`,
+    `|---|---:|---:|${requests === undefined ? '' : '---:|'}`,
   ];
   for (const a of s.areas)
-    if (a.area !== 'idle') lines.push(`| ${a.area} | ${a.selfMs.toFixed(0)} | ${pct(a.selfMs, s.busyMs)} |`);
+    if (a.area !== 'idle')
+      lines.push(`| ${a.area} | ${a.selfMs.toFixed(0)} | ${pct(a.selfMs, s.busyMs)} |${perRequest(a.selfMs)}`);
+  if (requests !== undefined) lines.push(`| all busy time | ${s.busyMs.toFixed(0)} | 100% |${perRequest(s.busyMs)}`);
   const fnTable = (title: string, list: readonly FunctionCost[]) => {
     lines.push(
       '',

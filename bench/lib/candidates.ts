@@ -76,8 +76,8 @@ export interface CandidateContext {
   readonly porticoCommand: readonly string[];
   /** PORTICO_LOG_LEVEL for Portico candidates; undefined keeps Portico's default (info). */
   readonly porticoLogLevel: string | undefined;
-  /** Extra node flags for Portico (e.g. --cpu-prof). */
-  readonly porticoNodeArgs?: readonly string[];
+  /** Extra node flags for Portico and the Node baselines (e.g. --cpu-prof). */
+  readonly nodeArgs?: readonly string[];
 }
 
 const HS256_SECRET = 'portico-bench-secret-0123456789abcdef';
@@ -169,7 +169,7 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
     const p = await startProcess({
       name: label,
       command: process.execPath,
-      args: [...v8, entry, backendUrl],
+      args: [...v8, ...(ctx.nodeArgs ?? []), entry, backendUrl],
       core: proxyCore,
       ready: { kind: 'stdout-line' },
     });
@@ -188,7 +188,7 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
   );
   const port = await freePort();
   const [cmd, ...cmdArgs] = ctx.porticoCommand;
-  const nodeArgs = ctx.porticoNodeArgs ?? [];
+  const nodeArgs = ctx.nodeArgs ?? [];
   const p = await startProcess({
     name: label,
     command: cmd ?? process.execPath,
