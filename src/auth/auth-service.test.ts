@@ -63,6 +63,7 @@ describe('interpretAuthAnswer', () => {
     {
       name: '200 claims object',
       body: '{"userId":"7","username":"ada","role":"admin","exp":1}',
+      claims: { userId: '7', username: 'ada', role: 'admin', exp: 1 },
       headers: [
         ['X-userId', '7'],
         ['X-username', 'ada'],
@@ -71,13 +72,13 @@ describe('interpretAuthAnswer', () => {
     },
     { name: '200 empty body', body: '', headers: [] },
     { name: '200 whitespace body', body: ' \n', headers: [] },
-    { name: '200 {}', body: '{}', headers: [] },
+    { name: '200 {}', body: '{}', claims: {}, headers: [] },
   ];
   for (const c of ok) {
     it(`${c.name}: lets the request through`, () => {
       assert.deepEqual(
         interpretAuthAnswer(200, { 'content-type': 'application/json' }, Buffer.from(c.body), 'r', capture().logger),
-        { ok: true, claimHeaders: c.headers },
+        { ok: true, claimHeaders: c.headers, ...(c.claims === undefined ? {} : { claims: c.claims }) },
       );
     });
   }

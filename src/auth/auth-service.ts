@@ -185,7 +185,7 @@ export function interpretAuthAnswer(
   const skipped: SkippedClaim[] = [];
   const out = claimHeaders(claims, skipped);
   if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
-  return { ok: true, claimHeaders: out };
+  return { ok: true, claimHeaders: out, claims };
 }
 
 /** Headers never relayed from the auth service: hop-by-hop, framing, and the gateway's request id. */

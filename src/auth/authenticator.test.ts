@@ -28,7 +28,11 @@ describe('createAuthenticator', () => {
       headers: { authorization: `Bearer ${token}` },
       rawHeaders: ['Authorization', `Bearer ${token}`],
     } as unknown as IncomingMessage;
-    assert.deepEqual(await a.authenticate(req, 'r'), { ok: true, claimHeaders: [['X-sub', 'u1']] });
+    assert.deepEqual(await a.authenticate(req, 'r'), {
+      ok: true,
+      claimHeaders: [['X-sub', 'u1']],
+      claims: { sub: 'u1' },
+    });
   });
 
   it('every mode refuses several Authorization headers before validating (400 GW_AUTH_AMBIGUOUS)', async () => {

@@ -90,7 +90,9 @@ function createModeAuthenticator(
 }
 
 /** What the auth:result event says about an outcome. */
-export function outcomeName(outcome: AuthOutcome): 'ok' | 'missing' | 'invalid' | 'unavailable' | 'denied' {
+export function outcomeName(
+  outcome: AuthOutcome,
+): 'ok' | 'missing' | 'invalid' | 'unavailable' | 'denied' | 'forbidden' {
   if (outcome.ok) return 'ok';
   switch (outcome.code) {
     case 'GW_AUTH_MISSING':
@@ -101,6 +103,8 @@ export function outcomeName(outcome: AuthOutcome): 'ok' | 'missing' | 'invalid' 
       return 'invalid';
     case 'GW_AUTH_UNAVAILABLE':
       return 'unavailable';
+    case 'GW_AUTH_FORBIDDEN':
+      return 'forbidden';
     default:
       // The auth service's own refusal, relayed.
       return 'denied';

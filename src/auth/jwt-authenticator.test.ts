@@ -77,13 +77,14 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
           ['X-sub', 'u1'],
           ['X-role', 'admin'],
         ],
+        claims: { sub: 'u1', role: 'admin', n: 5, exp: NOW_SEC + 60 },
       });
     });
 
     it('accepts the scheme in any case and a token without exp', async () => {
       const m = await make({});
       const outcome = await m.authenticator.authenticate(request(`bearer ${await m.sign({ sub: 'u1' })}`), 'r1');
-      assert.deepEqual(outcome, { ok: true, claimHeaders: [['X-sub', 'u1']] });
+      assert.deepEqual(outcome, { ok: true, claimHeaders: [['X-sub', 'u1']], claims: { sub: 'u1' } });
     });
 
     it('no Authorization: 401 GW_AUTH_MISSING with a Bearer challenge', async () => {
@@ -266,6 +267,7 @@ describe('local HMAC mode', () => {
       assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'r'), {
         ok: true,
         claimHeaders: [['X-sub', alg]],
+        claims: { sub: alg },
       });
     });
   }
@@ -300,6 +302,7 @@ describe('local HMAC mode', () => {
     assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'req-7'), {
       ok: true,
       claimHeaders: [['X-sub', 'u1']],
+      claims: { sub: 'u1', role: 'x\r\ny' },
     });
     logger.flush();
     const warn = lines.find((l) => l.msg === 'auth: claims skipped, not valid as headers');
@@ -347,6 +350,7 @@ describe('verified-token cache', () => {
           ['X-sub', 'u1'],
           ['X-role', 'admin'],
         ],
+        claims: { sub: 'u1', role: 'admin', exp: NOW_SEC + 60 },
       });
     }
     assert.equal(counter.lookups, 1);

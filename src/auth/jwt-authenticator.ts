@@ -115,7 +115,7 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
       const skipped: SkippedClaim[] = [];
       const headers = claimHeaders(payload, skipped);
       if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
-      const outcome: AuthSuccess = { ok: true, claimHeaders: headers };
+      const outcome: AuthSuccess = { ok: true, claimHeaders: headers, claims: payload };
       // Not cached if the key set changed while this token was verified (which set checked it is unknown).
       if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version))
         cache.set(token, payload, outcome);

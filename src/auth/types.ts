@@ -8,7 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import type { ErrorCode } from '../response/errors.js';
 
 export type AuthOutcome =
-  | { ok: true; claimHeaders: [string, string][] }
+  // `claims`: the token's payload (or the auth service's JSON object), for authorization rules.
+  | { ok: true; claimHeaders: [string, string][]; claims?: Readonly<Record<string, unknown>> }
   // `detail` (optional, for logs and the auth:result event) is an addition to the shared contract.
   | { ok: false; status: number; headers: Record<string, string>; body: Buffer; code?: ErrorCode; detail?: string };
 

@@ -7,6 +7,7 @@ import type { CompiledConfig, CompiledMappingRule, CompiledRoute } from './types
 import { toRouterPath } from './router-path.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
+import { compileRequirements } from '../auth/requirements.js';
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
@@ -43,7 +44,8 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       path,
       buildPath: compileUrlBuilder(path),
       kind: r.isWebSocket ? 'websocket' : r.isSSE ? 'sse' : mapping.length > 0 ? 'mapping' : 'standard',
-      requiresAuth: settings.auth.defaultProtected && !r.public,
+      requiresAuth: r.protected ?? (r.require !== undefined || (settings.auth.defaultProtected && !r.public)),
+      checkClaims: r.require === undefined ? undefined : compileRequirements(r.require, settings.auth.rolesClaim),
       mapping: Object.freeze(mapping),
       maxBodyBytes: r.maxBodyBytes ?? settings.limits.maxBodyBytes,
       buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,

@@ -29,6 +29,27 @@ export const MappingRuleSchema = z
   })
   .describe('A response-mapping rule');
 
+const claimValue = z.union([z.string(), z.number(), z.boolean()]);
+
+export const RequireSchema = z
+  .strictObject({
+    roles: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('The token holds at least one of these roles (claim auth.rolesClaim, else roles, then role)'),
+    scopes: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('The token holds every one of these scopes (claim scope or scp, space-separated or a list)'),
+    claims: z
+      .record(z.string().min(1), z.union([claimValue, z.array(claimValue).min(1)]))
+      .optional()
+      .describe('Each claim equals this value, or one of a list of values (name as written, else a dot path)'),
+  })
+  .describe('Authorization rules a valid token must meet on this route');
+
 export const RouteSchema = z
   .strictObject({
     method: z
@@ -50,6 +71,13 @@ export const RouteSchema = z
         'Backend path. May hold {param}s and a query template (/users?companyId={companyId}). Every parameter must appear in both route and path',
       ),
     public: z.boolean().default(false).describe('Skip authentication for this route'),
+    protected: z
+      .boolean()
+      .optional()
+      .describe('Require a valid token on this route even when auth.defaultProtected is false'),
+    require: RequireSchema.optional().describe(
+      "Authorization rules on the token's claims: 403 when a valid token lacks them (implies protected)",
+    ),
     isSSE: z.boolean().default(false).describe('Stream a Server-Sent Events response without buffering'),
     isWebSocket: z
       .boolean()
@@ -93,6 +121,11 @@ export const AuthSchema = z.strictObject({
     .describe('Delegated auth service (host:port); takes priority over jwksUrl, then secret, which are then ignored'),
   authPath: z.string().min(1).default('/auth/validate').describe('Validation endpoint on the auth service'),
   defaultProtected: z.boolean().default(false).describe('Every route requires a valid token unless it is public'),
+  rolesClaim: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Claim holding the roles that require.roles checks (a name, else a dot path); default roles, then role'),
   secret: z.string().min(1).optional().describe('HMAC secret for local JWT validation (HS256/384/512)'),
   jwksUrl: z.string().min(1).optional().describe('JWKS endpoint for RS*, PS*, ES* and EdDSA tokens'),
   issuer: stringOrList.optional().describe('Accepted "iss" value(s), checked when set (local JWT and JWKS modes)'),

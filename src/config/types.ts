@@ -8,6 +8,7 @@ import type { Problem } from './problems.js';
 import type { Template, UrlBuilder } from '../upstream/target-url.js';
 import type { Origin } from '../upstream/origin.js';
 import type { TracingSettings } from '../observability/otel-env.js';
+import type { ClaimCheck } from '../auth/requirements.js';
 
 export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
 
@@ -38,6 +39,8 @@ export interface CompiledRoute {
   readonly buildPath: UrlBuilder;
   readonly kind: RouteKind;
   readonly requiresAuth: boolean;
+  /** The route's `require:` rules on a valid token's claims; undefined when it has none. */
+  readonly checkClaims: ClaimCheck | undefined;
   readonly mapping: readonly CompiledMappingRule[];
   /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes. */
   readonly maxBodyBytes: number;

@@ -12,6 +12,7 @@ import { schemaProblems } from './schema-problems.js';
 import { compatibilityRules, routePrefix, settingsRules } from './settings-rules.js';
 import { readRouteFields } from './route-fields.js';
 import { routeRules } from './route-rules.js';
+import { authorizationRules } from './authorization-rules.js';
 import { configNotices } from './notices.js';
 
 /** `notices`: warnings and notes about a valid file (`check` prints them; they never stop the gateway). */
@@ -35,6 +36,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
   if (isRecord(typed)) {
     settingsRules(typed, at);
     routeRules(readRouteFields(typed.routes), routePrefix(typed), at);
+    authorizationRules(typed, at);
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {

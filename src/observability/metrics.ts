@@ -126,7 +126,7 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
   const authResults = new Counter({
     ...on,
     name: 'portico_auth_results_total',
-    help: 'Authentication outcomes (ok, missing, invalid, denied, unavailable), by route',
+    help: 'Authentication outcomes (ok, missing, invalid, denied, forbidden, unavailable), by route',
     labelNames: ['route', 'outcome'] as const,
   });
   const openStreams = new Gauge({

@@ -123,7 +123,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // A plain request on a WebSocket route is answered 426 without reading a body.
   if (route.kind !== 'websocket')
     layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
-  if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events));
+  if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, route.checkClaims));
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
   if (route.buffersRequest)
@@ -146,7 +146,7 @@ export function upgradeLayers(route: CompiledRoute, deps: PipelineDeps): Upgrade
   const rateLimit = routeRateLimit(route, settings.rateLimit);
   if (rateLimit !== undefined) layers.push(rateLimitUpgradeLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
   if (deps.cors !== undefined) layers.push(originCheckLayer(deps.cors));
-  if (route.requiresAuth) layers.push(authUpgradeLayer(authenticatorFor(route, deps), deps.events));
+  if (route.requiresAuth) layers.push(authUpgradeLayer(authenticatorFor(route, deps), deps.events, route.checkClaims));
   if (settings.circuitBreaker.enabled) layers.push(circuitUpgradeLayer(deps.upstreams.forOrigin(route.origin).breaker));
   return layers;
 }
