@@ -1,8 +1,9 @@
 /**
  * The auth step of a protected route, for its HTTP requests and its WebSocket upgrades: only
  * routes that require a token get this layer (decided at config load), so public routes never
- * validate tokens or call the auth service. A route with `require:` rules also checks the valid
- * token's claims against them (auth/requirements.ts): 403 when they fall short. On success the
+ * validate tokens or call the auth service. The token is taken from where `auth.tokenFrom` says
+ * (auth/token-sources.ts), and a route with `require:` rules also checks the valid token's claims
+ * against them (auth/requirements.ts): 403 when they fall short. On success the
  * claim headers ride on the exchange to the endpoint; on refusal the outcome's complete response
  * is written and the chain stops.
  */
@@ -12,14 +13,23 @@ import { sendUpgradeAnswer } from '../server/socket-response.js';
 import { reportAuthResult } from './authenticator.js';
 import { gatewayRefusal } from './refusal.js';
 import type { ClaimCheck } from './requirements.js';
+import type { TokenSources } from './token-sources.js';
 import type { AuthOutcome, Authenticator } from './types.js';
 
 const NO_CLAIMS: Readonly<Record<string, unknown>> = Object.freeze({});
 
+/** What a route adds to plain authentication, each compiled at config load. */
+export interface RouteAuthRules {
+  readonly checkClaims?: ClaimCheck | undefined;
+  readonly tokenSources?: TokenSources | undefined;
+}
+
 /** Authenticates each request before `next`; answers the refusal itself. */
-export function authLayer(authenticator: Authenticator, events: EventBus, checkClaims?: ClaimCheck): Layer {
-  const authorize = authorizer(authenticator, checkClaims);
+export function authLayer(authenticator: Authenticator, events: EventBus, rules: RouteAuthRules = {}): Layer {
+  const authorize = authorizer(authenticator, rules.checkClaims);
+  const sources = rules.tokenSources;
   return (next) => async (ex) => {
+    if (sources !== undefined) ex.rawQuery = sources.take(ex.req, ex.rawQuery);
     const outcome = await authorize(ex.req, ex.requestId, ex.route.id);
     reportAuthResult(events, ex.requestId, ex.route.id, outcome);
     if (outcome.ok) {
@@ -40,10 +50,12 @@ export function authLayer(authenticator: Authenticator, events: EventBus, checkC
 export function authUpgradeLayer(
   authenticator: Authenticator,
   events: EventBus,
-  checkClaims?: ClaimCheck,
+  rules: RouteAuthRules = {},
 ): UpgradeLayer {
-  const authorize = authorizer(authenticator, checkClaims);
+  const authorize = authorizer(authenticator, rules.checkClaims);
+  const sources = rules.tokenSources;
   return (next) => async (ux) => {
+    if (sources !== undefined) ux.rawQuery = sources.take(ux.req, ux.rawQuery);
     const outcome = await authorize(ux.req, ux.requestId, ux.route.id);
     reportAuthResult(events, ux.requestId, ux.route.id, outcome);
     if (outcome.ok) {

@@ -121,6 +121,19 @@ export const AuthSchema = z.strictObject({
     .describe('Delegated auth service (host:port); takes priority over jwksUrl, then secret, which are then ignored'),
   authPath: z.string().min(1).default('/auth/validate').describe('Validation endpoint on the auth service'),
   defaultProtected: z.boolean().default(false).describe('Every route requires a valid token unless it is public'),
+  tokenFrom: z
+    .array(
+      z.union([
+        z.literal('header'),
+        z.strictObject({ cookie: z.string().min(1).describe('Cookie name') }),
+        z.strictObject({ query: z.string().min(1).describe('Query parameter name') }),
+      ]),
+    )
+    .min(1)
+    .default(['header'])
+    .describe(
+      'Where protected routes find the token, in order: header (Authorization: Bearer), {cookie: NAME}, {query: NAME}; query tokens are removed before forwarding',
+    ),
   rolesClaim: z
     .string()
     .min(1)

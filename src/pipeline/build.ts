@@ -32,7 +32,8 @@ import { circuitLayer, circuitUpgradeLayer } from '../circuit/layer.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
-import { authLayer, authUpgradeLayer } from '../auth/layer.js';
+import { authLayer, authUpgradeLayer, type RouteAuthRules } from '../auth/layer.js';
+import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
 import { mappingEndpoint } from '../mapping/enrich.js';
 import type { MappingCache } from '../mapping/cache.js';
 import { sseEndpoint } from '../stream/sse.js';
@@ -79,6 +80,8 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly dropHeaders: RequestDropSet;
   /** One per configuration; undefined when no route requires a token (and none is configured). */
   readonly authenticator: Authenticator | undefined;
+  /** Where tokens are read besides the Authorization header (`auth.tokenFrom`); undefined: the header only. */
+  readonly tokenSources: TokenSources | undefined;
   /** The CORS policy; undefined when CORS is off. The request handler answers preflights with it. */
   readonly cors: CorsPolicy | undefined;
   /** The client address rate limits count by (`trustProxy` applied). */
@@ -102,6 +105,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
       trustsPeer(settings.trustProxy),
     ),
     authenticator,
+    tokenSources: compileTokenSources(settings.auth.tokenFrom),
     cors: compileCors(settings.cors),
     clientIp: createClientIpResolver(settings.trustProxy),
   };
@@ -123,7 +127,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // A plain request on a WebSocket route is answered 426 without reading a body.
   if (route.kind !== 'websocket')
     layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
-  if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, route.checkClaims));
+  if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
   if (route.buffersRequest)
@@ -146,7 +150,8 @@ export function upgradeLayers(route: CompiledRoute, deps: PipelineDeps): Upgrade
   const rateLimit = routeRateLimit(route, settings.rateLimit);
   if (rateLimit !== undefined) layers.push(rateLimitUpgradeLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
   if (deps.cors !== undefined) layers.push(originCheckLayer(deps.cors));
-  if (route.requiresAuth) layers.push(authUpgradeLayer(authenticatorFor(route, deps), deps.events, route.checkClaims));
+  if (route.requiresAuth)
+    layers.push(authUpgradeLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
   if (settings.circuitBreaker.enabled) layers.push(circuitUpgradeLayer(deps.upstreams.forOrigin(route.origin).breaker));
   return layers;
 }
@@ -168,6 +173,10 @@ export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeS
     tunnel: deps.tunnel,
   });
   return compose(upgradeLayers(route, deps), endpoint);
+}
+
+function authRules(route: CompiledRoute, deps: PipelineDeps): RouteAuthRules {
+  return { checkClaims: route.checkClaims, tokenSources: deps.tokenSources };
 }
 
 function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticator {

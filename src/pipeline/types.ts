@@ -23,8 +23,11 @@ export interface Exchange {
   readonly requestId: string;
   /** Path parameters, already percent-decoded by the router. */
   readonly params: Readonly<Record<string, string>>;
-  /** The client's query string without `?`, exactly as sent ('' when none). */
-  readonly rawQuery: string;
+  /**
+   * The client's query string without `?`, as sent ('' when none); the auth layer removes a token
+   * parameter (`auth.tokenFrom`) before the backend call.
+   */
+  rawQuery: string;
   /** `X-<claim>` headers set by the auth layer; they replace client headers of the same name. */
   claimHeaders: [name: string, value: string][] | undefined;
   /** Status the backend answered with, when it answered. */
@@ -67,8 +70,11 @@ export interface UpgradeExchange {
   readonly requestId: string;
   /** Path parameters, already percent-decoded by the router. */
   readonly params: Readonly<Record<string, string>>;
-  /** The client's query string without `?`, exactly as sent ('' when none). */
-  readonly rawQuery: string;
+  /**
+   * The client's query string without `?`, as sent ('' when none); the auth layer removes a token
+   * parameter (`auth.tokenFrom`) before the backend call.
+   */
+  rawQuery: string;
   /** `X-<claim>` headers set by the auth layer; they replace client headers of the same name. */
   claimHeaders: [name: string, value: string][] | undefined;
   /** Status written to the client (101 once the tunnel is open); undefined while none was. */

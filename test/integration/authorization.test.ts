@@ -241,3 +241,71 @@ ${extra}`;
     assert.match(problems.join('\n'), /role.*roles/s, 'did-you-mean for the misspelt key');
   });
 });
+
+describe('auth.tokenFrom: a cookie or a query parameter', () => {
+  let backend: TestBackend;
+  let authService: TestBackend;
+  let local: TestGateway;
+  let delegated: TestGateway;
+  const token = (claims: JWTPayload) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(SECRET));
+  const yaml = (auth: string) => `
+routes:
+  - method: GET
+    route: /feed
+    service: ${backend.host}
+    path: /feed
+    protected: true
+config:
+  auth:
+${auth}
+    tokenFrom: [header, { cookie: session }, { query: access_token }]
+`;
+  before(async () => {
+    backend = await startBackend((req, res) => json(res, 200, { url: req.url }));
+    authService = await startBackend((req, res) =>
+      req.headers.authorization === 'Bearer good'
+        ? json(res, 200, { sub: 'u1' })
+        : json(res, 401, { error: 'no', success: false }),
+    );
+    local = await startGateway(yaml(`    secret: ${SECRET}`));
+    delegated = await startGateway(yaml(`    authService: ${authService.host}`));
+  });
+  after(async () => {
+    await Promise.all([local.close(), delegated.close(), backend.close(), authService.close()]);
+  });
+
+  it('a token in the cookie is accepted; without any token, 401', async () => {
+    const t = await token({ sub: 'c1' });
+    const ok = await local.get('/api/feed', { headers: { cookie: `theme=dark; session=${t}` } });
+    assert.equal(ok.status, 200);
+    assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'c1');
+    assert.equal((await local.get('/api/feed', { headers: { cookie: 'theme=dark' } })).status, 401);
+    assert.equal((await local.get('/api/feed', { headers: { cookie: 'session=forged' } })).status, 401);
+  });
+
+  it('a token in the query is accepted and never reaches the backend or the access log', async () => {
+    const t = await token({ sub: 'q1' });
+    const ok = await local.get(`/api/feed?page=2&access_token=${t}&sort=asc`);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(ok.json(), { url: '/feed?page=2&sort=asc' });
+    assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'q1');
+    const line = local.logs.find((l) => l.msg === 'request' && l.reqId === ok.headers['x-request-id']);
+    assert.ok(line !== undefined, 'the request was logged');
+    assert.ok(!JSON.stringify(local.logs).includes(t), 'no log line holds the token');
+  });
+
+  it('delegated mode: the auth service gets the token as a bearer and a URL without it', async () => {
+    const ok = await delegated.get('/api/feed?access_token=good&x=1');
+    assert.equal(ok.status, 200);
+    assert.deepEqual(ok.json(), { url: '/feed?x=1' });
+    const fromCookie = await delegated.get('/api/feed', { headers: { cookie: 'session=good' } });
+    assert.equal(fromCookie.status, 200);
+    const uris = authService.seen.map((r) => r.headers['x-forwarded-uri']);
+    assert.deepEqual(uris.slice(0, 2), ['/api/feed?x=1', '/api/feed'], 'the auth service never saw the query token');
+    assert.equal((await delegated.get('/api/feed?access_token=bad')).status, 401);
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Where a protected route finds its token (`auth.tokenFrom`): the `Authorization` header (the
+ * default), a cookie, or a query parameter, tried in the order listed; the first that carries a
+ * token is used. Every mode reads the token from `Authorization: Bearer`, so a token found
+ * elsewhere is put there in the parsed headers (`req.headers`), which the local and JWKS modes
+ * validate and the auth service receives; what is forwarded to the backend comes from the raw
+ * header list and is unchanged. A query parameter that names a token is removed from the request
+ * (the backend path, and `req.url` the auth service is told) whether or not it was the one used,
+ * so a token in a URL never travels further than the gateway.
+ */
+import type { IncomingMessage } from 'node:http';
+
+export type TokenSource = 'header' | { readonly cookie: string } | { readonly query: string };
+
+export interface TokenSources {
+  /**
+   * Moves the request's token to `req.headers.authorization` (or removes that header when no
+   * listed source holds one) and returns `rawQuery` without the token parameters; `req.url`
+   * loses them too.
+   */
+  take(req: IncomingMessage, rawQuery: string): string;
+}
+
+/** Undefined for the default (`header` alone): nothing to do per request. */
+export function compileTokenSources(sources: readonly TokenSource[]): TokenSources | undefined {
+  if (sources.length === 1 && sources[0] === 'header') return undefined;
+  const queryNames = new Set(sources.flatMap((s) => (typeof s === 'object' && 'query' in s ? [s.query] : [])));
+  return {
+    take(req, rawQuery) {
+      const query = queryNames.size === 0 || rawQuery === '' ? undefined : splitQuery(rawQuery, queryNames);
+      let token: string | undefined;
+      for (const source of sources) {
+        if (source === 'header') {
+          if (req.headers.authorization !== undefined) return finish(req, query, rawQuery);
+          continue;
+        }
+        token = 'cookie' in source ? cookieValue(req.headers.cookie, source.cookie) : query?.tokens.get(source.query);
+        if (token !== undefined && token !== '') break;
+        token = undefined;
+      }
+      if (token === undefined) delete req.headers.authorization;
+      else req.headers.authorization = `Bearer ${token}`;
+      return finish(req, query, rawQuery);
+    },
+  };
+}
+
+interface SplitQuery {
+  /** The token parameters' values, by name (the first of a repeated name). */
+  readonly tokens: Map<string, string>;
+  /** The query without them. */
+  readonly rest: string;
+}
+
+function finish(req: IncomingMessage, query: SplitQuery | undefined, rawQuery: string): string {
+  if (query === undefined || query.rest.length === rawQuery.length) return rawQuery;
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  req.url = (q < 0 ? url : url.slice(0, q)) + (query.rest === '' ? '' : `?${query.rest}`);
+  return query.rest;
+}
+
+function splitQuery(rawQuery: string, names: ReadonlySet<string>): SplitQuery {
+  const tokens = new Map<string, string>();
+  const kept: string[] = [];
+  for (const part of rawQuery.split('&')) {
+    const eq = part.indexOf('=');
+    const name = decode(eq < 0 ? part : part.slice(0, eq));
+    if (name === undefined || !names.has(name)) {
+      kept.push(part);
+      continue;
+    }
+    const value = eq < 0 ? '' : decode(part.slice(eq + 1));
+    if (value !== undefined && !tokens.has(name)) tokens.set(name, value);
+  }
+  return { tokens, rest: kept.join('&') };
+}
+
+/** A query name or value decoded (`+` is a space); undefined when its escapes are malformed. */
+function decode(text: string): string | undefined {
+  if (!text.includes('%') && !text.includes('+')) return text;
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The value of cookie `name` in a Cookie header (the first one; surrounding quotes removed). */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
+    const value = pair.slice(eq + 1).trim();
+    return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
+  }
+  return undefined;
+}
