@@ -8,6 +8,8 @@ import { toRouterPath } from './router-path.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
 import { compileRequirements } from '../auth/requirements.js';
+import { compileBodySchema, readSchema } from '../guards/json-schema.js';
+import { dirname } from 'node:path';
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
@@ -47,7 +49,9 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       requiresAuth: r.protected ?? (r.require !== undefined || (settings.auth.defaultProtected && !r.public)),
       checkClaims: r.require === undefined ? undefined : compileRequirements(r.require, settings.auth.rolesClaim),
       mapping: Object.freeze(mapping),
-      maxBodyBytes: r.maxBodyBytes ?? settings.limits.maxBodyBytes,
+      maxBodyBytes: Math.min(r.maxBodyBytes ?? settings.limits.maxBodyBytes, r.request?.maxBytes ?? Infinity),
+      validateBody:
+        r.request === undefined ? undefined : compileBodySchema(readSchema(r.request.schema, dirname(fileName))),
       buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,
       rateLimit: r.rateLimit,
     });

@@ -92,6 +92,23 @@ export const RouteSchema = z
       .positive()
       .optional()
       .describe('Largest request body for this route, else 413; default config.limits.maxBodyBytes'),
+    request: z
+      .strictObject({
+        schema: z
+          .union([z.string().min(1), z.record(z.string(), z.unknown())])
+          .describe(
+            'JSON Schema of the request body: a .json file (relative to this config file) or inline; draft-07, or 2020-12 by $schema',
+          ),
+        maxBytes: z
+          .int()
+          .positive()
+          .default(1024 * 1024)
+          .describe('Largest body validated (kept in memory to be parsed); larger: 413'),
+      })
+      .optional()
+      .describe(
+        'Request validation: the JSON body is checked against a schema before the backend is called (400, 415)',
+      ),
     requestBuffering: z
       .boolean()
       .default(true)

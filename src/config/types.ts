@@ -9,6 +9,7 @@ import type { Template, UrlBuilder } from '../upstream/target-url.js';
 import type { Origin } from '../upstream/origin.js';
 import type { TracingSettings } from '../observability/otel-env.js';
 import type { ClaimCheck } from '../auth/requirements.js';
+import type { BodyValidator } from '../guards/json-schema.js';
 
 export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
 
@@ -42,8 +43,10 @@ export interface CompiledRoute {
   /** The route's `require:` rules on a valid token's claims; undefined when it has none. */
   readonly checkClaims: ClaimCheck | undefined;
   readonly mapping: readonly CompiledMappingRule[];
-  /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes. */
+  /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes (at most request.maxBytes). */
   readonly maxBodyBytes: number;
+  /** The route's `request.schema`, compiled; undefined without one. */
+  readonly validateBody: BodyValidator | undefined;
   /** Read the whole request body before the backend call (guards/request-buffer.ts). */
   readonly buffersRequest: boolean;
   /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */

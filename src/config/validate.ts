@@ -13,6 +13,8 @@ import { compatibilityRules, routePrefix, settingsRules } from './settings-rules
 import { readRouteFields } from './route-fields.js';
 import { routeRules } from './route-rules.js';
 import { authorizationRules } from './authorization-rules.js';
+import { requestRules } from './request-rules.js';
+import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
 
 /** `notices`: warnings and notes about a valid file (`check` prints them; they never stop the gateway). */
@@ -37,6 +39,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     settingsRules(typed, at);
     routeRules(readRouteFields(typed.routes), routePrefix(typed), at);
     authorizationRules(typed, at);
+    requestRules(typed, dirname(parsed.file), at);
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {

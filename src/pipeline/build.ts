@@ -6,7 +6,8 @@
  * mapping has no enrichment code in its path.
  *
  *   HTTP     CORS headers -> rate limit (429) -> body limits (413, 408) -> auth -> request
- *            buffer -> circuit (503) -> forward | mapping | sse | 426 on a WebSocket route
+ *            buffer -> request schema (400, 415) -> circuit (503) -> forward | mapping | sse | 426
+ *            on a WebSocket route
  *   upgrade  rate limit (429) -> Origin check (403) -> auth -> circuit (503) -> websocket
  *
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
@@ -49,6 +50,7 @@ import {
   type RateLimitStore,
 } from '../guards/rate-limit.js';
 import { requestBufferLayer } from '../guards/request-buffer.js';
+import { requestSchemaLayer } from '../guards/request-schema.js';
 import { compileCors, corsLayer, originCheckLayer, type CorsPolicy } from '../guards/cors.js';
 
 /** What the process makes once and every configuration's pipelines share. */
@@ -130,8 +132,12 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
-  if (route.buffersRequest)
-    layers.push(requestBufferLayer({ memoryBytes: settings.limits.requestBufferBytes, logger: deps.logger }));
+  if (route.buffersRequest) {
+    // A validated body is parsed, so it stays in memory: its limit is request.maxBytes.
+    const memoryBytes = route.validateBody === undefined ? settings.limits.requestBufferBytes : route.maxBodyBytes;
+    layers.push(requestBufferLayer({ memoryBytes, logger: deps.logger }));
+  }
+  if (route.validateBody !== undefined) layers.push(requestSchemaLayer(route.validateBody));
   // After auth: a request without a valid token never takes a probe slot. A disabled breaker
   // costs nothing here; a WebSocket route reaches its backend only through an upgrade.
   if (route.kind !== 'websocket' && settings.circuitBreaker.enabled) {

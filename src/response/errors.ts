@@ -26,6 +26,8 @@ export const ERRORS = {
   GW_TRANSFER_CODING_UNSUPPORTED: { status: 501, message: 'Transfer-Encoding not supported' },
   GW_HTTP_VERSION_UNSUPPORTED: { status: 505, message: 'HTTP version not supported' },
   GW_METHOD_UNSUPPORTED: { status: 405, message: 'Method not supported by this gateway' },
+  GW_REQUEST_INVALID: { status: 400, message: "Request body does not match the route's schema" },
+  GW_REQUEST_NOT_JSON: { status: 415, message: 'Request body must be JSON' },
   GW_PATH_PARAM_INVALID: { status: 400, message: 'A path parameter may not be a dot-segment (. or ..)' },
   GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },

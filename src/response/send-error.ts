@@ -15,13 +15,17 @@ export function sendError(
   code: ErrorCode,
   extraHeaders?: Record<string, string | number>,
   message?: string,
+  /** Fields after `error` and `success` (e.g. a validation's `errors` list); never `error` or `success`. */
+  details?: Readonly<Record<string, unknown>>,
 ): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const body =
-    message === undefined ? BODIES.get(code)! : Buffer.from(JSON.stringify({ error: message, success: false }));
+    message === undefined && details === undefined
+      ? BODIES.get(code)!
+      : Buffer.from(JSON.stringify({ error: message ?? ERRORS[code].message, success: false, ...details }));
   res.writeHead(ERRORS[code].status, {
     'content-type': 'application/json',
     'content-length': body.length,
