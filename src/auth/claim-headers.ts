@@ -4,6 +4,7 @@
  * a value with CR, LF or other control characters) is skipped, never repaired: repairing would let a
  * token holder shape the headers a backend trusts. The caller logs what was skipped.
  */
+import { HEADER_NAME, INVALID_VALUE_CHAR } from '../upstream/header-edits.js';
 
 /** Why a claim was not turned into a header. */
 export type SkippedClaim = {
@@ -11,10 +12,6 @@ export type SkippedClaim = {
   readonly reason: 'name' | 'value' | 'reserved' | 'duplicate' | 'too-long';
 };
 
-/** RFC 9110 5.6.2 token characters: what a header name may hold. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** What Node and undici accept in a header value (field-vchar, obs-text, SP, HTAB): no CR, LF, NUL. */
-const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 /** Longer values would push the backend's header limit (commonly 8-16 KiB in total). */
 export const MAX_CLAIM_VALUE_LENGTH = 4096;
 /** `X-<claim>` names the gateway itself sets on the way to a backend: a claim cannot forge them. */
@@ -32,7 +29,7 @@ export function claimHeaders(claims: Readonly<Record<string, unknown>>, skipped?
     // String claims only; numbers (exp, iat), booleans, arrays and objects are not sent.
     if (typeof value !== 'string') continue;
     const skip = (reason: SkippedClaim['reason']) => skipped?.push({ claim, reason });
-    if (!TOKEN.test(claim)) {
+    if (!HEADER_NAME.test(claim)) {
       skip('name');
       continue;
     }

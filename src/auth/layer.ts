@@ -34,6 +34,7 @@ export function authLayer(authenticator: Authenticator, events: EventBus, rules:
     reportAuthResult(events, ex.requestId, ex.route.id, outcome);
     if (outcome.ok) {
       if (outcome.claimHeaders.length > 0) ex.claimHeaders = outcome.claimHeaders;
+      ex.claims = outcome.claims;
       return next(ex);
     }
     if (outcome.code !== undefined) ex.errorCode = outcome.code;
@@ -60,6 +61,7 @@ export function authUpgradeLayer(
     reportAuthResult(events, ux.requestId, ux.route.id, outcome);
     if (outcome.ok) {
       if (outcome.claimHeaders.length > 0) ux.claimHeaders = outcome.claimHeaders;
+      ux.claims = outcome.claims;
       return next(ux);
     }
     if (outcome.code !== undefined) ux.errorCode = outcome.code;

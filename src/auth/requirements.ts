@@ -39,7 +39,7 @@ export function compileRequirements(rules: Requirements, rolesClaim: string | un
     const list = [...wanted].join(', ');
     checks.push((claims) => {
       for (const name of names) {
-        const held = claim(claims, name);
+        const held = claimAt(claims, name);
         if (held === undefined) continue;
         return strings(held, false).some((r) => wanted.has(r)) ? undefined : `no role among ${list}`;
       }
@@ -50,7 +50,7 @@ export function compileRequirements(rules: Requirements, rolesClaim: string | un
     const wanted = [...new Set(rules.scopes)];
     checks.push((claims) => {
       const held = new Set<string>();
-      for (const name of SCOPE_CLAIMS) for (const s of strings(claim(claims, name), true)) held.add(s);
+      for (const name of SCOPE_CLAIMS) for (const s of strings(claimAt(claims, name), true)) held.add(s);
       const missing = wanted.filter((s) => !held.has(s));
       return missing.length === 0 ? undefined : `scope ${missing.join(', ')} missing`;
     });
@@ -58,7 +58,7 @@ export function compileRequirements(rules: Requirements, rolesClaim: string | un
   for (const [name, expected] of Object.entries(rules.claims ?? {})) {
     const accepted = new Set<unknown>(Array.isArray(expected) ? expected : [expected]);
     checks.push((claims) => {
-      const held = claim(claims, name);
+      const held = claimAt(claims, name);
       const values: readonly unknown[] = Array.isArray(held) ? held : [held];
       return values.some((v) => accepted.has(v)) ? undefined : `claim ${name} does not match`;
     });
@@ -74,7 +74,7 @@ export function compileRequirements(rules: Requirements, rolesClaim: string | un
 }
 
 /** The claim called `name`, else the value at the dot path `name`; undefined when absent. */
-function claim(claims: Readonly<Record<string, unknown>>, name: string): unknown {
+export function claimAt(claims: Readonly<Record<string, unknown>>, name: string): unknown {
   if (Object.hasOwn(claims, name)) return claims[name];
   if (!name.includes('.')) return undefined;
   let at: unknown = claims;

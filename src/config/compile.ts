@@ -9,6 +9,7 @@ import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/tar
 import { parseService, type Origin } from '../upstream/origin.js';
 import { compileRequirements } from '../auth/requirements.js';
 import { compileBodySchema, readSchema } from '../guards/json-schema.js';
+import { compileHeaderEdit } from '../upstream/header-edits.js';
 import { dirname } from 'node:path';
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
@@ -53,6 +54,10 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       validateBody:
         r.request === undefined ? undefined : compileBodySchema(readSchema(r.request.schema, dirname(fileName))),
       buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,
+      editHeaders: Object.freeze({
+        request: compileHeaderEdit(r.headers?.request),
+        response: compileHeaderEdit(r.headers?.response),
+      }),
       rateLimit: r.rateLimit,
     });
   });

@@ -50,6 +50,14 @@ export const RequireSchema = z
   })
   .describe('Authorization rules a valid token must meet on this route');
 
+const HeaderEditSchema = z.strictObject({
+  set: z
+    .record(z.string().min(1), z.string())
+    .optional()
+    .describe('Headers set, replacing any of the same name; values may hold {param} and {claims.NAME}'),
+  remove: z.array(z.string().min(1)).optional().describe('Headers removed (case-insensitive names)'),
+});
+
 export const RouteSchema = z
   .strictObject({
     method: z
@@ -109,6 +117,13 @@ export const RouteSchema = z
       .describe(
         'Request validation: the JSON body is checked against a schema before the backend is called (400, 415)',
       ),
+    headers: z
+      .strictObject({
+        request: HeaderEditSchema.optional().describe('Edits of the headers sent to the backend'),
+        response: HeaderEditSchema.optional().describe('Edits of the backend response headers sent to the client'),
+      })
+      .optional()
+      .describe('Header rules: headers set and removed on the way to the backend and back (docs/header-rules.md)'),
     requestBuffering: z
       .boolean()
       .default(true)

@@ -10,6 +10,7 @@ import type { Origin } from '../upstream/origin.js';
 import type { TracingSettings } from '../observability/otel-env.js';
 import type { ClaimCheck } from '../auth/requirements.js';
 import type { BodyValidator } from '../guards/json-schema.js';
+import type { CompiledHeaderEdit } from '../upstream/header-edits.js';
 
 export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
 
@@ -49,6 +50,11 @@ export interface CompiledRoute {
   readonly validateBody: BodyValidator | undefined;
   /** Read the whole request body before the backend call (guards/request-buffer.ts). */
   readonly buffersRequest: boolean;
+  /** The route's header rules (`headers.request` / `headers.response`), compiled; undefined for a side without rules. */
+  readonly editHeaders: {
+    readonly request: CompiledHeaderEdit | undefined;
+    readonly response: CompiledHeaderEdit | undefined;
+  };
   /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
 }

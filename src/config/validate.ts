@@ -14,6 +14,7 @@ import { readRouteFields } from './route-fields.js';
 import { routeRules } from './route-rules.js';
 import { authorizationRules } from './authorization-rules.js';
 import { requestRules } from './request-rules.js';
+import { headerRules } from './header-rules.js';
 import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
 
@@ -40,6 +41,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     routeRules(readRouteFields(typed.routes), routePrefix(typed), at);
     authorizationRules(typed, at);
     requestRules(typed, dirname(parsed.file), at);
+    headerRules(typed, at);
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {

@@ -30,6 +30,8 @@ export interface Exchange {
   rawQuery: string;
   /** `X-<claim>` headers set by the auth layer; they replace client headers of the same name. */
   claimHeaders: [name: string, value: string][] | undefined;
+  /** The valid token's claims, set by the auth layer (header rules fill `{claims.NAME}` from them). */
+  claims: Readonly<Record<string, unknown>> | undefined;
   /** Status the backend answered with, when it answered. */
   upstreamStatus: number | undefined;
   /** Why the backend gave no answer, when it did not (the circuit counts it, unless 'aborted'). */
@@ -77,6 +79,8 @@ export interface UpgradeExchange {
   rawQuery: string;
   /** `X-<claim>` headers set by the auth layer; they replace client headers of the same name. */
   claimHeaders: [name: string, value: string][] | undefined;
+  /** The valid token's claims, set by the auth layer (header rules fill `{claims.NAME}` from them). */
+  claims: Readonly<Record<string, unknown>> | undefined;
   /** Status written to the client (101 once the tunnel is open); undefined while none was. */
   status: number | undefined;
   /** Status of the backend's valid answer, when it gave one (a 101 that is no valid handshake answer is none). */

@@ -119,6 +119,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
             params: match.params,
             rawQuery: q < 0 ? '' : url.slice(q + 1),
             claimHeaders: undefined,
+            claims: undefined,
             upstreamStatus: undefined,
             upstreamFailure: undefined,
             body: undefined,

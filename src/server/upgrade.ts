@@ -86,6 +86,7 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
       params: match.params,
       rawQuery: q < 0 ? '' : url.slice(q + 1),
       claimHeaders: undefined,
+      claims: undefined,
       status: undefined,
       upstreamStatus: undefined,
       upstreamFailure: undefined,

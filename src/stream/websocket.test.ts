@@ -104,11 +104,18 @@ describe('backendUpgradeHeaders', () => {
       'stripped',
     ]);
     const call = {
+      route: { editHeaders: { request: undefined, response: undefined } } as unknown as CompiledRoute,
       upstream: { origin: { hostHeader: 'backend:9000' } } as Upstream,
       dropHeaders: requestDropSet(['X-userId'], false),
       identityEncoding: false,
     };
-    const headers = backendUpgradeHeaders(call, { req, requestId: 'rid-9', claimHeaders: [['X-role', 'admin']] });
+    const headers = backendUpgradeHeaders(call, {
+      req,
+      requestId: 'rid-9',
+      claimHeaders: [['X-role', 'admin']],
+      claims: undefined,
+      params: {},
+    });
     const pairs: [string, string][] = [];
     for (let i = 0; i < headers.length; i += 2) pairs.push([headers[i]!, headers[i + 1]!]);
     assert.deepEqual(pairs, [

@@ -37,6 +37,7 @@ import {
   type RouteCall,
 } from '../upstream/backend-call.js';
 import { downstreamResponseHeaders, type RequestDropSet } from '../upstream/forward-headers.js';
+import { editHeaderList, editHeaderRecord } from '../upstream/header-edits.js';
 import { closeAfter, responseHead, sendUpgradeError } from '../server/socket-response.js';
 import { tunnel, type TunnelOptions } from './tunnel.js';
 
@@ -99,8 +100,8 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
 
 /** The flat header list of the upgrade request to the backend: a backend call's, plus the upgrade. */
 export function backendUpgradeHeaders(
-  call: Pick<RouteCall, 'upstream' | 'dropHeaders' | 'identityEncoding'>,
-  ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders'>,
+  call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
+  ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params'>,
 ): string[] {
   const headers = backendHeaders(call, ux);
   // Connection and Upgrade are hop-by-hop, so the forwarding rules dropped them: this hop upgrades too.
@@ -114,6 +115,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
   const { origin } = upstream;
   const request = origin.protocol === 'https:' ? httpsRequest : httpRequest;
   const tls = upstream.tlsConnect;
+  const editResponse = route.editHeaders.response;
   // The handshake is a backend call of the route; the tunnel after it is long-lived like a stream.
   const call = createRouteCall(route, {
     upstream,
@@ -196,6 +198,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           date: new Date().toUTCString(),
           connection: 'close',
         };
+        if (editResponse !== undefined) editHeaderRecord(editResponse, headers, ux);
         socket.write(responseHead(status, headers, bres.statusMessage));
         // The body is delimited by its content-length, else by the close that follows it.
         bres.pipe(socket, { end: false });
@@ -232,7 +235,9 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         done();
         const opened = performance.now();
         reportResponse(call, 'websocket', 101, started);
-        socket.write(responseHead(101, upgradeResponseHeaders(bres.rawHeaders, ux.requestId), bres.statusMessage));
+        let answer = upgradeResponseHeaders(bres.rawHeaders, ux.requestId);
+        if (editResponse !== undefined) answer = editHeaderList(editResponse, answer, ux);
+        socket.write(responseHead(101, answer, bres.statusMessage));
         if (backendHead.length > 0) socket.write(backendHead);
         if (ux.head.length > 0) backend.write(ux.head);
         events.emit('stream:open', { kind: 'websocket', routeId: route.id });

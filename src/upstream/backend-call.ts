@@ -35,6 +35,7 @@ import type { BackendPool, Upstream } from './upstream.js';
 import { appendQuery } from './target-url.js';
 import { downstreamHeadersFromRaw, upstreamRequestHeaders, type RequestDropSet } from './forward-headers.js';
 import { classifyUpstreamError } from './upstream-error.js';
+import { editHeaderList, editHeaderRecord } from './header-edits.js';
 
 export interface BackendCallOptions {
   readonly upstream: Upstream;
@@ -95,14 +96,15 @@ export function backendPath(route: CompiledRoute, ex: Pick<Exchange, 'params' | 
 
 /**
  * The flat header list of a call: the client's end-to-end headers less the drop set, the claim
- * headers, the forwarding headers and the request id (upstream/forward-headers.ts). An upgrade
+ * headers, the forwarding headers and the request id (upstream/forward-headers.ts), then the
+ * route's request header rules (upstream/header-edits.ts). An upgrade
  * passes its own exchange and adds its `Connection: Upgrade`.
  */
 export function backendHeaders(
-  call: Pick<RouteCall, 'upstream' | 'dropHeaders' | 'identityEncoding'>,
-  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'body'>,
+  call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
+  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params' | 'body'>,
 ): string[] {
-  const headers = upstreamRequestHeaders(
+  let headers = upstreamRequestHeaders(
     {
       req: ex.req,
       requestId: ex.requestId,
@@ -112,6 +114,8 @@ export function backendHeaders(
     },
     call.dropHeaders,
   );
+  const edit = call.route.editHeaders.request;
+  if (edit !== undefined) headers = editHeaderList(edit, headers, ex);
   if (call.identityEncoding) headers.push('accept-encoding', 'identity');
   return headers;
 }
@@ -348,6 +352,8 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     ex.upstreamStatus = statusCode;
     reportResponse(call, 'backend', statusCode, this.started);
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
+    const edit = call.route.editHeaders.response;
+    if (edit !== undefined) editHeaderRecord(edit, headers, ex);
     try {
       return this.onResponse(ex, statusCode, headers);
     } catch (err) {

@@ -1,0 +1,142 @@
+/**
+ * A route's header rules (`headers.request` / `headers.response`, docs/header-rules.md): headers
+ * removed and set on the way to the backend and on the way back to the client. Compiled once at
+ * config load into lower-case names and value templates; a request only fills the templates.
+ *
+ * Values may hold `{param}` (a path parameter, as decoded by the router) and `{claims.NAME}` (a
+ * claim of the valid token; the name as written, else a dot path). A header whose placeholder has
+ * no value (no such claim, a claim that is an object) is not set, and a value that cannot be a
+ * header (CR, LF and other control characters, more than 4 KiB) is not set either: substituted
+ * text comes from the client or the token, and repairing it would let them shape the header.
+ * Non-ASCII text is sent as its UTF-8 bytes.
+ */
+import { claimAt } from '../auth/requirements.js';
+
+/** A value template: literal text and placeholders, alternating as written. */
+type Part = { readonly text: string } | { readonly param: string } | { readonly claim: string };
+
+export interface CompiledHeaderEdit {
+  /** Lower-case names removed (the names `set` replaces are in it too). */
+  readonly remove: ReadonlySet<string>;
+  readonly set: readonly (readonly [name: string, value: readonly Part[]])[];
+}
+
+/** What a template is filled from. */
+export interface HeaderValues {
+  readonly params: Readonly<Record<string, string>>;
+  readonly claims: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** What a placeholder refers to, for `portico check`. */
+export type Placeholder = { readonly param: string } | { readonly claim: string };
+
+/** `{name}` or `{claims.NAME}`; anything else between braces is an error at check. */
+const PLACEHOLDER = /\{([^{}]*)\}/g;
+/** RFC 9110 5.6.2 token characters: what a header name may hold. */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What Node and undici accept in a header value (field-vchar, obs-text, SP, HTAB): no CR, LF, NUL. */
+export const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+const MAX_VALUE_LENGTH = 4096;
+const NOT_PRINTABLE_ASCII = /[^\t\x20-\x7e]/;
+
+/** The placeholders of a value template, in order; an error string for a malformed one. */
+export function placeholders(value: string): Placeholder[] | { error: string } {
+  const out: Placeholder[] = [];
+  for (const m of value.matchAll(PLACEHOLDER)) {
+    const inner = m[1]!;
+    if (inner.startsWith('claims.') && inner.length > 'claims.'.length) out.push({ claim: inner.slice(7) });
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(inner)) out.push({ param: inner });
+    else return { error: `"{${inner}}" is neither {param} nor {claims.NAME}` };
+  }
+  const rest = value.replace(PLACEHOLDER, '');
+  if (rest.includes('{') || rest.includes('}')) return { error: 'an unmatched brace' };
+  return out;
+}
+
+/** Compiles one side's rules; undefined when there are none. Throws on what `check` refuses. */
+export function compileHeaderEdit(
+  rules: { readonly set?: Readonly<Record<string, string>>; readonly remove?: readonly string[] } | undefined,
+): CompiledHeaderEdit | undefined {
+  if (rules === undefined) return undefined;
+  const set = Object.entries(rules.set ?? {}).map(
+    ([name, value]) => [name.toLowerCase(), compileTemplate(value)] as const,
+  );
+  const remove = new Set([...(rules.remove ?? []).map((n) => n.toLowerCase()), ...set.map(([n]) => n)]);
+  if (remove.size === 0) return undefined;
+  return { remove, set };
+}
+
+function compileTemplate(value: string): Part[] {
+  const found = placeholders(value);
+  if ('error' in found) throw new Error(`unvalidated header template: ${found.error}`);
+  const parts: Part[] = [];
+  let last = 0;
+  let i = 0;
+  for (const m of value.matchAll(PLACEHOLDER)) {
+    if (m.index > last) parts.push({ text: value.slice(last, m.index) });
+    parts.push(found[i++]!);
+    last = m.index + m[0].length;
+  }
+  if (last < value.length) parts.push({ text: value.slice(last) });
+  return parts;
+}
+
+/** A template filled in, or undefined when a placeholder has no usable value. */
+export function fillTemplate(parts: readonly Part[], values: HeaderValues): string | undefined {
+  let out = '';
+  for (const part of parts) {
+    if ('text' in part) out += part.text;
+    else if ('param' in part) {
+      const v = values.params[part.param];
+      if (v === undefined) return undefined;
+      out += v;
+    } else {
+      const v = values.claims === undefined ? undefined : claimText(claimAt(values.claims, part.claim));
+      if (v === undefined) return undefined;
+      out += v;
+    }
+  }
+  // Header bytes are Latin-1 strings to Node: non-ASCII text goes out as its UTF-8 bytes.
+  if (NOT_PRINTABLE_ASCII.test(out)) out = Buffer.from(out, 'utf8').toString('latin1');
+  if (out.length > MAX_VALUE_LENGTH || INVALID_VALUE_CHAR.test(out)) return undefined;
+  return out;
+}
+
+/** A claim as header text: strings, numbers and booleans as written, a list of them joined by commas. */
+function claimText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((v) => ['string', 'number', 'boolean'].includes(typeof v))
+  )
+    return value.join(',');
+  return undefined;
+}
+
+/** Applies rules to a flat `[name, value, ...]` list (a backend request, a 101 answer); returns a new list. */
+export function editHeaderList(edit: CompiledHeaderEdit, headers: string[], values: HeaderValues): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (!edit.remove.has(headers[i]!.toLowerCase())) out.push(headers[i]!, headers[i + 1]!);
+  }
+  for (const [name, parts] of edit.set) {
+    const value = fillTemplate(parts, values);
+    if (value !== undefined) out.push(name, value);
+  }
+  return out;
+}
+
+/** Applies rules in place to the header object a client response is written with. */
+export function editHeaderRecord(
+  edit: CompiledHeaderEdit,
+  headers: Record<string, string | string[]>,
+  values: HeaderValues,
+): void {
+  for (const name of edit.remove) delete headers[name];
+  for (const [name, parts] of edit.set) {
+    const value = fillTemplate(parts, values);
+    if (value !== undefined) headers[name] = value;
+  }
+}
