@@ -74,6 +74,7 @@ const fakeRoute = {
   method: 'GET',
   path: { raw: '/items' },
   buildPath: () => '/items',
+  editHeaders: { request: undefined, response: undefined },
 } as unknown as CompiledRoute;
 
 /** What a fake pool was asked to dispatch. */
