@@ -6,8 +6,7 @@ export function formatRoutes(config: CompiledConfig): string {
   const rows: string[][] = [];
   for (const r of config.routes) {
     const auth = r.requiresAuth ? authMode(config) : 'public';
-    const kind = r.kind === 'mapping' ? `mapping(${r.mapping.map((m) => m.tag).join(',')})` : r.kind;
-    rows.push([methods(config, r), r.clientPath, backend(r), kind, auth, note(config, r)]);
+    rows.push([methods(config, r), r.clientPath, backend(r), kindOf(r), auth, note(config, r)]);
   }
   const hasNotes = rows.some((row) => row[5] !== '');
   const table = [header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5)));
@@ -22,6 +21,14 @@ export function formatRoutes(config: CompiledConfig): string {
       )
       .join('\n') + '\n'
   );
+}
+
+/** The route's kind; a transformed JSON answer says how: `mapping(tags)`, `filtered`, or both. */
+function kindOf(r: CompiledRoute): string {
+  if (r.kind !== 'mapping') return r.kind;
+  const parts = r.mapping.length > 0 ? [`mapping(${r.mapping.map((m) => m.tag).join(',')})`] : [];
+  if (r.filterResponse !== undefined) parts.push('filtered');
+  return parts.join('+');
 }
 
 /** A WebSocket route answers upgrades only; a GET route also answers HEAD unless a HEAD route exists. */
@@ -43,7 +50,7 @@ function backend(r: CompiledRoute): string {
 /** HEAD on a mapped route is forwarded as it is: its content-length is the backend's, not the mapped body's. */
 function note(config: CompiledConfig, r: CompiledRoute): string {
   if (r.kind === 'mapping' && r.method === 'GET' && !hasHeadRoute(config, r))
-    return "HEAD answers the backend's content-length (unmapped)";
+    return `HEAD answers the backend's content-length (${r.mapping.length > 0 ? 'unmapped' : 'unfiltered'})`;
   return '';
 }
 

@@ -10,6 +10,7 @@ import { parseService, type Origin } from '../upstream/origin.js';
 import { compileRequirements } from '../auth/requirements.js';
 import { compileBodySchema, readSchema } from '../guards/json-schema.js';
 import { compileHeaderEdit } from '../upstream/header-edits.js';
+import { compileFieldFilter } from '../mapping/field-filter.js';
 import { dirname } from 'node:path';
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
@@ -35,6 +36,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
         buildPath: compileUrlBuilder(t),
       };
     });
+    const filterResponse = compileFieldFilter(r.response);
     return Object.freeze({
       id: `${r.method} ${r.route}`,
       index,
@@ -46,10 +48,17 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       origin: mustOrigin(r.service),
       path,
       buildPath: compileUrlBuilder(path),
-      kind: r.isWebSocket ? 'websocket' : r.isSSE ? 'sse' : mapping.length > 0 ? 'mapping' : 'standard',
+      kind: r.isWebSocket
+        ? 'websocket'
+        : r.isSSE
+          ? 'sse'
+          : mapping.length > 0 || filterResponse !== undefined
+            ? 'mapping'
+            : 'standard',
       requiresAuth: r.protected ?? (r.require !== undefined || (settings.auth.defaultProtected && !r.public)),
       checkClaims: r.require === undefined ? undefined : compileRequirements(r.require, settings.auth.rolesClaim),
       mapping: Object.freeze(mapping),
+      filterResponse,
       maxBodyBytes: Math.min(r.maxBodyBytes ?? settings.limits.maxBodyBytes, r.request?.maxBytes ?? Infinity),
       validateBody:
         r.request === undefined ? undefined : compileBodySchema(readSchema(r.request.schema, dirname(fileName))),

@@ -50,6 +50,20 @@ export const RequireSchema = z
   })
   .describe('Authorization rules a valid token must meet on this route');
 
+const fieldPath = z.string().min(1);
+export const FieldRulesShape = {
+  allow: z
+    .array(fieldPath)
+    .min(1)
+    .optional()
+    .describe('Keep only these fields of the JSON answer (dot paths reach into nested objects and arrays of objects)'),
+  deny: z.array(fieldPath).min(1).optional().describe('Drop these fields of the JSON answer (dot paths as in allow)'),
+  rename: z
+    .record(z.string().min(1), z.string().min(1))
+    .optional()
+    .describe('Rename top-level fields of the JSON answer: old name -> new name (after allow/deny)'),
+};
+
 const HeaderEditSchema = z.strictObject({
   set: z
     .record(z.string().min(1), z.string())
@@ -124,6 +138,12 @@ export const RouteSchema = z
       })
       .optional()
       .describe('Header rules: headers set and removed on the way to the backend and back (docs/header-rules.md)'),
+    response: z
+      .strictObject(FieldRulesShape)
+      .optional()
+      .describe(
+        'Field filtering of a JSON answer (an object or an array of objects, 2xx, up to limits.maxMappingBodyBytes); other answers pass untouched',
+      ),
     requestBuffering: z
       .boolean()
       .default(true)

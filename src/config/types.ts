@@ -11,7 +11,9 @@ import type { TracingSettings } from '../observability/otel-env.js';
 import type { ClaimCheck } from '../auth/requirements.js';
 import type { BodyValidator } from '../guards/json-schema.js';
 import type { CompiledHeaderEdit } from '../upstream/header-edits.js';
+import type { FieldFilter } from '../mapping/field-filter.js';
 
+/** `mapping`: the JSON answer is buffered and transformed (mapping rules, field rules, or both). */
 export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
 
 export interface CompiledMappingRule {
@@ -50,6 +52,8 @@ export interface CompiledRoute {
   readonly validateBody: BodyValidator | undefined;
   /** Read the whole request body before the backend call (guards/request-buffer.ts). */
   readonly buffersRequest: boolean;
+  /** The route's `response` field rules (allow, deny, rename), compiled; undefined without any. */
+  readonly filterResponse: FieldFilter | undefined;
   /** The route's header rules (`headers.request` / `headers.response`), compiled; undefined for a side without rules. */
   readonly editHeaders: {
     readonly request: CompiledHeaderEdit | undefined;

@@ -15,6 +15,7 @@ import { routeRules } from './route-rules.js';
 import { authorizationRules } from './authorization-rules.js';
 import { requestRules } from './request-rules.js';
 import { headerRules } from './header-rules.js';
+import { responseRules } from './field-rules.js';
 import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
 
@@ -42,6 +43,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     authorizationRules(typed, at);
     requestRules(typed, dirname(parsed.file), at);
     headerRules(typed, at);
+    responseRules(typed, at);
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {

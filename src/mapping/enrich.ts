@@ -1,7 +1,8 @@
 /**
- * The endpoint of routes with mapping rules. The request goes to the backend like a
- * standard route; a 2xx JSON answer (an object or an array of objects) is buffered, every distinct
- * mapping URL is fetched concurrently, and each result is spliced into its items under `tag`.
+ * The endpoint of routes with mapping rules or field rules (`response.allow/deny/rename`). The
+ * request goes to the backend like a standard route; a 2xx JSON answer (an object or an array of
+ * objects) is buffered, every distinct mapping URL is fetched concurrently, each result is spliced
+ * into its items under `tag`, and the field rules shape the result (mapping/field-filter.ts).
  * Anything else is relayed unchanged (docs/design-decisions.md "Response mapping").
  *
  * Tracing (docs/design-decisions.md "HTTP behaviour": the same id goes to the backend, the mapping
@@ -65,6 +66,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   // The body is parsed: asked for as the backend stores it (a compressing one is decoded by body.ts).
   const call = createRouteCall(route, { ...options, identityEncoding: true });
   const rules = route.mapping;
+  const filter = route.filterResponse;
   const fieldNames = ruleFieldNames(rules);
   const ruleUpstreams = rules.map((r) => options.upstreams.forOrigin(r.origin));
   // One concurrency limit per distinct origin and response: `originSlot[rule]` indexes them.
@@ -157,8 +159,11 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     );
   }
 
-  /** The enriched body, or undefined when the body is to be returned unchanged. */
-  async function enrich(
+  /**
+   * The answer's body after mapping, then field filtering, or undefined when it is to be returned
+   * unchanged.
+   */
+  async function transform(
     ex: Exchange,
     raw: Buffer,
     contentEncoding: string | string[] | undefined,
@@ -168,6 +173,14 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     if (decoded === undefined) return undefined;
     const text = utf8Text(decoded);
     if (text === undefined) return undefined;
+    let out = rules.length > 0 ? await enrich(ex, text, decoded.length, signal) : undefined;
+    if (signal.aborted) return undefined;
+    if (filter !== undefined) out = filter(out ?? text) ?? out;
+    return out === undefined || out === text ? undefined : Buffer.from(out, 'utf8');
+  }
+
+  /** The enriched text, or undefined when mapping changes nothing. */
+  async function enrich(ex: Exchange, text: string, size: number, signal: AbortSignal): Promise<string | undefined> {
     const items = scanItems(text);
     if (items === undefined || items.length === 0) return undefined;
     const plan = planCalls(text, items, rules, fieldNames);
@@ -198,7 +211,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     );
     // A failed mapping never fails the response: the items go out without the tag.
     if (failures.length > 0) reportFailures(ex, plan.calls, outcomes, failures, failedItems);
-    const outputBytes = decoded.length + addedBytes;
+    const outputBytes = size + addedBytes;
     if (outputBytes > maxOutputBytes) {
       logger.warn(
         { reqId: ex.requestId, route: route.id, bytes: outputBytes, limit: maxOutputBytes },
@@ -206,8 +219,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       );
       return undefined;
     }
-    const out = spliceItems(text, items, edits);
-    return out === text ? undefined : Buffer.from(out, 'utf8');
+    return spliceItems(text, items, edits);
   }
 
   /** Answers with the buffered primary body, enriched when its mapping calls allow. */
@@ -221,7 +233,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     const { res } = ex;
     let enriched: Buffer | undefined;
     try {
-      enriched = await enrich(ex, raw, headers['content-encoding'], signal);
+      enriched = await transform(ex, raw, headers['content-encoding'], signal);
     } catch (err) {
       // The primary response is always returned, whatever went wrong while enriching.
       logger.error(
