@@ -17,10 +17,10 @@
 import { LRUCache } from 'lru-cache';
 import type { MappingCacheConfig } from '../config/schema.js';
 import { createSingleFlight } from './single-flight.js';
+import type { JsonOutcome } from '../upstream/json-call.js';
 
 /** The result of one mapping call: the body's JSON text, or why there is none. */
-export type MappingOutcome =
-  { readonly ok: true; readonly json: string } | { readonly ok: false; readonly reason: string };
+export type MappingOutcome = JsonOutcome;
 
 /** Counters for metrics; they only grow, and survive reloads. */
 export interface MappingCacheStats {

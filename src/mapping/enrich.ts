@@ -21,6 +21,7 @@ import { setMaxListeners } from 'node:events';
 import type { CompiledRoute } from '../config/types.js';
 import type { Exchange, Step } from '../pipeline/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
+import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { BackendCall, createRouteCall, type RouteCall } from '../upstream/backend-call.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
@@ -29,11 +30,13 @@ import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type Planned
 import { createLimiter, type Limiter } from './limit.js';
 import { spliceItems } from './splice.js';
 import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
-import { callMapping, type MappingCallObserver } from './mapping-call.js';
+import { callJson, type JsonCallObserver } from '../upstream/json-call.js';
 import { decodeBody, isJsonContentType, utf8Text } from './body.js';
 import type { MappingCache, MappingOutcome } from './cache.js';
 
-export interface MappingEndpointOptions extends ForwardOptions {
+/** What shaping a JSON answer needs besides the route (mapping calls, cache, limits). */
+export interface JsonShapingOptions {
+  readonly events: EventBus;
   readonly upstreams: UpstreamRegistry;
   /** `timeouts.mappingSec` in milliseconds, per mapping call. */
   readonly mappingTimeoutMs: number;
@@ -49,6 +52,14 @@ export interface MappingEndpointOptions extends ForwardOptions {
   readonly logger: Logger;
 }
 
+export interface MappingEndpointOptions extends ForwardOptions, JsonShapingOptions {}
+
+/**
+ * A route's JSON text after its mapping rules, then its field rules (`response`); undefined when
+ * they change nothing. `size` is the text's length in bytes. Never rejects for a failed mapping.
+ */
+export type ShapeJson = (ex: Exchange, text: string, size: number, signal: AbortSignal) => Promise<string | undefined>;
+
 /** Headers that describe the backend's bytes and would lie about the enriched body. */
 const STALE_WHEN_CHANGED = [
   'content-length',
@@ -60,11 +71,9 @@ const STALE_WHEN_CHANGED = [
   'repr-digest',
 ];
 
-/** Builds the mapping endpoint of one route (once, at config load). */
-export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
+/** Builds the shaping of one route's JSON answers (once, at config load). */
+export function createJsonShaper(route: CompiledRoute, options: JsonShapingOptions): ShapeJson {
   const { events, cache, mappingTimeoutMs, maxBodyBytes, propagateTrace, logger } = options;
-  // The body is parsed: asked for as the backend stores it (a compressing one is decoded by body.ts).
-  const call = createRouteCall(route, { ...options, identityEncoding: true });
   const rules = route.mapping;
   const filter = route.filterResponse;
   const fieldNames = ruleFieldNames(rules);
@@ -76,9 +85,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
   // Bytes a set tag adds besides its value: `,"tag":` (an upper bound when the key exists).
   const tagBytes = tagPrefixBytes(rules);
   const maxOutputBytes = 2 * maxBodyBytes;
-  const observer: MappingCallObserver = { events, routeId: route.id };
-  // HEAD has no body to enrich: it is a standard forward.
-  const forwardHead = forwardEndpoint(route, options);
+  const observer: JsonCallObserver = { events, routeId: route.id };
 
   /**
    * One 'mapping:fail' per rule that failed in this response, never one per item or URL: with a
@@ -132,7 +139,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
         const target = ruleUpstreams[call.rule.index]!;
         if (cache === undefined)
           return limited(call, () =>
-            callMapping(target, call.path, {
+            callJson(target, call.path, {
               requestId: ex.requestId,
               timeoutMs: mappingTimeoutMs,
               maxBytes: maxBodyBytes,
@@ -146,7 +153,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
         // a hit takes no slot.
         return cache.load(call.url, () =>
           limited(call, () =>
-            callMapping(target, call.path, {
+            callJson(target, call.path, {
               requestId: ex.requestId,
               timeoutMs: mappingTimeoutMs,
               maxBytes: maxBodyBytes,
@@ -157,26 +164,6 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
         );
       }),
     );
-  }
-
-  /**
-   * The answer's body after mapping, then field filtering, or undefined when it is to be returned
-   * unchanged.
-   */
-  async function transform(
-    ex: Exchange,
-    raw: Buffer,
-    contentEncoding: string | string[] | undefined,
-    signal: AbortSignal,
-  ): Promise<Buffer | undefined> {
-    const decoded = await decodeBody(raw, contentEncoding, maxBodyBytes);
-    if (decoded === undefined) return undefined;
-    const text = utf8Text(decoded);
-    if (text === undefined) return undefined;
-    let out = rules.length > 0 ? await enrich(ex, text, decoded.length, signal) : undefined;
-    if (signal.aborted) return undefined;
-    if (filter !== undefined) out = filter(out ?? text) ?? out;
-    return out === undefined || out === text ? undefined : Buffer.from(out, 'utf8');
   }
 
   /** The enriched text, or undefined when mapping changes nothing. */
@@ -220,6 +207,38 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       return undefined;
     }
     return spliceItems(text, items, edits);
+  }
+
+  return async (ex, text, size, signal) => {
+    let out = rules.length > 0 ? await enrich(ex, text, size, signal) : undefined;
+    if (signal.aborted) return undefined;
+    if (filter !== undefined) out = filter(out ?? text) ?? out;
+    return out === text ? undefined : out;
+  };
+}
+
+/** Builds the mapping endpoint of one route (once, at config load). */
+export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
+  const { maxBodyBytes, logger } = options;
+  // The body is parsed: asked for as the backend stores it (a compressing one is decoded by body.ts).
+  const call = createRouteCall(route, { ...options, identityEncoding: true });
+  const shape = createJsonShaper(route, options);
+  // HEAD has no body to enrich: it is a standard forward.
+  const forwardHead = forwardEndpoint(route, options);
+
+  /** The answer's body once shaped, or undefined when it is to be returned unchanged. */
+  async function transform(
+    ex: Exchange,
+    raw: Buffer,
+    contentEncoding: string | string[] | undefined,
+    signal: AbortSignal,
+  ): Promise<Buffer | undefined> {
+    const decoded = await decodeBody(raw, contentEncoding, maxBodyBytes);
+    if (decoded === undefined) return undefined;
+    const text = utf8Text(decoded);
+    if (text === undefined) return undefined;
+    const out = await shape(ex, text, decoded.length, signal);
+    return out === undefined ? undefined : Buffer.from(out, 'utf8');
   }
 
   /** Answers with the buffered primary body, enriched when its mapping calls allow. */

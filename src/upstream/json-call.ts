@@ -1,28 +1,34 @@
 /**
- * One mapping call: GET on the rule's origin through its keep-alive pool (a bounded
- * number of connections per host), within `timeouts.mappingSec`, under the origin's circuit.
+ * One GET whose answer the gateway reads as JSON: a mapping call (mapping/enrich.ts) or a backend
+ * of an aggregated route (aggregate/). It goes through the origin's keep-alive pool (a bounded
+ * number of connections per host), within its timeout, under the origin's circuit.
  * It never throws: every failure becomes an outcome with a reason for the warning log.
  *
- * `mappingSec` runs from the moment the call has a connection, never while it waits in the
+ * The timeout (`timeouts.mappingSec` for mapping calls) runs from the moment the call has a connection, never while it waits in the
  * gateway's own pool queue: undici's `headersTimeout` starts when the request is written, and the
  * body then gets `mappingSec` of its own. Waiting for a free connection is the gateway's doing,
  * not the backend's, so it can neither time a call out nor count as a circuit failure
  * (docs/design-decisions.md "Circuit breaker": a failure is a 5xx or no answer from the backend).
  *
- * Like every outgoing call, it carries the request id and, with `telemetry.propagation`
- * on, a `traceparent` with the request's trace id and a span id of its own (plus `tracestate`),
- * and reports its answer as 'upstream:response' (call 'mapping') for the metrics.
+ * A mapping call sends no client credentials (its answer is cached for every client): only the
+ * request id and, with `telemetry.propagation` on, a `traceparent` with the request's trace id and
+ * a span id of its own (plus `tracestate`). An aggregated route's call sends the headers a plain
+ * route's backend would get (`headers`). Each answer is reported as 'upstream:response' (call
+ * 'mapping' or 'backend') for the metrics.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Upstream } from '../upstream/upstream.js';
-import type { EventBus } from '../observability/events.js';
+import type { EventBus, UpstreamCall } from '../observability/events.js';
 import { appendTraceHeaders } from '../observability/trace-context.js';
-import { classifyUpstreamError } from '../upstream/upstream-error.js';
-import { callEnded, callStarted } from '../upstream/backend-call.js';
-import type { MappingOutcome } from './cache.js';
-import { decodeBody, isJsonContentType, readLimited, utf8Text } from './body.js';
+import { classifyUpstreamError } from './upstream-error.js';
+import { callEnded, callStarted } from './backend-call.js';
+import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../mapping/body.js';
 
-export interface MappingCallOptions {
+/** The answer's JSON text, or why there is none. */
+export type JsonOutcome =
+  { readonly ok: true; readonly json: string } | { readonly ok: false; readonly reason: string };
+
+export interface JsonCallOptions {
   readonly requestId: string;
   /** Budget for the answer's headers once the call has a connection, and again for its body. */
   readonly timeoutMs: number;
@@ -35,29 +41,32 @@ export interface MappingCallOptions {
    * call is really made); undefined when `telemetry.propagation` is off.
    */
   readonly traceOf?: IncomingMessage | undefined;
-  /** Where an answered call is reported ('upstream:response', call 'mapping'); made per route at config load. */
-  readonly observer?: MappingCallObserver | undefined;
+  /** Where an answered call is reported ('upstream:response'); made per route at config load. */
+  readonly observer?: JsonCallObserver | undefined;
+  /**
+   * The flat request header list, `host` first; default: the mapping call's (host, JSON accept,
+   * identity encoding, request id, trace). It must ask for `accept-encoding: identity`.
+   */
+  readonly headers?: string[] | undefined;
 }
 
-/** The route a mapping call is made for and the bus its answers are reported on. */
-export interface MappingCallObserver {
+/** The route a call is made for, the bus its answers are reported on, and the kind of call. */
+export interface JsonCallObserver {
   readonly events: EventBus;
   readonly routeId: string;
+  /** Default 'mapping'. */
+  readonly call?: UpstreamCall;
 }
 
-const CIRCUIT_OPEN: MappingOutcome = Object.freeze({ ok: false, reason: 'circuit open' });
-const ABORTED: MappingOutcome = Object.freeze({ ok: false, reason: 'aborted' });
-const NOT_SENT: MappingOutcome = Object.freeze({ ok: false, reason: 'not sent (connection pool closed)' });
+const CIRCUIT_OPEN: JsonOutcome = Object.freeze({ ok: false, reason: 'circuit open' });
+const ABORTED: JsonOutcome = Object.freeze({ ok: false, reason: 'aborted' });
+const NOT_SENT: JsonOutcome = Object.freeze({ ok: false, reason: 'not sent (connection pool closed)' });
 
 /** undici errors of a request that never left the gateway (its pool was closed or destroyed). */
 const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
 
 /** Fetches `path` from the upstream and returns its JSON text, or why there is none. */
-export async function callMapping(
-  upstream: Upstream,
-  path: string,
-  options: MappingCallOptions,
-): Promise<MappingOutcome> {
+export async function callJson(upstream: Upstream, path: string, options: JsonCallOptions): Promise<JsonOutcome> {
   // A function, not a narrowed property read: the signal may abort while the call runs.
   const callerGaveUp = () => options.signal?.aborted === true;
   // The caller left while this call waited its turn (enrich.ts): no permit, no call.
@@ -78,19 +87,8 @@ export async function callMapping(
   const onCallerAbort = () => abort.abort();
   options.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
-  // No client credentials (the cache is shared between clients), the request id.
   // A flat list: the form undici takes without copying, and the one the OTLP exporter reads.
-  const requestHeaders = [
-    'host',
-    upstream.origin.hostHeader,
-    'accept',
-    'application/json',
-    'accept-encoding',
-    'identity',
-    'x-request-id',
-    options.requestId,
-  ];
-  if (options.traceOf !== undefined) appendTraceHeaders(options.traceOf, requestHeaders);
+  const requestHeaders = options.headers ?? mappingHeaders(upstream, options);
   const started = performance.now();
   // Counted on its pool like the route's own calls: they share its connections.
   const pool = callStarted(upstream);
@@ -114,7 +112,7 @@ export async function callMapping(
       observer.events.emit('upstream:response', {
         routeId: observer.routeId,
         origin: upstream.origin.key,
-        call: 'mapping',
+        call: observer.call ?? 'mapping',
         status: statusCode,
         durationMs: performance.now() - started,
       });
@@ -166,6 +164,22 @@ export async function callMapping(
     clearTimeout(bodyTimer);
     options.signal?.removeEventListener('abort', onCallerAbort);
   }
+}
+
+/** No client credentials (the cache is shared between clients): the request id and the trace. */
+function mappingHeaders(upstream: Upstream, options: JsonCallOptions): string[] {
+  const headers = [
+    'host',
+    upstream.origin.hostHeader,
+    'accept',
+    'application/json',
+    'accept-encoding',
+    'identity',
+    'x-request-id',
+    options.requestId,
+  ];
+  if (options.traceOf !== undefined) appendTraceHeaders(options.traceOf, headers);
+  return headers;
 }
 
 /** Validation only: the text itself is what gets inserted, so nothing is lost in a round trip. */

@@ -1,5 +1,5 @@
 /**
- * One mapping call against real local services, with a recording circuit breaker: the outcome of
+ * One JSON call (a mapping call, by default) against real local services, with a recording circuit breaker: the outcome of
  * every call is reported exactly once (succeed for an answer < 500, fail for 5xx or no answer,
  * release when the caller gave up), and an open circuit means no call at all (docs/design-decisions.md "Circuit breaker").
  */
@@ -10,7 +10,7 @@ import { Pool } from 'undici';
 import type { CircuitBreaker, CircuitPermit } from '../../src/circuit/breaker.js';
 import { parseService, type Origin } from '../../src/upstream/origin.js';
 import type { Upstream } from '../../src/upstream/upstream.js';
-import { callMapping } from '../../src/mapping/mapping-call.js';
+import { callJson } from '../../src/upstream/json-call.js';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 
 function recordingBreaker(open = false): CircuitBreaker & { reports: string[] } {
@@ -35,7 +35,7 @@ function upstreamFor(host: string, breaker: CircuitBreaker, connections = 4): Up
   return { origin, pick: () => pool, breaker } as unknown as Upstream;
 }
 
-describe('callMapping', () => {
+describe('callJson', () => {
   let backend: TestBackend;
   const upstreams: Upstream[] = [];
   before(async () => {
@@ -76,7 +76,7 @@ describe('callMapping', () => {
   for (const c of cases) {
     it(`${c.path}: ${JSON.stringify(c.outcome)}, circuit told ${c.reports.join()}`, async () => {
       const { u, breaker } = make();
-      assert.deepEqual(await callMapping(u, c.path, opts), c.outcome);
+      assert.deepEqual(await callJson(u, c.path, opts), c.outcome);
       assert.deepEqual(breaker.reports, c.reports);
       assert.equal(backend.seen.at(-1)?.headers['x-request-id'], 'rid-1');
     });
@@ -84,7 +84,7 @@ describe('callMapping', () => {
 
   it('connection refused: fail', async () => {
     const { u, breaker } = make(false, `127.0.0.1:${await closedPort()}`);
-    assert.deepEqual(await callMapping(u, '/x', opts), { ok: false, reason: 'refused' });
+    assert.deepEqual(await callJson(u, '/x', opts), { ok: false, reason: 'refused' });
     assert.deepEqual(breaker.reports, ['fail']);
   });
 
@@ -92,7 +92,7 @@ describe('callMapping', () => {
     const { u, breaker } = make();
     const abort = new AbortController();
     const arrived = new Promise<IncomingMessage>((resolve) => backend.server.once('request', resolve));
-    const pending = callMapping(u, '/silent', { ...opts, timeoutMs: 10_000, signal: abort.signal });
+    const pending = callJson(u, '/silent', { ...opts, timeoutMs: 10_000, signal: abort.signal });
     const req = await arrived;
     const closed = new Promise<void>((resolve) => req.socket.once('close', () => resolve()));
     abort.abort();
@@ -105,8 +105,8 @@ describe('callMapping', () => {
     const breaker = recordingBreaker();
     const u = upstreamFor(backend.host, breaker, 1);
     upstreams.push(u);
-    const busy = callMapping(u, '/sleep', { ...opts, timeoutMs: 5_000 });
-    const queued = callMapping(u, '/ok', { ...opts, timeoutMs: 150 });
+    const busy = callJson(u, '/sleep', { ...opts, timeoutMs: 5_000 });
+    const queued = callJson(u, '/ok', { ...opts, timeoutMs: 150 });
     assert.deepEqual(
       await queued,
       { ok: true, json: '{"a":1}' },
@@ -118,7 +118,7 @@ describe('callMapping', () => {
 
   it('counts itself on its pool while it runs, like every call on the pool', async () => {
     const { u } = make();
-    const call = callMapping(u, '/sleep', opts);
+    const call = callJson(u, '/sleep', opts);
     assert.equal(u.pick().inFlight, 1);
     await call;
     assert.equal(u.pick().inFlight, 0);
@@ -127,7 +127,7 @@ describe('callMapping', () => {
   it('a body still arriving mappingSec after the headers: timeout; the circuit counted the answer (headers < 500) as a success', async () => {
     const { u, breaker } = make();
     const started = performance.now();
-    assert.deepEqual(await callMapping(u, '/trickle', opts), { ok: false, reason: 'timeout' });
+    assert.deepEqual(await callJson(u, '/trickle', opts), { ok: false, reason: 'timeout' });
     const elapsed = performance.now() - started;
     assert.ok(elapsed >= 250 && elapsed < 2_000, `bounded by the body budget (${Math.round(elapsed)} ms)`);
     assert.deepEqual(breaker.reports, ['succeed']);
@@ -137,7 +137,7 @@ describe('callMapping', () => {
     const { u, breaker } = make();
     await u.pick().dispatcher.close();
     const seen = backend.seen.length;
-    assert.deepEqual(await callMapping(u, '/ok', opts), { ok: false, reason: 'not sent (connection pool closed)' });
+    assert.deepEqual(await callJson(u, '/ok', opts), { ok: false, reason: 'not sent (connection pool closed)' });
     assert.deepEqual(breaker.reports, ['release']);
     assert.equal(backend.seen.length, seen);
   });
@@ -145,7 +145,7 @@ describe('callMapping', () => {
   it('a caller that already gave up: no permit taken, no call', async () => {
     const { u, breaker } = make();
     const seen = backend.seen.length;
-    assert.deepEqual(await callMapping(u, '/ok', { ...opts, signal: AbortSignal.abort() }), {
+    assert.deepEqual(await callJson(u, '/ok', { ...opts, signal: AbortSignal.abort() }), {
       ok: false,
       reason: 'aborted',
     });
@@ -156,7 +156,7 @@ describe('callMapping', () => {
   it('an open circuit: no call at all', async () => {
     const { u, breaker } = make(true);
     const seen = backend.seen.length;
-    assert.deepEqual(await callMapping(u, '/ok', opts), { ok: false, reason: 'circuit open' });
+    assert.deepEqual(await callJson(u, '/ok', opts), { ok: false, reason: 'circuit open' });
     assert.equal(backend.seen.length, seen);
     assert.deepEqual(breaker.reports, []);
   });
