@@ -81,11 +81,12 @@ export function createCircuitRegistry(options: CircuitRegistryOptions): CircuitR
   };
 }
 
-/** Every origin a configuration calls: routes and mapping rules. */
+/** Every origin a configuration calls: routes, aggregated routes' backends and mapping rules. */
 export function originsOf(config: CompiledConfig): Set<string> {
   const origins = new Set<string>();
   for (const route of config.routes) {
     origins.add(route.origin.key);
+    for (const backend of route.backends) origins.add(backend.origin.key);
     for (const rule of route.mapping) origins.add(rule.origin.key);
   }
   return origins;

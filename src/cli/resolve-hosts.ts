@@ -21,11 +21,19 @@ interface HostUse {
   readonly hostname: string;
 }
 
-/** Where the configuration names a host: routes, mapping rules, auth, telemetry, Redis. */
+/** Where the configuration names a host: routes, aggregated backends, mapping rules, auth, telemetry, Redis. */
 function hostUses(config: CompiledConfig): HostUse[] {
   const uses: HostUse[] = [];
   config.routes.forEach((r, i) => {
-    uses.push({ path: ['routes', i, 'service'], label: `routes[${i}].service`, hostname: r.origin.hostname });
+    if (r.backends.length === 0)
+      uses.push({ path: ['routes', i, 'service'], label: `routes[${i}].service`, hostname: r.origin.hostname });
+    r.backends.forEach((b, j) =>
+      uses.push({
+        path: ['routes', i, 'backends', j, 'service'],
+        label: `routes[${i}].backends[${j}].service`,
+        hostname: b.origin.hostname,
+      }),
+    );
     r.mapping.forEach((m, j) =>
       uses.push({
         path: ['routes', i, 'mapping', j, 'service'],

@@ -23,10 +23,11 @@ export function formatRoutes(config: CompiledConfig): string {
   );
 }
 
-/** The route's kind; a transformed JSON answer says how: `mapping(tags)`, `filtered`, or both. */
+/** The route's kind; a JSON answer read by the gateway says how: `aggregate(n)`, `mapping(tags)`, `filtered`. */
 function kindOf(r: CompiledRoute): string {
-  if (r.kind !== 'mapping') return r.kind;
-  const parts = r.mapping.length > 0 ? [`mapping(${r.mapping.map((m) => m.tag).join(',')})`] : [];
+  if (r.kind !== 'mapping' && r.kind !== 'aggregate') return r.kind;
+  const parts = r.kind === 'aggregate' ? [`aggregate(${r.backends.length})`] : [];
+  if (r.mapping.length > 0) parts.push(`mapping(${r.mapping.map((m) => m.tag).join(',')})`);
   if (r.filterResponse !== undefined) parts.push('filtered');
   return parts.join('+');
 }
@@ -43,6 +44,8 @@ function hasHeadRoute(config: CompiledConfig, r: CompiledRoute): boolean {
 
 /** The URL the gateway calls; a WebSocket route's backend is reached with ws:// or wss://. */
 function backend(r: CompiledRoute): string {
+  if (r.kind === 'aggregate')
+    return r.backends.map((b) => `${b.origin.protocol}//${b.origin.hostHeader}${b.path.source}`).join(' + ');
   const scheme = r.kind === 'websocket' ? (r.origin.protocol === 'https:' ? 'wss:' : 'ws:') : r.origin.protocol;
   return `${scheme}//${r.origin.hostHeader}${r.path.source}`;
 }

@@ -3,7 +3,7 @@
  * URL builder and origin is prepared here, once, so the request path only looks things up.
  */
 import type { GatewayFile } from './schema.js';
-import type { CompiledConfig, CompiledMappingRule, CompiledRoute } from './types.js';
+import type { CompiledBackend, CompiledConfig, CompiledMappingRule, CompiledRoute } from './types.js';
 import { toRouterPath } from './router-path.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, type Origin } from '../upstream/origin.js';
@@ -23,7 +23,22 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       : { ...file.config, timeouts: { ...file.config.timeouts, keepAliveSec: idleTimeoutSec } };
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
   const routes = file.routes.map((r, index): CompiledRoute => {
-    const path = mustTemplate(r.path);
+    const backends = (r.backends ?? []).map((b, i): CompiledBackend => {
+      const t = mustTemplate(b.path);
+      return Object.freeze({
+        index: i,
+        service: b.service,
+        origin: mustOrigin(b.service),
+        path: t,
+        buildPath: compileUrlBuilder(t),
+        group: b.group,
+        target: b.target?.split('.'),
+        filter: compileFieldFilter(b),
+      });
+    });
+    // Validation: a route has service and path, or backends.
+    const service = r.service ?? backends[0]!.service;
+    const path = r.path === undefined ? backends[0]!.path : mustTemplate(r.path);
     const mapping = (r.mapping ?? []).map((m, i): CompiledMappingRule => {
       const t = mustTemplate(m.path);
       return {
@@ -44,19 +59,22 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       route: r.route,
       clientPath: prefix + r.route,
       routerPath: toRouterPath(prefix + r.route),
-      service: r.service,
-      origin: mustOrigin(r.service),
+      service,
+      origin: mustOrigin(service),
       path,
       buildPath: compileUrlBuilder(path),
       kind: r.isWebSocket
         ? 'websocket'
-        : r.isSSE
-          ? 'sse'
-          : mapping.length > 0 || filterResponse !== undefined
-            ? 'mapping'
-            : 'standard',
+        : backends.length > 0
+          ? 'aggregate'
+          : r.isSSE
+            ? 'sse'
+            : mapping.length > 0 || filterResponse !== undefined
+              ? 'mapping'
+              : 'standard',
       requiresAuth: r.protected ?? (r.require !== undefined || (settings.auth.defaultProtected && !r.public)),
       checkClaims: r.require === undefined ? undefined : compileRequirements(r.require, settings.auth.rolesClaim),
+      backends: Object.freeze(backends),
       mapping: Object.freeze(mapping),
       filterResponse,
       maxBodyBytes: Math.min(r.maxBodyBytes ?? settings.limits.maxBodyBytes, r.request?.maxBytes ?? Infinity),

@@ -64,6 +64,20 @@ export const FieldRulesShape = {
     .describe('Rename top-level fields of the JSON answer: old name -> new name (after allow/deny)'),
 };
 
+export const AggregateBackendSchema = z
+  .strictObject({
+    service: z.string().describe('Backend: host:port, http://host:port or https://host'),
+    path: z.string().describe("Backend path; may hold the route's {param}s and a query template, as a route's path"),
+    group: z.string().min(1).optional().describe('Nest this answer under this key of the merged object'),
+    target: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Take only this field of the answer (a dot path), before allow/deny/rename and group'),
+    ...FieldRulesShape,
+  })
+  .describe('One backend of an aggregated route');
+
 const HeaderEditSchema = z.strictObject({
   set: z
     .record(z.string().min(1), z.string())
@@ -84,13 +98,22 @@ export const RouteSchema = z
       ),
     service: z
       .string()
+      .optional()
       .describe(
-        'Backend: host:port, http://host:port or https://host; http:// when no scheme. A host only: a path here is an error',
+        'Backend: host:port, http://host:port or https://host; http:// when no scheme. A host only: a path here is an error. Required unless the route has backends',
       ),
     path: z
       .string()
+      .optional()
       .describe(
-        'Backend path. May hold {param}s and a query template (/users?companyId={companyId}). Every parameter must appear in both route and path',
+        'Backend path. May hold {param}s and a query template (/users?companyId={companyId}). Every parameter must appear in both route and path. Required unless the route has backends',
+      ),
+    backends: z
+      .array(AggregateBackendSchema)
+      .min(1)
+      .optional()
+      .describe(
+        'Aggregation, instead of service and path: GET these backends concurrently and merge their JSON answers into one object (docs/aggregation.md)',
       ),
     public: z.boolean().default(false).describe('Skip authentication for this route'),
     protected: z

@@ -14,7 +14,7 @@ import type { CompiledHeaderEdit } from '../upstream/header-edits.js';
 import type { FieldFilter } from '../mapping/field-filter.js';
 
 /** `mapping`: the JSON answer is buffered and transformed (mapping rules, field rules, or both). */
-export type RouteKind = 'standard' | 'mapping' | 'sse' | 'websocket';
+export type RouteKind = 'standard' | 'mapping' | 'aggregate' | 'sse' | 'websocket';
 
 export interface CompiledMappingRule {
   readonly index: number;
@@ -24,6 +24,21 @@ export interface CompiledMappingRule {
   readonly origin: Origin;
   readonly path: Template;
   readonly buildPath: UrlBuilder;
+}
+
+/** One backend of an aggregated route (`backends:`). */
+export interface CompiledBackend {
+  readonly index: number;
+  readonly service: string;
+  readonly origin: Origin;
+  readonly path: Template;
+  readonly buildPath: UrlBuilder;
+  /** Key the answer is nested under; undefined: its fields are merged at the top level. */
+  readonly group: string | undefined;
+  /** The field taken from the answer, as dot-path names; undefined: the whole answer. */
+  readonly target: readonly string[] | undefined;
+  /** The backend's allow/deny/rename, compiled; undefined without any. */
+  readonly filter: FieldFilter | undefined;
 }
 
 export interface CompiledRoute {
@@ -37,11 +52,14 @@ export interface CompiledRoute {
   readonly clientPath: string;
   /** `clientPath` in the router's syntax (config/router-path.ts). */
   readonly routerPath: string;
+  /** The backend; an aggregated route's first backend (its own are in `backends`). */
   readonly service: string;
   readonly origin: Origin;
   readonly path: Template;
   readonly buildPath: UrlBuilder;
   readonly kind: RouteKind;
+  /** An aggregated route's backends, in the order written; empty for every other kind. */
+  readonly backends: readonly CompiledBackend[];
   readonly requiresAuth: boolean;
   /** The route's `require:` rules on a valid token's claims; undefined when it has none. */
   readonly checkClaims: ClaimCheck | undefined;

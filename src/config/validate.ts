@@ -16,6 +16,7 @@ import { authorizationRules } from './authorization-rules.js';
 import { requestRules } from './request-rules.js';
 import { headerRules } from './header-rules.js';
 import { responseRules } from './field-rules.js';
+import { aggregateRules } from './aggregate-rules.js';
 import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
 
@@ -44,6 +45,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     requestRules(typed, dirname(parsed.file), at);
     headerRules(typed, at);
     responseRules(typed, at);
+    aggregateRules(typed, at);
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {

@@ -40,6 +40,16 @@ export interface GatewayEvents {
     calls: number;
     reasons?: Readonly<Record<string, number>> | undefined;
   };
+  /**
+   * An aggregated route answered without some of its backends' answers (200, `X-Portico-Completed:
+   * false`), or without any (502): which backends failed, and why.
+   */
+  'aggregate:incomplete': {
+    requestId: string;
+    routeId: string;
+    total: number;
+    failed: readonly { readonly backend: number; readonly service: string; readonly reason: string }[];
+  };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
   'config:reload': { file: string; ok: boolean; problems?: string[] };
   /**

@@ -94,6 +94,23 @@ export function logEvents(bus: EventBus, logger: Logger, options: { repeatWindow
       e,
     ),
   );
+  const aggregateIncomplete = limitRepeats<GatewayEvents['aggregate:incomplete']>({
+    windowMs: options.repeatWindowMs,
+    write: (e, repeats) =>
+      logger.warn(
+        {
+          reqId: e.requestId,
+          route: e.routeId,
+          failed: e.failed,
+          total: e.total,
+          ...(repeats && { repeated: repeats.lines }),
+        },
+        e.failed.length === e.total ? 'aggregation failed: no backend answered' : 'aggregation incomplete',
+      ),
+  });
+  bus.on('aggregate:incomplete', (e) =>
+    aggregateIncomplete(`${e.routeId} ${e.failed.map((f) => `${f.backend}:${f.reason}`).join('|')}`, e),
+  );
   bus.on('auth:result', (e) => {
     if (e.outcome !== 'ok')
       logger.info({ reqId: e.requestId, route: e.routeId, outcome: e.outcome, detail: e.detail }, 'auth refused');

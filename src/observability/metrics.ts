@@ -117,6 +117,12 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     help: 'Mapping calls answered, by route and origin',
     labelNames: ['route', 'origin'] as const,
   });
+  const aggregateFailures = new Counter({
+    ...on,
+    name: 'portico_aggregate_backend_failures_total',
+    help: 'Backends of an aggregated route that gave no usable answer, by route and service',
+    labelNames: ['route', 'service'] as const,
+  });
   const mappingFailures = new Counter({
     ...on,
     name: 'portico_mapping_failures_total',
@@ -307,6 +313,9 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     'upstream:error': (e) => upstreamErrors.inc({ route: routeLabel(e.routeId), origin: e.origin, kind: e.kind }),
     'circuit:change': (e) => circuitTransitions.inc({ origin: e.origin, state: e.to }),
     'mapping:fail': (e) => mappingFailures.inc({ route: routeLabel(e.routeId), tag: e.tag }, e.calls),
+    'aggregate:incomplete': (e) => {
+      for (const f of e.failed) aggregateFailures.inc({ route: routeLabel(e.routeId), service: f.service });
+    },
     'auth:result': (e) => authResults.inc({ route: routeLabel(e.routeId), outcome: e.outcome }),
     'stream:open': (e) => openStreams.inc({ route: routeLabel(e.routeId), kind: e.kind }),
     'stream:close': (e) => {

@@ -35,7 +35,8 @@ import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
 import { authLayer, authUpgradeLayer, type RouteAuthRules } from '../auth/layer.js';
 import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
-import { mappingEndpoint } from '../mapping/enrich.js';
+import { mappingEndpoint, type JsonShapingOptions } from '../mapping/enrich.js';
+import { aggregateEndpoint } from '../aggregate/aggregate.js';
 import type { MappingCache } from '../mapping/cache.js';
 import { sseEndpoint } from '../stream/sse.js';
 import type { OpenStreams } from '../stream/open-streams.js';
@@ -140,7 +141,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (route.validateBody !== undefined) layers.push(requestSchemaLayer(route.validateBody));
   // After auth: a request without a valid token never takes a probe slot. A disabled breaker
   // costs nothing here; a WebSocket route reaches its backend only through an upgrade.
-  if (route.kind !== 'websocket' && settings.circuitBreaker.enabled) {
+  // An aggregated route's backends each answer to their own circuit (upstream/json-call.ts).
+  if (route.kind !== 'websocket' && route.kind !== 'aggregate' && settings.circuitBreaker.enabled) {
     layers.push(
       circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }),
     );
@@ -192,6 +194,21 @@ function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticat
   return deps.authenticator;
 }
 
+/** What a route that reads JSON answers needs: mapping calls, their cache, the limits. */
+function shapingOptions(deps: PipelineDeps): JsonShapingOptions {
+  const { settings } = deps.config;
+  return {
+    events: deps.events,
+    upstreams: deps.upstreams,
+    mappingTimeoutMs: settings.timeouts.mappingSec * 1000,
+    maxBodyBytes: settings.limits.maxMappingBodyBytes,
+    cache: settings.mappingCache.enabled ? deps.mappingCache : undefined,
+    propagateTrace: settings.telemetry.propagation,
+    connectionsPerOrigin: settings.limits.connectionsPerOrigin,
+    logger: deps.logger,
+  };
+}
+
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
   const timeouts = deps.config.settings.timeouts;
@@ -219,15 +236,12 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         streams: deps.streams,
       });
     case 'mapping':
-      return mappingEndpoint(route, {
-        ...forwardOptions,
-        upstreams: deps.upstreams,
-        mappingTimeoutMs: timeouts.mappingSec * 1000,
-        maxBodyBytes: deps.config.settings.limits.maxMappingBodyBytes,
-        cache: deps.config.settings.mappingCache.enabled ? deps.mappingCache : undefined,
-        propagateTrace: deps.config.settings.telemetry.propagation,
-        connectionsPerOrigin: deps.config.settings.limits.connectionsPerOrigin,
-        logger: deps.logger,
+      return mappingEndpoint(route, { ...forwardOptions, ...shapingOptions(deps) });
+    case 'aggregate':
+      return aggregateEndpoint(route, {
+        ...shapingOptions(deps),
+        dropHeaders: deps.dropHeaders,
+        timeoutMs: timeouts.backendSec * 1000,
       });
     case 'standard':
       return forwardEndpoint(route, forwardOptions);

@@ -15,6 +15,7 @@ export const ERRORS = {
   GW_CIRCUIT_OPEN: { status: 503, message: 'Service temporarily unavailable (circuit open)' },
   GW_UPSTREAM_UNREACHABLE: { status: 502, message: 'Backend service unreachable' },
   GW_UPSTREAM_TIMEOUT: { status: 504, message: 'Backend service did not answer in time' },
+  GW_AGGREGATE_FAILED: { status: 502, message: 'No backend of this aggregated route answered' },
   GW_UPSTREAM_BAD_UPGRADE: { status: 502, message: 'Backend answered the WebSocket upgrade with an invalid handshake' },
   GW_UPGRADE_REQUIRED: { status: 426, message: 'This route only accepts WebSocket upgrades' },
   GW_ORIGIN_NOT_ALLOWED: { status: 403, message: 'Origin not allowed' },

@@ -1,0 +1,116 @@
+/**
+ * The endpoint of aggregated routes (`backends:`, docs/aggregation.md): every backend is called
+ * at once, each answer is shaped (target, allow/deny/rename, group) and merged into one JSON
+ * object (merge.ts), and the route's own mapping and field rules then apply to the merged object.
+ *
+ * Each backend call is a JSON call (upstream/json-call.ts) under its origin's circuit, within
+ * `timeouts.backendSec`, its answer bounded by `limits.maxMappingBodyBytes`, with the headers a
+ * plain route's backend gets (client headers less the drop set, claim headers, the route's header
+ * rules, request id, trace context) but no body: the route is a GET.
+ *
+ * Answers: 200 with `X-Portico-Completed: true` when every backend answered a 2xx JSON body;
+ * 200 with `X-Portico-Completed: false` and an 'aggregate:incomplete' event (logged, counted) when
+ * some did not; 502 `GW_AGGREGATE_FAILED` when none did.
+ */
+import type { CompiledRoute } from '../config/types.js';
+import type { Exchange, Step } from '../pipeline/types.js';
+import { backendHeaders, dropAcceptEncoding, type RouteCall } from '../upstream/backend-call.js';
+import type { RequestDropSet } from '../upstream/forward-headers.js';
+import { editHeaderRecord } from '../upstream/header-edits.js';
+import { callJson, type JsonCallObserver, type JsonOutcome } from '../upstream/json-call.js';
+import { appendQuery } from '../upstream/target-url.js';
+import { createJsonShaper, type JsonShapingOptions } from '../mapping/enrich.js';
+import { sendError } from '../response/send-error.js';
+import { mergeAnswers, shapeAnswer, type Shaped } from './merge.js';
+
+export interface AggregateOptions extends JsonShapingOptions {
+  /** Client headers never forwarded (the pipeline's set). */
+  readonly dropHeaders: RequestDropSet;
+  /** `timeouts.backendSec` in milliseconds, per backend call. */
+  readonly timeoutMs: number;
+}
+
+/** Builds the endpoint of one aggregated route (once, at config load). */
+export function aggregateEndpoint(route: CompiledRoute, options: AggregateOptions): Step {
+  const { events, logger, maxBodyBytes, timeoutMs } = options;
+  // The answers are parsed (identity encoding) and no body is sent, so none is announced.
+  const drop = dropAcceptEncoding(options.dropHeaders);
+  const dropHeaders: RequestDropSet = Object.assign(new Set([...drop, 'content-length', 'content-type']), {
+    trustsPeer: drop.trustsPeer,
+  });
+  const backends = route.backends;
+  const calls = backends.map((b): Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'> => ({
+    route,
+    upstream: options.upstreams.forOrigin(b.origin),
+    dropHeaders,
+    identityEncoding: true,
+  }));
+  const observer: JsonCallObserver = { events, routeId: route.id, call: 'backend' };
+  const shape =
+    route.mapping.length > 0 || route.filterResponse !== undefined ? createJsonShaper(route, options) : undefined;
+  const editResponse = route.editHeaders.response;
+
+  function callBackend(ex: Exchange, i: number, signal: AbortSignal): Promise<JsonOutcome> {
+    const b = backends[i]!;
+    const call = calls[i]!;
+    return callJson(call.upstream, appendQuery(b.buildPath(ex.params), b.path, ex.rawQuery), {
+      requestId: ex.requestId,
+      timeoutMs,
+      maxBytes: maxBodyBytes,
+      signal,
+      observer,
+      headers: backendHeaders(call, { ...ex, body: undefined }),
+    });
+  }
+
+  return async (ex) => {
+    const abort = new AbortController();
+    // A client that leaves stops the calls made only for it.
+    ex.onClose = () => {
+      if (!ex.res.writableFinished) abort.abort();
+    };
+    const outcomes = await Promise.all(backends.map((_, i) => callBackend(ex, i, abort.signal)));
+    const { res } = ex;
+    if (abort.signal.aborted || res.destroyed) {
+      ex.upstreamFailure = 'aborted';
+      return;
+    }
+    const parts: Shaped[] = outcomes.map((o, i) => (o.ok ? shapeAnswer(backends[i]!, o.json) : o));
+    const failed = parts.flatMap((p, i) =>
+      p.ok ? [] : [{ backend: i, service: backends[i]!.service, reason: p.reason }],
+    );
+    if (failed.length === parts.length) {
+      ex.upstreamFailure = 'other';
+      ex.errorCode = 'GW_AGGREGATE_FAILED';
+      events.emit('aggregate:incomplete', { requestId: ex.requestId, routeId: route.id, total: parts.length, failed });
+      sendError(res, 'GW_AGGREGATE_FAILED');
+      return;
+    }
+    ex.upstreamStatus = 200;
+    if (failed.length > 0)
+      events.emit('aggregate:incomplete', { requestId: ex.requestId, routeId: route.id, total: parts.length, failed });
+    let text = mergeAnswers(backends, parts);
+    if (shape !== undefined) {
+      try {
+        text = (await shape(ex, text, Buffer.byteLength(text), abort.signal)) ?? text;
+      } catch (err) {
+        // The merged answer is still returned, whatever went wrong while mapping it.
+        logger.error(
+          { reqId: ex.requestId, route: route.id, err },
+          'mapping failed with an error; merged body returned unmapped',
+        );
+      }
+      if (res.destroyed) return;
+    }
+    const body = Buffer.from(text, 'utf8');
+    const headers: Record<string, string | string[]> = {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(body.length),
+      'x-portico-completed': failed.length === 0 ? 'true' : 'false',
+      'x-request-id': ex.requestId,
+    };
+    if (editResponse !== undefined) editHeaderRecord(editResponse, headers, ex);
+    res.writeHead(200, headers);
+    res.end(body);
+  };
+}
