@@ -11,6 +11,7 @@ import { compileRequirements } from '../auth/requirements.js';
 import { compileBodySchema, readSchema } from '../guards/json-schema.js';
 import { compileHeaderEdit } from '../upstream/header-edits.js';
 import { compileFieldFilter } from '../mapping/field-filter.js';
+import { compileBatch } from '../mapping/batch.js';
 import { dirname } from 'node:path';
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
@@ -49,6 +50,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
         origin: mustOrigin(m.service),
         path: t,
         buildPath: compileUrlBuilder(t),
+        batch: m.batch === undefined ? undefined : compileBatch(m.batch),
       };
     });
     const filterResponse = compileFieldFilter(r.response);

@@ -25,6 +25,8 @@ export interface RouteFields {
 export interface MappingRuleFields {
   readonly path?: string;
   readonly service?: string;
+  /** Present when `batch` is a mapping. */
+  readonly batch?: { readonly path?: string; readonly separator?: string };
 }
 
 /** The routes of the parsed file; a list entry that is not a mapping is skipped. */
@@ -49,7 +51,13 @@ export function readRouteFields(routes: unknown): RouteFields[] {
 
 function readMappingRule(rule: unknown): MappingRuleFields | undefined {
   if (!isRecord(rule)) return undefined;
-  return { ...nonEmpty('path', rule.path), ...nonEmpty('service', rule.service) };
+  return {
+    ...nonEmpty('path', rule.path),
+    ...nonEmpty('service', rule.service),
+    ...(isRecord(rule.batch)
+      ? { batch: { ...nonEmpty('path', rule.batch.path), ...nonEmpty('separator', rule.batch.separator) } }
+      : {}),
+  };
 }
 
 function text<K extends string>(key: K, value: unknown): { [P in K]?: string } {

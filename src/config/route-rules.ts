@@ -102,6 +102,38 @@ function mappingRule(rule: MappingRuleFields, path: readonly (string | number)[]
     const t = parseTemplate(rule.path);
     if (!rule.path.startsWith('/')) at([...path, 'path'], `${label}.path: "${rule.path}" must start with "/"`);
     if (!isTemplate(t)) at([...path, 'path'], `${label}.path: ${t.error}`);
+    else if (rule.batch !== undefined && new Set(t.params).size !== 1)
+      at(
+        [...path, 'path'],
+        `${label}.path: a batched rule reads one field, so its path has exactly one {field}; "${rule.path}" has ${new Set(t.params).size}`,
+      );
   }
+  if (rule.batch !== undefined) batchRule(rule.batch, [...path, 'batch'], `${label}.batch`, at);
   if (rule.service !== undefined) checkService(rule.service, [...path, 'service'], at, `${label}.service`);
+}
+
+/** Characters a query may hold as written (RFC 3986 pchar, `/` and `?`), for a batch separator. */
+const URL_SAFE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+$/;
+
+function batchRule(
+  batch: NonNullable<MappingRuleFields['batch']>,
+  path: readonly (string | number)[],
+  label: string,
+  at: AddProblem,
+): void {
+  if (batch.path !== undefined) {
+    const t = parseTemplate(batch.path);
+    if (!batch.path.startsWith('/')) at([...path, 'path'], `${label}.path: "${batch.path}" must start with "/"`);
+    if (!isTemplate(t)) at([...path, 'path'], `${label}.path: ${t.error}`);
+    else if (t.params.length !== 1 || t.params[0] !== 'values')
+      at(
+        [...path, 'path'],
+        `${label}.path: must hold {values} once and no other placeholder (got ${t.params.map((p) => `{${p}}`).join(', ') || 'none'})`,
+      );
+  }
+  if (batch.separator !== undefined && !URL_SAFE.test(batch.separator))
+    at(
+      [...path, 'separator'],
+      `${label}.separator: ${JSON.stringify(batch.separator)} must be characters a URL carries as written (such as , ; | or &ids=)`,
+    );
 }

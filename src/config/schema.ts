@@ -26,6 +26,22 @@ export const MappingRuleSchema = z
       .boolean()
       .default(false)
       .describe('Remove the placeholder field from the item once the tag is set'),
+    batch: z
+      .strictObject({
+        path: z
+          .string()
+          .min(1)
+          .describe(
+            'Batch endpoint on the same service; {values} is replaced by the distinct values, percent-encoded and joined by separator',
+          ),
+        separator: z.string().min(1).default(',').describe('Text between two values in {values}, sent as written'),
+        key: z.string().min(1).default('id').describe('Field of each object of an array answer that holds its value'),
+        max: z.int().min(1).max(1000).default(100).describe('Most values in one batch call'),
+      })
+      .optional()
+      .describe(
+        "Ask for the rule's values in batches instead of one call per value (path then names the field and the cache key)",
+      ),
   })
   .describe('A response-mapping rule');
 

@@ -12,6 +12,7 @@ import type { ClaimCheck } from '../auth/requirements.js';
 import type { BodyValidator } from '../guards/json-schema.js';
 import type { CompiledHeaderEdit } from '../upstream/header-edits.js';
 import type { FieldFilter } from '../mapping/field-filter.js';
+import type { CompiledBatch } from '../mapping/batch.js';
 
 /** `mapping`: the JSON answer is buffered and transformed (mapping rules, field rules, or both). */
 export type RouteKind = 'standard' | 'mapping' | 'aggregate' | 'sse' | 'websocket';
@@ -24,6 +25,8 @@ export interface CompiledMappingRule {
   readonly origin: Origin;
   readonly path: Template;
   readonly buildPath: UrlBuilder;
+  /** The rule's `batch`, compiled; undefined: one call per distinct value. */
+  readonly batch: CompiledBatch | undefined;
 }
 
 /** One backend of an aggregated route (`backends:`). */

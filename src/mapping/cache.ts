@@ -46,6 +46,13 @@ export interface MappingCache {
    * stored when successful. `call` must resolve (never reject).
    */
   load(url: string, call: () => Promise<MappingOutcome>): MappingOutcome | Promise<MappingOutcome>;
+  /**
+   * The cached results for `urls` (undefined where there is none), from the local level, then the
+   * shared one; counts a hit for each found and a miss for each not (a batched rule asks for those).
+   */
+  lookup(urls: readonly string[]): Promise<(string | undefined)[]>;
+  /** Keeps a result fetched outside `load`: a batch call fills one entry per value it returned. */
+  store(url: string, json: string): void;
   /** Applies a (re)loaded `config.mappingCache`; disabling drops the entries. */
   configure(settings: MappingCacheConfig): void;
   stats(): MappingCacheStats;
@@ -130,6 +137,28 @@ export function createMappingCache(settings: MappingCacheConfig, options: Mappin
       );
       if (joined) counts.coalesced++;
       return promise;
+    },
+    async lookup(urls) {
+      const found: (string | undefined)[] = urls.map((url) => lru.get(url));
+      for (const json of found) if (json !== undefined) counts.hits++;
+      const store = shared;
+      if (store !== undefined) {
+        const missing = urls.flatMap((url, i) => (found[i] === undefined ? [i] : []));
+        const remote = await Promise.all(missing.map((i) => store.get(urls[i]!)));
+        missing.forEach((i, k) => {
+          const entry = remote[k];
+          if (entry === undefined) return;
+          counts.sharedHits++;
+          lru.set(urls[i]!, entry.json, { ttl: Math.min(entry.ttlMs, shape.ttlSec * 1000) });
+          found[i] = entry.json;
+        });
+      }
+      for (const json of found) if (json === undefined) counts.misses++;
+      return found;
+    },
+    store(url, json) {
+      lru.set(url, json);
+      shared?.set(url, json, shape.ttlSec * 1000);
     },
     configure(next) {
       shared = sharedFor(next);

@@ -18,7 +18,7 @@
  * bound, or on any error while enriching, the primary answer is still returned.
  */
 import { setMaxListeners } from 'node:events';
-import type { CompiledRoute } from '../config/types.js';
+import type { CompiledMappingRule, CompiledRoute } from '../config/types.js';
 import type { Exchange, Step } from '../pipeline/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
@@ -26,11 +26,12 @@ import type { Logger } from '../observability/logger.js';
 import { BackendCall, createRouteCall, type RouteCall } from '../upstream/backend-call.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
 import { scanItems } from './json-scan.js';
+import { batchCalls, batchObjects } from './batch.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';
 import { spliceItems } from './splice.js';
 import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
-import { callJson, type JsonCallObserver } from '../upstream/json-call.js';
+import { callJson, type JsonCallObserver, type JsonCallOptions } from '../upstream/json-call.js';
 import { decodeBody, isJsonContentType, utf8Text } from './body.js';
 import type { MappingCache, MappingOutcome } from './cache.js';
 
@@ -59,6 +60,12 @@ export interface MappingEndpointOptions extends ForwardOptions, JsonShapingOptio
  * they change nothing. `size` is the text's length in bytes. Never rejects for a failed mapping.
  */
 export type ShapeJson = (ex: Exchange, text: string, size: number, signal: AbortSignal) => Promise<string | undefined>;
+
+const NOT_A_BATCH: MappingOutcome = Object.freeze({
+  ok: false,
+  reason: 'batch answer is neither an array of objects nor an object keyed by value',
+});
+const NOT_RETURNED: MappingOutcome = Object.freeze({ ok: false, reason: 'not in the batch answer' });
 
 /** Headers that describe the backend's bytes and would lie about the enriched body. */
 const STALE_WHEN_CHANGED = [
@@ -129,41 +136,92 @@ export function createJsonShaper(route: CompiledRoute, options: JsonShapingOptio
    */
   function fetchAll(ex: Exchange, calls: readonly PlannedCall[], signal: AbortSignal): Promise<MappingOutcome[]> {
     const traceOf = propagateTrace ? ex.req : undefined;
+    // A call made for this client alone stops when it leaves; a shared call does not.
+    const shared: JsonCallOptions = {
+      requestId: ex.requestId,
+      timeoutMs: mappingTimeoutMs,
+      maxBytes: maxBodyBytes,
+      traceOf,
+      observer,
+    };
+    const own: JsonCallOptions = { ...shared, signal };
     const limiters: (Limiter | undefined)[] = new Array(originKeys.length);
     const limited = (call: PlannedCall, run: () => Promise<MappingOutcome>): Promise<MappingOutcome> => {
       const slot = originSlot[call.rule.index]!;
       return (limiters[slot] ??= createLimiter(maxInFlight)).run(run);
     };
-    return Promise.all(
-      calls.map((call) => {
-        const target = ruleUpstreams[call.rule.index]!;
-        if (cache === undefined)
-          return limited(call, () =>
-            callJson(target, call.path, {
-              requestId: ex.requestId,
-              timeoutMs: mappingTimeoutMs,
-              maxBytes: maxBodyBytes,
-              signal,
-              traceOf,
-              observer,
-            }),
-          );
-        // A shared call serves other clients too: the one who started it leaving must not cancel
-        // it. It runs only on a miss nobody else is fetching, with this request's id and trace;
-        // a hit takes no slot.
-        return cache.load(call.url, () =>
-          limited(call, () =>
-            callJson(target, call.path, {
-              requestId: ex.requestId,
-              timeoutMs: mappingTimeoutMs,
-              maxBytes: maxBodyBytes,
-              traceOf,
-              observer,
-            }),
-          ),
+    const outcomes: (MappingOutcome | Promise<MappingOutcome>)[] = new Array(calls.length);
+    let batched: Map<CompiledMappingRule, number[]> | undefined;
+    calls.forEach((call, i) => {
+      if (call.rule.batch !== undefined) {
+        batched ??= new Map();
+        const indexes = batched.get(call.rule);
+        if (indexes === undefined) batched.set(call.rule, [i]);
+        else indexes.push(i);
+        return;
+      }
+      const target = ruleUpstreams[call.rule.index]!;
+      if (cache === undefined) {
+        outcomes[i] = limited(call, () => callJson(target, call.path, own));
+        return;
+      }
+      // A shared call serves other clients too: the one who started it leaving must not cancel
+      // it. It runs only on a miss nobody else is fetching, with this request's id and trace;
+      // a hit takes no slot.
+      outcomes[i] = cache.load(call.url, () => limited(call, () => callJson(target, call.path, shared)));
+    });
+    if (batched !== undefined)
+      for (const [rule, indexes] of batched) {
+        const done = fetchBatch(
+          rule,
+          indexes.map((i) => calls[i]!),
+          own,
+          limited,
         );
+        indexes.forEach((i, k) => (outcomes[i] = done.then((results) => results[k]!)));
+      }
+    return Promise.all(outcomes);
+  }
+
+  /**
+   * The outcomes of a batched rule's calls, in order: cached values from the cache, the others
+   * asked for in batch calls (mapping/batch.ts), each returned object stored as its value's entry.
+   */
+  async function fetchBatch(
+    rule: CompiledMappingRule,
+    wanted: readonly PlannedCall[],
+    options: JsonCallOptions,
+    limited: (call: PlannedCall, run: () => Promise<MappingOutcome>) => Promise<MappingOutcome>,
+  ): Promise<MappingOutcome[]> {
+    const batch = rule.batch!;
+    const target = ruleUpstreams[rule.index]!;
+    const results: MappingOutcome[] = new Array(wanted.length);
+    const cached = cache === undefined ? [] : await cache.lookup(wanted.map((c) => c.url));
+    // Values to ask for -> the positions that wait for them.
+    const ask = new Map<string, number[]>();
+    wanted.forEach((call, k) => {
+      const json = cached[k];
+      if (json !== undefined) results[k] = { ok: true, json };
+      else ask.set(call.value, [...(ask.get(call.value) ?? []), k]);
+    });
+    const settle = (values: readonly string[], outcome: (value: string) => MappingOutcome) => {
+      for (const v of values) for (const k of ask.get(v)!) results[k] = outcome(v);
+    };
+    await Promise.all(
+      batchCalls(batch, [...ask.keys()]).map(async (b) => {
+        const answer = await limited(wanted[ask.get(b.values[0]!)![0]!]!, () => callJson(target, b.path, options));
+        if (!answer.ok) return settle(b.values, () => answer);
+        const objects = batchObjects(answer.json, batch.key);
+        if (objects === undefined) return settle(b.values, () => NOT_A_BATCH);
+        settle(b.values, (v) => {
+          const json = objects.get(v);
+          if (json === undefined) return NOT_RETURNED;
+          for (const k of ask.get(v)!) cache?.store(wanted[k]!.url, json);
+          return { ok: true, json };
+        });
       }),
     );
+    return results;
   }
 
   /** The enriched text, or undefined when mapping changes nothing. */

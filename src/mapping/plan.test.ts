@@ -16,6 +16,7 @@ function rule(index: number, path: string, service = '127.0.0.1:9000', tag = `t$
     origin: parseService(service) as Origin,
     path: t,
     buildPath: compileUrlBuilder(t),
+    batch: undefined,
   };
 }
 

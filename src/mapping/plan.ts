@@ -15,6 +15,8 @@ export interface PlannedCall {
   readonly path: string;
   /** The first rule that needs this URL (all rules sharing it share its origin). */
   readonly rule: CompiledMappingRule;
+  /** The value of the rule's first placeholder: what a batched rule asks for. */
+  readonly value: string;
 }
 
 export interface MappingPlan {
@@ -104,7 +106,7 @@ export function planCalls(
             continue;
           }
           index = calls.length;
-          calls.push({ url, path, rule });
+          calls.push({ url, path, rule, value: values[rule.path.params[0]!] ?? '' });
           byUrl.set(url, index);
         }
         byValues[r]!.set(key, index);
