@@ -5,8 +5,11 @@
  *   GET  /small        ~400 B JSON          GET /large       20 KB JSON
  *   POST /echo         reads the body (4 KB in the bench), answers a small JSON
  *   GET  /items?n=N    N items `{ id, userId, authorId, groupId, title }` (the mapping scenario of
- *                      bench/mapping.ts; authorId and groupId take 10 distinct values each)
+ *                      bench/mapping.ts; authorId and groupId take 10 distinct values each, or
+ *                      authorId D with `&distinct=D`)
  *   GET  /users/{id}   one small user object        GET /comments?postId=X  two small comments
+ *   GET  /users?ids=a,b  the users of a batch, as an array (bench/composition.ts)
+ *   GET  /records      ~20 KB JSON: an array of 80 user records with nested fields
  *   GET  /delay/MS/... any of the above, answered after MS milliseconds (a slow service)
  *
  * Run as its own process: `node backend.js [port] [keepAliveMs]` (idle keep-alive connections are
@@ -27,20 +30,33 @@ export function jsonBody(size: number): Buffer {
 
 const SMALL = jsonBody(400);
 const LARGE = jsonBody(20 * 1024);
-const ITEMS = new Map<number, Buffer>();
+const ITEMS = new Map<string, Buffer>();
+const RECORDS = Buffer.from(
+  JSON.stringify(
+    Array.from({ length: 80 }, (_, i) => ({
+      id: 100000 + i,
+      name: `User number ${i}`,
+      email: `user${i}@example.test`,
+      passwordHash: `$2b$12$${'x'.repeat(53)}`,
+      address: { street: `${i} Main Street`, city: 'Porto', zip: `40${String(i).padStart(2, '0')}-123` },
+      roles: ['reader', i % 3 === 0 ? 'admin' : 'writer'],
+    })),
+  ),
+);
 
-function itemsBody(n: number): Buffer {
-  let body = ITEMS.get(n);
+function itemsBody(n: number, distinct = 10): Buffer {
+  const key = `${n}/${distinct}`;
+  let body = ITEMS.get(key);
   if (body === undefined) {
     const items = Array.from({ length: n }, (_, i) => ({
       id: i + 1,
       userId: (i % 5) + 1,
-      authorId: i % 10,
+      authorId: i % distinct,
       groupId: (i * 7) % 10,
       title: `item ${i + 1}`,
     }));
     body = Buffer.from(JSON.stringify(items));
-    if (ITEMS.size < 32) ITEMS.set(n, body);
+    if (ITEMS.size < 32) ITEMS.set(key, body);
   }
   return body;
 }
@@ -70,9 +86,24 @@ function answer(req: IncomingMessage, res: ServerResponse, url: string): void {
   }
   if (url === '/small') return send(res, 200, SMALL);
   if (url === '/large') return send(res, 200, LARGE);
+  if (url === '/records') return send(res, 200, RECORDS);
   if (url.startsWith('/items')) {
-    const n = Number(new URL(url, 'http://x').searchParams.get('n') ?? '10');
-    return send(res, 200, itemsBody(Number.isInteger(n) && n > 0 && n <= 10_000 ? n : 10));
+    const query = new URL(url, 'http://x').searchParams;
+    const n = Number(query.get('n') ?? '10');
+    const distinct = Number(query.get('distinct') ?? '10');
+    return send(
+      res,
+      200,
+      itemsBody(
+        Number.isInteger(n) && n > 0 && n <= 10_000 ? n : 10,
+        Number.isInteger(distinct) && distinct > 0 ? distinct : 10,
+      ),
+    );
+  }
+  if (url.startsWith('/users?')) {
+    const ids = (new URL(url, 'http://x').searchParams.get('ids') ?? '').split(',').filter((id) => id !== '');
+    const users = ids.map((id) => ({ id: Number(id), name: `user ${id}`, email: `user${id}@example.test` }));
+    return send(res, 200, Buffer.from(JSON.stringify(users)));
   }
   if (url.startsWith('/users/')) {
     const id = url.slice('/users/'.length).split('?')[0] ?? '';

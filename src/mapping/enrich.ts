@@ -209,7 +209,9 @@ export function createJsonShaper(route: CompiledRoute, options: JsonShapingOptio
     };
     await Promise.all(
       batchCalls(batch, [...ask.keys()]).map(async (b) => {
-        const answer = await limited(wanted[ask.get(b.values[0]!)![0]!]!, () => callJson(target, b.path, options));
+        const answer = await limited(wanted[ask.get(b.values[0]!)![0]!]!, () =>
+          callJson(target, b.path, { ...options, validated: true }),
+        );
         if (!answer.ok) return settle(b.values, () => answer);
         const objects = batchObjects(answer.json, batch.key);
         if (objects === undefined) return settle(b.values, () => NOT_A_BATCH);
@@ -428,6 +430,8 @@ class PrimaryCall extends BackendCall {
 
   /** A client that leaves releases the backend connection and the calls made only for it. */
   protected override clientClosed(): void {
+    // Called for every closed response: an answered client has nothing left to cancel.
+    if (this.ex === undefined || this.ex.res.writableFinished) return;
     this.mappings?.abort();
     super.clientClosed();
   }

@@ -1,0 +1,219 @@
+/**
+ * What composition costs (docs/aggregation.md, docs/mapping.md "Batched mapping",
+ * docs/field-filtering.md): latency and requests/s of composed routes next to the plain routes
+ * they are made of, measured in one run through one Portico process, in rounds that rotate the
+ * variants so that drift hits them all alike.
+ *
+ *   node --import tsx bench/composition.ts [--duration 5] [--rounds 3] [--connections 10] [--out FILE]
+ *
+ * Goals (issue "Composition and policy"):
+ * - batched mapping, 100 items over 100 distinct values with `max: 100` and no cache: 1 batch call
+ *   per request (read from the gateway's own metrics), p50 within 1.2x of the primary call's p50
+ *   plus the batch endpoint's p50, each measured through a plain route;
+ * - aggregation of 3 backends answering after 20 ms: p50 within 1.25x of one such call's p50;
+ * - field filtering of a 20 KB JSON answer: at least 0.80x the requests/s of the same route
+ *   without filtering.
+ * The backend is bench/backend.ts (node:http: the batch and delayed endpoints are dynamic), on the
+ * load core. Portico is pinned to core 0 when `taskset` exists, with its log level at `warn`.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  CACHE_DIR,
+  ROOT,
+  detectPinning,
+  freePort,
+  startProcess,
+  transpileEntry,
+  type Started,
+} from './lib/processes.js';
+import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
+import { describeMachine } from './lib/machine.js';
+import { median } from './lib/report.js';
+
+interface Variant {
+  readonly id: string;
+  readonly label: string;
+  /** Client path under /api. */
+  readonly path: string;
+}
+
+const IDS = Array.from({ length: 100 }, (_, i) => i).join(',');
+
+const VARIANTS: readonly Variant[] = [
+  { id: 'primary', label: 'primary call alone: 100 items (plain route)', path: '/items' },
+  { id: 'batch-endpoint', label: 'batch endpoint alone: 100 users (plain route)', path: '/users-batch' },
+  { id: 'batched', label: 'batched mapping: 100 items, 100 values, max 100', path: '/batched' },
+  { id: 'single-20ms', label: 'one backend answering after 20 ms (plain route)', path: '/slow' },
+  { id: 'aggregate', label: 'aggregation of 3 backends answering after 20 ms', path: '/aggregate' },
+  { id: 'records', label: '20 KB JSON (plain route)', path: '/records' },
+  { id: 'filtered', label: '20 KB JSON with response.deny and rename', path: '/records-filtered' },
+];
+
+function yamlFor(backend: string): string {
+  return `routes:
+  - { method: GET, route: /items, service: ${backend}, path: "/items?n=100&distinct=100" }
+  - { method: GET, route: /users-batch, service: ${backend}, path: "/users?ids=${IDS}" }
+  - method: GET
+    route: /batched
+    service: ${backend}
+    path: "/items?n=100&distinct=100"
+    mapping:
+      - path: "/users/{authorId}"
+        service: ${backend}
+        tag: author
+        batch: { path: "/users?ids={values}", key: id, max: 100 }
+  - { method: GET, route: /slow, service: ${backend}, path: /delay/20/small }
+  - method: GET
+    route: /aggregate
+    backends:
+      - { service: ${backend}, path: /delay/20/small, group: a }
+      - { service: ${backend}, path: /delay/20/small, group: b }
+      - { service: ${backend}, path: /delay/20/small, group: c }
+  - { method: GET, route: /records, service: ${backend}, path: /records }
+  - method: GET
+    route: /records-filtered
+    service: ${backend}
+    path: /records
+    response:
+      deny: [passwordHash, address.zip]
+      rename: { name: fullName }
+config:
+  limits: { connectionsPerOrigin: 256 }
+`;
+}
+
+/** A counter's value in a Prometheus text exposition, summed over the series that match. */
+function counter(text: string, name: string, match: string): number {
+  let total = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith(`${name}{`) && line.includes(match)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '10' },
+      loadgen: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const durationSec = Number(values.duration);
+  const rounds = Number(values.rounds);
+  const connections = Number(values.connections);
+  const pinning = detectPinning(true);
+  const loadgen = pickLoadGenerator(values.loadgen);
+  const started: Started[] = [];
+  try {
+    const backend = await startProcess({
+      name: 'backend',
+      command: process.execPath,
+      args: [transpileEntry(resolve(ROOT, 'bench/backend.ts')), '0'],
+      core: pinning?.loadCore,
+      ready: { kind: 'stdout-line' },
+    });
+    started.push(backend);
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const file = resolve(CACHE_DIR, 'composition.yaml');
+    writeFileSync(file, yamlFor(`127.0.0.1:${backend.port}`));
+    const port = await freePort();
+    const main = resolve(ROOT, 'src/cli/main.ts');
+    started.push(
+      await startProcess({
+        name: 'portico',
+        command: process.execPath,
+        args: ['--import', 'tsx', main, 'start', '--config', file, '--host', '127.0.0.1', '--port', String(port)],
+        core: pinning?.proxyCore,
+        env: { PORTICO_LOG_LEVEL: 'warn' },
+        ready: { kind: 'health', port, path: '/health' },
+        timeoutMs: 30_000,
+      }),
+    );
+    const base = `http://127.0.0.1:${port}`;
+    const load = (path: string, seconds: number) =>
+      runLoad(loadgen, {
+        url: `${base}/api${path}`,
+        method: 'GET',
+        headers: {},
+        connections,
+        durationSec: seconds,
+        core: pinning?.loadCore,
+      });
+    const metrics = async () => (await fetch(`${base}/metrics`)).text();
+
+    for (const v of VARIANTS) await load(v.path, 1); // warm-up: JIT and pools, not measured
+    const samples = new Map<string, LoadResult[]>(VARIANTS.map((v) => [v.id, []]));
+    let batchRequests = 0;
+    let batchCalls = 0;
+    for (let r = 1; r <= rounds; r++) {
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + r) % VARIANTS.length]!);
+      for (const v of order) {
+        const before = v.id === 'batched' ? await metrics() : '';
+        const res = await load(v.path, durationSec);
+        if (v.id === 'batched') {
+          const after = await metrics();
+          const route = 'route="/batched"';
+          batchRequests +=
+            counter(after, 'portico_request_duration_seconds_count', route) -
+            counter(before, 'portico_request_duration_seconds_count', route);
+          batchCalls +=
+            counter(after, 'portico_mapping_calls_total', route) -
+            counter(before, 'portico_mapping_calls_total', route);
+        }
+        samples.get(v.id)!.push(res);
+        process.stderr.write(
+          `round ${r} ${v.id.padEnd(15)} ${Math.round(res.rps)} req/s p50 ${res.p50Ms} ms p99 ${res.p99Ms} ms\n`,
+        );
+      }
+    }
+
+    const row = (id: string) => {
+      const s = samples.get(id)!;
+      return {
+        rps: median(s.map((x) => x.rps)),
+        p50: median(s.map((x) => x.p50Ms)),
+        p99: median(s.map((x) => x.p99Ms)),
+        bad: s.reduce((n, x) => n + x.errors + x.badStatus, 0),
+      };
+    };
+    const batchBudget = row('primary').p50 + row('batch-endpoint').p50;
+    const batchRatio = row('batched').p50 / batchBudget;
+    const aggRatio = row('aggregate').p50 / row('single-20ms').p50;
+    const filterRatio = row('filtered').rps / row('records').rps;
+    const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+    const m = describeMachine();
+    const lines = [
+      `# Composition costs (${new Date().toISOString().slice(0, 10)}, ${m.commit}${m.dirty ? ', uncommitted changes' : ''})`,
+      '',
+      `Machine: ${m.cpuModel}, ${m.nproc} CPUs, kernel ${m.kernel}; Node ${m.node}; ${loadGeneratorVersion(loadgen)}.`,
+      `Command: \`node --import tsx bench/composition.ts --duration ${durationSec} --rounds ${rounds} --connections ${connections}\`.`,
+      `${connections} connections, ${rounds} rounds x ${durationSec} s per variant, rotating; ${pinning ? `Portico on core ${pinning.proxyCore}, backend and load on core ${pinning.loadCore}` : 'no CPU pinning'}. Medians of the rounds.`,
+      '',
+      '| variant | req/s | p50 ms | p99 ms | errors + non-2xx |',
+      '|---|---|---|---|---|',
+      ...VARIANTS.map((v) => {
+        const x = row(v.id);
+        return `| ${v.label} | ${Math.round(x.rps)} | ${x.p50} | ${x.p99} | ${x.bad} |`;
+      }),
+      '',
+      `- Batched mapping: ${(batchCalls / Math.max(1, batchRequests)).toFixed(3)} batch calls per request (${batchCalls} calls, ${batchRequests} requests; goal 1); p50 ${row('batched').p50} ms = ${batchRatio.toFixed(2)}x (primary p50 + batch endpoint p50 = ${batchBudget.toFixed(2)} ms; goal <= 1.2x): ${verdict(batchRatio <= 1.2 && batchCalls === batchRequests)}.`,
+      `- Aggregation of 3 x 20 ms: p50 ${aggRatio.toFixed(2)}x one 20 ms call (goal <= 1.25x): ${verdict(aggRatio <= 1.25)}.`,
+      `- Field filtering of 20 KB: ${filterRatio.toFixed(2)}x the unfiltered route's req/s (goal >= 0.80x): ${verdict(filterRatio >= 0.8)}.`,
+      '',
+    ];
+    const text = lines.join('\n');
+    process.stdout.write(text);
+    if (values.out !== undefined) writeFileSync(resolve(values.out), text);
+  } finally {
+    for (const s of started.reverse()) await s.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
