@@ -45,6 +45,7 @@ const VARIANTS: readonly Variant[] = [
   { id: 'primary', label: 'primary call alone: 100 items (plain route)', path: '/items' },
   { id: 'batch-endpoint', label: 'batch endpoint alone: 100 users (plain route)', path: '/users-batch' },
   { id: 'batched', label: 'batched mapping: 100 items, 100 values, max 100', path: '/batched' },
+  { id: 'unbatched', label: 'the same mapping without batch: 100 calls', path: '/unbatched' },
   { id: 'single-20ms', label: 'one backend answering after 20 ms (plain route)', path: '/slow' },
   { id: 'aggregate', label: 'aggregation of 3 backends answering after 20 ms', path: '/aggregate' },
   { id: 'records', label: '20 KB JSON (plain route)', path: '/records' },
@@ -64,6 +65,12 @@ function yamlFor(backend: string): string {
         service: ${backend}
         tag: author
         batch: { path: "/users?ids={values}", key: id, max: 100 }
+  - method: GET
+    route: /unbatched
+    service: ${backend}
+    path: "/items?n=100&distinct=100"
+    mapping:
+      - { path: "/users/{authorId}", service: ${backend}, tag: author }
   - { method: GET, route: /slow, service: ${backend}, path: /delay/20/small }
   - method: GET
     route: /aggregate
