@@ -96,6 +96,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   const upstreams = createUpstreamRegistry({
     connections: options.config.settings.limits.connectionsPerOrigin,
+    events,
+    ...(options.now === undefined ? {} : { now: options.now }),
     createBreaker: (origin) => circuits.forOrigin(origin),
     tls: upstreamTls(options.config),
   });
@@ -135,6 +137,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       metrics ??= createMetrics(events, {
         inFlight,
         circuits: () => circuits.snapshot(),
+        targets: () => targetStats(upstreams, (options.now ?? Date.now)()),
         mappingCache: () => mappingCache.stats(),
         rateLimitBuckets: () => rateLimiter.size,
         ...(redis === undefined ? {} : { redisUp: () => redis.isConnected }),
@@ -296,4 +299,18 @@ export function createGateway(options: GatewayOptions): Gateway {
       await (await otlp)?.close();
     },
   };
+}
+
+/** The counts of every named upstream's targets, for metrics. */
+function* targetStats(upstreams: UpstreamRegistry, now: number) {
+  for (const { upstream, target } of upstreams.targets())
+    yield {
+      upstream,
+      target: target.key,
+      requests: target.health.requests,
+      failures: target.health.failures,
+      ejections: target.health.ejectionsTotal,
+      ejected: target.health.ejectedUntil > now,
+      inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0),
+    };
 }

@@ -42,10 +42,13 @@ function hasHeadRoute(config: CompiledConfig, r: CompiledRoute): boolean {
   return config.routes.some((o) => o.method === 'HEAD' && o.route === r.route);
 }
 
-/** The URL the gateway calls; a WebSocket route's backend is reached with ws:// or wss://. */
+/** The URL the gateway calls (a named upstream's targets in brackets); a WebSocket route's backend is reached with ws:// or wss://. */
 function backend(r: CompiledRoute): string {
   if (r.kind === 'aggregate')
     return r.backends.map((b) => `${b.origin.protocol}//${b.origin.hostHeader}${b.path.source}`).join(' + ');
+  const named = r.origin.upstream;
+  if (named !== undefined)
+    return `${named.name}(${named.targets.map((t) => t.origin.hostHeader).join('|')})${r.path.source}`;
   const scheme = r.kind === 'websocket' ? (r.origin.protocol === 'https:' ? 'wss:' : 'ws:') : r.origin.protocol;
   return `${scheme}//${r.origin.hostHeader}${r.path.source}`;
 }

@@ -2,11 +2,11 @@
  * Turns a validated file into the immutable configuration the gateway serves: every template,
  * URL builder and origin is prepared here, once, so the request path only looks things up.
  */
-import type { GatewayFile } from './schema.js';
+import type { GatewayFile, UpstreamConfig } from './schema.js';
 import type { CompiledBackend, CompiledConfig, CompiledMappingRule, CompiledRoute } from './types.js';
 import { toRouterPath } from './router-path.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
-import { parseService, type Origin } from '../upstream/origin.js';
+import { parseService, upstreamOrigin, type Origin, type UpstreamSpec } from '../upstream/origin.js';
 import { compileRequirements } from '../auth/requirements.js';
 import { compileBodySchema, readSchema } from '../guards/json-schema.js';
 import { compileHeaderEdit } from '../upstream/header-edits.js';
@@ -23,6 +23,11 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       ? file.config
       : { ...file.config, timeouts: { ...file.config.timeouts, keepAliveSec: idleTimeoutSec } };
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
+  // One origin per named upstream, shared by every route and rule that names it.
+  const named = new Map(
+    Object.entries(file.upstreams ?? {}).map(([name, u]) => [name, upstreamOrigin(compileUpstream(name, u))]),
+  );
+  const mustOrigin = (service: string): Origin => named.get(service) ?? mustService(service);
   const routes = file.routes.map((r, index): CompiledRoute => {
     const backends = (r.backends ?? []).map((b, i): CompiledBackend => {
       const t = mustTemplate(b.path);
@@ -88,9 +93,28 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
         response: compileHeaderEdit(r.headers?.response),
       }),
       rateLimit: r.rateLimit,
+      timeouts: { ...settings.timeouts, ...r.timeouts },
     });
   });
   return Object.freeze({ file: fileName, settings, prefix, routes: Object.freeze(routes) });
+}
+
+function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
+  return {
+    name,
+    targets: u.targets.map((t) =>
+      typeof t === 'string'
+        ? { origin: mustService(t), weight: 1 }
+        : { origin: mustService(t.target), weight: t.weight },
+    ),
+    balance: u.balance,
+    outlier: {
+      enabled: u.outlierDetection.enabled,
+      consecutiveFailures: u.outlierDetection.consecutiveFailures,
+      baseEjectionMs: u.outlierDetection.baseEjectionSec * 1000,
+      maxEjectionPercent: u.outlierDetection.maxEjectionPercent,
+    },
+  };
 }
 
 function mustTemplate(source: string): Template {
@@ -99,7 +123,7 @@ function mustTemplate(source: string): Template {
   return t;
 }
 
-function mustOrigin(service: string): Origin {
+function mustService(service: string): Origin {
   const o = parseService(service);
   if ('error' in o) throw new Error(`unvalidated service: ${o.error}`);
   return o;

@@ -153,6 +153,18 @@ export const RouteSchema = z
       .positive()
       .optional()
       .describe('Largest request body for this route, else 413; default config.limits.maxBodyBytes'),
+    timeouts: z
+      .strictObject({
+        backendSec: seconds('No backend response headers within this time: 504').optional(),
+        backendIdleSec: z
+          .number()
+          .min(0)
+          .optional()
+          .describe('Longest silence between two backend body chunks; 0 for none'),
+        mappingSec: seconds('Per mapping call, counted once it has a connection').optional(),
+      })
+      .optional()
+      .describe("This route's own backend deadlines, each overriding config.timeouts"),
     request: z
       .strictObject({
         schema: z
@@ -448,8 +460,55 @@ export const GatewaySettingsSchema = z.strictObject({
   ).optional(),
 });
 
+export const UpstreamSchema = z
+  .strictObject({
+    targets: z
+      .array(
+        z.union([
+          z.string().min(1),
+          z.strictObject({
+            target: z.string().min(1).describe('host:port, http://host:port or https://host'),
+            weight: z.int().min(1).max(1000).default(1).describe('Share of the traffic, relative to the other targets'),
+          }),
+        ]),
+      )
+      .describe('The instances: host:port, http://host:port or https://host, or {target, weight}'),
+    balance: z
+      .enum(['least-request', 'round-robin', 'random'])
+      .default('least-request')
+      .describe(
+        'How a call picks its target: least-request (the fewer in-flight of two random targets), round-robin, random (both weighted)',
+      ),
+    outlierDetection: z
+      .strictObject({
+        enabled: z.boolean().default(true).describe('Eject a target that keeps failing'),
+        consecutiveFailures: z
+          .int()
+          .min(1)
+          .default(5)
+          .describe('Connection failures or 5xx in a row that eject a target'),
+        baseEjectionSec: seconds('First ejection time; it doubles each time the target is ejected again').default(30),
+        maxEjectionPercent: z
+          .int()
+          .min(0)
+          .max(100)
+          .default(50)
+          .describe('Most targets ejected at once, as a share of the targets'),
+      })
+      .prefault({})
+      .describe('Passive health: targets that fail in a row get no traffic for a while'),
+  })
+  .describe('A named backend with several instances');
+
 export const GatewayFileSchema = z
   .strictObject({
+    upstreams: z
+      .record(
+        z.string().regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'a name: a letter, then letters, digits, - or _'),
+        UpstreamSchema,
+      )
+      .optional()
+      .describe('Named backends with several targets; a route or mapping service names one (docs/upstreams.md)'),
     routes: z.array(RouteSchema).describe('The gateway routes'),
     config: GatewaySettingsSchema.prefault({}).describe('Settings of the whole gateway'),
   })
@@ -458,6 +517,7 @@ export const GatewayFileSchema = z
 /** The file after validation, with every default applied. */
 export type GatewayFile = z.output<typeof GatewayFileSchema>;
 export type RouteConfig = z.output<typeof RouteSchema>;
+export type UpstreamConfig = z.output<typeof UpstreamSchema>;
 export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
 export type MappingCacheConfig = z.output<typeof MappingCacheSchema>;
 export type CorsConfig = z.output<typeof CorsSchema>;

@@ -12,7 +12,6 @@ import type { ClaimCheck } from '../auth/requirements.js';
 import type { BodyValidator } from '../guards/json-schema.js';
 import type { CompiledHeaderEdit } from '../upstream/header-edits.js';
 import type { FieldFilter } from '../mapping/field-filter.js';
-import type { CompiledBatch } from '../mapping/batch.js';
 
 /** `mapping`: the JSON answer is buffered and transformed (mapping rules, field rules, or both). */
 export type RouteKind = 'standard' | 'mapping' | 'aggregate' | 'sse' | 'websocket';
@@ -27,6 +26,16 @@ export interface CompiledMappingRule {
   readonly buildPath: UrlBuilder;
   /** The rule's `batch`, compiled; undefined: one call per distinct value. */
   readonly batch: CompiledBatch | undefined;
+}
+
+/** A mapping rule's `batch` (mapping/batch.ts). */
+export interface CompiledBatch {
+  /** The batch path before and after `{values}`. */
+  readonly prefix: string;
+  readonly suffix: string;
+  readonly separator: string;
+  readonly key: string;
+  readonly max: number;
 }
 
 /** One backend of an aggregated route (`backends:`). */
@@ -82,6 +91,8 @@ export interface CompiledRoute {
   };
   /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
+  /** `config.timeouts` with the route's own `timeouts` over it. */
+  readonly timeouts: GatewaySettings['timeouts'];
 }
 
 export interface CompiledConfig {

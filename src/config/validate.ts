@@ -17,6 +17,7 @@ import { requestRules } from './request-rules.js';
 import { headerRules } from './header-rules.js';
 import { responseRules } from './field-rules.js';
 import { aggregateRules } from './aggregate-rules.js';
+import { upstreamRules } from './upstream-rules.js';
 import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
 
@@ -46,6 +47,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     headerRules(typed, at);
     responseRules(typed, at);
     aggregateRules(typed, at);
+    upstreamRules(typed, at);
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {

@@ -9,6 +9,7 @@
  *   whose member names are the values. A value the answer does not hold leaves its items untagged.
  * - The cache stays per value: each matched object is the entry of the rule's own per-value URL.
  */
+import type { CompiledBatch } from '../config/types.js';
 import { encodeValue } from '../upstream/target-url.js';
 import { scanItems } from './json-scan.js';
 import { placeholderValue } from './plan.js';
@@ -21,15 +22,6 @@ export const MAX_BATCH_PATH_BYTES = 4096;
 
 export interface BatchRule {
   readonly path: string;
-  readonly separator: string;
-  readonly key: string;
-  readonly max: number;
-}
-
-export interface CompiledBatch {
-  /** The batch path before and after `{values}`. */
-  readonly prefix: string;
-  readonly suffix: string;
   readonly separator: string;
   readonly key: string;
   readonly max: number;

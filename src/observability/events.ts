@@ -50,6 +50,8 @@ export interface GatewayEvents {
     total: number;
     failed: readonly { readonly backend: number; readonly service: string; readonly reason: string }[];
   };
+  /** A named upstream's target was ejected after failing in a row, or is back in service. */
+  'upstream:target': { upstream: string; target: string; state: 'ejected' | 'restored'; ejectedForMs?: number };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
   'config:reload': { file: string; ok: boolean; problems?: string[] };
   /**

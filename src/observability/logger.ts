@@ -111,6 +111,11 @@ export function logEvents(bus: EventBus, logger: Logger, options: { repeatWindow
   bus.on('aggregate:incomplete', (e) =>
     aggregateIncomplete(`${e.routeId} ${e.failed.map((f) => `${f.backend}:${f.reason}`).join('|')}`, e),
   );
+  bus.on('upstream:target', (e) =>
+    e.state === 'ejected'
+      ? logger.warn({ upstream: e.upstream, target: e.target, ejectedForMs: e.ejectedForMs }, 'upstream target ejected')
+      : logger.info({ upstream: e.upstream, target: e.target }, 'upstream target back in service'),
+  );
   bus.on('auth:result', (e) => {
     if (e.outcome !== 'ok')
       logger.info({ reqId: e.requestId, route: e.routeId, outcome: e.outcome, detail: e.detail }, 'auth refused');

@@ -39,6 +39,16 @@ export interface MetricsSources {
     readonly size: number;
   };
   readonly rateLimitBuckets?: () => number;
+  /** The targets of named upstreams, with their counts. */
+  readonly targets?: () => Iterable<{
+    readonly upstream: string;
+    readonly target: string;
+    readonly requests: number;
+    readonly failures: number;
+    readonly ejections: number;
+    readonly ejected: boolean;
+    readonly inFlight: number;
+  }>;
   /** Whether the Redis connection (config.redis) is established; absent without config.redis. */
   readonly redisUp?: () => boolean;
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
@@ -187,6 +197,56 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
           for (const s of CIRCUIT_STATES) this.set({ origin: c.origin, state: s }, c.state === s ? 1 : 0);
       },
     });
+  }
+  if (sources.targets !== undefined) {
+    const targets = sources.targets;
+    const perTarget = (
+      name: string,
+      help: string,
+      pick: (t: ReturnType<typeof targets> extends Iterable<infer T> ? T : never) => number,
+      type: 'counter' | 'gauge',
+    ) => {
+      const config = {
+        ...on,
+        name,
+        help,
+        labelNames: ['upstream', 'target'] as const,
+        collect(this: Counter<'upstream' | 'target'> | Gauge<'upstream' | 'target'>) {
+          this.reset();
+          for (const t of targets()) {
+            const labels = { upstream: t.upstream, target: t.target };
+            if (this instanceof Gauge) this.set(labels, pick(t));
+            else this.inc(labels, pick(t));
+          }
+        },
+      };
+      return type === 'counter' ? new Counter(config) : new Gauge(config);
+    };
+    perTarget(
+      'portico_upstream_target_requests_total',
+      'Calls answered or failed, per target of a named upstream',
+      (t) => t.requests,
+      'counter',
+    );
+    perTarget(
+      'portico_upstream_target_failures_total',
+      'Calls without an answer or with a 5xx, per target',
+      (t) => t.failures,
+      'counter',
+    );
+    perTarget(
+      'portico_upstream_target_ejections_total',
+      'Times a target was ejected (outlier detection)',
+      (t) => t.ejections,
+      'counter',
+    );
+    perTarget(
+      'portico_upstream_target_ejected',
+      '1 while a target is ejected, else 0',
+      (t) => (t.ejected ? 1 : 0),
+      'gauge',
+    );
+    perTarget('portico_upstream_target_in_flight', 'Calls on a target now', (t) => t.inFlight, 'gauge');
   }
   if (sources.mappingCache !== undefined) {
     const stats = sources.mappingCache;

@@ -175,7 +175,7 @@ export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeS
   const endpoint = websocketEndpoint(route, {
     upstream: deps.upstreams.forOrigin(route.origin),
     dropHeaders: deps.dropHeaders,
-    handshakeTimeoutMs: deps.config.settings.timeouts.backendSec * 1000,
+    handshakeTimeoutMs: route.timeouts.backendSec * 1000,
     events: deps.events,
     logger: deps.logger,
     tunnel: deps.tunnel,
@@ -195,12 +195,12 @@ function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticat
 }
 
 /** What a route that reads JSON answers needs: mapping calls, their cache, the limits. */
-function shapingOptions(deps: PipelineDeps): JsonShapingOptions {
+function shapingOptions(route: CompiledRoute, deps: PipelineDeps): JsonShapingOptions {
   const { settings } = deps.config;
   return {
     events: deps.events,
     upstreams: deps.upstreams,
-    mappingTimeoutMs: settings.timeouts.mappingSec * 1000,
+    mappingTimeoutMs: route.timeouts.mappingSec * 1000,
     maxBodyBytes: settings.limits.maxMappingBodyBytes,
     cache: settings.mappingCache.enabled ? deps.mappingCache : undefined,
     propagateTrace: settings.telemetry.propagation,
@@ -211,7 +211,7 @@ function shapingOptions(deps: PipelineDeps): JsonShapingOptions {
 
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
-  const timeouts = deps.config.settings.timeouts;
+  const timeouts = route.timeouts;
   const forwardOptions = {
     upstream,
     dropHeaders: deps.dropHeaders,
@@ -236,10 +236,10 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         streams: deps.streams,
       });
     case 'mapping':
-      return mappingEndpoint(route, { ...forwardOptions, ...shapingOptions(deps) });
+      return mappingEndpoint(route, { ...forwardOptions, ...shapingOptions(route, deps) });
     case 'aggregate':
       return aggregateEndpoint(route, {
-        ...shapingOptions(deps),
+        ...shapingOptions(route, deps),
         dropHeaders: deps.dropHeaders,
         timeoutMs: timeouts.backendSec * 1000,
       });

@@ -102,8 +102,9 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
 export function backendUpgradeHeaders(
   call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
   ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params'>,
+  hostHeader = call.upstream.origin.hostHeader,
 ): string[] {
-  const headers = backendHeaders(call, ux);
+  const headers = backendHeaders(call, ux, hostHeader);
   // Connection and Upgrade are hop-by-hop, so the forwarding rules dropped them: this hop upgrades too.
   headers.push('connection', 'Upgrade', 'upgrade', 'websocket');
   return headers;
@@ -113,7 +114,6 @@ export function backendUpgradeHeaders(
 export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): UpgradeStep {
   const { upstream, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
   const { origin } = upstream;
-  const request = origin.protocol === 'https:' ? httpsRequest : httpRequest;
   const tls = upstream.tlsConnect;
   const editResponse = route.editHeaders.response;
   // The handshake is a backend call of the route; the tunnel after it is long-lived like a stream.
@@ -147,12 +147,14 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         socket.removeListener('close', onClientClose);
         resolve();
       };
-      const breq: ClientRequest = request({
-        host: origin.hostname,
-        port: origin.port,
+      // The target's address: a named upstream's pick, else the service itself.
+      const target = pool.origin;
+      const breq: ClientRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
+        host: target.hostname,
+        port: target.port,
         method: 'GET',
         path: backendPath(route, ux),
-        headers: backendUpgradeHeaders(call, ux),
+        headers: backendUpgradeHeaders(call, ux, target.hostHeader),
         setHost: false,
         agent: false,
         timeout: handshakeTimeoutMs,

@@ -97,18 +97,20 @@ export function backendPath(route: CompiledRoute, ex: Pick<Exchange, 'params' | 
 /**
  * The flat header list of a call: the client's end-to-end headers less the drop set, the claim
  * headers, the forwarding headers and the request id (upstream/forward-headers.ts), then the
- * route's request header rules (upstream/header-edits.ts). An upgrade
+ * route's request header rules (upstream/header-edits.ts). `Host` is the target's (the picked
+ * pool's origin, for a named upstream). An upgrade
  * passes its own exchange and adds its `Connection: Upgrade`.
  */
 export function backendHeaders(
   call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
   ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params' | 'body'>,
+  hostHeader = call.upstream.origin.hostHeader,
 ): string[] {
   let headers = upstreamRequestHeaders(
     {
       req: ex.req,
       requestId: ex.requestId,
-      hostHeader: call.upstream.origin.hostHeader,
+      hostHeader,
       claimHeaders: ex.claimHeaders,
       bodyLength: bufferedLength(ex),
     },
@@ -133,6 +135,14 @@ export function callStarted(upstream: Upstream, streaming = false): BackendPool 
 /** The one place a call's end is recorded on its pool, once per `callStarted`. */
 export function callEnded(pool: BackendPool): void {
   pool.inFlight--;
+}
+
+/**
+ * Records on a named upstream's target whether the call failed (no answer, or a 5xx): its passive
+ * health (upstream/targets.ts). Nothing to do for a plain service's pool.
+ */
+export function callOutcome(pool: BackendPool, failed: boolean): void {
+  pool.health?.record(failed);
 }
 
 /**
@@ -286,7 +296,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
       {
         path: backendPath(call.route, ex),
         method: ex.req.method === 'HEAD' ? 'HEAD' : call.method,
-        headers: backendHeaders(call, ex),
+        headers: backendHeaders(call, ex, pool.origin.hostHeader),
         body: upstreamBody(ex),
         headersTimeout: call.headersTimeoutMs,
         bodyTimeout: call.bodyTimeoutMs,
@@ -349,6 +359,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
       return false;
     }
     this.resumeCall = resume;
+    if (this.pool !== undefined) callOutcome(this.pool, statusCode >= 500);
     ex.upstreamStatus = statusCode;
     reportResponse(call, 'backend', statusCode, this.started);
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
@@ -391,6 +402,15 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
 
   /** The failure path of every call: see `sendUpstreamFailure`. */
   protected fail(ex: Exchange, err: Error): void {
+    // The target is to blame only for a call that got no answer and was not given up by the gateway.
+    if (
+      this.pool !== undefined &&
+      ex.upstreamStatus === undefined &&
+      !this.clientLeft &&
+      !(err instanceof ClientGone) &&
+      !(err instanceof QueueTimeout)
+    )
+      callOutcome(this.pool, true);
     sendUpstreamFailure(ex, err, this.call.upstream.origin.key, this.call.events, this.clientLeft);
   }
 

@@ -21,7 +21,7 @@ import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus, UpstreamCall } from '../observability/events.js';
 import { appendTraceHeaders } from '../observability/trace-context.js';
 import { classifyUpstreamError } from './upstream-error.js';
-import { callEnded, callStarted } from './backend-call.js';
+import { callEnded, callOutcome, callStarted } from './backend-call.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../mapping/body.js';
 
 /** The answer's JSON text, or why there is none. */
@@ -94,6 +94,8 @@ export async function callJson(upstream: Upstream, path: string, options: JsonCa
   const started = performance.now();
   // Counted on its pool like the route's own calls: they share its connections.
   const pool = callStarted(upstream);
+  // `host` comes first: the target's, for a named upstream.
+  requestHeaders[1] = pool.origin.hostHeader;
 
   try {
     const { statusCode, headers, body } = await pool.dispatcher.request({
@@ -121,6 +123,7 @@ export async function callJson(upstream: Upstream, path: string, options: JsonCa
     // A 5xx is a failure, any other answer a success.
     if (statusCode >= 500) report('fail');
     else report('succeed');
+    callOutcome(pool, statusCode >= 500);
     if (statusCode < 200 || statusCode >= 300) {
       body.dump().catch(() => undefined);
       return { ok: false, reason: `status ${statusCode}` };
@@ -160,6 +163,7 @@ export async function callJson(upstream: Upstream, path: string, options: JsonCa
     }
     const kind = classifyUpstreamError(err).kind;
     report('fail');
+    callOutcome(pool, true);
     return { ok: false, reason: kind === 'other' ? `error ${typeof code === 'string' ? code : String(err)}` : kind };
   } finally {
     callEnded(pool);

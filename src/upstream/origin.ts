@@ -11,6 +11,39 @@ export interface Origin {
   readonly port: number;
   /** Value of the `Host` header sent to this backend. */
   readonly hostHeader: string;
+  /**
+   * A named upstream's targets (`upstreams:`, docs/upstreams.md); absent for a plain `service`.
+   * A named upstream's origin is keyed by its name: one pool per target, one circuit for all.
+   */
+  readonly upstream?: UpstreamSpec;
+}
+
+export type Balance = 'least-request' | 'round-robin' | 'random';
+
+/** A named upstream as compiled: its targets and how calls are spread over them. */
+export interface UpstreamSpec {
+  readonly name: string;
+  readonly targets: readonly { readonly origin: Origin; readonly weight: number }[];
+  readonly balance: Balance;
+  readonly outlier: {
+    readonly enabled: boolean;
+    readonly consecutiveFailures: number;
+    readonly baseEjectionMs: number;
+    readonly maxEjectionPercent: number;
+  };
+}
+
+/** The origin a route reaches a named upstream by: keyed by the name, the targets inside. */
+export function upstreamOrigin(spec: UpstreamSpec): Origin {
+  const first = spec.targets[0]!.origin;
+  return {
+    key: spec.name,
+    protocol: first.protocol,
+    hostname: spec.name,
+    port: first.port,
+    hostHeader: spec.name,
+    upstream: spec,
+  };
 }
 
 export function parseService(service: string): Origin | { error: string } {

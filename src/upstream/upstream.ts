@@ -1,25 +1,19 @@
 /**
  * One Upstream per backend origin (`scheme://host:port`): its keep-alive connection pool and its
- * circuit breaker. The registry lives for the whole process, so pools and circuit state survive
- * a configuration reload for origins that still exist (docs/design-decisions.md).
+ * circuit breaker; a named upstream (`upstreams:`) has one pool per target and picks one per call
+ * (targets.ts). The registry lives for the whole process, so pools, circuit state and target
+ * health survive a configuration reload for origins and targets that still exist
+ * (docs/design-decisions.md).
  */
 import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
-import type { Origin } from './origin.js';
+import type { Origin, UpstreamSpec } from './origin.js';
+import { TargetSet, type Target } from './targets.js';
+import type { BackendPool } from './types.js';
+import type { EventBus } from '../observability/events.js';
 import { createDisabledBreaker, type CircuitBreaker } from '../circuit/breaker.js';
 
-/**
- * A pool of connections to a backend, and the calls on it right now. Every call the gateway makes
- * on it counts itself (upstream/backend-call.ts), whichever endpoint makes it: the count is how a
- * call knows it will wait in undici's queue, and what a choice between pools would compare.
- */
-export interface BackendPool {
-  readonly dispatcher: Pool;
-  /** Calls dispatched on `dispatcher` that have not ended: proxied, streamed, enrichment and mapping calls. */
-  inFlight: number;
-  /** The most connections `dispatcher` opens (Infinity when unlimited). */
-  readonly connections: number;
-}
+export type { BackendPool } from './types.js';
 
 export interface Upstream {
   readonly origin: Origin;
@@ -44,8 +38,12 @@ export interface TlsConnectOptions {
 }
 
 export interface UpstreamOptions {
-  /** Connections per origin: the keep-alive pool of one backend host. */
+  /** Connections per origin: the keep-alive pool of one backend host (of each target of a named upstream). */
   readonly connections: number;
+  /** Where target ejections are reported ('upstream:target'). */
+  readonly events?: EventBus;
+  /** Milliseconds clock for ejection times (tests move it by hand). */
+  readonly now?: () => number;
   readonly createBreaker?: (origin: string) => CircuitBreaker;
   /** TLS options for https:// origins (extra CA, verification). */
   readonly tls?: { readonly ca?: string; readonly rejectUnauthorized: boolean };
@@ -54,65 +52,95 @@ export interface UpstreamOptions {
 export interface UpstreamRegistry {
   forOrigin(origin: Origin): Upstream;
   all(): Iterable<Upstream>;
+  /** Every target of every named upstream, for metrics and `portico routes`. */
+  targets(): Iterable<{ readonly upstream: string; readonly target: Target }>;
   close(): Promise<void>;
 }
 
 export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegistry {
   const upstreams = new Map<string, Upstream>();
+  const sets = new Map<string, TargetSet>();
   const pools: BackendPool[] = [];
   const streamPools: BackendPool[] = [];
   const createBreaker = options.createBreaker ?? createDisabledBreaker;
+  const now = options.now ?? Date.now;
+
+  function makePool(origin: Origin, streaming: boolean): BackendPool {
+    const tlsConnect = tlsConnectOptions(origin, options.tls);
+    const pool: BackendPool = {
+      dispatcher: new Pool(`${origin.protocol}//${origin.hostHeader}`, {
+        connections: streaming ? null : options.connections,
+        pipelining: 1,
+        // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
+        keepAliveTimeout: 4_000,
+        ...(streaming ? {} : { keepAliveMaxTimeout: 600_000 }),
+        ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
+      }),
+      inFlight: 0,
+      connections: streaming ? Infinity : options.connections,
+      origin,
+    };
+    (streaming ? streamPools : pools).push(pool);
+    return pool;
+  }
+
+  /** A named upstream: its targets' pools behind one balanced pick (targets.ts). */
+  function balanced(origin: Origin, spec: UpstreamSpec): Upstream {
+    let set = sets.get(spec.name);
+    if (set === undefined) {
+      set = new TargetSet({
+        spec,
+        makePool: (t, streaming) => makePool(t.origin, streaming),
+        events: options.events,
+        now,
+      });
+      sets.set(spec.name, set);
+    } else {
+      // A reload: targets that stay keep their pools and health; removed ones drain.
+      for (const gone of set.apply(spec)) void gone.dispatcher.close().catch(() => gone.dispatcher.destroy());
+    }
+    const targets = set;
+    return {
+      origin,
+      breaker: createBreaker(origin.key),
+      tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, options.tls),
+      pick: () => targets.pick().pool,
+      pickForStream: () => targets.pickForStream(),
+    };
+  }
+
   return {
     forOrigin(origin) {
       let u = upstreams.get(origin.key);
-      if (u === undefined) {
-        const tlsConnect = tlsConnectOptions(origin, options.tls);
-        const pool: BackendPool = {
-          dispatcher: new Pool(`${origin.protocol}//${origin.hostHeader}`, {
-            connections: options.connections,
-            pipelining: 1,
-            // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
-            keepAliveTimeout: 4_000,
-            keepAliveMaxTimeout: 600_000,
-            ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
-          }),
-          inFlight: 0,
-          connections: options.connections,
-        };
-        pools.push(pool);
-        let streamPool: BackendPool | undefined;
-        u = {
-          origin,
-          breaker: createBreaker(origin.key),
-          tlsConnect,
-          pick: () => pool,
-          pickForStream() {
-            if (streamPool === undefined) {
-              streamPool = {
-                dispatcher: new Pool(`${origin.protocol}//${origin.hostHeader}`, {
-                  connections: null,
-                  pipelining: 1,
-                  keepAliveTimeout: 4_000,
-                  ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
-                }),
-                inFlight: 0,
-                connections: Infinity,
-              };
-              streamPools.push(streamPool);
-            }
-            return streamPool;
-          },
-        };
+      // A named upstream's origin is new after a reload: its targets may have changed.
+      if (u !== undefined && (origin.upstream === undefined || u.origin === origin)) return u;
+      if (origin.upstream !== undefined) {
+        u = balanced(origin, origin.upstream);
         upstreams.set(origin.key, u);
+        return u;
       }
+      const pool = makePool(origin, false);
+      let streamPool: BackendPool | undefined;
+      u = {
+        origin,
+        breaker: createBreaker(origin.key),
+        tlsConnect: tlsConnectOptions(origin, options.tls),
+        pick: () => pool,
+        pickForStream: () => (streamPool ??= makePool(origin, true)),
+      };
+      upstreams.set(origin.key, u);
       return u;
     },
     all: () => upstreams.values(),
+    *targets() {
+      for (const [upstream, set] of sets) for (const target of set.targets) yield { upstream, target };
+    },
     async close() {
       await Promise.all(pools.map((p) => p.dispatcher.close().catch(() => p.dispatcher.destroy())));
       // Streams never end by themselves; their clients are gone by now, so cut what is left.
       await Promise.all(streamPools.map((p) => p.dispatcher.destroy()));
       upstreams.clear();
+      sets.clear();
       pools.length = 0;
       streamPools.length = 0;
     },

@@ -101,8 +101,9 @@ export function fakeCall(overrides: Partial<RouteCall> = {}): RouteCall & {
     } as unknown as BackendPool['dispatcher'],
     inFlight: 0,
     connections: 1,
+    origin: { key: 'http://backend:8080', hostHeader: 'backend:8080' } as Origin,
   };
-  const origin = { key: 'http://backend:8080', hostHeader: 'backend:8080' } as Origin;
+  const origin = pool.origin;
   const upstream = { origin, pick: () => pool, pickForStream: () => pool } as unknown as Upstream;
   const events: EventBus = createEventBus();
   const reported: { name: keyof GatewayEvents; event: unknown }[] = [];

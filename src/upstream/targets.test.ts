@@ -1,0 +1,82 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pool } from 'undici';
+import { smoothWeightedOrder, TargetSet } from './targets.js';
+import type { Origin, UpstreamSpec } from './origin.js';
+
+const origin = (n: number) => ({ key: `http://10.0.0.${n}:80`, hostHeader: `10.0.0.${n}` }) as Origin;
+
+function set(
+  targets: number,
+  outlier: Partial<UpstreamSpec['outlier']> = {},
+  balance: UpstreamSpec['balance'] = 'round-robin',
+) {
+  let clock = 0;
+  const spec: UpstreamSpec = {
+    name: 'u',
+    targets: Array.from({ length: targets }, (_, i) => ({ origin: origin(i + 1), weight: 1 })),
+    balance,
+    outlier: { enabled: true, consecutiveFailures: 2, baseEjectionMs: 1000, maxEjectionPercent: 50, ...outlier },
+  };
+  const s = new TargetSet({
+    spec,
+    makePool: (t) => ({ dispatcher: {} as Pool, inFlight: 0, connections: 1, origin: t.origin }),
+    events: undefined,
+    now: () => clock,
+  });
+  return { s, spec, advance: (ms: number) => (clock += ms) };
+}
+
+describe('smoothWeightedOrder', () => {
+  it('interleaves by weight', () => {
+    assert.deepEqual(smoothWeightedOrder([5, 1, 1]), [0, 0, 1, 0, 2, 0, 0]);
+    assert.deepEqual(smoothWeightedOrder([1, 1, 1]), [0, 1, 2]);
+  });
+});
+
+describe('TargetSet', () => {
+  it('ejects after consecutive failures, skips the target, restores it after its time, doubling the next', () => {
+    const { s, advance } = set(3);
+    const [a, b] = s.targets;
+    b!.health.record(true);
+    b!.health.record(true);
+    assert.ok(b!.health.ejectedUntil > 0);
+    const picked = Array.from({ length: 6 }, () => s.pick().key);
+    assert.ok(!picked.includes(b!.key), picked.join());
+    advance(1000);
+    assert.ok(Array.from({ length: 3 }, () => s.pick().key).includes(b!.key));
+    b!.health.record(true);
+    b!.health.record(true);
+    assert.equal(b!.health.ejectedUntil, 1000 + 2000);
+    assert.equal(a!.health.ejectedUntil, 0);
+  });
+  it('never ejects more than maxEjectionPercent of the targets; a success resets the run', () => {
+    const { s } = set(3);
+    for (const t of s.targets) {
+      t.health.record(true);
+      t.health.record(false);
+      t.health.record(true);
+    }
+    assert.ok(
+      s.targets.every((t) => t.health.ejectedUntil === 0),
+      'a success between failures',
+    );
+    for (const t of s.targets) for (let i = 0; i < 2; i++) t.health.record(true);
+    assert.equal(s.targets.filter((t) => t.health.ejectedUntil > 0).length, 1, '1 of 3 is at most 50%');
+  });
+  it('a single target is never ejected', () => {
+    const { s } = set(1);
+    for (let i = 0; i < 10; i++) s.targets[0]!.health.record(true);
+    assert.equal(s.targets[0]!.health.ejectedUntil, 0);
+  });
+  it('a reload keeps the pools and health of targets that stay and returns the removed ones', () => {
+    const { s, spec } = set(3);
+    const kept = s.targets[0]!;
+    const removed = s.apply({ ...spec, targets: [spec.targets[0]!, { origin: origin(9), weight: 2 }] });
+    assert.equal(s.targets[0], kept);
+    assert.deepEqual(
+      removed.map((p) => p.origin.key),
+      [origin(2).key, origin(3).key],
+    );
+  });
+});

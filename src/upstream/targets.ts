@@ -1,0 +1,206 @@
+/**
+ * The targets of a named upstream (`upstreams:`, docs/upstreams.md): one pool per target, the
+ * choice of a target per call (`balance`), and passive health (outlier detection): a target whose
+ * calls fail `consecutiveFailures` times in a row (no connection, reset, timeout, or a 5xx) gets
+ * no calls for `baseEjectionSec`, doubled each time it is ejected again before it served
+ * `consecutiveFailures` calls in a row; never more than `maxEjectionPercent` of the targets at
+ * once. When every target is ejected, calls go to all of them: refusing would turn a partial
+ * outage into a full one. The upstream's circuit breaker stays one for all targets.
+ */
+import type { BackendPool, CallRecorder } from './types.js';
+import type { Balance, UpstreamSpec } from './origin.js';
+import type { EventBus } from '../observability/events.js';
+
+/** One target: its pools (the stream pool made on first use) and its passive health. */
+export interface Target {
+  readonly key: string;
+  readonly weight: number;
+  readonly pool: BackendPool;
+  streamPool: BackendPool | undefined;
+  readonly health: TargetHealth;
+}
+
+/** What a target's calls did lately, and whether it is ejected. */
+export class TargetHealth implements CallRecorder {
+  consecutiveFailures = 0;
+  /** Ejections since the target last served a run of calls: the next one lasts 2^ejections x base. */
+  ejections = 0;
+  /** Until when the target gets no calls (a `now()` reading); 0 while it is in service. */
+  ejectedUntil = 0;
+  private served = 0;
+  /** Totals, read by the metrics at scrape time. */
+  requests = 0;
+  failures = 0;
+  ejectionsTotal = 0;
+
+  constructor(
+    private readonly set: TargetSet,
+    readonly target: string,
+  ) {}
+
+  /** One call's outcome on this target: failed is no answer, or a 5xx. */
+  record(failed: boolean): void {
+    this.requests++;
+    if (!failed) {
+      this.consecutiveFailures = 0;
+      if (this.ejections > 0 && ++this.served >= this.set.outlier.consecutiveFailures) this.ejections = 0;
+      return;
+    }
+    this.failures++;
+    this.served = 0;
+    if (++this.consecutiveFailures >= this.set.outlier.consecutiveFailures) this.set.tryEject(this);
+  }
+}
+
+export interface TargetSetOptions {
+  readonly spec: UpstreamSpec;
+  readonly makePool: (target: UpstreamSpec['targets'][number], streaming: boolean) => BackendPool;
+  readonly events: EventBus | undefined;
+  readonly now: () => number;
+}
+
+export class TargetSet {
+  targets: readonly Target[] = [];
+  outlier: UpstreamSpec['outlier'];
+  private balance: Balance;
+  /** Round-robin: target indexes in smooth weighted order, and the position in it. */
+  private order: number[] = [];
+  private cursor = 0;
+  private ejected = 0;
+  private readonly name: string;
+
+  constructor(private readonly options: TargetSetOptions) {
+    this.name = options.spec.name;
+    this.outlier = options.spec.outlier;
+    this.balance = options.spec.balance;
+    this.apply(options.spec);
+  }
+
+  /**
+   * Takes a (re)loaded spec: targets that stay keep their pools and health, new ones get pools,
+   * removed ones are returned so their pools can drain.
+   */
+  apply(spec: UpstreamSpec): BackendPool[] {
+    const old = new Map(this.targets.map((t) => [t.key, t]));
+    const next: Target[] = spec.targets.map((t) => {
+      const kept = old.get(t.origin.key);
+      if (kept !== undefined && kept.weight === t.weight) {
+        old.delete(t.origin.key);
+        return kept;
+      }
+      if (kept !== undefined) {
+        old.delete(t.origin.key);
+        return { ...kept, weight: t.weight };
+      }
+      const target: Target = {
+        key: t.origin.key,
+        weight: t.weight,
+        pool: undefined as unknown as BackendPool,
+        streamPool: undefined,
+        health: new TargetHealth(this, t.origin.key),
+      };
+      (target as { pool: BackendPool }).pool = { ...this.options.makePool(t, false), health: target.health };
+      return target;
+    });
+    this.targets = next;
+    this.outlier = spec.outlier;
+    this.balance = spec.balance;
+    this.order = smoothWeightedOrder(next.map((t) => t.weight));
+    this.cursor = 0;
+    this.ejected = next.filter((t) => t.health.ejectedUntil !== 0).length;
+    return [...old.values()].flatMap((t) => (t.streamPool === undefined ? [t.pool] : [t.pool, t.streamPool]));
+  }
+
+  /** The target of one call. */
+  pick(): Target {
+    const targets = this.targets;
+    if (targets.length === 1) return targets[0]!;
+    const now = this.ejected > 0 ? this.options.now() : 0;
+    const usable = (t: Target) => t.health.ejectedUntil === 0 || this.restoredAt(t, now);
+    switch (this.balance) {
+      case 'round-robin':
+        for (let i = 0; i < this.order.length; i++) {
+          const t = targets[this.order[this.cursor]!]!;
+          this.cursor = (this.cursor + 1) % this.order.length;
+          if (usable(t)) return t;
+        }
+        return targets[this.order[this.cursor]!]!;
+      case 'random':
+        return this.weightedRandom(usable) ?? this.weightedRandom(() => true)!;
+      case 'least-request': {
+        // Power of two choices: two random usable targets, the one with fewer calls per weight.
+        const a = this.weightedRandom(usable) ?? this.weightedRandom(() => true)!;
+        const b = this.weightedRandom((t) => t !== a && usable(t));
+        if (b === undefined) return a;
+        return b.pool.inFlight / b.weight < a.pool.inFlight / a.weight ? b : a;
+      }
+    }
+  }
+
+  /** A stream's target: chosen like any call, on the target's unlimited stream pool. */
+  pickForStream(): BackendPool {
+    const t = this.pick();
+    t.streamPool ??= { ...this.options.makePool({ origin: t.pool.origin, weight: t.weight }, true), health: t.health };
+    return t.streamPool;
+  }
+
+  /** Ejects a target that failed too often, unless that would pass maxEjectionPercent. */
+  tryEject(health: TargetHealth): void {
+    if (!this.outlier.enabled || health.ejectedUntil !== 0) return;
+    if (((this.ejected + 1) * 100) / this.targets.length > this.outlier.maxEjectionPercent) return;
+    const ms = this.outlier.baseEjectionMs * 2 ** Math.min(health.ejections, 10);
+    health.ejectedUntil = this.options.now() + ms;
+    health.ejections++;
+    health.ejectionsTotal++;
+    health.consecutiveFailures = 0;
+    this.ejected++;
+    this.options.events?.emit('upstream:target', {
+      upstream: this.name,
+      target: health.target,
+      state: 'ejected',
+      ejectedForMs: ms,
+    });
+  }
+
+  /** Whether an ejected target's time is up (it is then back in service). */
+  private restoredAt(t: Target, now: number): boolean {
+    if (now < t.health.ejectedUntil) return false;
+    t.health.ejectedUntil = 0;
+    this.ejected--;
+    this.options.events?.emit('upstream:target', { upstream: this.name, target: t.key, state: 'restored' });
+    return true;
+  }
+
+  private weightedRandom(accept: (t: Target) => boolean): Target | undefined {
+    let total = 0;
+    for (const t of this.targets) if (accept(t)) total += t.weight;
+    if (total === 0) return undefined;
+    let r = Math.random() * total;
+    for (const t of this.targets) {
+      if (!accept(t)) continue;
+      r -= t.weight;
+      if (r < 0) return t;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * nginx's smooth weighted round-robin, unrolled into one cycle: weights 5,1,1 give
+ * a a b a c a a rather than a a a a a b c.
+ */
+export function smoothWeightedOrder(weights: readonly number[]): number[] {
+  const total = weights.reduce((a, b) => a + b, 0);
+  const current = weights.map(() => 0);
+  const order: number[] = [];
+  for (let n = 0; n < total; n++) {
+    let best = 0;
+    for (let i = 0; i < weights.length; i++) {
+      current[i]! += weights[i]!;
+      if (current[i]! > current[best]!) best = i;
+    }
+    current[best]! -= total;
+    order.push(best);
+  }
+  return order;
+}

@@ -1,0 +1,29 @@
+/**
+ * The contract of a backend pool, shared by the registry (upstream.ts), the target sets
+ * (targets.ts) and every call (backend-call.ts). Types only, so any module can import it.
+ */
+import type { Pool } from 'undici';
+import type { Origin } from './origin.js';
+
+/** Where a call's outcome is recorded: a named upstream's target health (targets.ts). */
+export interface CallRecorder {
+  /** One call's outcome: failed is no answer, or a 5xx. */
+  record(failed: boolean): void;
+}
+
+/**
+ * A pool of connections to a backend, and the calls on it right now. Every call the gateway makes
+ * on it counts itself (upstream/backend-call.ts), whichever endpoint makes it: the count is how a
+ * call knows it will wait in undici's queue, and what a choice between pools would compare.
+ */
+export interface BackendPool {
+  readonly dispatcher: Pool;
+  /** Calls dispatched on `dispatcher` that have not ended: proxied, streamed, enrichment and mapping calls. */
+  inFlight: number;
+  /** The most connections `dispatcher` opens (Infinity when unlimited). */
+  readonly connections: number;
+  /** The backend this pool connects to (a target's own origin for a named upstream). */
+  readonly origin: Origin;
+  /** A named upstream's target: each call's outcome is recorded (targets.ts); undefined otherwise. */
+  readonly health?: CallRecorder | undefined;
+}

@@ -1,0 +1,232 @@
+/**
+ * Named upstreams (`upstreams:`) end to end with real local backends: round-robin spreads evenly,
+ * least-request sends fewer calls to a slow target, a dead target is ejected and gets traffic
+ * again once its ejection time is over, weights are honoured, each target gets its own Host,
+ * mapping rules and WebSocket routes name upstreams too, per-route timeouts override the global
+ * ones, and `portico check` reports mistakes at their line.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'undici';
+import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
+import { loadConfigText } from '../../src/config/load.js';
+import { formatProblem } from '../../src/config/problems.js';
+import { formatRoutes } from '../../src/cli/routes-table.js';
+
+const named = (b: TestBackend, name: string) => (req: { url?: string | undefined }, res: Parameters<typeof json>[0]) =>
+  json(res, 200, { from: name, url: req.url });
+
+describe('named upstreams', () => {
+  let a: TestBackend;
+  let b: TestBackend;
+  let c: TestBackend;
+  let slow: TestBackend;
+  let silent: TestBackend;
+  let ws: WsBackend;
+  let dead: number;
+  let gw: TestGateway;
+  let clock = 1_000_000;
+  before(async () => {
+    a = await startBackend((req, res) => named(a, 'a')(req, res));
+    b = await startBackend((req, res) => named(b, 'b')(req, res));
+    c = await startBackend((req, res) => named(c, 'c')(req, res));
+    slow = await startBackend((req, res) => setTimeout(() => json(res, 200, { from: 'slow' }), 30));
+    silent = await startBackend(() => {
+      /* never answers: only the route's own backendSec ends the call */
+    });
+    ws = await startWsBackend();
+    dead = await closedPort();
+    gw = await startGateway(
+      `
+upstreams:
+  rr:
+    balance: round-robin
+    targets: [${a.host}, ${b.host}, ${c.host}]
+  weighted:
+    balance: round-robin
+    targets:
+      - { target: ${a.host}, weight: 3 }
+      - ${b.host}
+  lr:
+    targets: [${a.host}, ${slow.host}]
+  flaky:
+    balance: round-robin
+    targets: [${a.host}, "127.0.0.1:${dead}", ${b.host}]
+    outlierDetection: { consecutiveFailures: 2, baseEjectionSec: 10 }
+  chat:
+    targets: [${ws.host}]
+routes:
+  - { method: GET, route: /rr, service: rr, path: /rr, public: true }
+  - { method: GET, route: /weighted, service: weighted, path: /w, public: true }
+  - { method: GET, route: /lr, service: lr, path: /lr, public: true }
+  - { method: GET, route: /flaky, service: flaky, path: /f, public: true }
+  - method: GET
+    route: /mapped
+    service: ${a.host}
+    path: /items
+    public: true
+    mapping:
+      - { path: "/users/{id}", service: rr, tag: user }
+  - { method: GET, route: /chat, service: chat, path: /chat, public: true, isWebSocket: true }
+  - method: GET
+    route: /quick
+    service: ${silent.host}
+    path: /quick
+    public: true
+    timeouts: { backendSec: 0.2 }
+`,
+      process.env,
+      { now: () => clock },
+    );
+  });
+  after(async () => {
+    await gw.close();
+    for (const s of [a, b, c, slow, silent]) await s.close();
+    await ws.close();
+  });
+
+  const from = async (path: string) => {
+    const res = await request(`${gw.url}/api${path}`);
+    const body = (await res.body.json()) as { from?: string };
+    return { status: res.statusCode, from: body.from, body };
+  };
+  const count = async (path: string, n: number, concurrency = 10) => {
+    const counts: Record<string, number> = {};
+    let failures = 0;
+    for (let i = 0; i < n; i += concurrency) {
+      const batch = await Promise.all(Array.from({ length: Math.min(concurrency, n - i) }, () => from(path)));
+      for (const r of batch) {
+        if (r.status !== 200) failures++;
+        else counts[r.from!] = (counts[r.from!] ?? 0) + 1;
+      }
+    }
+    return { counts, failures };
+  };
+
+  it('round-robin spreads 3,000 requests over 3 targets within 5%', async () => {
+    const { counts, failures } = await count('/rr', 3000, 30);
+    assert.equal(failures, 0);
+    for (const name of ['a', 'b', 'c']) assert.ok(Math.abs(counts[name]! - 1000) <= 50, JSON.stringify(counts));
+  });
+
+  it('weights are honoured', async () => {
+    const { counts } = await count('/weighted', 400, 1);
+    assert.deepEqual(counts, { a: 300, b: 100 });
+  });
+
+  it('least-request sends fewer calls to a slow target', async () => {
+    // 20 clients, each sending its next request when the last is answered: calls pile up on the slow target.
+    const counts: Record<string, number> = {};
+    let failures = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        for (let i = 0; i < 20; i++) {
+          const r = await from('/lr');
+          if (r.status !== 200) failures++;
+          else counts[r.from!] = (counts[r.from!] ?? 0) + 1;
+        }
+      }),
+    );
+    assert.equal(failures, 0);
+    assert.ok((counts.slow ?? 0) < (counts.a ?? 0) / 2, JSON.stringify(counts));
+  });
+
+  it('each target gets its own Host header', async () => {
+    await from('/rr');
+    await from('/rr');
+    await from('/rr');
+    for (const s of [a, b, c]) assert.equal(s.seen.at(-1)?.headers.host, s.host);
+  });
+
+  it('a dead target is ejected after consecutiveFailures, and gets calls again when its time is up', async () => {
+    // Round-robin over a, dead, b: the dead target's calls answer 502 until it is ejected.
+    const first = await count('/flaky', 12, 1);
+    assert.equal(first.failures, 2, 'two failures in a row eject it');
+    const line = gw.logs.find((l) => l.msg === 'upstream target ejected');
+    assert.equal(line?.target, `http://127.0.0.1:${dead}`);
+    assert.equal(line?.ejectedForMs, 10_000);
+    const during = await count('/flaky', 30, 1);
+    assert.equal(during.failures, 0);
+    assert.deepEqual(Object.keys(during.counts).sort(), ['a', 'b']);
+    clock += 10_001;
+    const afterwards = await count('/flaky', 6, 1);
+    assert.ok(afterwards.failures > 0, 'the target is called again');
+    assert.ok(gw.logs.some((l) => l.msg === 'upstream target back in service'));
+    // Still failing once back: ejected again, for twice as long.
+    assert.equal(gw.logs.filter((l) => l.msg === 'upstream target ejected').at(-1)?.ejectedForMs, 20_000);
+    const metrics = await (await request(`${gw.url}/metrics`)).body.text();
+    console.log(
+      metrics
+        .split('\n')
+        .filter((l) => l.includes('upstream_target'))
+        .join('\n'),
+    );
+    assert.match(
+      metrics,
+      new RegExp(`portico_upstream_target_ejections_total\\{upstream="flaky",target="http://127.0.0.1:${dead}"\\} 2`),
+    );
+    assert.match(
+      metrics,
+      /portico_upstream_target_requests_total\{upstream="rr",target="http:\/\/127\.0\.0\.1:\d+"\} \d+/,
+    );
+  });
+
+  it('a mapping rule names an upstream', async () => {
+    const before = b.seen.length + c.seen.length + a.seen.length;
+    const res = await request(`${gw.url}/api/mapped`);
+    assert.equal(res.statusCode, 200);
+    await res.body.text();
+    assert.ok(a.seen.length + b.seen.length + c.seen.length > before);
+  });
+
+  it('a WebSocket route names an upstream', async () => {
+    const answer = await upgradeRequest(gw.url, '/api/chat', handshakeHeaders());
+    assert.equal(answer.kind, 'upgrade');
+    if (answer.kind === 'upgrade') answer.socket.destroy();
+    assert.equal(ws.upgrades.at(-1)?.headers.host, ws.host);
+  });
+
+  it("a route's own timeouts override config.timeouts", async () => {
+    const started = Date.now();
+    const res = await request(`${gw.url}/api/quick`);
+    await res.body.text();
+    assert.equal(res.statusCode, 504);
+    // undici times response heads with a timer of about 1 s resolution; the global default is 30 s.
+    assert.ok(Date.now() - started < 5_000);
+  });
+
+  it('portico routes shows the targets', () => {
+    const table = formatRoutes(gw.gateway.config());
+    assert.match(table, new RegExp(`rr\\(${a.host.replace(/\./g, '\\.')}\\|${b.host.replace(/\./g, '\\.')}\\|`));
+  });
+});
+
+describe('portico check: upstreams', () => {
+  const problems = (text: string) => {
+    const r = loadConfigText(text, 'g.yaml', {});
+    return r.ok ? [] : r.problems.map(formatProblem);
+  };
+
+  it('reports empty and duplicate targets, bad services, a misspelt upstream name and bad keys', () => {
+    assert.deepEqual(
+      problems(`upstreams:
+  users:
+    targets: ["10.0.0.1:80", "http://10.0.0.1", "ftp://x"]
+    balance: fastest
+  empty:
+    targets: []
+routes:
+  - { method: GET, route: /u, service: usres, path: /u }
+`),
+      [
+        'g.yaml:3:30: upstreams.users.targets[1]: http://10.0.0.1:80 is also targets[0]; list each target once',
+        'g.yaml:3:49: upstreams.users.targets[2]: service "ftp://x" must use http:// or https://',
+        'g.yaml:4:14: upstreams.users.balance: "fastest" is not one of least-request, round-robin, random',
+        'g.yaml:6:14: upstreams.empty.targets: an upstream needs at least one target (host:port)',
+        'g.yaml:8:40: routes[0].service: no upstream is named "usres" (did you mean "users"?)',
+      ],
+    );
+  });
+});
