@@ -14,6 +14,9 @@ import { compileFieldFilter } from '../mapping/field-filter.js';
 import { compileBatch } from '../mapping/batch.js';
 import { dirname } from 'node:path';
 
+/** Methods a retry cannot make do their work twice (RFC 9110 9.2.2). */
+const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
   // tainha-gateway's name for the keep-alive idle time (validation refuses both at once).
@@ -93,6 +96,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
         response: compileHeaderEdit(r.headers?.response),
       }),
       rateLimit: r.rateLimit,
+      retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
       timeouts: { ...settings.timeouts, ...r.timeouts },
     });
   });

@@ -153,6 +153,18 @@ export const RouteSchema = z
       .positive()
       .optional()
       .describe('Largest request body for this route, else 413; default config.limits.maxBodyBytes'),
+    retries: z
+      .int()
+      .min(0)
+      .max(5)
+      .default(1)
+      .describe(
+        'On a named upstream: tries on another target after a connection failure, a reset before any answer, or a 502/503 (idempotent methods only unless retryNonIdempotent)',
+      ),
+    retryNonIdempotent: z
+      .boolean()
+      .default(false)
+      .describe('Let a POST or PATCH be retried too (only when a retry cannot do the work twice)'),
     timeouts: z
       .strictObject({
         backendSec: seconds('No backend response headers within this time: 504').optional(),

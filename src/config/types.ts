@@ -91,6 +91,11 @@ export interface CompiledRoute {
   };
   /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
+  /**
+   * Retries allowed per request on a named upstream: the route's `retries`, or 0 for a method that
+   * is not idempotent (POST, PATCH) unless `retryNonIdempotent`.
+   */
+  readonly retries: number;
   /** `config.timeouts` with the route's own `timeouts` over it. */
   readonly timeouts: GatewaySettings['timeouts'];
 }

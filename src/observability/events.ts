@@ -52,6 +52,8 @@ export interface GatewayEvents {
   };
   /** A named upstream's target was ejected after failing in a row, or is back in service. */
   'upstream:target': { upstream: string; target: string; state: 'ejected' | 'restored'; ejectedForMs?: number };
+  /** A failed attempt of a backend call is sent again to another target of a named upstream. */
+  'upstream:retry': { requestId: string; routeId: string; origin: string; target: string; reason: string };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
   'config:reload': { file: string; ok: boolean; problems?: string[] };
   /**

@@ -111,6 +111,12 @@ export function logEvents(bus: EventBus, logger: Logger, options: { repeatWindow
   bus.on('aggregate:incomplete', (e) =>
     aggregateIncomplete(`${e.routeId} ${e.failed.map((f) => `${f.backend}:${f.reason}`).join('|')}`, e),
   );
+  bus.on('upstream:retry', (e) =>
+    logger.debug(
+      { reqId: e.requestId, route: e.routeId, upstream: e.origin, target: e.target, reason: e.reason },
+      'retried on another target',
+    ),
+  );
   bus.on('upstream:target', (e) =>
     e.state === 'ejected'
       ? logger.warn({ upstream: e.upstream, target: e.target, ejectedForMs: e.ejectedForMs }, 'upstream target ejected')

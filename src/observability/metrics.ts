@@ -127,6 +127,12 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     help: 'Mapping calls answered, by route and origin',
     labelNames: ['route', 'origin'] as const,
   });
+  const retries = new Counter({
+    ...on,
+    name: 'portico_upstream_retries_total',
+    help: 'Backend calls sent again to another target of a named upstream, by route and upstream',
+    labelNames: ['route', 'origin'] as const,
+  });
   const aggregateFailures = new Counter({
     ...on,
     name: 'portico_aggregate_backend_failures_total',
@@ -373,6 +379,7 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
     'upstream:error': (e) => upstreamErrors.inc({ route: routeLabel(e.routeId), origin: e.origin, kind: e.kind }),
     'circuit:change': (e) => circuitTransitions.inc({ origin: e.origin, state: e.to }),
     'mapping:fail': (e) => mappingFailures.inc({ route: routeLabel(e.routeId), tag: e.tag }, e.calls),
+    'upstream:retry': (e) => retries.inc({ route: routeLabel(e.routeId), origin: e.origin }),
     'aggregate:incomplete': (e) => {
       for (const f of e.failed) aggregateFailures.inc({ route: routeLabel(e.routeId), service: f.service });
     },

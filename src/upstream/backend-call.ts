@@ -30,7 +30,7 @@ import type { CompiledRoute } from '../config/types.js';
 import type { EventBus, UpstreamCall } from '../observability/events.js';
 import type { ErrorCode } from '../response/errors.js';
 import { sendError } from '../response/send-error.js';
-import { bufferedLength, upstreamBody } from '../guards/request-buffer.js';
+import { announcesBody, bufferedLength, upstreamBody } from '../guards/request-buffer.js';
 import type { BackendPool, Upstream } from './upstream.js';
 import { appendQuery } from './target-url.js';
 import { downstreamHeadersFromRaw, upstreamRequestHeaders, type RequestDropSet } from './forward-headers.js';
@@ -126,8 +126,8 @@ export function backendHeaders(
  * Takes the pool one call goes out on and counts the call on it: every call on an upstream's
  * pools, whatever made it, so that a full pool is seen as full. End it with `callEnded`.
  */
-export function callStarted(upstream: Upstream, streaming = false): BackendPool {
-  const pool = streaming ? upstream.pickForStream() : upstream.pick();
+export function callStarted(upstream: Upstream, streaming = false, avoid?: BackendPool): BackendPool {
+  const pool = streaming ? upstream.pickForStream() : upstream.pick(avoid);
   pool.inFlight++;
   return pool;
 }
@@ -232,6 +232,14 @@ class ClientGone extends Error {
   }
 }
 
+/** The attempt was given up to be sent again, to another target. */
+class RetryAttempt extends Error {
+  readonly code = 'UND_ERR_ABORTED';
+  constructor() {
+    super('answer dropped: the call goes to another target');
+  }
+}
+
 /** The queue deadline passed: classified as a timeout, like undici's own headers timeout. */
 class QueueTimeout extends Error {
   readonly code = 'ETIMEDOUT';
@@ -253,6 +261,10 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
   private giveUp: Error | undefined;
   private deadline: NodeJS.Timeout | undefined;
   private pool: BackendPool | undefined;
+  /** Attempts made again after a failed one (retries on a named upstream). */
+  private retried = 0;
+  /** The attempt being given up for a retry, with the time the next one has. */
+  private retrying: { readonly reason: string; readonly timeoutMs: number } | undefined;
   private settled = false;
   private finished = false;
   /** The client left before its answer ended: the call's end is the client's outcome. */
@@ -283,26 +295,70 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
   /** Counts the call on its pool and dispatches it. */
   start(): void {
     const ex = this.ex!;
-    const call = this.call;
-    const pool = callStarted(call.upstream, call.streaming);
-    this.pool = pool;
     // A client that leaves must release the backend connection at once, so it can serve the next request.
     ex.onClose = this.onClientClose;
+    this.call.upstream.retryBudget?.call();
+    this.dispatchAttempt(ex, undefined, this.call.headersTimeoutMs);
+  }
+
+  /** Sends one attempt of the call on a pool (another than `avoid` when there is one). */
+  private dispatchAttempt(ex: Exchange, avoid: BackendPool | undefined, headersTimeoutMs: number): void {
+    const call = this.call;
+    const pool = callStarted(call.upstream, call.streaming, avoid);
+    this.pool = pool;
     // undici starts headersTimeout when the request gets a connection. With every pooled
     // connection busy the request first waits in the queue: so the gateway answers the 504 itself
     // at the deadline (backendSec after arrival) and the queued call is dropped at dispatch.
-    if (pool.inFlight > pool.connections) this.armQueueDeadline(call.headersTimeoutMs);
+    if (this.deadline === undefined && pool.inFlight > pool.connections) this.armQueueDeadline(headersTimeoutMs);
     pool.dispatcher.dispatch(
       {
         path: backendPath(call.route, ex),
         method: ex.req.method === 'HEAD' ? 'HEAD' : call.method,
         headers: backendHeaders(call, ex, pool.origin.hostHeader),
         body: upstreamBody(ex),
-        headersTimeout: call.headersTimeoutMs,
+        headersTimeout: headersTimeoutMs,
         bodyTimeout: call.bodyTimeoutMs,
       },
       this,
     );
+  }
+
+  /**
+   * Whether this failed attempt goes again, on another target: a named upstream with a retry
+   * left for the route and in its budget, a body that can be sent again, time left before the
+   * route's deadline, and a client still waiting. Takes the retry from the budget when it does.
+   */
+  private mayRetry(ex: Exchange): number | undefined {
+    const call = this.call;
+    if (this.retried >= call.route.retries || this.settled || this.clientLeft || this.giveUp !== undefined)
+      return undefined;
+    if (ex.body === undefined && announcesBody(ex.req)) return undefined;
+    const left = call.headersTimeoutMs - (performance.now() - this.started);
+    if (left < 1) return undefined;
+    if (call.upstream.retryBudget?.tryRetry() !== true) return undefined;
+    return left;
+  }
+
+  /** Ends a failed attempt and sends the next one (the deadline keeps running). */
+  private retry(ex: Exchange, reason: string, headersTimeoutMs: number): void {
+    const failed = this.pool!;
+    callOutcome(failed, true);
+    callEnded(failed);
+    this.pool = undefined;
+    this.abortCall = undefined;
+    this.resumeCall = undefined;
+    // The queue deadline, if any, is armed again for the time left.
+    if (this.deadline !== undefined) clearTimeout(this.deadline);
+    this.deadline = undefined;
+    this.retried++;
+    this.call.events.emit('upstream:retry', {
+      requestId: ex.requestId,
+      routeId: this.call.route.id,
+      origin: this.call.upstream.origin.key,
+      target: failed.origin.key,
+      reason,
+    });
+    this.dispatchAttempt(ex, failed, headersTimeoutMs);
   }
 
   /** The exchange's `onClose`: the client response closed, finished or not. */
@@ -358,6 +414,16 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
       this.abort(err as Error);
       return false;
     }
+    if ((statusCode === 502 || statusCode === 503) && this.pool !== undefined) {
+      // A target that says it cannot serve: another may (the answer is dropped with its connection).
+      const left = this.mayRetry(ex);
+      if (left !== undefined) {
+        reportResponse(call, 'backend', statusCode, this.started);
+        this.retrying = { reason: `status ${statusCode}`, timeoutMs: left };
+        this.abortCall?.(new RetryAttempt());
+        return false;
+      }
+    }
     this.resumeCall = resume;
     if (this.pool !== undefined) callOutcome(this.pool, statusCode >= 500);
     ex.upstreamStatus = statusCode;
@@ -391,6 +457,25 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
 
   onError(err: Error): void {
     const ex = this.ex;
+    const retrying = this.retrying;
+    if (retrying !== undefined) {
+      // The attempt given up in onHeaders ended: the next one goes out.
+      this.retrying = undefined;
+      if (ex !== undefined && !this.settled && !this.clientLeft) {
+        this.retry(ex, retrying.reason, retrying.timeoutMs);
+        return;
+      }
+    } else if (ex !== undefined && ex.upstreamStatus === undefined && this.pool !== undefined) {
+      // No connection, or a reset before any answer: the target never worked on it.
+      const kind = classifyUpstreamError(err).kind;
+      if (kind === 'refused' || kind === 'reset' || kind === 'dns') {
+        const left = this.mayRetry(ex);
+        if (left !== undefined) {
+          this.retry(ex, kind, left);
+          return;
+        }
+      }
+    }
     if (ex !== undefined && !this.settled) {
       // A request body still streaming from the client has nowhere to go any more.
       if (!ex.req.complete && !ex.req.destroyed) ex.req.destroy();

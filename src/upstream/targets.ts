@@ -111,12 +111,12 @@ export class TargetSet {
     return [...old.values()].flatMap((t) => (t.streamPool === undefined ? [t.pool] : [t.pool, t.streamPool]));
   }
 
-  /** The target of one call. */
-  pick(): Target {
+  /** The target of one call; `avoid`: the pool a retried call just failed on, skipped while another is usable. */
+  pick(avoid?: BackendPool): Target {
     const targets = this.targets;
     if (targets.length === 1) return targets[0]!;
     const now = this.ejected > 0 ? this.options.now() : 0;
-    const usable = (t: Target) => t.health.ejectedUntil === 0 || this.restoredAt(t, now);
+    const usable = (t: Target) => t.pool !== avoid && (t.health.ejectedUntil === 0 || this.restoredAt(t, now));
     switch (this.balance) {
       case 'round-robin':
         for (let i = 0; i < this.order.length; i++) {

@@ -9,6 +9,7 @@ import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
 import type { Origin, UpstreamSpec } from './origin.js';
 import { TargetSet, type Target } from './targets.js';
+import { RetryBudget } from './retry-budget.js';
 import type { BackendPool } from './types.js';
 import type { EventBus } from '../observability/events.js';
 import { createDisabledBreaker, type CircuitBreaker } from '../circuit/breaker.js';
@@ -20,14 +21,18 @@ export interface Upstream {
   readonly breaker: CircuitBreaker;
   /**
    * The pool a standard, enrichment, mapping or auth call goes out on, asked for per call so the
-   * choice can depend on the moment. An upstream has one pool (bounded keep-alive connections).
+   * choice can depend on the moment: a plain service has one pool (bounded keep-alive
+   * connections), a named upstream one per target. `avoid`: a target that just failed the call
+   * (a retry goes to another one when there is one).
    */
-  pick(): BackendPool;
+  pick(avoid?: BackendPool): BackendPool;
   /**
    * The pool an SSE stream goes out on: unlimited connections, made on first use. Long-lived
    * streams must never take the pooled connections standard and mapping calls wait for.
    */
   pickForStream(): BackendPool;
+  /** A named upstream with several targets: the budget its retries take from; undefined: no retries. */
+  readonly retryBudget: RetryBudget | undefined;
   /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */
   readonly tlsConnect: TlsConnectOptions | undefined;
 }
@@ -60,6 +65,7 @@ export interface UpstreamRegistry {
 export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegistry {
   const upstreams = new Map<string, Upstream>();
   const sets = new Map<string, TargetSet>();
+  const budgets = new Map<string, RetryBudget>();
   const pools: BackendPool[] = [];
   const streamPools: BackendPool[] = [];
   const createBreaker = options.createBreaker ?? createDisabledBreaker;
@@ -95,6 +101,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
         now,
       });
       sets.set(spec.name, set);
+      budgets.set(spec.name, new RetryBudget(now));
     } else {
       // A reload: targets that stay keep their pools and health; removed ones drain.
       for (const gone of set.apply(spec)) void gone.dispatcher.close().catch(() => gone.dispatcher.destroy());
@@ -104,8 +111,9 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       origin,
       breaker: createBreaker(origin.key),
       tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, options.tls),
-      pick: () => targets.pick().pool,
+      pick: (avoid) => targets.pick(avoid).pool,
       pickForStream: () => targets.pickForStream(),
+      retryBudget: spec.targets.length > 1 ? budgets.get(spec.name) : undefined,
     };
   }
 
@@ -127,6 +135,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
         tlsConnect: tlsConnectOptions(origin, options.tls),
         pick: () => pool,
         pickForStream: () => (streamPool ??= makePool(origin, true)),
+        retryBudget: undefined,
       };
       upstreams.set(origin.key, u);
       return u;
@@ -141,6 +150,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       await Promise.all(streamPools.map((p) => p.dispatcher.destroy()));
       upstreams.clear();
       sets.clear();
+      budgets.clear();
       pools.length = 0;
       streamPools.length = 0;
     },

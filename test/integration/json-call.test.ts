@@ -31,7 +31,7 @@ function recordingBreaker(open = false): CircuitBreaker & { reports: string[] } 
 
 function upstreamFor(host: string, breaker: CircuitBreaker, connections = 4): Upstream {
   const origin = parseService(host) as Origin;
-  const pool = { dispatcher: new Pool(`http://${host}`, { connections }), inFlight: 0, connections };
+  const pool = { dispatcher: new Pool(`http://${host}`, { connections }), inFlight: 0, connections, origin };
   return { origin, pick: () => pool, breaker } as unknown as Upstream;
 }
 

@@ -61,7 +61,7 @@ routes:
   - { method: GET, route: /rr, service: rr, path: /rr, public: true }
   - { method: GET, route: /weighted, service: weighted, path: /w, public: true }
   - { method: GET, route: /lr, service: lr, path: /lr, public: true }
-  - { method: GET, route: /flaky, service: flaky, path: /f, public: true }
+  - { method: GET, route: /flaky, service: flaky, path: /f, public: true, retries: 0 }
   - method: GET
     route: /mapped
     service: ${a.host}
@@ -228,5 +228,101 @@ routes:
         'g.yaml:8:40: routes[0].service: no upstream is named "usres" (did you mean "users"?)',
       ],
     );
+  });
+});
+
+describe('retries on a named upstream', () => {
+  let a: TestBackend;
+  let b: TestBackend;
+  let busy: TestBackend;
+  let dead: number;
+  let dead2: number;
+  let gw: TestGateway;
+  before(async () => {
+    a = await startBackend((req, res) => json(res, 200, { from: 'a' }));
+    b = await startBackend((req, res) => json(res, 200, { from: 'b' }));
+    busy = await startBackend((req, res) => json(res, 503, { from: 'busy' }));
+    dead = await closedPort();
+    dead2 = await closedPort();
+    gw = await startGateway(`
+upstreams:
+  oneDown:
+    balance: round-robin
+    targets: [${a.host}, "127.0.0.1:${dead}", ${b.host}]
+    outlierDetection: { enabled: false }
+  oneDownToo:
+    balance: round-robin
+    targets: [${a.host}, "127.0.0.1:${dead}", ${b.host}]
+    outlierDetection: { enabled: false }
+  oneBusy:
+    balance: round-robin
+    targets: [${busy.host}, ${a.host}]
+    outlierDetection: { enabled: false }
+  allDown:
+    targets: ["127.0.0.1:${dead}", "127.0.0.1:${dead2}"]
+    outlierDetection: { enabled: false }
+routes:
+  - { method: GET, route: /get, service: oneDown, path: /get, public: true }
+  - { method: POST, route: /post, service: oneDownToo, path: /post, public: true }
+  - { method: POST, route: /post-retried, service: oneDownToo, path: /post, public: true, retryNonIdempotent: true }
+  - { method: GET, route: /busy, service: oneBusy, path: /busy, public: true }
+  - { method: GET, route: /none, service: oneDown, path: /get, public: true, retries: 0 }
+  - { method: GET, route: /all-down, service: allDown, path: /x, public: true }
+`);
+  });
+  after(async () => {
+    await gw.close();
+    for (const s of [a, b, busy]) await s.close();
+  });
+
+  const statuses = async (path: string, n: number, method: 'GET' | 'POST' = 'GET') => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const res = await request(`${gw.url}/api${path}`, { method, ...(method === 'POST' ? { body: '{"x":1}' } : {}) });
+      await res.body.text();
+      out.push(res.statusCode);
+    }
+    return out;
+  };
+  const retriesOf = async (route: string) => {
+    const text = await (await request(`${gw.url}/metrics`)).body.text();
+    const m = new RegExp(`^portico_upstream_retries_total\\{route="${route}",origin="[^"]+"\\} (\\d+)$`, 'm').exec(
+      text,
+    );
+    return Number(m?.[1] ?? 0);
+  };
+
+  it('a GET is retried on another target: no client sees the dead one', async () => {
+    // Round-robin a, dead, b: every other request meets the dead target first (its retry takes b's turn).
+    const got = await statuses('/get', 16);
+    assert.deepEqual(new Set(got), new Set([200]));
+    assert.equal(await retriesOf('/get'), 8);
+  });
+
+  it('a 503 from one target is retried on another', async () => {
+    const before = busy.seen.length;
+    const got = await statuses('/busy', 10);
+    assert.deepEqual(new Set(got), new Set([200]));
+    assert.equal(busy.seen.length - before, 10, 'the busy target was asked first each time, and its 503 never relayed');
+  });
+
+  it('a POST is never retried, unless the route opts in; the body goes again whole', async () => {
+    const got = await statuses('/post', 9, 'POST');
+    assert.equal(got.filter((s) => s === 502).length, 3);
+    const opted = await statuses('/post-retried', 9, 'POST');
+    assert.deepEqual(new Set(opted), new Set([200]));
+    for (const s of [a, b]) assert.equal(s.seen.at(-1)?.body.toString(), '{"x":1}');
+  });
+
+  it('retries: 0 turns them off', async () => {
+    const got = await statuses('/none', 9);
+    assert.equal(got.filter((s) => s === 502).length, 3);
+  });
+
+  it('the retry budget caps retries when every target fails', async () => {
+    const got = await statuses('/all-down', 40);
+    assert.deepEqual(new Set(got), new Set([502]));
+    // At most 20% of the calls over 10 s, and at least 10: 10 of 40, not 40.
+    assert.equal(await retriesOf('/all-down'), 10);
   });
 });
