@@ -311,6 +311,7 @@ function* targetStats(upstreams: UpstreamRegistry, now: number) {
       failures: target.health.failures,
       ejections: target.health.ejectionsTotal,
       ejected: target.health.ejectedUntil > now,
+      healthy: !target.health.down,
       inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0),
     };
 }

@@ -118,6 +118,17 @@ function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
       baseEjectionMs: u.outlierDetection.baseEjectionSec * 1000,
       maxEjectionPercent: u.outlierDetection.maxEjectionPercent,
     },
+    ...(u.healthCheck === undefined
+      ? {}
+      : {
+          healthCheck: {
+            path: u.healthCheck.path,
+            intervalMs: u.healthCheck.intervalSec * 1000,
+            timeoutMs: u.healthCheck.timeoutSec * 1000,
+            healthyThreshold: u.healthCheck.healthyThreshold,
+            unhealthyThreshold: u.healthCheck.unhealthyThreshold,
+          },
+        }),
   };
 }
 

@@ -509,6 +509,16 @@ export const UpstreamSchema = z
       })
       .prefault({})
       .describe('Passive health: targets that fail in a row get no traffic for a while'),
+    healthCheck: z
+      .strictObject({
+        path: z.string().startsWith('/').describe('GET on each target; a 2xx or 3xx answer is a pass'),
+        intervalSec: seconds('Time between two checks of a target').default(10),
+        timeoutSec: seconds('A check without a complete answer within this time fails').default(2),
+        healthyThreshold: z.int().min(1).default(2).describe('Passes in a row that bring a target back'),
+        unhealthyThreshold: z.int().min(1).default(3).describe('Failures in a row that take a target out'),
+      })
+      .optional()
+      .describe('Active health checks: unhealthy targets get no traffic (docs/upstreams.md)'),
   })
   .describe('A named backend with several instances');
 

@@ -50,8 +50,16 @@ export interface GatewayEvents {
     total: number;
     failed: readonly { readonly backend: number; readonly service: string; readonly reason: string }[];
   };
-  /** A named upstream's target was ejected after failing in a row, or is back in service. */
-  'upstream:target': { upstream: string; target: string; state: 'ejected' | 'restored'; ejectedForMs?: number };
+  /**
+   * A named upstream's target was ejected after failing in a row, or is back in service; or the
+   * active health checks found it unhealthy, or healthy again.
+   */
+  'upstream:target': {
+    upstream: string;
+    target: string;
+    state: 'ejected' | 'restored' | 'unhealthy' | 'healthy';
+    ejectedForMs?: number;
+  };
   /** A failed attempt of a backend call is sent again to another target of a named upstream. */
   'upstream:retry': { requestId: string; routeId: string; origin: string; target: string; reason: string };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };

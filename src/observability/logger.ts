@@ -117,11 +117,17 @@ export function logEvents(bus: EventBus, logger: Logger, options: { repeatWindow
       'retried on another target',
     ),
   );
-  bus.on('upstream:target', (e) =>
-    e.state === 'ejected'
-      ? logger.warn({ upstream: e.upstream, target: e.target, ejectedForMs: e.ejectedForMs }, 'upstream target ejected')
-      : logger.info({ upstream: e.upstream, target: e.target }, 'upstream target back in service'),
-  );
+  const targetMessages = {
+    ejected: 'upstream target ejected',
+    restored: 'upstream target back in service',
+    unhealthy: 'upstream target unhealthy',
+    healthy: 'upstream target healthy',
+  } as const;
+  bus.on('upstream:target', (e) => {
+    const line = { upstream: e.upstream, target: e.target, ejectedForMs: e.ejectedForMs };
+    if (e.state === 'ejected' || e.state === 'unhealthy') logger.warn(line, targetMessages[e.state]);
+    else logger.info(line, targetMessages[e.state]);
+  });
   bus.on('auth:result', (e) => {
     if (e.outcome !== 'ok')
       logger.info({ reqId: e.requestId, route: e.routeId, outcome: e.outcome, detail: e.detail }, 'auth refused');

@@ -47,6 +47,7 @@ export interface MetricsSources {
     readonly failures: number;
     readonly ejections: number;
     readonly ejected: boolean;
+    readonly healthy: boolean;
     readonly inFlight: number;
   }>;
   /** Whether the Redis connection (config.redis) is established; absent without config.redis. */
@@ -250,6 +251,12 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
       'portico_upstream_target_ejected',
       '1 while a target is ejected, else 0',
       (t) => (t.ejected ? 1 : 0),
+      'gauge',
+    );
+    perTarget(
+      'portico_upstream_target_healthy',
+      '1 while the active health checks find a target healthy (always 1 without checks), else 0',
+      (t) => (t.healthy ? 1 : 0),
       'gauge',
     );
     perTarget('portico_upstream_target_in_flight', 'Calls on a target now', (t) => t.inFlight, 'gauge');

@@ -31,6 +31,14 @@ export interface UpstreamSpec {
     readonly baseEjectionMs: number;
     readonly maxEjectionPercent: number;
   };
+  /** Active health checks (upstream/health-check.ts); undefined: none. */
+  readonly healthCheck?: {
+    readonly path: string;
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly healthyThreshold: number;
+    readonly unhealthyThreshold: number;
+  };
 }
 
 /** The origin a route reaches a named upstream by: keyed by the name, the targets inside. */

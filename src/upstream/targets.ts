@@ -4,12 +4,14 @@
  * calls fail `consecutiveFailures` times in a row (no connection, reset, timeout, or a 5xx) gets
  * no calls for `baseEjectionSec`, doubled each time it is ejected again before it served
  * `consecutiveFailures` calls in a row; never more than `maxEjectionPercent` of the targets at
- * once. When every target is ejected, calls go to all of them: refusing would turn a partial
- * outage into a full one. The upstream's circuit breaker stays one for all targets.
+ * once. Active health checks (health-check.ts) take unhealthy targets out the same way. When no
+ * target is usable, calls go to all of them: refusing would turn a partial outage into a full
+ * one. The upstream's circuit breaker stays one for all targets.
  */
 import type { BackendPool, CallRecorder } from './types.js';
 import type { Balance, UpstreamSpec } from './origin.js';
 import type { EventBus } from '../observability/events.js';
+import { ActiveHealthCheck } from './health-check.js';
 
 /** One target: its pools (the stream pool made on first use) and its passive health. */
 export interface Target {
@@ -28,6 +30,10 @@ export class TargetHealth implements CallRecorder {
   /** Until when the target gets no calls (a `now()` reading); 0 while it is in service. */
   ejectedUntil = 0;
   private served = 0;
+  /** Unhealthy by the active health checks (health-check.ts): no calls while set. */
+  down = false;
+  checkPasses = 0;
+  checkFailures = 0;
   /** Totals, read by the metrics at scrape time. */
   requests = 0;
   failures = 0;
@@ -68,6 +74,7 @@ export class TargetSet {
   private cursor = 0;
   private ejected = 0;
   private readonly name: string;
+  private checks: ActiveHealthCheck<Target> | undefined;
 
   constructor(private readonly options: TargetSetOptions) {
     this.name = options.spec.name;
@@ -103,6 +110,7 @@ export class TargetSet {
       return target;
     });
     this.targets = next;
+    this.configureChecks(spec.healthCheck);
     this.outlier = spec.outlier;
     this.balance = spec.balance;
     this.order = smoothWeightedOrder(next.map((t) => t.weight));
@@ -111,20 +119,43 @@ export class TargetSet {
     return [...old.values()].flatMap((t) => (t.streamPool === undefined ? [t.pool] : [t.pool, t.streamPool]));
   }
 
+  /** Stops the active health checks (the registry closes). */
+  stop(): void {
+    this.checks?.stop();
+  }
+
+  private configureChecks(spec: UpstreamSpec['healthCheck']): void {
+    if (spec === undefined) {
+      this.checks?.stop();
+      this.checks = undefined;
+      for (const t of this.targets) t.health.down = false;
+      return;
+    }
+    if (this.checks !== undefined) {
+      this.checks.update(spec);
+      return;
+    }
+    this.checks = new ActiveHealthCheck(spec, {
+      targets: () => this.targets,
+      changed: (t, healthy) =>
+        this.options.events?.emit('upstream:target', {
+          upstream: this.name,
+          target: t.key,
+          state: healthy ? 'healthy' : 'unhealthy',
+        }),
+    });
+  }
+
   /** The target of one call; `avoid`: the pool a retried call just failed on, skipped while another is usable. */
   pick(avoid?: BackendPool): Target {
     const targets = this.targets;
     if (targets.length === 1) return targets[0]!;
     const now = this.ejected > 0 ? this.options.now() : 0;
-    const usable = (t: Target) => t.pool !== avoid && (t.health.ejectedUntil === 0 || this.restoredAt(t, now));
+    const usable = (t: Target) =>
+      t.pool !== avoid && !t.health.down && (t.health.ejectedUntil === 0 || this.restoredAt(t, now));
     switch (this.balance) {
       case 'round-robin':
-        for (let i = 0; i < this.order.length; i++) {
-          const t = targets[this.order[this.cursor]!]!;
-          this.cursor = (this.cursor + 1) % this.order.length;
-          if (usable(t)) return t;
-        }
-        return targets[this.order[this.cursor]!]!;
+        return this.roundRobin(usable);
       case 'random':
         return this.weightedRandom(usable) ?? this.weightedRandom(() => true)!;
       case 'least-request': {
@@ -169,6 +200,21 @@ export class TargetSet {
     this.ejected--;
     this.options.events?.emit('upstream:target', { upstream: this.name, target: t.key, state: 'restored' });
     return true;
+  }
+
+  /** The next usable target in turn; when none is usable, the next one anyway. */
+  private roundRobin(usable: (t: Target) => boolean): Target {
+    for (let i = 0; i < this.order.length; i++) {
+      const t = this.nextInTurn();
+      if (usable(t)) return t;
+    }
+    return this.nextInTurn();
+  }
+
+  private nextInTurn(): Target {
+    const t = this.targets[this.order[this.cursor]!]!;
+    this.cursor = (this.cursor + 1) % this.order.length;
+    return t;
   }
 
   private weightedRandom(accept: (t: Target) => boolean): Target | undefined {

@@ -27,3 +27,9 @@ export interface BackendPool {
   /** A named upstream's target: each call's outcome is recorded (targets.ts); undefined otherwise. */
   readonly health?: CallRecorder | undefined;
 }
+
+/** What the active health checks read and write of a target (health-check.ts, targets.ts). */
+export interface CheckedTarget {
+  readonly pool: BackendPool;
+  readonly health: { down: boolean; checkPasses: number; checkFailures: number };
+}

@@ -149,6 +149,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       // Streams never end by themselves; their clients are gone by now, so cut what is left.
       await Promise.all(streamPools.map((p) => p.dispatcher.destroy()));
       upstreams.clear();
+      for (const set of sets.values()) set.stop();
       sets.clear();
       budgets.clear();
       pools.length = 0;

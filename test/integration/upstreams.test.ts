@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { waitFor } from '../support/wait-for.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
@@ -324,5 +325,73 @@ routes:
     assert.deepEqual(new Set(got), new Set([502]));
     // At most 20% of the calls over 10 s, and at least 10: 10 of 40, not 40.
     assert.equal(await retriesOf('/all-down'), 10);
+  });
+});
+
+describe('active health checks', () => {
+  let a: TestBackend;
+  let b: TestBackend;
+  const sick = { a: false, b: false };
+  let gw: TestGateway;
+  before(async () => {
+    const make = (name: 'a' | 'b') => (req: { url?: string | undefined }, res: Parameters<typeof json>[0]) =>
+      req.url === '/healthz' ? json(res, sick[name] ? 500 : 200, {}) : json(res, 200, { from: name });
+    a = await startBackend((req, res) => make('a')(req, res));
+    b = await startBackend((req, res) => make('b')(req, res));
+    gw = await startGateway(`
+upstreams:
+  checked:
+    balance: round-robin
+    targets: [${a.host}, ${b.host}]
+    healthCheck: { path: /healthz, intervalSec: 0.05, timeoutSec: 1, healthyThreshold: 2, unhealthyThreshold: 2 }
+routes:
+  - { method: GET, route: /c, service: checked, path: /c, public: true, retries: 0 }
+`);
+  });
+  after(async () => {
+    await gw.close();
+    await a.close();
+    await b.close();
+  });
+
+  const spread = async (n: number) => {
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < n; i++) {
+      const res = await request(`${gw.url}/api/c`);
+      const body = (await res.body.json()) as { from: string };
+      counts[body.from] = (counts[body.from] ?? 0) + 1;
+    }
+    return counts;
+  };
+  const logged = (msg: string, target: TestBackend, times = 1) =>
+    waitFor(
+      () => gw.logs.filter((l) => l.msg === msg && l.target === `http://${target.host}`).length >= times,
+      5_000,
+      msg,
+    );
+
+  it('checks each target with GET path, and sends no calls to an unhealthy one until it is healthy again', async () => {
+    await waitFor(() => a.seen.some((s) => s.url === '/healthz' && s.headers['user-agent'] === 'portico-health-check'));
+    sick.b = true;
+    await logged('upstream target unhealthy', b);
+    assert.deepEqual(await spread(10), { a: 10 });
+    const metrics = await (await request(`${gw.url}/metrics`)).body.text();
+    assert.match(
+      metrics,
+      new RegExp(`portico_upstream_target_healthy\\{upstream="checked",target="http://${b.host}"\\} 0`),
+    );
+    sick.b = false;
+    await logged('upstream target healthy', b);
+    assert.deepEqual(await spread(10), { a: 5, b: 5 });
+  });
+
+  it('when every target is unhealthy, calls go to all of them rather than fail', async () => {
+    sick.a = true;
+    sick.b = true;
+    await logged('upstream target unhealthy', a);
+    await logged('upstream target unhealthy', b, 2);
+    assert.deepEqual(await spread(4), { a: 2, b: 2 });
+    sick.a = false;
+    sick.b = false;
   });
 });
