@@ -12,6 +12,7 @@ import { createUpgradeHandler } from './server/upgrade.js';
 import { serveWithoutUpgrade } from './server/ignore-upgrade.js';
 import { GatewayResponse } from './server/gateway-response.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from './upstream/upstream.js';
+import type { LookupAll } from './upstream/dns-targets.js';
 import { createCircuitRegistry, originsOf, type CircuitRegistry } from './circuit/registry.js';
 import { createEventBus, type EventBus } from './observability/events.js';
 import { createMappingCache, type MappingCache } from './mapping/cache.js';
@@ -49,6 +50,8 @@ export interface GatewayOptions {
    * tests can move time by hand; it must never read 0. Default: the real clock.
    */
   readonly now?: () => number;
+  /** Resolves the host name targets of named upstreams (tests); default: the system resolver. */
+  readonly lookup?: LookupAll;
 }
 
 export interface Gateway {
@@ -97,7 +100,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   const upstreams = createUpstreamRegistry({
     connections: options.config.settings.limits.connectionsPerOrigin,
     events,
+    logger,
     ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     createBreaker: (origin) => circuits.forOrigin(origin),
     tls: upstreamTls(options.config),
   });

@@ -112,6 +112,7 @@ function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
         : { origin: mustService(t.target), weight: t.weight },
     ),
     balance: u.balance,
+    dnsRefreshMs: u.dnsRefreshSec * 1000,
     outlier: {
       enabled: u.outlierDetection.enabled,
       consecutiveFailures: u.outlierDetection.consecutiveFailures,

@@ -509,6 +509,9 @@ export const UpstreamSchema = z
       })
       .prefault({})
       .describe('Passive health: targets that fail in a row get no traffic for a while'),
+    dnsRefreshSec: seconds(
+      'Host name targets are looked up again this often; each address becomes a target (a headless service)',
+    ).default(30),
     healthCheck: z
       .strictObject({
         path: z.string().startsWith('/').describe('GET on each target; a 2xx or 3xx answer is a pass'),

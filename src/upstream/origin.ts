@@ -11,6 +11,8 @@ export interface Origin {
   readonly port: number;
   /** Value of the `Host` header sent to this backend. */
   readonly hostHeader: string;
+  /** TLS server name when `hostname` is an address resolved from a name (upstream/dns-targets.ts). */
+  readonly serverName?: string;
   /**
    * A named upstream's targets (`upstreams:`, docs/upstreams.md); absent for a plain `service`.
    * A named upstream's origin is keyed by its name: one pool per target, one circuit for all.
@@ -31,6 +33,8 @@ export interface UpstreamSpec {
     readonly baseEjectionMs: number;
     readonly maxEjectionPercent: number;
   };
+  /** How often host name targets are looked up again (upstream/dns-targets.ts). */
+  readonly dnsRefreshMs: number;
   /** Active health checks (upstream/health-check.ts); undefined: none. */
   readonly healthCheck?: {
     readonly path: string;

@@ -10,6 +10,9 @@ import { Pool } from 'undici';
 import type { Origin, UpstreamSpec } from './origin.js';
 import { TargetSet, type Target } from './targets.js';
 import { RetryBudget } from './retry-budget.js';
+import { DnsTargets, type LookupAll } from './dns-targets.js';
+import type { Logger } from '../observability/logger.js';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import type { BackendPool } from './types.js';
 import type { EventBus } from '../observability/events.js';
 import { createDisabledBreaker, type CircuitBreaker } from '../circuit/breaker.js';
@@ -40,6 +43,8 @@ export interface Upstream {
 export interface TlsConnectOptions {
   readonly ca?: string[];
   readonly rejectUnauthorized: boolean;
+  /** SNI and certificate name when the target is an address resolved from a host name. */
+  readonly servername?: string;
 }
 
 export interface UpstreamOptions {
@@ -49,6 +54,10 @@ export interface UpstreamOptions {
   readonly events?: EventBus;
   /** Milliseconds clock for ejection times (tests move it by hand). */
   readonly now?: () => number;
+  /** Resolves host name targets of named upstreams (default: node:dns lookup, every address). */
+  readonly lookup?: LookupAll;
+  /** Where DNS look-up failures are logged. */
+  readonly logger?: Logger;
   readonly createBreaker?: (origin: string) => CircuitBreaker;
   /** TLS options for https:// origins (extra CA, verification). */
   readonly tls?: { readonly ca?: string; readonly rejectUnauthorized: boolean };
@@ -66,6 +75,8 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
   const upstreams = new Map<string, Upstream>();
   const sets = new Map<string, TargetSet>();
   const budgets = new Map<string, RetryBudget>();
+  const resolvers = new Map<string, DnsTargets>();
+  const lookup = options.lookup ?? lookupAll;
   const pools: BackendPool[] = [];
   const streamPools: BackendPool[] = [];
   const createBreaker = options.createBreaker ?? createDisabledBreaker;
@@ -74,7 +85,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
   function makePool(origin: Origin, streaming: boolean): BackendPool {
     const tlsConnect = tlsConnectOptions(origin, options.tls);
     const pool: BackendPool = {
-      dispatcher: new Pool(`${origin.protocol}//${origin.hostHeader}`, {
+      dispatcher: new Pool(`${origin.protocol}//${origin.hostname}:${origin.port}`, {
         connections: streaming ? null : options.connections,
         pipelining: 1,
         // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
@@ -102,11 +113,39 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       });
       sets.set(spec.name, set);
       budgets.set(spec.name, new RetryBudget(now));
-    } else {
-      // A reload: targets that stay keep their pools and health; removed ones drain.
-      for (const gone of set.apply(spec)) void gone.dispatcher.close().catch(() => gone.dispatcher.destroy());
     }
     const targets = set;
+    // Targets that stay keep their pools and health; removed ones drain.
+    const apply = (next: UpstreamSpec) => {
+      for (const gone of targets.apply(next)) void gone.dispatcher.close().catch(() => gone.dispatcher.destroy());
+    };
+    let dns = resolvers.get(spec.name);
+    if (DnsTargets.needed(spec)) {
+      if (dns === undefined) {
+        const name = spec.name;
+        dns = new DnsTargets(spec, {
+          lookup,
+          changed: (next) => {
+            apply(next);
+            options.logger?.info(
+              { upstream: name, targets: next.targets.map((t) => t.origin.key) },
+              'upstream targets resolved',
+            );
+          },
+          failed: (hostname, err) =>
+            options.logger?.warn(
+              { upstream: spec.name, hostname, err },
+              'upstream target look-up failed; keeping its addresses',
+            ),
+        });
+        resolvers.set(spec.name, dns);
+      } else dns.update(spec);
+      apply(dns.expanded());
+    } else {
+      dns?.stop();
+      resolvers.delete(spec.name);
+      apply(spec);
+    }
     return {
       origin,
       breaker: createBreaker(origin.key),
@@ -150,6 +189,8 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       await Promise.all(streamPools.map((p) => p.dispatcher.destroy()));
       upstreams.clear();
       for (const set of sets.values()) set.stop();
+      for (const dns of resolvers.values()) dns.stop();
+      resolvers.clear();
       sets.clear();
       budgets.clear();
       pools.length = 0;
@@ -163,5 +204,11 @@ function tlsConnectOptions(origin: Origin, tls: UpstreamOptions['tls']): TlsConn
   return {
     rejectUnauthorized: tls.rejectUnauthorized,
     ...(tls.ca === undefined ? {} : { ca: [...rootCertificates, tls.ca] }),
+    ...(origin.serverName === undefined ? {} : { servername: origin.serverName }),
   };
+}
+
+/** Every address of a host name, from the system resolver (as the connection pools use it). */
+async function lookupAll(hostname: string): Promise<string[]> {
+  return (await dnsLookup(hostname, { all: true })).map((a) => a.address);
 }

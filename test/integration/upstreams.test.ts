@@ -6,6 +6,8 @@
  * ones, and `portico check` reports mistakes at their line.
  */
 import { after, before, describe, it } from 'node:test';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
@@ -393,5 +395,88 @@ routes:
     assert.deepEqual(await spread(4), { a: 2, b: 2 });
     sick.a = false;
     sick.b = false;
+  });
+});
+
+describe('DNS: a host name target becomes one target per address', () => {
+  const servers: Server[] = [];
+  let port = 0;
+  const seen: { server: string; host: string | undefined }[] = [];
+  let answer: readonly string[] | Error = ['127.0.0.1'];
+  let gw: TestGateway;
+  before(async () => {
+    // The same port on two loopback addresses: two instances behind one name.
+    for (const address of ['127.0.0.1', '127.0.0.2']) {
+      const server = createServer((req, res) => {
+        seen.push({ server: address, host: req.headers.host });
+        json(res, 200, { from: address });
+      });
+      await new Promise<void>((resolve) => server.listen(port, address, resolve));
+      port = (server.address() as AddressInfo).port;
+      servers.push(server);
+    }
+    gw = await startGateway(
+      `
+upstreams:
+  svc:
+    balance: round-robin
+    dnsRefreshSec: 0.05
+    targets: ["svc.example:${port}"]
+routes:
+  - { method: GET, route: /svc, service: svc, path: /svc, public: true }
+`,
+      process.env,
+      {
+        lookup: async (hostname) => {
+          assert.equal(hostname, 'svc.example');
+          if (answer instanceof Error) throw answer;
+          return answer;
+        },
+      },
+    );
+  });
+  after(async () => {
+    await gw.close();
+    for (const s of servers) await new Promise((resolve) => s.close(resolve));
+  });
+
+  const resolvedTo = (addresses: string[]) =>
+    waitFor(
+      () =>
+        gw.logs.some(
+          (l) =>
+            l.msg === 'upstream targets resolved' &&
+            JSON.stringify(l.targets) === JSON.stringify(addresses.map((a) => `http://${a}:${port}`)),
+        ),
+      5_000,
+      `targets ${addresses.join(', ')}`,
+    );
+  const spread = async (n: number) => {
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < n; i++) {
+      const res = await request(`${gw.url}/api/svc`);
+      const body = (await res.body.json()) as { from: string };
+      counts[body.from] = (counts[body.from] ?? 0) + 1;
+    }
+    return counts;
+  };
+
+  it('calls every address the name resolves to, with the name as Host; follows additions and removals', async () => {
+    await resolvedTo(['127.0.0.1']);
+    assert.deepEqual(await spread(4), { '127.0.0.1': 4 });
+    assert.equal(seen.at(-1)?.host, `svc.example:${port}`);
+    answer = ['127.0.0.2', '127.0.0.1'];
+    await resolvedTo(['127.0.0.1', '127.0.0.2']);
+    assert.deepEqual(await spread(4), { '127.0.0.1': 2, '127.0.0.2': 2 });
+    answer = ['127.0.0.2'];
+    await resolvedTo(['127.0.0.2']);
+    assert.deepEqual(await spread(4), { '127.0.0.2': 4 });
+  });
+
+  it('a failed look-up keeps the addresses known before', async () => {
+    answer = Object.assign(new Error('getaddrinfo EAI_AGAIN svc.example'), { code: 'EAI_AGAIN' });
+    await waitFor(() => gw.logs.some((l) => l.msg === 'upstream target look-up failed; keeping its addresses'));
+    assert.deepEqual(await spread(2), { '127.0.0.2': 2 });
+    answer = ['127.0.0.2'];
   });
 });
