@@ -45,7 +45,12 @@ function staticAnswer(s: BenchScenario): { path: string; method: 'GET' | 'POST';
 export const nginxServes = (s: BenchScenario): boolean => staticAnswer(s) !== undefined;
 
 /** nginx.conf for the scenarios nginx serves: one worker, keep-alive, no logs, bodies from files. */
-export function nginxConf(dir: string, port: number, scenarios: readonly BenchScenario[]): string {
+export function nginxConf(
+  dir: string,
+  port: number,
+  scenarios: readonly BenchScenario[],
+  addresses: readonly string[] = ['127.0.0.1'],
+): string {
   const locations: string[] = [];
   const seen = new Set<string>();
   for (const s of scenarios) {
@@ -92,7 +97,7 @@ export function nginxConf(dir: string, port: number, scenarios: readonly BenchSc
     `  uwsgi_temp_path ${join(dir, 'uwsgi')};`,
     `  scgi_temp_path ${join(dir, 'scgi')};`,
     '  server {',
-    `    listen 127.0.0.1:${port};`,
+    ...addresses.map((a) => `    listen ${a}:${port};`),
     ...locations,
     '    location / {',
     '      return 404 \'{"ok":false}\';',
@@ -111,13 +116,14 @@ export async function startNginxBackend(
   binary: string,
   scenarios: readonly BenchScenario[],
   core: number | undefined,
+  addresses?: readonly string[],
 ): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-nginx-'));
   // A worker started by root runs as an unprivileged user: it must be able to read the bodies.
   chmodSync(dir, 0o755);
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
-  writeFileSync(conf, nginxConf(dir, port, scenarios));
+  writeFileSync(conf, nginxConf(dir, port, scenarios, addresses));
   const served = scenarios.find(nginxServes);
   let master: Started;
   try {

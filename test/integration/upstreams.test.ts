@@ -480,3 +480,44 @@ routes:
     answer = ['127.0.0.2'];
   });
 });
+
+describe('reload of a named upstream', () => {
+  it('keeps the pools and health of targets that stay, adds new ones, drops removed ones', async () => {
+    const a = await startBackend((req, res) => json(res, 200, { from: 'a' }));
+    const b = await startBackend((req, res) => json(res, 200, { from: 'b' }));
+    const dead = await closedPort();
+    const clock = 1_000_000;
+    const yaml = (targets: string) => `
+upstreams:
+  u:
+    balance: round-robin
+    targets: [${targets}]
+    outlierDetection: { consecutiveFailures: 1 }
+routes:
+  - { method: GET, route: /u, service: u, path: /u, public: true, retries: 0 }
+`;
+    const gw = await startGateway(yaml(`${a.host}, "127.0.0.1:${dead}"`), process.env, { now: () => clock });
+    try {
+      const get = async () => {
+        const res = await request(`${gw.url}/api/u`);
+        return ((await res.body.json()) as { from?: string }).from ?? String(res.statusCode);
+      };
+      // Round-robin: a, then the dead target (502), ejected at its first failure.
+      assert.deepEqual([await get(), await get()], ['a', '502']);
+      assert.ok(gw.logs.some((l) => l.msg === 'upstream target ejected'));
+      // Reload: the dead target stays (still ejected: it gets nothing), b is added.
+      gw.reload(yaml(`${a.host}, "127.0.0.1:${dead}", ${b.host}`));
+      const after = [];
+      for (let i = 0; i < 6; i++) after.push(await get());
+      assert.deepEqual([...new Set(after)].sort(), ['a', 'b']);
+      // Reload without the dead target: its pool is dropped, nothing fails.
+      gw.reload(yaml(`${a.host}, ${b.host}`));
+      const targets = [...gw.gateway.upstreams.targets()].map((t) => t.target.key).sort();
+      assert.deepEqual(targets, [`http://${a.host}`, `http://${b.host}`].sort());
+    } finally {
+      await gw.close();
+      await a.close();
+      await b.close();
+    }
+  });
+});
