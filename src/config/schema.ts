@@ -499,7 +499,7 @@ export const UpstreamSchema = z
           .min(1)
           .default(5)
           .describe('Connection failures or 5xx in a row that eject a target'),
-        baseEjectionSec: seconds('First ejection time; it doubles each time the target is ejected again').default(30),
+        baseEjectionSec: seconds('First ejection time; it doubles each time the target is ejected again').default(10),
         maxEjectionPercent: z
           .int()
           .min(0)

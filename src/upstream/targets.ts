@@ -73,6 +73,10 @@ export class TargetSet {
   private order: number[] = [];
   private cursor = 0;
   private ejected = 0;
+  /** Targets the active checks find unhealthy. */
+  private down = 0;
+  /** Every target has the same weight. */
+  private uniform = true;
   private readonly name: string;
   private checks: ActiveHealthCheck<Target> | undefined;
 
@@ -114,6 +118,8 @@ export class TargetSet {
     this.outlier = spec.outlier;
     this.balance = spec.balance;
     this.order = smoothWeightedOrder(next.map((t) => t.weight));
+    this.uniform = next.every((t) => t.weight === next[0]!.weight);
+    this.down = next.filter((t) => t.health.down).length;
     this.cursor = 0;
     this.ejected = next.filter((t) => t.health.ejectedUntil !== 0).length;
     return [...old.values()].flatMap((t) => (t.streamPool === undefined ? [t.pool] : [t.pool, t.streamPool]));
@@ -129,6 +135,7 @@ export class TargetSet {
       this.checks?.stop();
       this.checks = undefined;
       for (const t of this.targets) t.health.down = false;
+      this.down = 0;
       return;
     }
     if (this.checks !== undefined) {
@@ -137,12 +144,14 @@ export class TargetSet {
     }
     this.checks = new ActiveHealthCheck(spec, {
       targets: () => this.targets,
-      changed: (t, healthy) =>
+      changed: (t, healthy) => {
+        this.down += healthy ? -1 : 1;
         this.options.events?.emit('upstream:target', {
           upstream: this.name,
           target: t.key,
           state: healthy ? 'healthy' : 'unhealthy',
-        }),
+        });
+      },
     });
   }
 
@@ -159,11 +168,17 @@ export class TargetSet {
       case 'random':
         return this.weightedRandom(usable) ?? this.weightedRandom(() => true)!;
       case 'least-request': {
-        // Power of two choices: two random usable targets, the one with fewer calls per weight.
+        // Power of two choices: two random usable targets, the lesser loaded one.
+        if (avoid === undefined && this.ejected === 0 && this.down === 0 && this.uniform) {
+          // Every target usable and weighted alike (the common case): two distinct draws.
+          const n = targets.length;
+          const i = Math.floor(Math.random() * n);
+          const j = (i + 1 + Math.floor(Math.random() * (n - 1))) % n;
+          return lesserLoaded(targets[i]!, targets[j]!);
+        }
         const a = this.weightedRandom(usable) ?? this.weightedRandom(() => true)!;
         const b = this.weightedRandom((t) => t !== a && usable(t));
-        if (b === undefined) return a;
-        return b.pool.inFlight / b.weight < a.pool.inFlight / a.weight ? b : a;
+        return b === undefined ? a : lesserLoaded(a, b);
       }
     }
   }
@@ -229,6 +244,18 @@ export class TargetSet {
     }
     return undefined;
   }
+}
+
+/**
+ * Of two targets, the one failing less, then the one with fewer calls in flight per weight. A
+ * target that fails fast (a refused connection) has few calls in flight: by load alone it would
+ * draw more calls, so a run of failures counts first.
+ */
+function lesserLoaded(a: Target, b: Target): Target {
+  const af = a.health.consecutiveFailures;
+  const bf = b.health.consecutiveFailures;
+  if (af !== bf) return af < bf ? a : b;
+  return b.pool.inFlight / b.weight < a.pool.inFlight / a.weight ? b : a;
 }
 
 /**
