@@ -123,7 +123,7 @@ function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
       ? {}
       : {
           healthCheck: {
-            path: u.healthCheck.path,
+            path: u.healthCheck.healthPath,
             intervalMs: u.healthCheck.intervalSec * 1000,
             timeoutMs: u.healthCheck.timeoutSec * 1000,
             healthyThreshold: u.healthCheck.healthyThreshold,

@@ -514,7 +514,7 @@ export const UpstreamSchema = z
     ).default(30),
     healthCheck: z
       .strictObject({
-        path: z.string().startsWith('/').describe('GET on each target; a 2xx or 3xx answer is a pass'),
+        healthPath: z.string().startsWith('/').describe('GET on each target; a 2xx or 3xx answer is a pass'),
         intervalSec: seconds('Time between two checks of a target').default(10),
         timeoutSec: seconds('A check without a complete answer within this time fails').default(2),
         healthyThreshold: z.int().min(1).default(2).describe('Passes in a row that bring a target back'),

@@ -236,7 +236,7 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
       'counter',
     );
     perTarget(
-      'portico_upstream_target_failures_total',
+      'portico_upstream_target_errors_total',
       'Calls without an answer or with a 5xx, per target',
       (t) => t.failures,
       'counter',

@@ -345,7 +345,7 @@ upstreams:
   checked:
     balance: round-robin
     targets: [${a.host}, ${b.host}]
-    healthCheck: { path: /healthz, intervalSec: 0.05, timeoutSec: 1, healthyThreshold: 2, unhealthyThreshold: 2 }
+    healthCheck: { healthPath: /healthz, intervalSec: 0.05, timeoutSec: 1, healthyThreshold: 2, unhealthyThreshold: 2 }
 routes:
   - { method: GET, route: /c, service: checked, path: /c, public: true, retries: 0 }
 `);
