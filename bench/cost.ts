@@ -13,7 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, detectPinning } from './lib/processes.js';
+import { ROOT, cpuSeconds, detectPinning } from './lib/processes.js';
 import { pickLoadGenerator, runLoad } from './lib/load.js';
 import { BUILT_IN_SCENARIOS, type BenchScenario } from './lib/scenarios.js';
 import {
@@ -50,16 +50,6 @@ const connections = Math.max(1, Number(values.connections));
 
 if (values['no-build'] !== true)
   spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 });
-
-const TICKS_PER_SEC = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-/** User + system CPU seconds of a process, all its threads. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start at index 2 of the split.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SEC;
-}
 
 interface Sample {
   readonly cpuUsPerRequest: number;

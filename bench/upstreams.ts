@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import {
   CACHE_DIR,
   ROOT,
+  cpuSeconds,
   detectPinning,
   freePort,
   startProcess,
@@ -109,15 +110,20 @@ config:
       });
     for (const v of VARIANTS) await load(v.path, 1);
     const samples = new Map<string, LoadResult[]>(VARIANTS.map((v) => [v.id, []]));
+    // CPU per request, counted (/proc): it moves far less than req/s when the machine is shared.
+    const cpu = new Map<string, number[]>(VARIANTS.map((v) => [v.id, []]));
     for (let r = 1; r <= rounds; r++) {
       for (let i = 0; i < VARIANTS.length; i++) {
         const v = VARIANTS[(i + r) % VARIANTS.length]!;
+        const before = cpuSeconds(portico.pid);
         const res = await load(v.path, durationSec);
+        cpu.get(v.id)!.push(((cpuSeconds(portico.pid) - before) * 1e6) / Math.max(1, res.requests));
         samples.get(v.id)!.push(res);
         process.stderr.write(`round ${r} ${v.id.padEnd(14)} ${Math.round(res.rps)} req/s p99 ${res.p99Ms} ms\n`);
       }
     }
     const rps = (id: string) => median(samples.get(id)!.map((x) => x.rps));
+    const cpuUs = (id: string) => median(cpu.get(id)!);
     lines.push(
       `# Named upstreams (${new Date().toISOString().slice(0, 10)}, ${m.commit}${m.dirty ? ', uncommitted changes' : ''})`,
       '',
@@ -127,14 +133,15 @@ config:
       '',
       '## Balancing overhead (small GET)',
       '',
-      '| route | median req/s | p99 ms | errors + non-2xx |',
-      '|---|---|---|---|',
+      '| route | median req/s | p99 ms | Portico CPU µs/request | errors + non-2xx |',
+      '|---|---|---|---|---|',
       ...VARIANTS.map((v) => {
         const s = samples.get(v.id)!;
-        return `| ${v.label} | ${Math.round(rps(v.id))} | ${median(s.map((x) => x.p99Ms))} | ${s.reduce((n, x) => n + x.errors + x.badStatus, 0)} |`;
+        const bad = s.reduce((n, x) => n + x.errors + x.badStatus, 0);
+        return `| ${v.label} | ${Math.round(rps(v.id))} | ${median(s.map((x) => x.p99Ms))} | ${cpuUs(v.id).toFixed(1)} | ${bad} |`;
       }),
       '',
-      `3-target least-request / one service: ${(rps('least-request') / rps('single')).toFixed(3)}x; round-robin: ${(rps('round-robin') / rps('single')).toFixed(3)}x (goal >= 0.95x).`,
+      `3-target least-request / one service: ${(rps('least-request') / rps('single')).toFixed(3)}x req/s, ${(cpuUs('single') / cpuUs('least-request')).toFixed(3)}x by CPU per request; round-robin: ${(rps('round-robin') / rps('single')).toFixed(3)}x req/s, ${(cpuUs('single') / cpuUs('round-robin')).toFixed(3)}x by CPU per request (goal >= 0.95x).`,
       '',
     );
     for (const s of started.splice(0).reverse()) await s.stop();
