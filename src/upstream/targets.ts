@@ -170,11 +170,12 @@ export class TargetSet {
       case 'least-request': {
         // Power of two choices: two random usable targets, the lesser loaded one.
         if (avoid === undefined && this.ejected === 0 && this.down === 0 && this.uniform) {
-          // Every target usable and weighted alike (the common case): two distinct draws.
+          // Every target usable and weighted alike (the common case): the next target in turn
+          // against a random other one. Under an even load the turn decides, as round-robin does
+          // (calls spread evenly, few connections per target); under an uneven one the load does.
           const n = targets.length;
-          const i = Math.floor(Math.random() * n);
-          const j = (i + 1 + Math.floor(Math.random() * (n - 1))) % n;
-          return lesserLoaded(targets[i]!, targets[j]!);
+          const i = this.nextIndex();
+          return lesserLoaded(targets[i]!, targets[(i + 1 + Math.floor(Math.random() * (n - 1))) % n]!);
         }
         const a = this.weightedRandom(usable) ?? this.weightedRandom(() => true)!;
         const b = this.weightedRandom((t) => t !== a && usable(t));
@@ -227,9 +228,14 @@ export class TargetSet {
   }
 
   private nextInTurn(): Target {
-    const t = this.targets[this.order[this.cursor]!]!;
+    return this.targets[this.nextIndex()]!;
+  }
+
+  /** The index of the next target in the weighted turn. */
+  private nextIndex(): number {
+    const i = this.order[this.cursor]!;
     this.cursor = (this.cursor + 1) % this.order.length;
-    return t;
+    return i;
   }
 
   private weightedRandom(accept: (t: Target) => boolean): Target | undefined {
