@@ -4,6 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { createTlsListener, hstsResponseClass, redirectToHttps } from './server/tls-listener.js';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/types.js';
 import { createRouteTable, type RouteTable } from './router/route-table.js';
@@ -74,6 +76,8 @@ export interface Gateway {
   /** This gateway's tracer: sampling and span recording, apart from any other gateway in the process. */
   readonly tracer: Tracer;
   listen(port?: number, host?: string): Promise<AddressInfo>;
+  /** The redirect listener's address (`config.tls.redirectPort`), once listening; undefined without one. */
+  redirectAddress(): AddressInfo | undefined;
   /** Swaps in a new configuration; in-flight requests finish on the old one. */
   reload(config: CompiledConfig): void;
   /** Stops accepting, lets in-flight requests finish (bounded), closes pools. */
@@ -208,27 +212,44 @@ export function createGateway(options: GatewayOptions): Gateway {
     );
   }
 
-  const server = createServer(
-    // Keep-alive 72 s, client header/body timeouts, head size (server/limits.ts).
-    // Host is checked by the request handler, which answers a missing one in the JSON shape.
-    { ...serverOptions(config.settings), ServerResponse: GatewayResponse, requireHostHeader: false },
-    createRequestHandler({
-      current: () => table,
-      events,
-      logger,
-      tracer,
-      isDraining: () => draining,
-      isWaitingForRedis: () => redis !== undefined && redis.settings.required && !redis.isConnected,
-      inFlight,
-      cors: () => deps.cors,
-      metrics: (req, res) => {
-        if (!metrics?.enabled) return sendError(res, 'GW_ROUTE_NOT_FOUND');
-        const refusal = metricsAccess(req);
-        if (refusal !== undefined) return sendError(res, refusal, { 'www-authenticate': 'Bearer realm="metrics"' });
-        return metrics.serve(res, renderMetrics);
-      },
-    }),
-  );
+  // TLS on the listener (server/tls-listener.ts) is chosen at creation: a reload swaps certificates,
+  // not between HTTP and HTTPS.
+  const tls = config.tls === undefined ? undefined : createTlsListener(config.tls);
+  const handler = createRequestHandler({
+    current: () => table,
+    events,
+    logger,
+    tracer,
+    isDraining: () => draining,
+    isWaitingForRedis: () => redis !== undefined && redis.settings.required && !redis.isConnected,
+    inFlight,
+    cors: () => deps.cors,
+    metrics: (req, res) => {
+      if (!metrics?.enabled) return sendError(res, 'GW_ROUTE_NOT_FOUND');
+      const refusal = metricsAccess(req);
+      if (refusal !== undefined) return sendError(res, refusal, { 'www-authenticate': 'Bearer realm="metrics"' });
+      return metrics.serve(res, renderMetrics);
+    },
+  });
+  // Keep-alive 72 s, client header/body timeouts, head size (server/limits.ts).
+  // Host is checked by the request handler, which answers a missing one in the JSON shape.
+  const httpOptions = { ...serverOptions(config.settings), ServerResponse: GatewayResponse, requireHostHeader: false };
+  // An https.Server has every http.Server method the gateway uses (it is one, over TLS).
+  const server: Server =
+    tls === undefined
+      ? createServer(httpOptions, handler)
+      : (createHttpsServer(
+          { ...httpOptions, ServerResponse: hstsResponseClass(tls.hsts), ...tls.options },
+          handler,
+        ) as unknown as Server);
+  // The plain-HTTP port of an HTTPS gateway: 308 to https://, /health and /ready served.
+  const redirect =
+    config.tls?.redirectPort === undefined
+      ? undefined
+      : createServer(
+          httpOptions,
+          redirectToHttps(() => (server.address() as AddressInfo | null)?.port ?? 443, handler),
+        );
   // WebSocket upgrades: routed on the current table, so a reload applies to new connections.
   // Other upgrades (h2c, a handshake for a standard route) are served as plain requests.
   const upgrades = createUpgradeHandler({
@@ -256,15 +277,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     config: () => config,
     spanExporter: () => otlp,
     tracer,
-    listen(port = config.settings.port, host = config.settings.host) {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve(server.address() as AddressInfo);
-        });
-      });
+    async listen(port = config.settings.port, host = config.settings.host) {
+      const address = await listenOn(server, port, host);
+      if (redirect !== undefined) await listenOn(redirect, config.tls?.redirectPort ?? 0, host);
+      return address;
     },
+    redirectAddress: () => (redirect?.address() as AddressInfo | null | undefined) ?? undefined,
     reload(next) {
       const nextDeps = pipelineDeps(next);
       const nextTable = buildTable(nextDeps);
@@ -280,11 +298,16 @@ export function createGateway(options: GatewayOptions): Gateway {
       circuits.retain(originsOf(next));
       mappingCache.configure(next.settings.mappingCache);
       applyServerLimits(server, next.settings);
+      if (tls !== undefined && next.tls !== undefined) tls.apply(server as unknown as HttpsServer, next.tls);
+      else if ((tls === undefined) !== (next.tls === undefined))
+        logger.warn('config.tls added or removed: it applies at the next start; the listener keeps its protocol');
       applyTelemetry(next);
     },
     async close() {
       draining = true;
       streams.endAll();
+      redirect?.close();
+      redirect?.closeAllConnections();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const deadline = Date.now() + (options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
@@ -319,4 +342,14 @@ function* targetStats(upstreams: UpstreamRegistry, now: number) {
       healthy: !target.health.down,
       inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0),
     };
+}
+
+function listenOn(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
 }

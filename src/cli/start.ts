@@ -50,11 +50,13 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
     {
       address: address.address,
       port: address.port,
+      tls: result.config.tls !== undefined,
+      ...(gateway.redirectAddress() === undefined ? {} : { redirectPort: gateway.redirectAddress()!.port }),
       routes: result.config.routes.length,
       config: args.config,
       v8: appliedV8Tuning(),
     },
-    `portico listening on ${address.address}:${address.port}`,
+    `portico listening on ${result.config.tls === undefined ? 'http' : 'https'}://${address.address}:${address.port}`,
   );
   return -1;
 }

@@ -3,7 +3,8 @@
  * URL builder and origin is prepared here, once, so the request path only looks things up.
  */
 import type { GatewayFile, UpstreamConfig } from './schema.js';
-import type { CompiledBackend, CompiledConfig, CompiledMappingRule, CompiledRoute } from './types.js';
+import type { CompiledBackend, CompiledConfig, CompiledMappingRule, CompiledRoute, CompiledTls } from './types.js';
+import { readCaFile, readCertificatePair } from './tls-files.js';
 import { toRouterPath } from './router-path.js';
 import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
 import { parseService, upstreamOrigin, type Origin, type UpstreamSpec } from '../upstream/origin.js';
@@ -100,7 +101,8 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       timeouts: { ...settings.timeouts, ...r.timeouts },
     });
   });
-  return Object.freeze({ file: fileName, settings, prefix, routes: Object.freeze(routes) });
+  const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, dirname(fileName));
+  return Object.freeze({ file: fileName, settings, prefix, routes: Object.freeze(routes), ...(tls ? { tls } : {}) });
 }
 
 function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
@@ -130,6 +132,27 @@ function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
             unhealthyThreshold: u.healthCheck.unhealthyThreshold,
           },
         }),
+  };
+}
+
+function compileTls(t: NonNullable<GatewayFile['config']['tls']>, baseDir: string): CompiledTls {
+  const pair = (certFile: string, keyFile: string) => {
+    const read = readCertificatePair(certFile, keyFile, baseDir);
+    if (Array.isArray(read)) throw new Error(`unvalidated TLS files: ${read.map((p) => p.message).join('; ')}`);
+    return read;
+  };
+  const main = pair(t.certFile, t.keyFile);
+  const ca = t.caFile === undefined ? undefined : readCaFile(t.caFile, baseDir);
+  if (Array.isArray(ca)) throw new Error(`unvalidated TLS files: ${ca.map((p) => p.message).join('; ')}`);
+  return {
+    cert: main.cert,
+    key: main.key,
+    minVersion: t.minVersion,
+    sni: Object.entries(t.sni ?? {}).map(([name, f]) => ({ name: name.toLowerCase(), ...pair(f.certFile, f.keyFile) })),
+    ca,
+    clientAuth: t.clientAuth,
+    redirectPort: t.redirectPort,
+    hstsMaxAgeSec: t.hstsMaxAgeSec,
   };
 }
 

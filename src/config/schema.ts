@@ -436,6 +436,34 @@ export const TelemetrySchema = z.strictObject({
     .describe('Share of traces started by the gateway that are sampled; a client traceparent keeps its own flag'),
 });
 
+const pemFile = (what: string) =>
+  z.string().min(1).describe(`${what}: a PEM file, relative to this config file; \${VAR} works`);
+
+export const TlsSchema = z.strictObject({
+  certFile: pemFile('Certificate chain of the listener (leaf first)'),
+  keyFile: pemFile('Private key of certFile'),
+  minVersion: z.enum(['TLSv1.2', 'TLSv1.3']).default('TLSv1.2').describe('Oldest TLS version accepted'),
+  sni: z
+    .record(
+      z.string().min(1),
+      z.strictObject({ certFile: pemFile('Certificate chain'), keyFile: pemFile('Private key') }),
+    )
+    .optional()
+    .describe('More certificates by server name (exact, or *.example.com for one label); certFile is the default'),
+  caFile: pemFile('CAs that sign client certificates (mTLS)').optional(),
+  clientAuth: z
+    .enum(['none', 'optional', 'required'])
+    .default('none')
+    .describe('Client certificates: none, optional (verified when sent), required (the handshake fails without one)'),
+  redirectPort: z
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe('A plain-HTTP port that answers 308 to the https:// URL (/health and /ready are served there too)'),
+  hstsMaxAgeSec: z.int().min(0).optional().describe('Send Strict-Transport-Security: max-age=N on HTTPS answers'),
+});
+
 export const GatewaySettingsSchema = z.strictObject({
   port: z.int().min(0).max(65535).default(8080).describe('Listen port; --port and $PORT override it'),
   host: z.string().min(1).default('0.0.0.0').describe('Listen address; --host overrides it'),
@@ -460,6 +488,7 @@ export const GatewaySettingsSchema = z.strictObject({
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
   telemetry: TelemetrySchema.prefault({}).describe('Metrics, trace propagation and span export'),
   upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),
+  tls: TlsSchema.optional().describe('TLS on the listener: HTTPS with these certificates (docs/tls.md)'),
   // tainha-gateway keys, accepted under their own names with the same meaning.
   readTimeoutSec: seconds(
     'The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)',

@@ -100,12 +100,27 @@ export interface CompiledRoute {
   readonly timeouts: GatewaySettings['timeouts'];
 }
 
+/** `config.tls` with its files read (config/tls-files.ts). */
+export interface CompiledTls {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly minVersion: 'TLSv1.2' | 'TLSv1.3';
+  /** Certificates by server name: exact names, or `*.example.com`. */
+  readonly sni: readonly { readonly name: string; readonly cert: Buffer; readonly key: Buffer }[];
+  readonly ca: Buffer | undefined;
+  readonly clientAuth: 'none' | 'optional' | 'required';
+  readonly redirectPort: number | undefined;
+  readonly hstsMaxAgeSec: number | undefined;
+}
+
 export interface CompiledConfig {
   readonly file: string;
   readonly settings: GatewaySettings;
   /** basePath normalised: '' when there is no prefix. */
   readonly prefix: string;
   readonly routes: readonly CompiledRoute[];
+  /** TLS on the listener; undefined: plain HTTP. */
+  readonly tls?: CompiledTls;
   /**
    * `telemetry` merged with the OTEL_* environment at load; absent when compiled without an
    * environment (then the gateway uses `settings.telemetry` alone).

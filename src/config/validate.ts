@@ -18,6 +18,7 @@ import { headerRules } from './header-rules.js';
 import { responseRules } from './field-rules.js';
 import { aggregateRules } from './aggregate-rules.js';
 import { upstreamRules } from './upstream-rules.js';
+import { tlsRules } from './tls-rules.js';
 import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
 
@@ -30,6 +31,15 @@ export function validateConfig(parsed: ParsedConfig): Validation {
   const problems: Problem[] = [...parsed.problems];
   const at: AddProblem = (path, message, hint) =>
     problems.push({ file: parsed.file, ...parsed.locate(path), message, ...(hint ? { hint } : {}) });
+  const warnings: Problem[] = [];
+  const warn: AddProblem = (path, message, hint) =>
+    warnings.push({
+      file: parsed.file,
+      ...parsed.locate(path),
+      severity: 'warning',
+      message,
+      ...(hint ? { hint } : {}),
+    });
 
   const raw = parsed.value;
   if (raw === null || raw === undefined) {
@@ -48,12 +58,14 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     responseRules(typed, at);
     aggregateRules(typed, at);
     upstreamRules(typed, at);
+    tlsRules(typed, dirname(parsed.file), at, warn);
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {
     return { ok: false, problems: withoutEchoes(problems, parsed.problems.length) };
   }
-  return { ok: true, config: result.data, notices: configNotices(result.data, parsed) };
+  const notices = [...configNotices(result.data, parsed), ...warnings].sort((a, b) => a.line - b.line || a.col - b.col);
+  return { ok: true, config: result.data, notices };
 }
 
 /**

@@ -1,0 +1,102 @@
+/**
+ * The listener's TLS (docs/tls.md): the server options of `config.tls`, the certificate chosen by
+ * server name (SNI), the swap of certificates on reload (new handshakes get the new ones, open
+ * connections keep theirs), HSTS on HTTPS answers, and the plain-HTTP redirect listener.
+ */
+import { createSecureContext, type SecureContext, type TlsOptions } from 'node:tls';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { CompiledTls } from '../config/types.js';
+import { GatewayResponse } from './gateway-response.js';
+
+/** What a reload may change on a running TLS listener. */
+export interface TlsListener {
+  /** Options for `https.createServer`. */
+  readonly options: TlsOptions;
+  /** The `Strict-Transport-Security` value of HTTPS answers; undefined without `hstsMaxAgeSec`. */
+  hsts(): string | undefined;
+  /** Takes a reloaded `config.tls`: certificates, client CAs and HSTS for what comes next. */
+  apply(server: HttpsServer, next: CompiledTls): void;
+}
+
+export function createTlsListener(initial: CompiledTls): TlsListener {
+  let byName = contextsByName(initial);
+  let hsts = hstsValue(initial);
+  return {
+    options: {
+      ...contextOptions(initial),
+      SNICallback: (servername, done) => done(null, contextFor(byName, servername)),
+    },
+    hsts: () => hsts,
+    apply(server, next) {
+      server.setSecureContext(contextOptions(next));
+      byName = contextsByName(next);
+      hsts = hstsValue(next);
+    },
+  };
+}
+
+/** The response class of an HTTPS listener: every answer carries HSTS when configured. */
+export function hstsResponseClass(hsts: () => string | undefined): typeof GatewayResponse {
+  return class HstsResponse<R extends IncomingMessage = IncomingMessage> extends GatewayResponse<R> {
+    override writeHead(...args: Parameters<GatewayResponse<R>['writeHead']>): this {
+      const value = hsts();
+      if (value !== undefined && !this.headersSent) this.setHeader('strict-transport-security', value);
+      return super.writeHead(...args);
+    }
+  };
+}
+
+/**
+ * The redirect listener's handler: 308 to the same path on https://, the port being `httpsPort`
+ * (left out when 443); `/health` and `/ready` are served by `serve`, as load balancers and
+ * probes often use the plain port.
+ */
+export function redirectToHttps(httpsPort: () => number, serve: RequestListener): RequestListener {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url ?? '/';
+    const bare = path.split('?')[0];
+    if (bare === '/health' || bare === '/ready') return serve(req, res);
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    if (host === '' || !/^[A-Za-z0-9.\-[\]:]+$/.test(host)) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end('{"error":"Missing, repeated or invalid Host header","success":false}');
+      return;
+    }
+    const port = httpsPort();
+    const location = `https://${host}${port === 443 ? '' : `:${port}`}${path}`;
+    req.resume();
+    res.writeHead(308, { location, 'content-length': '0', connection: 'close' });
+    res.end();
+  };
+}
+
+function contextOptions(tls: CompiledTls): TlsOptions {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    minVersion: tls.minVersion,
+    ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+    requestCert: tls.clientAuth !== 'none',
+    rejectUnauthorized: tls.clientAuth === 'required',
+    ALPNProtocols: ['http/1.1'],
+  };
+}
+
+function contextsByName(tls: CompiledTls): Map<string, SecureContext> {
+  const base = contextOptions(tls);
+  return new Map(tls.sni.map((s) => [s.name, createSecureContext({ ...base, cert: s.cert, key: s.key })]));
+}
+
+/** The context of an exact name, else of `*.` and its parent domain; undefined: the default one. */
+function contextFor(byName: ReadonlyMap<string, SecureContext>, servername: string): SecureContext | undefined {
+  const name = servername.toLowerCase();
+  const exact = byName.get(name);
+  if (exact !== undefined) return exact;
+  const dot = name.indexOf('.');
+  return dot < 0 ? undefined : byName.get(`*${name.slice(dot)}`);
+}
+
+function hstsValue(tls: CompiledTls): string | undefined {
+  return tls.hstsMaxAgeSec === undefined ? undefined : `max-age=${tls.hstsMaxAgeSec}`;
+}
