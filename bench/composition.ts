@@ -30,7 +30,7 @@ import {
 } from './lib/processes.js';
 import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
 import { describeMachine } from './lib/machine.js';
-import { median } from './lib/report.js';
+import { emitResults, median, runBench } from './lib/report.js';
 
 interface Variant {
   readonly id: string;
@@ -212,15 +212,10 @@ async function main(): Promise<void> {
       `- Field filtering of 20 KB: ${filterRatio.toFixed(2)}x the unfiltered route's req/s (goal >= 0.80x): ${verdict(filterRatio >= 0.8)}.`,
       '',
     ];
-    const text = lines.join('\n');
-    process.stdout.write(text);
-    if (values.out !== undefined) writeFileSync(resolve(values.out), text);
+    emitResults(lines.join('\n'), values.out);
   } finally {
     for (const s of started.reverse()) await s.stop();
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(main);

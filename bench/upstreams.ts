@@ -28,7 +28,7 @@ import {
 } from './lib/processes.js';
 import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
 import { describeMachine } from './lib/machine.js';
-import { median } from './lib/report.js';
+import { emitResults, median, runBench } from './lib/report.js';
 import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
 
@@ -209,15 +209,10 @@ config:
         '',
       );
     }
-    const text = lines.join('\n');
-    process.stdout.write(text);
-    if (values.out !== undefined) writeFileSync(resolve(values.out), text);
+    emitResults(lines.join('\n'), values.out);
   } finally {
     for (const s of started.reverse()) await s.stop();
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exitCode = 1;
-});
+runBench(main);

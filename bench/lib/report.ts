@@ -3,6 +3,8 @@
  * floor and to @fastify/http-proxy. Only ratios from one run count: absolute figures drift 20% or
  * more between runs on shared machines.
  */
+import { writeFileSync } from 'node:fs';
+import { resolve as resolvePath } from 'node:path';
 import type { LoadResult } from './load.js';
 
 export interface RoundSample extends LoadResult {
@@ -195,4 +197,18 @@ export function goalsTable(checks: readonly GoalCheck[]): string {
   const out = ['| goal | this run | met |', '|---|---:|:---:|'];
   for (const c of checks) out.push(`| ${c.goal} | ${c.value} | ${c.met === undefined ? '-' : c.met ? 'yes' : 'no'} |`);
   return out.join('\n');
+}
+
+/** Prints a results text, and writes it to `out` too when given (bench/results/...). */
+export function emitResults(text: string, out: string | undefined): void {
+  process.stdout.write(text);
+  if (out !== undefined) writeFileSync(resolvePath(out), text);
+}
+
+/** Runs a bench's main: a failure prints its stack and sets exit code 1. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  });
 }
