@@ -14,8 +14,8 @@
  */
 import type { CompiledRoute } from '../config/types.js';
 import type { Exchange, Step } from '../pipeline/types.js';
-import { backendHeaders, dropAcceptEncoding, type RouteCall } from '../upstream/backend-call.js';
-import type { RequestDropSet } from '../upstream/forward-headers.js';
+import { backendHeaders, type RouteCall } from '../upstream/backend-call.js';
+import { alsoDropping, type RequestDropSet } from '../upstream/forward-headers.js';
 import { editHeaderRecord } from '../upstream/header-edits.js';
 import { callJson, type JsonCallObserver, type JsonOutcome } from '../upstream/json-call.js';
 import { appendQuery } from '../upstream/target-url.js';
@@ -34,10 +34,7 @@ export interface AggregateOptions extends JsonShapingOptions {
 export function aggregateEndpoint(route: CompiledRoute, options: AggregateOptions): Step {
   const { events, logger, maxBodyBytes, timeoutMs } = options;
   // The answers are parsed (identity encoding) and no body is sent, so none is announced.
-  const drop = dropAcceptEncoding(options.dropHeaders);
-  const dropHeaders: RequestDropSet = Object.assign(new Set([...drop, 'content-length', 'content-type']), {
-    trustsPeer: drop.trustsPeer,
-  });
+  const dropHeaders = alsoDropping(options.dropHeaders, ['accept-encoding', 'content-length', 'content-type']);
   const backends = route.backends;
   const calls = backends.map((b): Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'> => ({
     route,

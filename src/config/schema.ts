@@ -455,6 +455,13 @@ export const TlsSchema = z.strictObject({
     .enum(['none', 'optional', 'required'])
     .default('none')
     .describe('Client certificates: none, optional (verified when sent), required (the handshake fails without one)'),
+  clientSubjectHeader: z
+    .string()
+    .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'a header name')
+    .optional()
+    .describe(
+      'Send the verified client certificate subject (CN=...,O=...) to backends in this header; clients cannot set it',
+    ),
   redirectPort: z
     .int()
     .min(0)

@@ -106,6 +106,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
       settings.auth.stripHeaders,
       settings.telemetry.propagation,
       trustsPeer(settings.trustProxy),
+      settings.tls?.clientSubjectHeader,
     ),
     authenticator,
     tokenSources: compileTokenSources(settings.auth.tokenFrom),

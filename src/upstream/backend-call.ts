@@ -33,7 +33,12 @@ import { sendError } from '../response/send-error.js';
 import { announcesBody, bufferedLength, upstreamBody } from '../guards/request-buffer.js';
 import type { BackendPool, Upstream } from './upstream.js';
 import { appendQuery } from './target-url.js';
-import { downstreamHeadersFromRaw, upstreamRequestHeaders, type RequestDropSet } from './forward-headers.js';
+import {
+  alsoDropping,
+  downstreamHeadersFromRaw,
+  upstreamRequestHeaders,
+  type RequestDropSet,
+} from './forward-headers.js';
 import { classifyUpstreamError } from './upstream-error.js';
 import { editHeaderList, editHeaderRecord } from './header-edits.js';
 
@@ -86,7 +91,7 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
 
 /** The drop set plus `Accept-Encoding`, which a call asking for `identity` replaces; the trust in the peer stays. */
 export function dropAcceptEncoding(drop: RequestDropSet): RequestDropSet {
-  return Object.assign(new Set([...drop, 'accept-encoding']), { trustsPeer: drop.trustsPeer });
+  return alsoDropping(drop, ['accept-encoding']);
 }
 
 /** The backend path and query of a call: the route's path with the parameters, then the client's query. */

@@ -4,6 +4,7 @@
  * gateway's, and identity headers a client could forge are dropped before auth adds real ones.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { createRequire } from 'node:module';
 import { TRACE_HEADERS, appendTraceHeaders } from '../observability/trace-context.js';
 
@@ -44,6 +45,11 @@ const PEER_ASSERTED = new Set(['forwarded', 'x-real-ip']);
  */
 export interface RequestDropSet extends ReadonlySet<string> {
   readonly trustsPeer?: (address: string) => boolean;
+  /**
+   * The header that carries the subject of a verified client certificate to backends
+   * (`config.tls.clientSubjectHeader`); it is in the set too, so a client cannot send its own.
+   */
+  readonly clientSubjectHeader?: string | undefined;
 }
 
 /**
@@ -56,6 +62,7 @@ export function requestDropSet(
   stripHeaders: readonly string[],
   propagateTrace = true,
   trustsPeer: (address: string) => boolean = () => false,
+  clientSubjectHeader?: string,
 ): RequestDropSet {
   const set = new Set([
     ...HOP_BY_HOP,
@@ -63,8 +70,28 @@ export function requestDropSet(
     ...METHOD_OVERRIDE,
     ...(propagateTrace ? TRACE_HEADERS : []),
     ...stripHeaders.map((h) => h.toLowerCase()),
+    ...(clientSubjectHeader === undefined ? [] : [clientSubjectHeader.toLowerCase()]),
   ]);
-  return Object.assign(set, { trustsPeer });
+  return Object.assign(set, { trustsPeer, clientSubjectHeader });
+}
+
+/** The same drop set with more names in it; what else it says (trust, client subject) is kept. */
+export function alsoDropping(drop: RequestDropSet, names: readonly string[]): RequestDropSet {
+  return Object.assign(new Set([...drop, ...names]), {
+    trustsPeer: drop.trustsPeer,
+    clientSubjectHeader: drop.clientSubjectHeader,
+  });
+}
+
+/**
+ * The subject of the client certificate the TLS handshake verified (`CN=client-1,O=Acme`), or
+ * undefined: no TLS, no certificate, one that did not verify, or a subject that cannot be a header.
+ */
+function verifiedClientSubject(req: IncomingMessage): string | undefined {
+  const socket = req.socket as TLSSocket;
+  if (socket.encrypted !== true || !socket.authorized) return undefined;
+  const subject = socket.getPeerX509Certificate()?.subject.split('\n').join(',');
+  return subject === undefined || subject === '' || /[^\x20-\x7e]/.test(subject) ? undefined : subject;
 }
 
 export interface ForwardContext {
@@ -103,6 +130,10 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: RequestDropSet
     out.push(name, raw[i + 1]!);
   }
   if (claims !== undefined) for (const [n, v] of claims) out.push(n, v);
+  if (drop.clientSubjectHeader !== undefined) {
+    const subject = verifiedClientSubject(ctx.req);
+    if (subject !== undefined) out.push(drop.clientSubjectHeader, subject);
+  }
   if (ctx.bodyLength !== undefined) out.push('content-length', String(ctx.bodyLength));
   out.push(
     'x-forwarded-for',

@@ -137,10 +137,15 @@ describe('config.tls with client certificates required', () => {
   before(async () => {
     ca = createTestCa();
     const server = ca.issue('localhost');
-    backend = await startBackend((req, res) => json(res, 200, { ok: true }));
+    backend = await startBackend((req, res) => json(res, 200, { subject: req.headers['x-client-subject'] ?? null }));
     gw = await startGateway(`
 config:
-  tls: { certFile: ${server.certFile}, keyFile: ${server.keyFile}, caFile: ${ca.caFile}, clientAuth: required }
+  tls:
+    certFile: ${server.certFile}
+    keyFile: ${server.keyFile}
+    caFile: ${ca.caFile}
+    clientAuth: required
+    clientSubjectHeader: X-Client-Subject
 routes:
   - { method: GET, route: /hello, service: ${backend.host}, path: /hello, public: true }
 `);
@@ -151,7 +156,7 @@ routes:
     ca.remove();
   });
 
-  it('refuses a client without a certificate, and serves one with a certificate the CA signed', async () => {
+  it('refuses a client without a certificate; one the CA signed is served, its subject sent to the backend', async () => {
     const caPem = readFileSync(ca.caFile);
     await assert.rejects(get(gw.port, '/api/hello', { ca: caPem, agent: false }));
     const client = ca.issue('client-1');
@@ -160,8 +165,10 @@ routes:
       cert: readFileSync(client.certFile),
       key: readFileSync(client.keyFile),
       agent: false,
+      headers: { 'x-client-subject': 'CN=forged' },
     });
     assert.equal(r.status, 200);
+    assert.deepEqual(JSON.parse(r.body), { subject: 'CN=client-1' });
   });
 });
 
