@@ -30,6 +30,7 @@ import {
   backendHeaders,
   backendPath,
   callEnded,
+  callOutcome,
   callStarted,
   createRouteCall,
   recordFailure,
@@ -178,6 +179,8 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
 
       breq.on('error', (err) => {
         if (settled) return;
+        // The target failed the handshake unless the client left first.
+        if (!socket.destroyed) callOutcome(pool, true);
         const code = recordFailure(ux, err, origin.key, events, false, socket.destroyed);
         if (code !== undefined) sendUpgradeError(ux, code);
         done();
@@ -190,6 +193,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           return;
         }
         const status = bres.statusCode ?? 502;
+        callOutcome(pool, status >= 500);
         ux.upstreamStatus = status;
         ux.status = status;
         done();
@@ -220,6 +224,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         const problem = handshakeProblem(bres.headers, ux.req.headers['sec-websocket-key']);
         if (problem !== undefined) {
           backend.destroy();
+          callOutcome(pool, true);
           ux.upstreamFailure = 'other';
           events.emit('upstream:error', {
             requestId: ux.requestId,
@@ -232,6 +237,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           done();
           return;
         }
+        callOutcome(pool, false);
         ux.upstreamStatus = bres.statusCode ?? 101;
         ux.status = 101;
         done();

@@ -189,6 +189,8 @@ routes:
     assert.equal(answer.kind, 'upgrade');
     if (answer.kind === 'upgrade') answer.socket.destroy();
     assert.equal(ws.upgrades.at(-1)?.headers.host, ws.host);
+    const chat = [...gw.gateway.upstreams.targets()].find((t) => t.upstream === 'chat');
+    assert.equal(chat?.target.health.requests, 1, 'the handshake counts for the target');
   });
 
   it("a route's own timeouts override config.timeouts", async () => {
