@@ -132,7 +132,7 @@ export function backendHeaders(
  * pools, whatever made it, so that a full pool is seen as full. End it with `callEnded`.
  */
 export function callStarted(upstream: Upstream, streaming = false, avoid?: BackendPool): BackendPool {
-  const pool = streaming ? upstream.pickForStream() : upstream.pick(avoid);
+  const pool = streaming ? upstream.pickForStream(avoid) : upstream.pick(avoid);
   pool.inFlight++;
   return pool;
 }

@@ -161,7 +161,10 @@ export class TargetSet {
     if (targets.length === 1) return targets[0]!;
     const now = this.ejected > 0 ? this.options.now() : 0;
     const usable = (t: Target) =>
-      t.pool !== avoid && !t.health.down && (t.health.ejectedUntil === 0 || this.restoredAt(t, now));
+      t.pool !== avoid &&
+      t.streamPool !== avoid &&
+      !t.health.down &&
+      (t.health.ejectedUntil === 0 || this.restoredAt(t, now));
     switch (this.balance) {
       case 'round-robin':
         return this.roundRobin(usable);
@@ -185,8 +188,8 @@ export class TargetSet {
   }
 
   /** A stream's target: chosen like any call, on the target's unlimited stream pool. */
-  pickForStream(): BackendPool {
-    const t = this.pick();
+  pickForStream(avoid?: BackendPool): BackendPool {
+    const t = this.pick(avoid);
     t.streamPool ??= { ...this.options.makePool({ origin: t.pool.origin, weight: t.weight }, true), health: t.health };
     return t.streamPool;
   }

@@ -33,7 +33,7 @@ export interface Upstream {
    * The pool an SSE stream goes out on: unlimited connections, made on first use. Long-lived
    * streams must never take the pooled connections standard and mapping calls wait for.
    */
-  pickForStream(): BackendPool;
+  pickForStream(avoid?: BackendPool): BackendPool;
   /** A named upstream with several targets: the budget its retries take from; undefined: no retries. */
   readonly retryBudget: RetryBudget | undefined;
   /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */
@@ -151,7 +151,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       breaker: createBreaker(origin.key),
       tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, options.tls),
       pick: (avoid) => targets.pick(avoid).pool,
-      pickForStream: () => targets.pickForStream(),
+      pickForStream: (avoid) => targets.pickForStream(avoid),
       retryBudget: spec.targets.length > 1 ? budgets.get(spec.name) : undefined,
     };
   }
