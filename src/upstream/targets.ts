@@ -161,8 +161,7 @@ export class TargetSet {
     if (targets.length === 1) return targets[0]!;
     const now = this.ejected > 0 ? this.options.now() : 0;
     const usable = (t: Target) =>
-      t.pool !== avoid &&
-      t.streamPool !== avoid &&
+      (avoid === undefined || (t.pool !== avoid && t.streamPool !== avoid)) &&
       !t.health.down &&
       (t.health.ejectedUntil === 0 || this.restoredAt(t, now));
     switch (this.balance) {
