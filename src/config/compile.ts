@@ -114,6 +114,7 @@ function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
         : { origin: mustService(t.target), weight: t.weight },
     ),
     balance: u.balance,
+    http2: u.http2,
     dnsRefreshMs: u.dnsRefreshSec * 1000,
     outlier: {
       enabled: u.outlierDetection.enabled,

@@ -545,6 +545,12 @@ export const UpstreamSchema = z
       })
       .prefault({})
       .describe('Passive health: targets that fail in a row get no traffic for a while'),
+    http2: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Speak HTTP/2 to the targets (https:// targets only, negotiated by ALPN: a target that does not offer h2 gets HTTP/1.1)',
+      ),
     dnsRefreshSec: seconds(
       'Host name targets are looked up again this often; each address becomes a target (a headless service)',
     ).default(30),

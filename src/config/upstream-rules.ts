@@ -19,6 +19,15 @@ export function upstreamRules(raw: Record<string, unknown>, at: AddProblem): voi
     const label = `upstreams.${name}.targets`;
     if (upstream.targets.length === 0)
       at(['upstreams', name, 'targets'], `${label}: an upstream needs at least one target (host:port)`);
+    if (upstream.http2 === true)
+      upstream.targets.forEach((t: unknown, i: number) => {
+        const text = typeof t === 'string' ? t : isRecord(t) && typeof t.target === 'string' ? t.target : undefined;
+        if (text !== undefined && !/^https:\/\//i.test(text))
+          at(
+            ['upstreams', name, 'targets', i],
+            `${label}[${i}]: http2: true needs https:// targets (HTTP/2 is negotiated over TLS); "${text}" is plain HTTP`,
+          );
+      });
     const seen = new Map<string, number>();
     upstream.targets.forEach((t: unknown, i: number) => {
       const text = typeof t === 'string' ? t : isRecord(t) && typeof t.target === 'string' ? t.target : undefined;

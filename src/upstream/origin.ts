@@ -33,6 +33,8 @@ export interface UpstreamSpec {
     readonly baseEjectionMs: number;
     readonly maxEjectionPercent: number;
   };
+  /** Calls to the targets may use HTTP/2 (undici's `allowH2`, negotiated by ALPN over TLS). */
+  readonly http2: boolean;
   /** How often host name targets are looked up again (upstream/dns-targets.ts). */
   readonly dnsRefreshMs: number;
   /** Active health checks (upstream/health-check.ts); undefined: none. */

@@ -16,6 +16,7 @@ function set(
     name: 'u',
     targets: Array.from({ length: targets }, (_, i) => ({ origin: origin(i + 1), weight: 1 })),
     balance,
+    http2: false,
     dnsRefreshMs: 30_000,
     outlier: { enabled: true, consecutiveFailures: 2, baseEjectionMs: 1000, maxEjectionPercent: 50, ...outlier },
   };

@@ -82,7 +82,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
   const createBreaker = options.createBreaker ?? createDisabledBreaker;
   const now = options.now ?? Date.now;
 
-  function makePool(origin: Origin, streaming: boolean): BackendPool {
+  function makePool(origin: Origin, streaming: boolean, http2 = false): BackendPool {
     const tlsConnect = tlsConnectOptions(origin, options.tls);
     const pool: BackendPool = {
       dispatcher: new Pool(`${origin.protocol}//${origin.hostname}:${origin.port}`, {
@@ -91,6 +91,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
         // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
         keepAliveTimeout: 4_000,
         ...(streaming ? {} : { keepAliveMaxTimeout: 600_000 }),
+        ...(http2 ? { allowH2: true } : {}),
         ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
       }),
       inFlight: 0,
@@ -107,7 +108,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
     if (set === undefined) {
       set = new TargetSet({
         spec,
-        makePool: (t, streaming) => makePool(t.origin, streaming),
+        makePool: (t, streaming) => makePool(t.origin, streaming, spec.http2),
         events: options.events,
         now,
       });

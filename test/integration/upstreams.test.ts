@@ -7,12 +7,15 @@
  */
 import { after, before, describe, it } from 'node:test';
 import { createServer, type Server } from 'node:http';
+import { createSecureServer } from 'node:http2';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { waitFor } from '../support/wait-for.js';
+import { createTestCa } from '../support/certs.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
@@ -521,5 +524,67 @@ routes:
       await a.close();
       await b.close();
     }
+  });
+});
+
+describe('http2: true towards the targets', () => {
+  it('calls an HTTP/2-only backend over h2, bodies both ways', async () => {
+    const ca = createTestCa();
+    const pair = ca.issue('localhost');
+    const backend = createSecureServer({
+      cert: readFileSync(pair.certFile),
+      key: readFileSync(pair.keyFile),
+      allowHTTP1: false,
+    });
+    backend.on('stream', (stream, headers) => {
+      let body = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (c: string) => (body += c));
+      stream.on('end', () => {
+        stream.respond({ ':status': 200, 'content-type': 'application/json' });
+        stream.end(JSON.stringify({ version: '2', method: headers[':method'], path: headers[':path'], body }));
+      });
+    });
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    const port = (backend.address() as AddressInfo).port;
+    const gw = await startGateway(`
+upstreams:
+  h2: { http2: true, targets: ["https://localhost:${port}"] }
+config:
+  upstreamTls: { caFile: ${ca.caFile} }
+routes:
+  - { method: POST, route: /echo, service: h2, path: /echo, public: true }
+`);
+    try {
+      const res = await request(`${gw.url}/api/echo?x=1`, { method: 'POST', body: '{"hello":"h2"}' });
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(await res.body.json(), {
+        version: '2',
+        method: 'POST',
+        path: '/echo?x=1',
+        body: '{"hello":"h2"}',
+      });
+    } finally {
+      await gw.close();
+      await new Promise((resolve) => backend.close(resolve));
+      ca.remove();
+    }
+  });
+
+  it('portico check refuses http2 with a plain-HTTP target', () => {
+    const r = loadConfigText(
+      `upstreams:
+  h2: { http2: true, targets: ["127.0.0.1:9"] }
+routes:
+  - { method: GET, route: /a, service: h2, path: /a }
+`,
+      'g.yaml',
+      {},
+    );
+    assert.equal(r.ok, false);
+    assert.match(
+      r.ok ? '' : r.problems.map(formatProblem).join('\n'),
+      /upstreams\.h2\.targets\[0\]: http2: true needs https:\/\/ targets/,
+    );
   });
 });
