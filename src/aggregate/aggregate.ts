@@ -56,6 +56,7 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
       maxBytes: maxBodyBytes,
       signal,
       observer,
+      retries: route.retries,
       headers: backendHeaders(call, { ...ex, body: undefined }),
     });
   }

@@ -143,6 +143,7 @@ export function createJsonShaper(route: CompiledRoute, options: JsonShapingOptio
       maxBytes: maxBodyBytes,
       traceOf,
       observer,
+      retries: route.retries,
     };
     const own: JsonCallOptions = { ...shared, signal };
     const limiters: (Limiter | undefined)[] = new Array(originKeys.length);

@@ -22,6 +22,7 @@ import type { EventBus, UpstreamCall } from '../observability/events.js';
 import { appendTraceHeaders } from '../observability/trace-context.js';
 import { classifyUpstreamError } from './upstream-error.js';
 import { callEnded, callOutcome, callStarted } from './backend-call.js';
+import type { BackendPool } from './types.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../mapping/body.js';
 
 /** The answer's JSON text, or why there is none. */
@@ -48,6 +49,11 @@ export interface JsonCallOptions {
    * identity encoding, request id, trace). It must ask for `accept-encoding: identity`.
    */
   readonly headers?: string[] | undefined;
+  /**
+   * Attempts after a failure another target may not have, on a named upstream with a retry budget
+   * (the route's `retries`); 0 or absent: none.
+   */
+  readonly retries?: number | undefined;
   /** The caller reads the text with a strict JSON scanner itself (a batch answer): no JSON.parse here. */
   readonly validated?: boolean | undefined;
 }
@@ -69,6 +75,39 @@ const NEVER_SENT_CODES: ReadonlySet<string> = new Set(['UND_ERR_CLOSED', 'UND_ER
 
 /** Fetches `path` from the upstream and returns its JSON text, or why there is none. */
 export async function callJson(upstream: Upstream, path: string, options: JsonCallOptions): Promise<JsonOutcome> {
+  upstream.retryBudget?.call();
+  let avoid: BackendPool | undefined;
+  for (let attempt = 0; ; attempt++) {
+    const mayRetry = attempt < (options.retries ?? 0) && upstream.retryBudget !== undefined;
+    const result = await attemptJson(upstream, path, options, avoid, mayRetry);
+    if (!('retryFrom' in result)) return result;
+    avoid = result.retryFrom;
+    options.observer?.events.emit('upstream:retry', {
+      requestId: options.requestId,
+      routeId: options.observer.routeId,
+      origin: upstream.origin.key,
+      target: result.retryFrom.origin.key,
+      reason: result.reason,
+    });
+  }
+}
+
+/** What a failed attempt that goes again says: the pool to avoid, and why. */
+type Retry = { readonly retryFrom: BackendPool; readonly reason: string };
+
+/**
+ * One attempt of a JSON call. With `mayRetry`, a failure another target may not have (no
+ * connection, a reset before any answer, a 502 or 503) takes a retry from the upstream's budget
+ * and is returned as a Retry: its circuit permit is released, not failed, as the circuit sees only
+ * the call's final outcome; the target's health still counts it.
+ */
+async function attemptJson(
+  upstream: Upstream,
+  path: string,
+  options: JsonCallOptions,
+  avoid: BackendPool | undefined,
+  mayRetry: boolean,
+): Promise<JsonOutcome | Retry> {
   // A function, not a narrowed property read: the signal may abort while the call runs.
   const callerGaveUp = () => options.signal?.aborted === true;
   // The caller left while this call waited its turn (enrich.ts): no permit, no call.
@@ -93,7 +132,7 @@ export async function callJson(upstream: Upstream, path: string, options: JsonCa
   const requestHeaders = options.headers ?? mappingHeaders(upstream, options);
   const started = performance.now();
   // Counted on its pool like the route's own calls: they share its connections.
-  const pool = callStarted(upstream);
+  const pool = callStarted(upstream, false, avoid);
   // `host` comes first: the target's, for a named upstream.
   requestHeaders[1] = pool.origin.hostHeader;
 
@@ -120,6 +159,12 @@ export async function callJson(upstream: Upstream, path: string, options: JsonCa
         status: statusCode,
         durationMs: performance.now() - started,
       });
+    if ((statusCode === 502 || statusCode === 503) && mayRetry && upstream.retryBudget?.tryRetry() === true) {
+      body.dump().catch(() => undefined);
+      report('release');
+      callOutcome(pool, true);
+      return { retryFrom: pool, reason: `status ${statusCode}` };
+    }
     // A 5xx is a failure, any other answer a success.
     if (statusCode >= 500) report('fail');
     else report('succeed');
@@ -162,8 +207,16 @@ export async function callJson(upstream: Upstream, path: string, options: JsonCa
       return NOT_SENT;
     }
     const kind = classifyUpstreamError(err).kind;
-    report('fail');
     callOutcome(pool, true);
+    if (
+      (kind === 'refused' || kind === 'reset' || kind === 'dns') &&
+      mayRetry &&
+      upstream.retryBudget?.tryRetry() === true
+    ) {
+      report('release');
+      return { retryFrom: pool, reason: kind };
+    }
+    report('fail');
     return { ok: false, reason: kind === 'other' ? `error ${typeof code === 'string' ? code : String(err)}` : kind };
   } finally {
     callEnded(pool);

@@ -588,3 +588,51 @@ routes:
     );
   });
 });
+
+describe('retries of JSON calls: aggregated backends and mapping calls', () => {
+  it('an aggregated backend and a mapping call on an upstream with a dead target still complete', async () => {
+    const a = await startBackend((req, res) =>
+      req.url?.startsWith('/users/')
+        ? json(res, 200, { name: `user ${req.url}` })
+        : json(res, 200, [{ id: 1, userId: 'u1' }]),
+    );
+    const dead = await closedPort();
+    const gw = await startGateway(`
+upstreams:
+  users:
+    balance: round-robin
+    targets: ["127.0.0.1:${dead}", ${a.host}]
+    outlierDetection: { enabled: false }
+routes:
+  - method: GET
+    route: /agg
+    public: true
+    backends:
+      - { service: users, path: /users/1, group: one }
+      - { service: users, path: /users/2, group: two }
+  - method: GET
+    route: /mapped
+    service: ${a.host}
+    path: /items
+    public: true
+    mapping:
+      - { path: "/users/{userId}", service: users, tag: user }
+`);
+    try {
+      for (let i = 0; i < 4; i++) {
+        const res = await request(`${gw.url}/api/agg`);
+        assert.equal(res.headers['x-portico-completed'], 'true');
+        assert.deepEqual(await res.body.json(), { one: { name: 'user /users/1' }, two: { name: 'user /users/2' } });
+      }
+      for (let i = 0; i < 4; i++) {
+        const res = await request(`${gw.url}/api/mapped`);
+        assert.deepEqual(await res.body.json(), [{ id: 1, userId: 'u1', user: { name: 'user /users/u1' } }]);
+      }
+      const metrics = await (await request(`${gw.url}/metrics`)).body.text();
+      assert.match(metrics, /portico_upstream_retries_total\{route="\/agg",origin="users"\} [1-9]/);
+    } finally {
+      await gw.close();
+      await a.close();
+    }
+  });
+});
