@@ -30,7 +30,7 @@ import { createRedisConnection, type RedisConnection } from './redis/connection.
 import { createOpenStreams } from './stream/open-streams.js';
 import { createJwksRegistry } from './auth/jwks-registry.js';
 import { sendError } from './response/send-error.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, type Metrics, type TargetStats } from './observability/metrics.js';
 import { clusterMetricsRenderer, inPorticoCluster } from './observability/cluster-metrics.js';
 import { createTracer, type Tracer } from './observability/trace-context.js';
 import { resolveTracing } from './observability/otel-env.js';
@@ -330,7 +330,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 }
 
 /** The counts of every named upstream's targets, for metrics. */
-function* targetStats(upstreams: UpstreamRegistry, now: number) {
+function* targetStats(upstreams: UpstreamRegistry, now: number): Iterable<TargetStats> {
   for (const { upstream, target } of upstreams.targets())
     yield {
       upstream,

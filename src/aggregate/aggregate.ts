@@ -47,7 +47,10 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
     route.mapping.length > 0 || route.filterResponse !== undefined ? createJsonShaper(route, options) : undefined;
   const editResponse = route.editHeaders.response;
 
-  function callBackend(ex: Exchange, i: number, signal: AbortSignal): Promise<JsonOutcome> {
+  /** What each backend's headers are built from: the exchange, without its body (none is sent). */
+  type HeaderSource = Parameters<typeof backendHeaders>[1];
+
+  function callBackend(ex: Exchange, source: HeaderSource, i: number, signal: AbortSignal): Promise<JsonOutcome> {
     const b = backends[i]!;
     const call = calls[i]!;
     return callJson(call.upstream, appendQuery(b.buildPath(ex.params), b.path, ex.rawQuery), {
@@ -57,7 +60,7 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
       signal,
       observer,
       retries: route.retries,
-      headers: backendHeaders(call, { ...ex, body: undefined }),
+      headers: backendHeaders(call, source),
     });
   }
 
@@ -67,7 +70,15 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
     ex.onClose = () => {
       if (!ex.res.writableFinished) abort.abort();
     };
-    const outcomes = await Promise.all(backends.map((_, i) => callBackend(ex, i, abort.signal)));
+    const source: HeaderSource = {
+      req: ex.req,
+      requestId: ex.requestId,
+      claimHeaders: ex.claimHeaders,
+      claims: ex.claims,
+      params: ex.params,
+      body: undefined,
+    };
+    const outcomes = await Promise.all(backends.map((_, i) => callBackend(ex, source, i, abort.signal)));
     const { res } = ex;
     if (abort.signal.aborted || res.destroyed) {
       ex.upstreamFailure = 'aborted';
@@ -77,16 +88,15 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
     const failed = parts.flatMap((p, i) =>
       p.ok ? [] : [{ backend: i, service: backends[i]!.service, reason: p.reason }],
     );
+    if (failed.length > 0)
+      events.emit('aggregate:incomplete', { requestId: ex.requestId, routeId: route.id, total: parts.length, failed });
     if (failed.length === parts.length) {
       ex.upstreamFailure = 'other';
       ex.errorCode = 'GW_AGGREGATE_FAILED';
-      events.emit('aggregate:incomplete', { requestId: ex.requestId, routeId: route.id, total: parts.length, failed });
       sendError(res, 'GW_AGGREGATE_FAILED');
       return;
     }
     ex.upstreamStatus = 200;
-    if (failed.length > 0)
-      events.emit('aggregate:incomplete', { requestId: ex.requestId, routeId: route.id, total: parts.length, failed });
     let text = mergeAnswers(backends, parts);
     if (shape !== undefined) {
       try {

@@ -4,7 +4,7 @@
  * a value with CR, LF or other control characters) is skipped, never repaired: repairing would let a
  * token holder shape the headers a backend trusts. The caller logs what was skipped.
  */
-import { HEADER_NAME, INVALID_VALUE_CHAR } from '../upstream/header-edits.js';
+import { HEADER_NAME, INVALID_VALUE_CHAR, MAX_HEADER_VALUE_LENGTH } from '../upstream/header-edits.js';
 
 /** Why a claim was not turned into a header. */
 export type SkippedClaim = {
@@ -13,7 +13,7 @@ export type SkippedClaim = {
 };
 
 /** Longer values would push the backend's header limit (commonly 8-16 KiB in total). */
-export const MAX_CLAIM_VALUE_LENGTH = 4096;
+export const MAX_CLAIM_VALUE_LENGTH = MAX_HEADER_VALUE_LENGTH;
 /** `X-<claim>` names the gateway itself sets on the way to a backend: a claim cannot forge them. */
 const RESERVED = new Set(['x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
 

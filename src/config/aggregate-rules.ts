@@ -10,7 +10,7 @@ import { didYouMean } from './problems.js';
 import { isRecord } from './raw-value.js';
 import { checkService } from './service-rule.js';
 import { fieldRules } from './field-rules.js';
-import { isTemplate, parseTemplate } from '../upstream/target-url.js';
+import { isTemplate, parseTemplate, templateParams } from '../upstream/target-url.js';
 
 /** Checks every route's `backends`, or its `service` and `path` when it has none. */
 export function aggregateRules(raw: Record<string, unknown>, at: AddProblem): void {
@@ -34,7 +34,7 @@ export function aggregateRules(raw: Record<string, unknown>, at: AddProblem): vo
         `${label}.method: an aggregated route must use GET (its backends are read, never sent a body)`,
       );
     if (!Array.isArray(route.backends)) return;
-    const params = typeof route.route === 'string' ? templateParams(route.route) : undefined;
+    const params = templateParams(route.route);
     const used = new Set<string>();
     const groups = new Map<string, number>();
     route.backends.forEach((backend: unknown, i: number) => {
@@ -82,9 +82,4 @@ export function aggregateRules(raw: Record<string, unknown>, at: AddProblem): vo
 /** A key written close to `key` (reported as unknown with a did-you-mean): not missing as well. */
 function misspelt(route: Record<string, unknown>, key: string): boolean {
   return Object.keys(route).some((k) => k !== key && didYouMean(k, [key]) === key);
-}
-
-function templateParams(source: string): string[] | undefined {
-  const t = parseTemplate(source);
-  return isTemplate(t) ? [...t.params] : undefined;
 }

@@ -8,7 +8,7 @@
 import type { AddProblem } from './problems.js';
 import { didYouMean } from './problems.js';
 import { isRecord } from './raw-value.js';
-import { parseTemplate, isTemplate } from '../upstream/target-url.js';
+import { templateParams } from '../upstream/target-url.js';
 import { HEADER_NAME, INVALID_VALUE_CHAR, placeholders } from '../upstream/header-edits.js';
 import { HOP_BY_HOP } from '../upstream/forward-headers.js';
 
@@ -39,7 +39,7 @@ export function headerRules(raw: Record<string, unknown>, at: AddProblem): void 
       route.protected === true ||
       (route.protected !== false &&
         (route.require !== undefined || (auth.defaultProtected === true && route.public !== true)));
-    const params = routeParams(route.route);
+    const params = templateParams(route.route);
     const routeText = String(route.route);
     for (const side of ['request', 'response'] as const) {
       const rules = route.headers[side];
@@ -111,11 +111,4 @@ export function headerRules(raw: Record<string, unknown>, at: AddProblem): void 
       }
     }
   });
-}
-
-/** The parameters of a route, or undefined when it is not a valid template (reported elsewhere). */
-function routeParams(route: unknown): string[] | undefined {
-  if (typeof route !== 'string') return undefined;
-  const t = parseTemplate(route);
-  return isTemplate(t) ? [...t.params] : undefined;
 }

@@ -4,6 +4,7 @@
  * for editors. Semantic rules the schema cannot express live in settings-rules.ts and route-rules.ts.
  */
 import { z } from 'zod';
+import { HEADER_NAME } from '../upstream/header-edits.js';
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
@@ -457,7 +458,7 @@ export const TlsSchema = z.strictObject({
     .describe('Client certificates: none, optional (verified when sent), required (the handshake fails without one)'),
   clientSubjectHeader: z
     .string()
-    .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'a header name')
+    .regex(HEADER_NAME, 'a header name')
     .optional()
     .describe(
       'Send the verified client certificate subject (CN=...,O=...) to backends in this header; clients cannot set it',

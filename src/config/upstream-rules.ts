@@ -7,7 +7,6 @@
 import type { AddProblem } from './problems.js';
 import { didYouMean } from './problems.js';
 import { isRecord } from './raw-value.js';
-import { checkService } from './service-rule.js';
 import { parseService } from '../upstream/origin.js';
 
 /** Checks `upstreams` and every `service` that may name one. */
@@ -19,24 +18,22 @@ export function upstreamRules(raw: Record<string, unknown>, at: AddProblem): voi
     const label = `upstreams.${name}.targets`;
     if (upstream.targets.length === 0)
       at(['upstreams', name, 'targets'], `${label}: an upstream needs at least one target (host:port)`);
-    if (upstream.http2 === true)
-      upstream.targets.forEach((t: unknown, i: number) => {
-        const text = typeof t === 'string' ? t : isRecord(t) && typeof t.target === 'string' ? t.target : undefined;
-        if (text !== undefined && !/^https:\/\//i.test(text))
-          at(
-            ['upstreams', name, 'targets', i],
-            `${label}[${i}]: http2: true needs https:// targets (HTTP/2 is negotiated over TLS); "${text}" is plain HTTP`,
-          );
-      });
     const seen = new Map<string, number>();
     upstream.targets.forEach((t: unknown, i: number) => {
       const text = typeof t === 'string' ? t : isRecord(t) && typeof t.target === 'string' ? t.target : undefined;
       if (text === undefined) return;
       const where =
         typeof t === 'string' ? ['upstreams', name, 'targets', i] : ['upstreams', name, 'targets', i, 'target'];
-      checkService(text, where, at, `${label}[${i}]`);
+      if (upstream.http2 === true && !/^https:\/\//i.test(text))
+        at(
+          where,
+          `${label}[${i}]: http2: true needs https:// targets (HTTP/2 is negotiated over TLS); "${text}" is plain HTTP`,
+        );
       const o = parseService(text);
-      if ('error' in o) return;
+      if ('error' in o) {
+        at(where, `${label}[${i}]: ${o.error}`);
+        return;
+      }
       const first = seen.get(o.key);
       if (first !== undefined) at(where, `${label}[${i}]: ${o.key} is also targets[${first}]; list each target once`);
       else seen.set(o.key, i);

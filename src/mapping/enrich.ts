@@ -198,28 +198,27 @@ export function createJsonShaper(route: CompiledRoute, options: JsonShapingOptio
     const target = ruleUpstreams[rule.index]!;
     const results: MappingOutcome[] = new Array(wanted.length);
     const cached = cache === undefined ? [] : await cache.lookup(wanted.map((c) => c.url));
-    // Values to ask for -> the positions that wait for them.
-    const ask = new Map<string, number[]>();
+    // Values to ask for -> the position of their call (planned calls are distinct, so are their values).
+    const ask = new Map<string, number>();
     wanted.forEach((call, k) => {
       const json = cached[k];
       if (json !== undefined) results[k] = { ok: true, json };
-      else ask.set(call.value, [...(ask.get(call.value) ?? []), k]);
+      else ask.set(call.value, k);
     });
     const settle = (values: readonly string[], outcome: (value: string) => MappingOutcome) => {
-      for (const v of values) for (const k of ask.get(v)!) results[k] = outcome(v);
+      for (const v of values) results[ask.get(v)!] = outcome(v);
     };
     await Promise.all(
       batchCalls(batch, [...ask.keys()]).map(async (b) => {
-        const answer = await limited(wanted[ask.get(b.values[0]!)![0]!]!, () =>
-          callJson(target, b.path, { ...options, validated: true }),
-        );
+        // Any call of the rule names its origin's concurrency slot.
+        const answer = await limited(wanted[0]!, () => callJson(target, b.path, { ...options, validated: true }));
         if (!answer.ok) return settle(b.values, () => answer);
         const objects = batchObjects(answer.json, batch.key);
         if (objects === undefined) return settle(b.values, () => NOT_A_BATCH);
         settle(b.values, (v) => {
           const json = objects.get(v);
           if (json === undefined) return NOT_RETURNED;
-          for (const k of ask.get(v)!) cache?.store(wanted[k]!.url, json);
+          cache?.store(wanted[ask.get(v)!]!.url, json);
           return { ok: true, json };
         });
       }),

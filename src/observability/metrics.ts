@@ -25,6 +25,18 @@ const REDIS_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
 
 const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const;
 
+/** One target of a named upstream, as the metrics read it. */
+export interface TargetStats {
+  readonly upstream: string;
+  readonly target: string;
+  readonly requests: number;
+  readonly failures: number;
+  readonly ejections: number;
+  readonly ejected: boolean;
+  readonly healthy: boolean;
+  readonly inFlight: number;
+}
+
 /** State read at scrape time; every source is optional. */
 export interface MetricsSources {
   readonly inFlight?: { readonly count: number };
@@ -40,16 +52,7 @@ export interface MetricsSources {
   };
   readonly rateLimitBuckets?: () => number;
   /** The targets of named upstreams, with their counts. */
-  readonly targets?: () => Iterable<{
-    readonly upstream: string;
-    readonly target: string;
-    readonly requests: number;
-    readonly failures: number;
-    readonly ejections: number;
-    readonly ejected: boolean;
-    readonly healthy: boolean;
-    readonly inFlight: number;
-  }>;
+  readonly targets?: () => Iterable<TargetStats>;
   /** Whether the Redis connection (config.redis) is established; absent without config.redis. */
   readonly redisUp?: () => boolean;
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
@@ -207,12 +210,7 @@ export function createMetrics(events: EventBus, sources: MetricsSources = {}): M
   }
   if (sources.targets !== undefined) {
     const targets = sources.targets;
-    const perTarget = (
-      name: string,
-      help: string,
-      pick: (t: ReturnType<typeof targets> extends Iterable<infer T> ? T : never) => number,
-      type: 'counter' | 'gauge',
-    ) => {
+    const perTarget = (name: string, help: string, pick: (t: TargetStats) => number, type: 'counter' | 'gauge') => {
       const config = {
         ...on,
         name,

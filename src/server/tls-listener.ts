@@ -8,6 +8,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Server as HttpsServer } from 'node:https';
 import type { CompiledTls } from '../config/types.js';
 import { GatewayResponse } from './gateway-response.js';
+import { sendError } from '../response/send-error.js';
 
 /** What a reload may change on a running TLS listener. */
 export interface TlsListener {
@@ -58,11 +59,7 @@ export function redirectToHttps(httpsPort: () => number, serve: RequestListener)
     const bare = path.split('?')[0];
     if (bare === '/health' || bare === '/ready') return serve(req, res);
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    if (host === '' || !/^[A-Za-z0-9.\-[\]:]+$/.test(host)) {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end('{"error":"Missing, repeated or invalid Host header","success":false}');
-      return;
-    }
+    if (host === '' || !/^[A-Za-z0-9.\-[\]:]+$/.test(host)) return sendError(res, 'GW_BAD_HOST');
     const port = httpsPort();
     const location = `https://${host}${port === 443 ? '' : `:${port}`}${path}`;
     req.resume();

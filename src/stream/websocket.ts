@@ -160,6 +160,8 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         agent: false,
         timeout: handshakeTimeoutMs,
         ...(tls === undefined ? {} : { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized }),
+        // A target resolved from a host name (upstream/dns-targets.ts) is still that name to TLS.
+        ...(target.serverName === undefined ? {} : { servername: target.serverName }),
       });
 
       // The client gave up during the handshake: drop the backend attempt, count nothing.

@@ -39,7 +39,7 @@ import {
   upstreamRequestHeaders,
   type RequestDropSet,
 } from './forward-headers.js';
-import { classifyUpstreamError } from './upstream-error.js';
+import { classifyUpstreamError, type UpstreamFailureKind } from './upstream-error.js';
 import { editHeaderList, editHeaderRecord } from './header-edits.js';
 
 export interface BackendCallOptions {
@@ -148,6 +148,33 @@ export function callEnded(pool: BackendPool): void {
  */
 export function callOutcome(pool: BackendPool, failed: boolean): void {
   pool.health?.record(failed);
+}
+
+/** An answer that says this target cannot serve the call now: another target may. */
+export function retryableStatus(status: number): boolean {
+  return status === 502 || status === 503;
+}
+
+/** A failure before any answer that another target may not have: its kind, else undefined. */
+export function retryableFailure(err: unknown): UpstreamFailureKind | undefined {
+  const kind = classifyUpstreamError(err).kind;
+  return kind === 'refused' || kind === 'reset' || kind === 'dns' ? kind : undefined;
+}
+
+/** Reports that a call of `routeId` goes again, away from the target `failed` ('upstream:retry'). */
+export function reportRetry(
+  events: EventBus,
+  at: { readonly requestId: string; readonly routeId: string; readonly upstream: Upstream },
+  failed: BackendPool,
+  reason: string,
+): void {
+  events.emit('upstream:retry', {
+    requestId: at.requestId,
+    routeId: at.routeId,
+    origin: at.upstream.origin.key,
+    target: failed.origin.key,
+    reason,
+  });
 }
 
 /**
@@ -356,13 +383,8 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     if (this.deadline !== undefined) clearTimeout(this.deadline);
     this.deadline = undefined;
     this.retried++;
-    this.call.events.emit('upstream:retry', {
-      requestId: ex.requestId,
-      routeId: this.call.route.id,
-      origin: this.call.upstream.origin.key,
-      target: failed.origin.key,
-      reason,
-    });
+    const { events, route, upstream } = this.call;
+    reportRetry(events, { requestId: ex.requestId, routeId: route.id, upstream }, failed, reason);
     this.dispatchAttempt(ex, failed, headersTimeoutMs);
   }
 
@@ -419,7 +441,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
       this.abort(err as Error);
       return false;
     }
-    if ((statusCode === 502 || statusCode === 503) && this.pool !== undefined) {
+    if (retryableStatus(statusCode) && this.pool !== undefined) {
       // A target that says it cannot serve: another may (the answer is dropped with its connection).
       const left = this.mayRetry(ex);
       if (left !== undefined) {
@@ -472,8 +494,8 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
       }
     } else if (ex !== undefined && ex.upstreamStatus === undefined && this.pool !== undefined) {
       // No connection, or a reset before any answer: the target never worked on it.
-      const kind = classifyUpstreamError(err).kind;
-      if (kind === 'refused' || kind === 'reset' || kind === 'dns') {
+      const kind = retryableFailure(err);
+      if (kind !== undefined) {
         const left = this.mayRetry(ex);
         if (left !== undefined) {
           this.retry(ex, kind, left);

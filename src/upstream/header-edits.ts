@@ -36,7 +36,8 @@ const PLACEHOLDER = /\{([^{}]*)\}/g;
 export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What Node and undici accept in a header value (field-vchar, obs-text, SP, HTAB): no CR, LF, NUL. */
 export const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
-const MAX_VALUE_LENGTH = 4096;
+/** Longest value set from a template or a claim (auth/claim-headers.ts): longer ones would push a backend's header limit. */
+export const MAX_HEADER_VALUE_LENGTH = 4096;
 const NOT_PRINTABLE_ASCII = /[^\t\x20-\x7e]/;
 
 /** The placeholders of a value template, in order; an error string for a malformed one. */
@@ -98,7 +99,7 @@ export function fillTemplate(parts: readonly Part[], values: HeaderValues): stri
   }
   // Header bytes are Latin-1 strings to Node: non-ASCII text goes out as its UTF-8 bytes.
   if (NOT_PRINTABLE_ASCII.test(out)) out = Buffer.from(out, 'utf8').toString('latin1');
-  if (out.length > MAX_VALUE_LENGTH || INVALID_VALUE_CHAR.test(out)) return undefined;
+  if (out.length > MAX_HEADER_VALUE_LENGTH || INVALID_VALUE_CHAR.test(out)) return undefined;
   return out;
 }
 

@@ -21,7 +21,7 @@ import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus, UpstreamCall } from '../observability/events.js';
 import { appendTraceHeaders } from '../observability/trace-context.js';
 import { classifyUpstreamError } from './upstream-error.js';
-import { callEnded, callOutcome, callStarted } from './backend-call.js';
+import { callEnded, callOutcome, callStarted, reportRetry, retryableFailure, retryableStatus } from './backend-call.js';
 import type { BackendPool } from './types.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../mapping/body.js';
 
@@ -82,13 +82,14 @@ export async function callJson(upstream: Upstream, path: string, options: JsonCa
     const result = await attemptJson(upstream, path, options, avoid, mayRetry);
     if (!('retryFrom' in result)) return result;
     avoid = result.retryFrom;
-    options.observer?.events.emit('upstream:retry', {
-      requestId: options.requestId,
-      routeId: options.observer.routeId,
-      origin: upstream.origin.key,
-      target: result.retryFrom.origin.key,
-      reason: result.reason,
-    });
+    const observer = options.observer;
+    if (observer !== undefined)
+      reportRetry(
+        observer.events,
+        { requestId: options.requestId, routeId: observer.routeId, upstream },
+        avoid,
+        result.reason,
+      );
   }
 }
 
@@ -159,7 +160,7 @@ async function attemptJson(
         status: statusCode,
         durationMs: performance.now() - started,
       });
-    if ((statusCode === 502 || statusCode === 503) && mayRetry && upstream.retryBudget?.tryRetry() === true) {
+    if (retryableStatus(statusCode) && mayRetry && upstream.retryBudget?.tryRetry() === true) {
       body.dump().catch(() => undefined);
       report('release');
       callOutcome(pool, true);
@@ -206,17 +207,14 @@ async function attemptJson(
       report('release');
       return NOT_SENT;
     }
-    const kind = classifyUpstreamError(err).kind;
     callOutcome(pool, true);
-    if (
-      (kind === 'refused' || kind === 'reset' || kind === 'dns') &&
-      mayRetry &&
-      upstream.retryBudget?.tryRetry() === true
-    ) {
+    const retryable = retryableFailure(err);
+    if (retryable !== undefined && mayRetry && upstream.retryBudget?.tryRetry() === true) {
       report('release');
-      return { retryFrom: pool, reason: kind };
+      return { retryFrom: pool, reason: retryable };
     }
     report('fail');
+    const kind = classifyUpstreamError(err).kind;
     return { ok: false, reason: kind === 'other' ? `error ${typeof code === 'string' ? code : String(err)}` : kind };
   } finally {
     callEnded(pool);

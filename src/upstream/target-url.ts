@@ -64,6 +64,13 @@ export function isTemplate(t: Template | { error: string }): t is Template {
   return !('error' in t);
 }
 
+/** The parameters of a template written as `source`, or undefined when it is not one. */
+export function templateParams(source: unknown): string[] | undefined {
+  if (typeof source !== 'string') return undefined;
+  const t = parseTemplate(source);
+  return isTemplate(t) ? [...t.params] : undefined;
+}
+
 /**
  * Percent-encodes one substituted value. encodeURIComponent leaves `.` alone, so a value that is
  * only dots (`.` or `..`) would still be a path segment a backend may normalise: encode those too.

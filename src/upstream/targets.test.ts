@@ -22,7 +22,7 @@ function set(
   };
   const s = new TargetSet({
     spec,
-    makePool: (t) => ({ dispatcher: {} as Pool, inFlight: 0, connections: 1, origin: t.origin }),
+    makePool: (origin, _streaming, health) => ({ dispatcher: {} as Pool, inFlight: 0, connections: 1, origin, health }),
     events: undefined,
     now: () => clock,
   });

@@ -9,9 +9,10 @@
  * one. The upstream's circuit breaker stays one for all targets.
  */
 import type { BackendPool, CallRecorder } from './types.js';
-import type { Balance, UpstreamSpec } from './origin.js';
+import type { Balance, Origin, UpstreamSpec } from './origin.js';
 import type { EventBus } from '../observability/events.js';
 import { ActiveHealthCheck } from './health-check.js';
+import { RetryBudget } from './retry-budget.js';
 
 /** One target: its pools (the stream pool made on first use) and its passive health. */
 export interface Target {
@@ -60,7 +61,8 @@ export class TargetHealth implements CallRecorder {
 
 export interface TargetSetOptions {
   readonly spec: UpstreamSpec;
-  readonly makePool: (target: UpstreamSpec['targets'][number], streaming: boolean) => BackendPool;
+  /** A pool to a target, whose calls record their outcome on `health`. */
+  readonly makePool: (origin: Origin, streaming: boolean, health: TargetHealth) => BackendPool;
   readonly events: EventBus | undefined;
   readonly now: () => number;
 }
@@ -79,11 +81,14 @@ export class TargetSet {
   private uniform = true;
   private readonly name: string;
   private checks: ActiveHealthCheck<Target> | undefined;
+  /** What retries on this upstream may take (upstream/retry-budget.ts). */
+  readonly retryBudget: RetryBudget;
 
   constructor(private readonly options: TargetSetOptions) {
     this.name = options.spec.name;
     this.outlier = options.spec.outlier;
     this.balance = options.spec.balance;
+    this.retryBudget = new RetryBudget(options.now);
     this.apply(options.spec);
   }
 
@@ -95,23 +100,13 @@ export class TargetSet {
     const old = new Map(this.targets.map((t) => [t.key, t]));
     const next: Target[] = spec.targets.map((t) => {
       const kept = old.get(t.origin.key);
-      if (kept !== undefined && kept.weight === t.weight) {
-        old.delete(t.origin.key);
-        return kept;
-      }
       if (kept !== undefined) {
         old.delete(t.origin.key);
-        return { ...kept, weight: t.weight };
+        return kept.weight === t.weight ? kept : { ...kept, weight: t.weight };
       }
-      const target: Target = {
-        key: t.origin.key,
-        weight: t.weight,
-        pool: undefined as unknown as BackendPool,
-        streamPool: undefined,
-        health: new TargetHealth(this, t.origin.key),
-      };
-      (target as { pool: BackendPool }).pool = { ...this.options.makePool(t, false), health: target.health };
-      return target;
+      const health = new TargetHealth(this, t.origin.key);
+      const pool = this.options.makePool(t.origin, false, health);
+      return { key: t.origin.key, weight: t.weight, pool, streamPool: undefined, health };
     });
     this.targets = next;
     this.configureChecks(spec.healthCheck);
@@ -189,7 +184,7 @@ export class TargetSet {
   /** A stream's target: chosen like any call, on the target's unlimited stream pool. */
   pickForStream(avoid?: BackendPool): BackendPool {
     const t = this.pick(avoid);
-    t.streamPool ??= { ...this.options.makePool({ origin: t.pool.origin, weight: t.weight }, true), health: t.health };
+    t.streamPool ??= this.options.makePool(t.pool.origin, true, t.health);
     return t.streamPool;
   }
 

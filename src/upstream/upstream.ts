@@ -8,8 +8,8 @@
 import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
 import type { Origin, UpstreamSpec } from './origin.js';
-import { TargetSet, type Target } from './targets.js';
-import { RetryBudget } from './retry-budget.js';
+import { TargetSet, type Target, type TargetHealth } from './targets.js';
+import type { RetryBudget } from './retry-budget.js';
 import { DnsTargets, type LookupAll } from './dns-targets.js';
 import type { Logger } from '../observability/logger.js';
 import { lookup as dnsLookup } from 'node:dns/promises';
@@ -74,7 +74,6 @@ export interface UpstreamRegistry {
 export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegistry {
   const upstreams = new Map<string, Upstream>();
   const sets = new Map<string, TargetSet>();
-  const budgets = new Map<string, RetryBudget>();
   const resolvers = new Map<string, DnsTargets>();
   const lookup = options.lookup ?? lookupAll;
   const pools: BackendPool[] = [];
@@ -82,7 +81,11 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
   const createBreaker = options.createBreaker ?? createDisabledBreaker;
   const now = options.now ?? Date.now;
 
-  function makePool(origin: Origin, streaming: boolean, http2 = false): BackendPool {
+  /** A pool to `origin`; `health`: a named upstream's target, whose calls record their outcome on it. */
+  function makePool(
+    origin: Origin,
+    { streaming = false, http2 = false, health }: { streaming?: boolean; http2?: boolean; health?: TargetHealth } = {},
+  ): BackendPool {
     const tlsConnect = tlsConnectOptions(origin, options.tls);
     const pool: BackendPool = {
       dispatcher: new Pool(`${origin.protocol}//${origin.hostname}:${origin.port}`, {
@@ -97,6 +100,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       inFlight: 0,
       connections: streaming ? Infinity : options.connections,
       origin,
+      ...(health === undefined ? {} : { health }),
     };
     (streaming ? streamPools : pools).push(pool);
     return pool;
@@ -108,12 +112,11 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
     if (set === undefined) {
       set = new TargetSet({
         spec,
-        makePool: (t, streaming) => makePool(t.origin, streaming, spec.http2),
+        makePool: (target, streaming, health) => makePool(target, { streaming, http2: spec.http2, health }),
         events: options.events,
         now,
       });
       sets.set(spec.name, set);
-      budgets.set(spec.name, new RetryBudget(now));
     }
     const targets = set;
     // Targets that stay keep their pools and health; removed ones drain.
@@ -135,7 +138,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
           },
           failed: (hostname, err) =>
             options.logger?.warn(
-              { upstream: spec.name, hostname, err },
+              { upstream: name, hostname, err },
               'upstream target look-up failed; keeping its addresses',
             ),
         });
@@ -153,7 +156,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, options.tls),
       pick: (avoid) => targets.pick(avoid).pool,
       pickForStream: (avoid) => targets.pickForStream(avoid),
-      retryBudget: spec.targets.length > 1 ? budgets.get(spec.name) : undefined,
+      retryBudget: spec.targets.length > 1 ? targets.retryBudget : undefined,
     };
   }
 
@@ -167,14 +170,14 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
         upstreams.set(origin.key, u);
         return u;
       }
-      const pool = makePool(origin, false);
+      const pool = makePool(origin);
       let streamPool: BackendPool | undefined;
       u = {
         origin,
         breaker: createBreaker(origin.key),
         tlsConnect: tlsConnectOptions(origin, options.tls),
         pick: () => pool,
-        pickForStream: () => (streamPool ??= makePool(origin, true)),
+        pickForStream: () => (streamPool ??= makePool(origin, { streaming: true })),
         retryBudget: undefined,
       };
       upstreams.set(origin.key, u);
@@ -193,7 +196,6 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
       for (const dns of resolvers.values()) dns.stop();
       resolvers.clear();
       sets.clear();
-      budgets.clear();
       pools.length = 0;
       streamPools.length = 0;
     },

@@ -24,6 +24,17 @@ import { formatRoutes } from '../../src/cli/routes-table.js';
 const named = (b: TestBackend, name: string) => (req: { url?: string | undefined }, res: Parameters<typeof json>[0]) =>
   json(res, 200, { from: name, url: req.url });
 
+/** Which backend answered each of `n` GETs of `url`, one after the other (the `from` of its JSON), counted. */
+async function answeredBy(url: string, n: number): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < n; i++) {
+    const res = await request(url);
+    const body = (await res.body.json()) as { from: string };
+    counts[body.from] = (counts[body.from] ?? 0) + 1;
+  }
+  return counts;
+}
+
 describe('named upstreams', () => {
   let a: TestBackend;
   let b: TestBackend;
@@ -361,15 +372,7 @@ routes:
     await b.close();
   });
 
-  const spread = async (n: number) => {
-    const counts: Record<string, number> = {};
-    for (let i = 0; i < n; i++) {
-      const res = await request(`${gw.url}/api/c`);
-      const body = (await res.body.json()) as { from: string };
-      counts[body.from] = (counts[body.from] ?? 0) + 1;
-    }
-    return counts;
-  };
+  const spread = (n: number) => answeredBy(`${gw.url}/api/c`, n);
   const logged = (msg: string, target: TestBackend, times = 1) =>
     waitFor(
       () => gw.logs.filter((l) => l.msg === msg && l.target === `http://${target.host}`).length >= times,
@@ -456,15 +459,7 @@ routes:
       5_000,
       `targets ${addresses.join(', ')}`,
     );
-  const spread = async (n: number) => {
-    const counts: Record<string, number> = {};
-    for (let i = 0; i < n; i++) {
-      const res = await request(`${gw.url}/api/svc`);
-      const body = (await res.body.json()) as { from: string };
-      counts[body.from] = (counts[body.from] ?? 0) + 1;
-    }
-    return counts;
-  };
+  const spread = (n: number) => answeredBy(`${gw.url}/api/svc`, n);
 
   it('calls every address the name resolves to, with the name as Host; follows additions and removals', async () => {
     await resolvedTo(['127.0.0.1']);
