@@ -4,8 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { createTlsListener, hstsResponseClass, redirectToHttps } from './server/tls-listener.js';
+import type { Server as TlsServer } from 'node:tls';
+import { createTlsListener, redirectToHttps } from './server/tls-listener.js';
+import { createPublicListener } from './server/public-listener.js';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/types.js';
 import { createRouteTable, type RouteTable } from './router/route-table.js';
@@ -234,14 +235,16 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Keep-alive 72 s, client header/body timeouts, head size (server/limits.ts).
   // Host is checked by the request handler, which answers a missing one in the JSON shape.
   const httpOptions = { ...serverOptions(config.settings), ServerResponse: GatewayResponse, requireHostHeader: false };
-  // An https.Server has every http.Server method the gateway uses (it is one, over TLS).
-  const server: Server =
-    tls === undefined
-      ? createServer(httpOptions, handler)
-      : (createHttpsServer(
-          { ...httpOptions, ServerResponse: hstsResponseClass(tls.hsts), ...tls.options },
-          handler,
-        ) as unknown as Server);
+  // HTTP/1.1, HTTPS, HTTP/2 over TLS or h2c, by config.tls and config.http2 (server/public-listener.ts).
+  const listener = createPublicListener({
+    handler,
+    httpOptions,
+    tls,
+    http2: config.settings.http2,
+    maxHeaderBytes: config.settings.limits.maxHeaderBytes,
+    keepAliveMs: () => config.settings.timeouts.keepAliveSec * 1000,
+  });
+  const server = listener.server;
   // The plain-HTTP port of an HTTPS gateway: 308 to https://, /health and /ready served.
   const redirect =
     config.tls?.redirectPort === undefined
@@ -298,14 +301,17 @@ export function createGateway(options: GatewayOptions): Gateway {
       circuits.retain(originsOf(next));
       mappingCache.configure(next.settings.mappingCache);
       applyServerLimits(server, next.settings);
-      if (tls !== undefined && next.tls !== undefined) tls.apply(server as unknown as HttpsServer, next.tls);
+      if (tls !== undefined && next.tls !== undefined) tls.apply(server as unknown as TlsServer, next.tls);
       else if ((tls === undefined) !== (next.tls === undefined))
         logger.warn('config.tls added or removed: it applies at the next start; the listener keeps its protocol');
+      if (JSON.stringify(next.settings.http2) !== JSON.stringify(options.config.settings.http2))
+        logger.warn('config.http2 changed: it applies at the next start; the listener keeps its protocols');
       applyTelemetry(next);
     },
     async close() {
       draining = true;
       streams.endAll();
+      listener.closeSessions();
       redirect?.close();
       redirect?.closeAllConnections();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -319,7 +325,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       // Tunnels are long-lived by nature: they are not waited for, only closed after the drain.
       upgrades.closeAll();
-      server.closeAllConnections();
+      listener.closeAllConnections();
       await closed;
       await upstreams.close();
       await redis?.close();

@@ -1,4 +1,5 @@
 /** `portico start`: load, listen, reload on SIGHUP or file change, drain on SIGTERM/SIGINT. */
+import { listenerProtocols } from '../server/public-listener.js';
 import cluster from 'node:cluster';
 import type { CliArgs } from './args.js';
 import { loadConfig } from '../config/load.js';
@@ -51,6 +52,7 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
       address: address.address,
       port: address.port,
       tls: result.config.tls !== undefined,
+      protocols: listenerProtocols(result.config.tls !== undefined, result.config.settings.http2),
       ...(gateway.redirectAddress() === undefined ? {} : { redirectPort: gateway.redirectAddress()!.port }),
       routes: result.config.routes.length,
       config: args.config,

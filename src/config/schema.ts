@@ -472,6 +472,25 @@ export const TlsSchema = z.strictObject({
   hstsMaxAgeSec: z.int().min(0).optional().describe('Send Strict-Transport-Security: max-age=N on HTTPS answers'),
 });
 
+export const Http2Schema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('Offer HTTP/2 (ALPN h2) on the TLS listener; HTTP/1.1 clients are served on the same port'),
+  cleartext: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Accept HTTP/2 by prior knowledge (h2c) on a plain listener, beside HTTP/1.1: behind a load balancer that terminates TLS',
+    ),
+  maxConcurrentStreams: z
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(128)
+    .describe('Requests one HTTP/2 connection may have in flight at once'),
+});
+
 export const GatewaySettingsSchema = z.strictObject({
   port: z.int().min(0).max(65535).default(8080).describe('Listen port; --port and $PORT override it'),
   host: z.string().min(1).default('0.0.0.0').describe('Listen address; --host overrides it'),
@@ -497,6 +516,7 @@ export const GatewaySettingsSchema = z.strictObject({
   telemetry: TelemetrySchema.prefault({}).describe('Metrics, trace propagation and span export'),
   upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),
   tls: TlsSchema.optional().describe('TLS on the listener: HTTPS with these certificates (docs/tls.md)'),
+  http2: Http2Schema.prefault({}).describe('HTTP/2 on the listener (docs/tls.md): h2 over TLS, h2c by prior knowledge'),
   // tainha-gateway keys, accepted under their own names with the same meaning.
   readTimeoutSec: seconds(
     'The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)',

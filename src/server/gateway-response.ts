@@ -7,6 +7,7 @@
  * object a caller passes is never modified: some are shared constants.
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import { Http2ServerResponse } from 'node:http2';
 
 type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 
@@ -25,8 +26,45 @@ export class GatewayResponse<Request extends IncomingMessage = IncomingMessage> 
   }
 }
 
-/** Marks `res` with the request id (falls back to a header for a plain ServerResponse). */
+/**
+ * The same for an HTTP/2 stream, which also drops the header fields HTTP/2 forbids (RFC 9113
+ * 8.2.2): the gateway's HTTP/1.1 writers may add `connection: close` (a refusal, a drain) or
+ * `upgrade` (426), which would make Node refuse the whole head. A drain closes HTTP/2
+ * connections with GOAWAY instead (server/public-listener.ts).
+ */
+export class GatewayH2Response extends Http2ServerResponse {
+  requestId: string | undefined = undefined;
+
+  override setHeader(name: string, value: number | string | readonly string[]): void {
+    if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.setHeader(name, value);
+  }
+
+  override writeHead(statusCode: number, reasonOrHeaders?: string | Headers, maybeHeaders?: Headers): this {
+    // HTTP/2 has no reason phrase: it is left out.
+    let headers = typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders;
+    if (headers !== undefined && !Array.isArray(headers)) headers = withoutConnectionSpecific(headers);
+    const id = this.requestId;
+    if (id !== undefined && (headers === undefined || Array.isArray(headers) || headers['x-request-id'] === undefined))
+      super.setHeader('x-request-id', id);
+    return super.writeHead(statusCode, headers as OutgoingHttpHeaders);
+  }
+}
+
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
+function withoutConnectionSpecific(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  for (const name of CONNECTION_SPECIFIC)
+    if (headers[name] !== undefined) {
+      const copy = { ...headers };
+      for (const n of CONNECTION_SPECIFIC) delete copy[n];
+      return copy;
+    }
+  return headers;
+}
+
+/** Marks `res` with the request id (falls back to a header for another response class). */
 export function stampRequestId(res: ServerResponse, requestId: string): void {
   if (res instanceof GatewayResponse) res.requestId = requestId;
+  else if ((res as unknown) instanceof GatewayH2Response) (res as unknown as GatewayH2Response).requestId = requestId;
   else res.setHeader('x-request-id', requestId);
 }

@@ -18,6 +18,7 @@ import type { CorsPolicy } from '../guards/cors.js';
 import { traceOf, type Tracer } from '../observability/trace-context.js';
 import { stampRequestId } from './gateway-response.js';
 import { reportResponseEnd } from './request-end.js';
+import { GatewayH2Request } from './http2-request.js';
 
 /** What the gateway answers when a path finds no route to run. */
 const MATCH_ERRORS = {
@@ -76,8 +77,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
             undefined,
           ),
         );
-        (req.socket as RefusedSocket)[FRAMING_REFUSED] = true;
         req.resume();
+        // An HTTP/2 stream is refused alone: its framing is the connection's, not the client's.
+        if (req instanceof GatewayH2Request) return sendError(res, refusal);
+        (req.socket as RefusedSocket)[FRAMING_REFUSED] = true;
         return sendError(res, refusal, { connection: 'close' });
       }
     }
@@ -197,6 +200,14 @@ function hasOneValidHost(req: IncomingMessage): boolean {
 }
 
 /**
+ * An HTTP/2 request names its host in `:authority` (Host, which server/http2-request.ts sets
+ * from it, otherwise); it needs one, valid, as an HTTP/1.1 request does.
+ */
+function validHttp2Host(req: GatewayH2Request): boolean {
+  return req.headers.host !== undefined && hasOneValidHost(req as unknown as IncomingMessage);
+}
+
+/**
  * What a proxy must not forward (RFC 9112 6.1, 6.3; nginx refuses the same): a version other
  * than HTTP/1.x, Transfer-Encoding on HTTP/1.0 (its framing is faulty by definition), a transfer
  * coding other than exactly `chunked` (the body would go on still coded, unknown to the
@@ -204,6 +215,7 @@ function hasOneValidHost(req: IncomingMessage): boolean {
  * The connection closes after the answer: the body that follows is not read.
  */
 function protocolRefusal(req: IncomingMessage): ErrorCode | undefined {
+  if (req instanceof GatewayH2Request) return validHttp2Host(req) ? undefined : 'GW_BAD_HOST';
   if (req.httpVersionMajor !== 1) return 'GW_HTTP_VERSION_UNSUPPORTED';
   if (req.rawHeaders.length >= MAX_HEADER_ENTRIES) return 'GW_HEADERS_TOO_LARGE';
   const te = req.headers['transfer-encoding'];

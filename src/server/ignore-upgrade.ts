@@ -14,6 +14,7 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { TLSSocket } from 'node:tls';
 
 /**
  * The request head of `req` without the upgrade: every `Upgrade` header removed and the `upgrade`
@@ -49,5 +50,7 @@ export function serveWithoutUpgrade(server: Server, req: IncomingMessage, socket
   if (socket.destroyed) return;
   if (head.length > 0) socket.unshift(head);
   socket.unshift(Buffer.from(headWithoutUpgrade(req), 'latin1'));
-  server.emit('connection', socket);
+  // A TLS server takes decrypted connections on 'secureConnection' ('connection' would start a
+  // second handshake inside the first).
+  server.emit(socket instanceof TLSSocket ? 'secureConnection' : 'connection', socket);
 }

@@ -189,10 +189,10 @@ function countChunkedBody(ex: Exchange, maxBytes: number): void {
  */
 function watchBodySilence(ex: Exchange, idleMs: number): void {
   const { req, res } = ex;
-  const socket = req.socket;
+  // The request's timer is its socket's on HTTP/1.1 and its stream's on HTTP/2.
   const onTimeout = () => {
     if (req.isPaused() || req.readableLength > 0) {
-      socket.setTimeout(idleMs);
+      req.setTimeout(idleMs);
       return;
     }
     cleanup();
@@ -208,11 +208,11 @@ function watchBodySilence(ex: Exchange, idleMs: number): void {
     res.off('timeout', onResponseTimeout);
     res.off('close', cleanup);
     // Once the response is done Node owns the socket's timer (keepAliveTimeout): leave it.
-    if (!socket.destroyed && !res.writableFinished) socket.setTimeout(0);
+    if (!req.socket.destroyed && !res.writableFinished) req.setTimeout(0);
   };
   req.on('timeout', onTimeout);
   res.on('timeout', onResponseTimeout);
   req.once('end', cleanup);
   res.once('close', cleanup);
-  socket.setTimeout(idleMs);
+  req.setTimeout(idleMs);
 }

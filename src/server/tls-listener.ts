@@ -3,21 +3,19 @@
  * server name (SNI), the swap of certificates on reload (new handshakes get the new ones, open
  * connections keep theirs), HSTS on HTTPS answers, and the plain-HTTP redirect listener.
  */
-import { createSecureContext, type SecureContext, type TlsOptions } from 'node:tls';
+import { createSecureContext, type SecureContext, type Server as TlsServer, type TlsOptions } from 'node:tls';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Server as HttpsServer } from 'node:https';
 import type { CompiledTls } from '../config/types.js';
-import { GatewayResponse } from './gateway-response.js';
 import { sendError } from '../response/send-error.js';
 
 /** What a reload may change on a running TLS listener. */
 export interface TlsListener {
-  /** Options for `https.createServer`. */
+  /** Options for the TLS server (server/public-listener.ts adds the ALPN protocols). */
   readonly options: TlsOptions;
   /** The `Strict-Transport-Security` value of HTTPS answers; undefined without `hstsMaxAgeSec`. */
   hsts(): string | undefined;
   /** Takes a reloaded `config.tls`: certificates, client CAs and HSTS for what comes next. */
-  apply(server: HttpsServer, next: CompiledTls): void;
+  apply(server: TlsServer, next: CompiledTls): void;
 }
 
 export function createTlsListener(initial: CompiledTls): TlsListener {
@@ -37,10 +35,21 @@ export function createTlsListener(initial: CompiledTls): TlsListener {
   };
 }
 
-/** The response class of an HTTPS listener: every answer carries HSTS when configured. */
-export function hstsResponseClass(hsts: () => string | undefined): typeof GatewayResponse {
-  return class HstsResponse<R extends IncomingMessage = IncomingMessage> extends GatewayResponse<R> {
-    override writeHead(...args: Parameters<GatewayResponse<R>['writeHead']>): this {
+/** A response class whose `writeHead` can be given a header first (HTTP/1.1 or HTTP/2). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- TypeScript's rule for mixin constructors
+type ResponseClass = new (...args: any[]) => {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
+  writeHead(...args: never[]): unknown;
+};
+
+/**
+ * The response class of an HTTPS listener, `Base` being GatewayResponse (HTTP/1.1) or
+ * GatewayH2Response: every answer carries HSTS when configured.
+ */
+export function withHsts<T extends ResponseClass>(Base: T, hsts: () => string | undefined): T {
+  return class HstsResponse extends Base {
+    override writeHead(...args: never[]): unknown {
       const value = hsts();
       if (value !== undefined && !this.headersSent) this.setHeader('strict-transport-security', value);
       return super.writeHead(...args);
@@ -76,7 +85,6 @@ function contextOptions(tls: CompiledTls): TlsOptions {
     ...(tls.ca === undefined ? {} : { ca: tls.ca }),
     requestCert: tls.clientAuth !== 'none',
     rejectUnauthorized: tls.clientAuth === 'required',
-    ALPNProtocols: ['http/1.1'],
   };
 }
 

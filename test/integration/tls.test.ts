@@ -1,14 +1,16 @@
 /**
  * TLS on the listener (`config.tls`) end to end, with certificates the test makes with openssl:
  * HTTPS answers with HSTS and X-Forwarded-Proto https to the backend; a second certificate by
- * server name (SNI); client certificates required (mTLS); a reload that swaps the certificate
- * for new handshakes while an open connection keeps its own; the plain-HTTP redirect listener;
- * and `portico check` on bad TLS files.
+ * server name (SNI); client certificates required (mTLS, over HTTP/1.1 and HTTP/2); a reload
+ * that swaps the certificate for new handshakes while an open connection keeps its own; the
+ * plain-HTTP redirect listener; and `portico check` on bad TLS files.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:http2';
+import { h2request } from '../support/http2.js';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -169,6 +171,27 @@ routes:
     });
     assert.equal(r.status, 200);
     assert.deepEqual(JSON.parse(r.body), { subject: 'CN=client-1' });
+  });
+
+  it('an h2 client without a certificate is refused; with one, its subject reaches the backend', async () => {
+    const caPem = readFileSync(ca.caFile);
+    const anonymous = connect(`https://localhost:${gw.port}`, { ca: caPem });
+    anonymous.on('error', () => undefined);
+    await assert.rejects(h2request(anonymous, '/api/hello'));
+    anonymous.destroy();
+    const client = ca.issue('client-h2');
+    const session = connect(`https://localhost:${gw.port}`, {
+      ca: caPem,
+      cert: readFileSync(client.certFile),
+      key: readFileSync(client.keyFile),
+    });
+    try {
+      const r = await h2request(session, '/api/hello', { 'x-client-subject': 'CN=forged' });
+      assert.equal(r.status, 200);
+      assert.deepEqual(JSON.parse(r.body), { subject: 'CN=client-h2' });
+    } finally {
+      session.close();
+    }
   });
 });
 

@@ -1,0 +1,48 @@
+/**
+ * An HTTP/2 request as the gateway's pipeline reads an HTTP/1.1 one. Node's compatibility API
+ * (`Http2ServerRequest`) already has the members of `IncomingMessage` the gateway uses; what a
+ * proxy forwarding to HTTP/1.1 backends must translate (RFC 9113 8.3.1, 8.2.3) is done here,
+ * once per request, so that no later stage has to know which protocol the client spoke:
+ * - `rawHeaders` without the pseudo-headers (`:method`, `:path`...), which no HTTP/1.1 backend
+ *   can take, and with `host` from `:authority`;
+ * - `headers.host` set from `:authority`;
+ * - the Cookie fields a client may split joined into one (`; `), as HTTP/1.1 allows only one;
+ * - a body without `content-length` (HTTP/2 frames it itself) announced as
+ *   `transfer-encoding: chunked` in `headers`, which is how HTTP/1.1 sends a body of unknown
+ *   length, so that the size limit counts it and the backend call streams it.
+ */
+import { Http2ServerRequest, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
+import type { ReadableOptions } from 'node:stream';
+
+export class GatewayH2Request extends Http2ServerRequest {
+  constructor(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    options: ReadableOptions,
+    rawHeaders: readonly string[],
+  ) {
+    super(stream, headers, options, rawHeaders);
+    const authority = headers[':authority'];
+    if (typeof authority === 'string') headers.host = authority;
+    if (headers['content-length'] === undefined && !stream.endAfterHeaders) headers['transfer-encoding'] = 'chunked';
+    // An own property in place of the class's getter, computed once.
+    Object.defineProperty(this, 'rawHeaders', { value: forwardable(rawHeaders, authority) });
+  }
+}
+
+/** `raw` without pseudo-headers, `host` first from `authority` when given, cookies joined. */
+export function forwardable(raw: readonly string[], authority: string | undefined): string[] {
+  const out: string[] = authority === undefined ? [] : ['host', authority];
+  let cookie: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const value = raw[i + 1]!;
+    if (name.charCodeAt(0) === COLON) continue;
+    if (name === 'cookie') cookie = cookie === undefined ? value : `${cookie}; ${value}`;
+    else if (name !== 'host' || authority === undefined) out.push(name, value);
+  }
+  if (cookie !== undefined) out.push('cookie', cookie);
+  return out;
+}
+
+const COLON = 0x3a;
