@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { once } from 'node:events';
+import { request as httpsRequest } from 'node:https';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
@@ -243,6 +244,34 @@ routes:
     assert.equal(message.toString(), 'over h1');
     ws.close();
     await once(ws, 'close');
+  });
+
+  it('serves an HTTPS/1.1 request with Upgrade: h2c as a plain request', async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: 'localhost',
+          port: gw.port,
+          path: '/api/echo',
+          ca: caPem,
+          headers: {
+            connection: 'Upgrade, HTTP2-Settings',
+            upgrade: 'h2c',
+            'http2-settings': 'AAMAAABkAAQAoAAAAAIAAAAA',
+          },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(answer.status, 200);
+    assert.equal((JSON.parse(answer.body) as { headers: Record<string, string> }).headers.upgrade, undefined);
   });
 
   it('a drain lets an h2 stream in flight finish, then closes the connection', async () => {
