@@ -11,9 +11,13 @@
  * dispatch's `abort()`, which ends the backend call (undici lib/api/api-stream.js, StreamHandler
  * onHeaders). A client that leaves before the backend's headers arrive is noticed when they do:
  * the factory then hands back an already closed response and the same path runs.
- * Run: `node node-floor.js BACKEND_URL [port]`.
+ * With `--tls CERT KEY` it listens with TLS, speaking h2 and HTTP/1.1 (node:http2's secure server
+ * with allowHTTP1, h2 requests through its compatibility API): the floor of docs/tls.md's goals.
+ * Run: `node node-floor.js BACKEND_URL [port] [--tls CERT KEY]`.
  */
 import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 
@@ -31,11 +35,13 @@ const pool = new Pool(process.argv[2] ?? 'http://127.0.0.1:3000', { connections:
 
 function withoutHop(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const name in headers) if (!HOP.has(name) && headers[name] !== undefined) out[name] = headers[name];
+  // HTTP/2 pseudo-headers (`:path`...) start with a colon: never forwarded either.
+  for (const name in headers)
+    if (!HOP.has(name) && name.charCodeAt(0) !== 58 && headers[name] !== undefined) out[name] = headers[name];
   return out;
 }
 
-const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
+const handler: Parameters<typeof createServer>[1] = (req, res) => {
   const url = req.url ?? '/';
   if (!url.startsWith('/api/')) return void res.writeHead(404).end();
   const h = req.headers;
@@ -56,7 +62,16 @@ const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
       else res.writeHead(502).end();
     },
   );
-});
+};
+
+const tls = process.argv.indexOf('--tls');
+const server =
+  tls < 0
+    ? createServer({ keepAliveTimeout: 72_000 }, handler)
+    : createSecureServer(
+        { allowHTTP1: true, cert: readFileSync(process.argv[tls + 1]!), key: readFileSync(process.argv[tls + 2]!) },
+        handler as unknown as Parameters<typeof createSecureServer>[1],
+      );
 
 server.listen(Number(process.argv[3] ?? 0), '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port }) + '\n');

@@ -14,6 +14,8 @@
 import { Http2ServerRequest, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { ReadableOptions } from 'node:stream';
 
+const FORWARDABLE = Symbol('portico.forwardableRawHeaders');
+
 export class GatewayH2Request extends Http2ServerRequest {
   constructor(
     stream: ServerHttp2Stream,
@@ -25,10 +27,20 @@ export class GatewayH2Request extends Http2ServerRequest {
     const authority = headers[':authority'];
     if (typeof authority === 'string') headers.host = authority;
     if (headers['content-length'] === undefined && !stream.endAfterHeaders) headers['transfer-encoding'] = 'chunked';
-    // An own property in place of the class's getter, computed once.
-    Object.defineProperty(this, 'rawHeaders', { value: forwardable(rawHeaders, authority) });
+    this[FORWARDABLE] = forwardable(rawHeaders, authority);
   }
+
+  [FORWARDABLE]: string[];
 }
+
+// The getter is replaced on the prototype, once: TypeScript types `rawHeaders` as a property,
+// which a subclass cannot redeclare as an accessor, and an own property per request would give
+// every request object a shape of its own.
+Object.defineProperty(GatewayH2Request.prototype, 'rawHeaders', {
+  get(this: GatewayH2Request) {
+    return this[FORWARDABLE];
+  },
+});
 
 /** `raw` without pseudo-headers, `host` first from `authority` when given, cookies joined. */
 export function forwardable(raw: readonly string[], authority: string | undefined): string[] {
