@@ -1,7 +1,8 @@
 /**
  * Rules on `config.tls` that the schema cannot express: every file readable and PEM, each key
- * the private key of its certificate, a client CA when client certificates are asked for, and a
- * warning for a certificate outside its validity period.
+ * the private key of its certificate, a client CA when client certificates are asked for, a
+ * warning for a certificate outside its validity period, and no h2c (`http2.cleartext`) on a
+ * TLS listener.
  */
 import type { AddProblem } from './problems.js';
 import { isRecord } from './raw-value.js';
@@ -17,6 +18,12 @@ export function tlsRules(
 ): void {
   const config = isRecord(raw.config) ? raw.config : undefined;
   const tls = config !== undefined && isRecord(config.tls) ? config.tls : undefined;
+  const http2 = config !== undefined && isRecord(config.http2) ? config.http2 : undefined;
+  if (tls !== undefined && http2?.cleartext === true)
+    at(
+      ['config', 'http2', 'cleartext'],
+      'config.http2.cleartext: h2c is for a plain listener; with config.tls, HTTP/2 is offered by ALPN (http2.enabled)',
+    );
   if (tls === undefined) return;
   const pair = (where: (string | number)[], label: string, value: Record<string, unknown>) => {
     if (typeof value.certFile !== 'string' || typeof value.keyFile !== 'string') return;

@@ -237,6 +237,12 @@ routes:
     assert.deepEqual(problems(`{ certFile: a.test.crt, keyFile: a.test.key }`), [], 'paths are relative to the file');
   });
 
+  it('refuses h2c (http2.cleartext) on a TLS listener', () => {
+    assert.deepEqual(problems(`{ certFile: a.test.crt, keyFile: a.test.key }\n  http2: { cleartext: true }`), [
+      'DIR/g.yaml:3:23: config.http2.cleartext: h2c is for a plain listener; with config.tls, HTTP/2 is offered by ALPN (http2.enabled)',
+    ]);
+  });
+
   it('warns about an expired certificate', () => {
     const a = ca.issue('c.test');
     const warnings: string[] = [];
