@@ -22,6 +22,7 @@ import { appendQuery } from '../upstream/target-url.js';
 import { createJsonShaper, type JsonShapingOptions } from '../mapping/enrich.js';
 import { sendError } from '../response/send-error.js';
 import { mergeAnswers, shapeAnswer, type Shaped } from './merge.js';
+import { answerCompleted } from '../response/answer-completed.js';
 
 export interface AggregateOptions extends JsonShapingOptions {
   /** Client headers never forwarded (the pipeline's set). */
@@ -68,7 +69,7 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
     const abort = new AbortController();
     // A client that leaves stops the calls made only for it.
     ex.onClose = () => {
-      if (!ex.res.writableFinished) abort.abort();
+      if (!answerCompleted(ex.res)) abort.abort();
     };
     const source: HeaderSource = {
       req: ex.req,

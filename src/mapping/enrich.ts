@@ -34,6 +34,7 @@ import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
 import { callJson, type JsonCallObserver, type JsonCallOptions } from '../upstream/json-call.js';
 import { decodeBody, isJsonContentType, utf8Text } from './body.js';
 import type { MappingCache, MappingOutcome } from './cache.js';
+import { answerCompleted } from '../response/answer-completed.js';
 
 /** What shaping a JSON answer needs besides the route (mapping calls, cache, limits). */
 export interface JsonShapingOptions {
@@ -431,7 +432,7 @@ class PrimaryCall extends BackendCall {
   /** A client that leaves releases the backend connection and the calls made only for it. */
   protected override clientClosed(): void {
     // Called for every closed response: an answered client has nothing left to cancel.
-    if (this.ex === undefined || this.ex.res.writableFinished) return;
+    if (this.ex === undefined || answerCompleted(this.ex.res)) return;
     this.mappings?.abort();
     super.clientClosed();
   }

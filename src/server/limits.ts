@@ -21,6 +21,7 @@ import { afterAnswersBefore, sendOnSocket } from './socket-response.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { configureWriteTimeout } from './write-timeout.js';
+import { answerCompleted } from '../response/answer-completed.js';
 
 type Limits = Pick<GatewaySettings, 'limits' | 'timeouts'> &
   Partial<Pick<GatewaySettings, 'readTimeoutSec' | 'writeTimeoutSec'>>;
@@ -208,7 +209,7 @@ function watchBodySilence(ex: Exchange, idleMs: number): void {
     res.off('timeout', onResponseTimeout);
     res.off('close', cleanup);
     // Once the response is done Node owns the socket's timer (keepAliveTimeout): leave it.
-    if (!req.socket.destroyed && !res.writableFinished) req.setTimeout(0);
+    if (!req.socket.destroyed && !answerCompleted(res)) req.setTimeout(0);
   };
   req.on('timeout', onTimeout);
   res.on('timeout', onResponseTimeout);

@@ -152,8 +152,12 @@ function acceptPriorKnowledge(h1: Server, h2: Http2Server): void {
       socket.off('end', onEnd);
       socket.setTimeout(0);
       socket.unshift(seen);
-      if (isPreface) h2.emit('connection', socket);
-      else serveHttp1.call(h1, socket);
+      if (isPreface) {
+        // node:http keeps a connection open after the client's FIN (allowHalfOpen); an HTTP/2
+        // session learns that its client is gone only when the socket closes.
+        socket.allowHalfOpen = false;
+        h2.emit('connection', socket);
+      } else serveHttp1.call(h1, socket);
     };
     socket.on('error', onError);
     socket.on('timeout', onTimeout);

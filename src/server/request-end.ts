@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { EventBus } from '../observability/events.js';
 import type { TraceContext } from '../observability/trace-context.js';
+import { answerCompleted } from '../response/answer-completed.js';
 
 /**
  * Reports one answered request. `started` is the `performance.now()` reading taken when the
@@ -56,7 +57,7 @@ export function reportResponseEnd(
     path,
     routeId,
     res.statusCode,
-    !res.writableFinished,
+    !answerCompleted(res),
     errorCode,
     trace,
   );

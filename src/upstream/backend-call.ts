@@ -41,6 +41,7 @@ import {
 } from './forward-headers.js';
 import { classifyUpstreamError, type UpstreamFailureKind } from './upstream-error.js';
 import { editHeaderList, editHeaderRecord } from './header-edits.js';
+import { answerCompleted } from '../response/answer-completed.js';
 
 export interface BackendCallOptions {
   readonly upstream: Upstream;
@@ -393,7 +394,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
 
   /** The client left (its response closed before it finished): release the backend connection. */
   protected clientClosed(): void {
-    if (this.ex === undefined || this.ex.res.writableFinished) return;
+    if (this.ex === undefined || answerCompleted(this.ex.res)) return;
     this.clientLeft = true;
     this.abort(new ClientGone());
   }

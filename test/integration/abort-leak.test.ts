@@ -3,13 +3,18 @@
  * connections until it hangs. Clients here leave while the backend is still
  * streaming (or has not answered yet); every backend response must see its client go, the
  * backend's open sockets must fall back to at most the pool size, and the gateway must keep serving
- * with its whole pool (64 connections per origin by default).
+ * with its whole pool (64 connections per origin by default). The same over HTTP/2, where a
+ * client leaves by cancelling a stream or dropping the whole connection.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { request } from 'undici';
+import { connect as connectHttp2, constants as http2Constants } from 'node:http2';
+import { readFileSync } from 'node:fs';
+import { createTestCa, type TestCa } from '../support/certs.js';
+import { h2request } from '../support/http2.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -228,3 +233,81 @@ routes:
     },
   );
 });
+
+for (const over of ['h2c', 'h2 over TLS'] as const)
+  describe(`HTTP/2 clients that leave release the upstream connection (${over})`, () => {
+    let backend: SlowBackend;
+    let gw: TestGateway;
+    let ca: TestCa | undefined;
+    let origin: string;
+    const http2Connect = (url: string) => connectHttp2(url, ca === undefined ? {} : { ca: readFileSync(ca.caFile) });
+    before(async () => {
+      backend = await startSlowBackend();
+      let listener = '  http2: { cleartext: true }';
+      if (over !== 'h2c') {
+        ca = createTestCa();
+        const cert = ca.issue('localhost');
+        listener = `  tls: { certFile: ${cert.certFile}, keyFile: ${cert.keyFile} }`;
+      }
+      gw = await startGateway(`
+config:
+${listener}
+routes:
+  - { method: GET, route: /slow, service: ${backend.host}, path: /slow }
+  - { method: GET, route: /stall, service: ${backend.host}, path: /stall }
+  - { method: GET, route: /small, service: ${backend.host}, path: /small }
+`);
+      origin = over === 'h2c' ? gw.url : `https://localhost:${gw.port}`;
+    });
+    after(async () => {
+      await gw?.close();
+      await backend?.close();
+      ca?.remove();
+    });
+
+    it(
+      'streams cancelled mid-body, and connections dropped mid-request, leave nothing behind',
+      { timeout: 20_000 },
+      async () => {
+        // 200 streams on 4 connections, each cancelled (RST_STREAM) once its first body bytes arrive.
+        const sessions = Array.from({ length: 4 }, () => http2Connect(origin));
+        await Promise.all(
+          Array.from({ length: 200 }, (_, i) => {
+            const stream = sessions[i % 4]!.request({ ':path': '/api/slow' });
+            return new Promise<void>((resolve, reject) => {
+              stream.once('data', () => {
+                stream.close(http2Constants.NGHTTP2_CANCEL);
+                resolve();
+              });
+              stream.once('error', reject);
+            });
+          }),
+        );
+        await waitFor(
+          () => backend.closedEarly === 200 && backend.inFlight === 0,
+          3_000,
+          'every backend response sees its stream go',
+        );
+        await waitFor(() => abortedLogs(gw, '/api/slow') === 200, 3_000, 'the gateway logs 200 aborted requests');
+
+        // A connection that goes away with requests the backend holds.
+        const doomed = http2Connect(origin);
+        doomed.on('error', () => undefined);
+        for (let i = 0; i < 20; i++) doomed.request({ ':path': '/api/stall' }).on('error', () => undefined);
+        await waitFor(() => backend.held.size === 20, 3_000, 'the backend holds the 20 requests');
+        doomed.destroy();
+        await waitFor(
+          () => backend.inFlight === 0 && backend.held.size === 0,
+          3_000,
+          'the held requests see their client go',
+        );
+        await waitFor(() => abortedLogs(gw, '/api/stall') === 20, 3_000, 'the gateway logs 20 aborted requests');
+        await waitFor(() => backend.sockets.size <= POOL, 3_000, 'backend sockets fall to the pool size or less');
+
+        const small = await h2request(sessions[0]!, '/api/small');
+        assert.equal(small.status, 200);
+        assert.equal(small.body, '{"ok":true}');
+        for (const s of sessions) s.close();
+      },
+    );
+  });
