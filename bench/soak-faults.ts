@@ -8,7 +8,8 @@
  * Load (fixed concurrency, all to 127.0.0.1): a proxied route, a local-JWT route (valid and
  * invalid HS256 tokens signed here), a mapped route (mapping cache and circuit breaker on), a
  * rate-limited route, an SSE route, a WebSocket echo route, a route whose backend never answers
- * (504 after timeouts.backendSec), and clients that cancel requests mid-flight.
+ * (504 after timeouts.backendSec), and clients that cancel requests mid-flight; the proxied,
+ * cancelling and SSE clients also over HTTP/2 (h2c by prior knowledge, `http2.cleartext`).
  * Faults: SIGHUP with a rewritten config file every 10 s; the mapping backend (a child process)
  * killed with SIGKILL every 30 s and restarted 5 s later.
  * Exit code 1 when a goal fails.
@@ -23,6 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { Agent, request } from 'undici';
+import { connect as http2Connect, constants as http2Constants, type ClientHttp2Session } from 'node:http2';
 import { WebSocket } from 'ws';
 import { handle as benchBackend } from './backend.js';
 import { CACHE_DIR, ROOT, freePort, rssMb, startProcess, transpileEntry, type Started } from './lib/processes.js';
@@ -170,6 +172,7 @@ config:
   timeouts:
     backendSec: ${BACKEND_SEC}
     mappingSec: ${MAPPING_SEC}
+  http2: { cleartext: true }
 routes:
   - { method: GET, route: /proxied, service: "${main}", path: /small, public: true }
   - { method: GET, route: /jwt, service: "${main}", path: /small }
@@ -349,6 +352,9 @@ const tallies = {
   abort: new RouteTally('aborting clients (/api/slow, /api/mapped)', 'cancelled, or 200 when the answer came first'),
   sse: new RouteTally('SSE GET /api/events', '200 text/event-stream, at least one event per stay'),
   ws: new RouteTally('WebSocket /api/echo', 'upgrade, every message echoed, clean close'),
+  h2proxied: new RouteTally('h2c GET /api/proxied', '200 with the backend body'),
+  h2abort: new RouteTally('h2c streams cancelled (/api/slow)', 'cancelled, or 200 when the answer came first'),
+  h2sse: new RouteTally('h2c SSE GET /api/events', '200 text/event-stream, at least one event per stay'),
 };
 
 function errorName(err: unknown): string {
@@ -365,6 +371,58 @@ async function get(
   const res = await request(`${base}${path}`, { dispatcher: agent, headers, signal });
   const body = await res.body.text();
   return { status: res.statusCode, body, ms: performance.now() - t0 };
+}
+
+/** One HTTP/2 connection shared by the h2c clients, opened again when the gateway closes it. */
+let h2session: ClientHttp2Session | undefined;
+function h2(): ClientHttp2Session {
+  if (h2session === undefined || h2session.closed || h2session.destroyed) {
+    h2session = http2Connect(`http://127.0.0.1:${gatewayPort}`);
+    h2session.on('error', () => undefined);
+  }
+  return h2session;
+}
+
+/**
+ * GET over h2c, bounded like the HTTP/1.1 clients; `onHead` sees the status and may end the wait
+ * (an SSE stay). `signal` cancels the stream (RST_STREAM CANCEL).
+ */
+function h2get(
+  path: string,
+  signal?: AbortSignal,
+  onData?: (chunk: Buffer) => void,
+): Promise<{ status: number; contentType: string; body: string }> {
+  return new Promise((resolveGet, rejectGet) => {
+    const stream = h2().request({ ':path': `/api${path}` });
+    let status = 0;
+    let contentType = '';
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      stream.close(http2Constants.NGHTTP2_CANCEL);
+      rejectGet(new Error(`h2 ${path}: no answer within ${CLIENT_TIMEOUT_MS} ms`));
+    }, CLIENT_TIMEOUT_MS);
+    const cancel = () => {
+      clearTimeout(timer);
+      stream.close(http2Constants.NGHTTP2_CANCEL);
+      rejectGet(Object.assign(new Error('cancelled'), { name: 'AbortError' }));
+    };
+    if (signal !== undefined) signal.addEventListener('abort', cancel, { once: true });
+    stream.on('response', (h) => {
+      status = Number(h[':status']);
+      contentType = String(h['content-type']);
+    });
+    stream.on('data', (c: Buffer) => (onData === undefined ? chunks.push(c) : onData(c)));
+    stream.on('end', () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', cancel);
+      resolveGet({ status, contentType, body: Buffer.concat(chunks).toString() });
+    });
+    stream.on('error', (err) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', cancel);
+      rejectGet(err);
+    });
+  });
 }
 
 const loop = async (body: () => Promise<void>) => {
@@ -556,6 +614,64 @@ const sse = () =>
     }
   });
 
+const h2proxied = () =>
+  loop(async () => {
+    try {
+      const r = await h2get('/proxied');
+      tallies.h2proxied.record(
+        String(r.status),
+        r.status !== 200
+          ? `status ${r.status}: ${r.body.slice(0, 120)}`
+          : r.body.length !== 400
+            ? `200 with a ${r.body.length}-byte body`
+            : undefined,
+      );
+    } catch (err) {
+      tallies.h2proxied.record(`error:${errorName(err)}`, String(err));
+    }
+  });
+
+const h2aborting = () =>
+  loop(async () => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 5 + Math.random() * 200);
+    try {
+      const r = await h2get('/slow', controller.signal);
+      tallies.h2abort.record(
+        String(r.status),
+        r.status !== 200 ? `status ${r.status}: ${r.body.slice(0, 120)}` : undefined,
+      );
+    } catch (err) {
+      if (controller.signal.aborted) tallies.h2abort.record('cancelled');
+      else tallies.h2abort.record(`error:${errorName(err)}`, String(err));
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+
+const h2sse = () =>
+  loop(async () => {
+    const stayMs = 2_000 + Math.random() * 2_000;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), stayMs);
+    let events = 0;
+    try {
+      const r = await h2get('/events', controller.signal, (c) => {
+        events += (String(c).match(/^event: tick$/gm) ?? []).length;
+      });
+      tallies.h2sse.record(
+        String(r.status),
+        r.status !== 200 ? `status ${r.status}` : `stream ended by the gateway after ${events} events`,
+      );
+    } catch (err) {
+      if (!controller.signal.aborted) tallies.h2sse.record(`error:${errorName(err)}`, String(err));
+      else tallies.h2sse.record('200', events === 0 ? `no event within a ${Math.round(stayMs)} ms stay` : undefined);
+    } finally {
+      clearTimeout(timer);
+      tallies.h2sse.note('events received', events);
+    }
+  });
+
 /** Resolves with the result of `setup` or rejects after `ms`; every WebSocket wait is bounded. */
 function within<T>(
   ms: number,
@@ -695,6 +811,9 @@ const clients = [
   aborting(),
   ...Array.from({ length: 2 }, sse),
   ...Array.from({ length: 2 }, ws),
+  ...Array.from({ length: 2 }, h2proxied),
+  h2aborting(),
+  h2sse(),
 ];
 const faultLoops = [sighups(), mappingOutages()];
 await Promise.all(clients);
@@ -709,6 +828,7 @@ if (mapping === undefined) await restartMapping();
 
 const atEnd = await snapshot();
 await agent.close();
+h2session?.close();
 await sleep(Math.max(0, loadEnded + AFTER_LOAD_WAIT_MS - Date.now()));
 const after = await snapshot();
 

@@ -349,3 +349,32 @@ routes:
     }
   });
 });
+
+describe('http2.enabled: false', () => {
+  let ca: TestCa;
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    ca = createTestCa();
+    const cert = ca.issue('localhost');
+    backend = await startBackend();
+    gw = await startGateway(`
+config:
+  tls: { certFile: ${cert.certFile}, keyFile: ${cert.keyFile} }
+  http2: { enabled: false }
+routes:
+  - { method: GET, route: /hello, service: ${backend.host}, path: /hello }
+`);
+  });
+  after(async () => {
+    await gw?.close();
+    await backend?.close();
+    ca?.remove();
+  });
+
+  it('keeps the TLS port on HTTP/1.1: a client asking for h2 gets HTTP/1.1', async () => {
+    const r = await curl(['--http2', '--cacert', ca.caFile, `https://localhost:${gw.port}/api/hello`]);
+    assert.equal(r.version, 'HTTP/1.1');
+    assert.equal(r.status, 200);
+  });
+});
