@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** `portico start | check | routes | token`. Parses arguments and calls into the rest. */
+/** `portico start | check | routes | status | token | init`. Parses arguments and calls into the rest. */
 import './tune-v8.js';
 import { parseCli, USAGE, UsageError } from './args.js';
 import { packageVersion } from '../ops/package-version.js';
@@ -74,6 +74,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       }
       process.stdout.write(`${result.token}\n`);
       return 0;
+    }
+    case 'status': {
+      const { runStatus } = await import('./status.js');
+      const result = await runStatus(args, env);
+      process.stdout.write(result.stdout);
+      process.stderr.write(result.stderr);
+      return result.code;
     }
     case 'start': {
       const { runStart } = await import('./start.js');

@@ -1,4 +1,5 @@
 import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import { formatColumns } from './columns.js';
 
 /** The route table as `portico routes` prints it: one aligned line per route, NOTE when any route has one. */
 export function formatRoutes(config: CompiledConfig): string {
@@ -8,18 +9,7 @@ export function formatRoutes(config: CompiledConfig): string {
     return [d.methods, d.path, d.backend, d.kind, d.auth, d.note];
   });
   const hasNotes = rows.some((row) => row[5] !== '');
-  const table = [header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5)));
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return (
-    table
-      .map((row) =>
-        row
-          .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
+  return formatColumns([header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5))));
 }
 
 /** One route as `portico routes` and the status page (docs/dashboard.md) describe it. */
