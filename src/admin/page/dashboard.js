@@ -232,7 +232,8 @@ function chart(svg, lines, unit) {
     let drawing = false;
     line.values.forEach((v, i) => {
       if (v === null) return void (drawing = false);
-      d += `${drawing ? 'L' : 'M'}${x(i + offset).toFixed(1)} ${y(v).toFixed(1)}`;
+      // A second alone between gaps is drawn as a dot (a zero-length segment with round caps).
+      d += `${drawing ? 'L' : 'M'}${x(i + offset).toFixed(1)} ${y(v).toFixed(1)}${drawing ? '' : 'h0'}`;
       drawing = true;
     });
     if (d !== '') parts.push(svgEl('path', { class: line.class, d }));
