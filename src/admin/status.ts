@@ -73,13 +73,7 @@ export function createStatusReader(
       backends,
       mappingCache: {
         enabled: settings.mappingCache.enabled,
-        hits: cache.hits,
-        misses: cache.misses,
-        sharedHits: cache.sharedHits,
-        coalesced: cache.coalesced,
-        evictions: cache.evictions,
-        expirations: cache.expirations,
-        size: cache.size,
+        ...cache,
         hitRatio: lookups === 0 ? null : Math.round((cache.hits / lookups) * 1000) / 1000,
       },
       rateLimit: {

@@ -2,6 +2,7 @@
  * The admin JSON API's documents (docs/dashboard.md), shared by the listener, the page's feed and
  * `portico status`. Times are ISO 8601 strings, latencies milliseconds, rates per second.
  */
+import type { MappingCacheStats } from '../mapping/cache.js';
 
 /** Answers by status class. */
 export interface StatusClasses {
@@ -106,18 +107,8 @@ export interface StatusDocument {
   readonly routes: readonly RouteStatus[];
   readonly circuitBreaker: { readonly enabled: boolean };
   readonly backends: readonly BackendStatus[];
-  readonly mappingCache: {
-    readonly enabled: boolean;
-    readonly hits: number;
-    readonly misses: number;
-    readonly sharedHits: number;
-    readonly coalesced: number;
-    readonly evictions: number;
-    readonly expirations: number;
-    readonly size: number;
-    /** hits / (hits + misses), null before the first lookup. */
-    readonly hitRatio: number | null;
-  };
+  /** The mapping cache's counters (mapping/cache.ts), whether it is on, and hits / (hits + misses), null before a lookup. */
+  readonly mappingCache: MappingCacheStats & { readonly enabled: boolean; readonly hitRatio: number | null };
   readonly rateLimit: {
     readonly enabled: boolean;
     readonly rejectedLastMinute: number;
