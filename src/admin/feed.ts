@@ -1,6 +1,6 @@
 /**
- * The live feed (`GET /api/feed`, Server-Sent Events): on connect a `series` event with the last
- * five minutes and a `status` event, then every second a `status` event and a `point` event with
+ * The live feed (`GET /api/feed`, Server-Sent Events): on connect a `status` event and a `series`
+ * event with the last five minutes, then every second a `status` event and a `point` event with
  * the second that just ended. One timer for every client, running only while one is connected;
  * each document is built and serialised once per tick, whoever listens. A client that does not
  * read what it is sent is cut once 1 MiB waits for it, so a stalled page never holds memory.
@@ -44,7 +44,9 @@ export function createFeed(source: FeedSource, intervalMs = 1000): Feed {
         // Proxies in front of the admin port must pass each event on at once.
         'x-accel-buffering': 'no',
       });
-      res.write(`retry: 2000\n\n${event('series', source.series())}${event('status', source.status())}`);
+      // The status first: it fills most of the page; the charts' five minutes follow.
+      res.write(`retry: 2000\n\n${event('status', source.status())}`);
+      res.write(event('series', source.series()));
       clients.add(res);
       res.once('close', () => {
         clients.delete(res);

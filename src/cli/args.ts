@@ -54,8 +54,7 @@ Options:
   -h, --help          Show this help
   -v, --version       Show the version
 
-Environment: PORT, PORTICO_CONFIG, PORTICO_LOG_LEVEL, PORTICO_WORKERS, JWT_SECRET (token),
-PORTICO_ADMIN_TOKEN (status).
+Environment: PORT, PORTICO_CONFIG, PORTICO_LOG_LEVEL, PORTICO_WORKERS, JWT_SECRET (token), PORTICO_ADMIN_TOKEN (status).
 `;
 
 /** A mistake in the command line or its environment: exit 2, one line on stderr. */
