@@ -2,17 +2,19 @@
  * The admin listener over real sockets (docs/dashboard.md): off by default and then absent from
  * the bus; the JSON API (routes, backends, traffic, errors); never served on the public port; the
  * Host check without a token; the token gate (bearer, login form cookie, sign-out, rotation by
- * reload); the live feed; the reload history; the config rules; and closing with the gateway.
+ * reload); the live feed; named upstream targets, open streams and the mapping cache; the reload
+ * history; the config rules; and closing with the gateway.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { json, startBackend, type TestBackend } from '../support/backend.js';
+import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { adminRequest, openFeed } from '../support/admin.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { request, type ClientRequest } from 'node:http';
 import { reloadFromFile } from '../../src/ops/reload.js';
 import { formatProblem, loadConfigText } from '../../src/index.js';
 import type { StatusDocument } from '../../src/admin/types.js';
@@ -51,6 +53,18 @@ async function statusWhen(gw: TestGateway, test: (doc: StatusDocument) => boolea
     doc = await status(gw);
   }
   return doc;
+}
+
+/** A GET on the public port left open (an SSE stream), resolved once its answer's head arrived. */
+function openFeedLike(port: number, path: string): Promise<ClientRequest> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      resolve(req);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 const adminPort = (gw: TestGateway) => gw.gateway.adminAddress()!.port;
@@ -195,7 +209,7 @@ describe('admin listener', () => {
       assert.equal(wrong.headers.allow, 'GET, HEAD');
     });
 
-    it('feeds the series, then a status and a point every second; an open circuit shows within 2 s', async () => {
+    it('feeds a status and the series, then both every second; an open circuit shows within 2 s', async () => {
       const feed = await openFeed(adminPort(gw));
       try {
         assert.equal(feed.status, 200);
@@ -338,6 +352,77 @@ describe('admin listener', () => {
       assert.match(after.reloads.last!.problems!.join('\n'), /gateway\.yaml:\d+:\d+: /);
       assert.equal(after.reloads.history.length, 2);
     });
+  });
+
+  it('shows named upstream targets and their health, open SSE streams, and the mapping cache', async () => {
+    const dead = await closedPort();
+    const events = await startBackend((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+    });
+    const posts = await startBackend((req, res) =>
+      req.url === '/posts' ? json(res, 200, [{ id: 1, authorId: 7 }]) : json(res, 200, { id: 7 }),
+    );
+    const gw = await startGateway(`
+upstreams:
+  users:
+    targets: [${ok.host}, 127.0.0.1:${dead}]
+    balance: round-robin
+    outlierDetection:
+      consecutiveFailures: 1
+routes:
+  - method: GET
+    route: /users/{id}
+    service: users
+    path: /users/{id}
+  - method: GET
+    route: /events
+    service: ${events.host}
+    path: /events
+    isSSE: true
+  - method: GET
+    route: /posts
+    service: ${posts.host}
+    path: /posts
+    mapping:
+      - path: /users/{authorId}
+        service: ${posts.host}
+        tag: author
+config:
+  mappingCache:
+    enabled: true
+  admin:
+    port: 0
+`);
+    const stream = await openFeedLike(gw.port, '/api/events');
+    try {
+      for (let i = 0; i < 4; i++) assert.equal((await gw.get(`/api/users/${i}`)).status, 200);
+      for (let i = 0; i < 2; i++) assert.equal((await gw.get('/api/posts')).status, 200);
+      const doc = await statusWhen(
+        gw,
+        (d) => d.streams.sse === 1 && d.backends.some((b) => b.targets?.some((t) => t.ejected)),
+        'an open stream and an ejected target',
+      );
+      const users = doc.backends.find((b) => b.origin === 'users')!;
+      assert.deepEqual(
+        users.targets!.map((t) => [t.target, t.ejected]),
+        [
+          [ok.host, false],
+          [`127.0.0.1:${dead}`, true],
+        ].map(([target, ejected]) => [`http://${String(target)}`, ejected]),
+      );
+      assert.deepEqual(users.routes, ['GET /users/{id}']);
+      assert.equal(doc.routes.find((r) => r.id === 'GET /events')!.stream, 'sse');
+      assert.equal(doc.routes.find((r) => r.id === 'GET /events')!.openStreams, 1);
+      assert.deepEqual(doc.routes.find((r) => r.id === 'GET /posts')!.mapping, ['author']);
+      assert.deepEqual([doc.mappingCache.enabled, doc.mappingCache.hits, doc.mappingCache.misses], [true, 1, 1]);
+      assert.equal(doc.mappingCache.hitRatio, 0.5);
+    } finally {
+      stream.destroy();
+      await gw.close();
+      await events.close();
+      await posts.close();
+    }
   });
 
   it('closes with the gateway, ending the feed', async () => {
