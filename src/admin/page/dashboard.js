@@ -277,6 +277,7 @@ function drawCharts() {
     'requests/s',
   );
   $('chart-rate').dataset.latest = String(last?.requests ?? 0);
+  $('chart-rate').dataset.total = String(rate.reduce((sum, n) => sum + n, 0));
   $('note-rate').textContent =
     `Now ${last?.requests ?? 0} requests/s (${last?.errors ?? 0} 5xx); peak ${Math.max(0, ...rate)} over five minutes.`;
   chart(
