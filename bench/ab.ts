@@ -11,6 +11,7 @@
  *   npm run bench:ab -- --old .tmp/dist-before --new dist [--scenario post] [--rounds 16]
  * The same build under two sets of Node/V8 flags: --old dist --old-node-args '' --new-node-args='--flag=1'.
  * What the access log costs: --old dist --new dist --new-log-level warn (PORTICO_LOG_LEVEL).
+ * What an open status page costs (docs/dashboard.md): --old dist --new dist --new-candidate portico-admin.
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -28,7 +29,9 @@ A/B of two Portico builds (dist/ directories inside the checkout) on one scenari
   --old DIR              The build before the change (required), e.g. .tmp/dist-before
   --new DIR              The build after the change (default: dist)
   --scenario ID          ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')} (default: small)
-  --candidate ID         portico, portico-hs256 or portico-metrics (default: portico)
+  --candidate ID         portico, portico-hs256, portico-metrics or portico-admin (default: portico)
+  --new-candidate ID     The candidate the new build runs as (default: --candidate), e.g.
+                         portico-admin: the admin listener on with one live feed client
   --rounds N             Interleaved rounds, ABBA order (default: 16)
   --duration SEC         Seconds per measurement (default: 2)
   --connections N        Load generator connections (default: 50)
@@ -53,6 +56,7 @@ try {
       new: { type: 'string', default: 'dist' },
       scenario: { type: 'string', default: 'small' },
       candidate: { type: 'string', default: 'portico' },
+      'new-candidate': { type: 'string' },
       rounds: { type: 'string', default: '16' },
       duration: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
@@ -86,8 +90,10 @@ const scenario = BUILT_IN_SCENARIOS.find((s) => s.id === values.scenario);
 if (scenario === undefined)
   usageError(`unknown scenario ${values.scenario} (have ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')})`);
 const id = values.candidate as CandidateId;
-if (!id.startsWith('portico') || id === 'portico-mapcache')
-  usageError('--candidate must be portico, portico-hs256 or portico-metrics');
+const newId = (values['new-candidate'] ?? values.candidate) as CandidateId;
+for (const c of [id, newId])
+  if (!c.startsWith('portico') || c === 'portico-mapcache')
+    usageError('--candidate and --new-candidate must be portico, portico-hs256, portico-metrics or portico-admin');
 const rounds = Math.max(2, Number(values.rounds));
 const durationSec = Math.max(1, Number(values.duration));
 
@@ -99,8 +105,13 @@ const backends = await startBenchBackends([scenario], pinning);
 const backend = backends.forScenario(scenario);
 const started: RunningCandidate[] = [];
 try {
-  const start = async (build: string, nodeArgs: string, porticoLogLevel: string | undefined) => {
-    const c = await startCandidate(id, {
+  const start = async (
+    candidate: CandidateId,
+    build: string,
+    nodeArgs: string,
+    porticoLogLevel: string | undefined,
+  ) => {
+    const c = await startCandidate(candidate, {
       pinning,
       backend,
       scenarios: [scenario],
@@ -111,8 +122,9 @@ try {
     started.push(c);
     return c;
   };
-  const a = await start(builds.old, values['old-node-args'], values['old-log-level']);
-  const b = await start(builds.new, values['new-node-args'], values['new-log-level']);
+  const a = await start(id, builds.old, values['old-node-args'], values['old-log-level']);
+  const b = await start(newId, builds.new, values['new-node-args'], values['new-log-level']);
+  for (const note of [...a.notes, ...b.notes]) process.stderr.write(`note: ${note}\n`);
   const measure = (c: RunningCandidate, seconds: number) =>
     runLoad(
       gen,
@@ -144,7 +156,7 @@ try {
     return lo + (sorted[Math.ceil(pos)]! - lo) * (pos - Math.floor(pos));
   };
   process.stdout.write(
-    `${scenario.title}, ${id}: new/old requests/s median ${at(0.5).toFixed(3)} (IQR ${at(0.25).toFixed(3)}-${at(0.75).toFixed(3)}, ${rounds} rounds of ${durationSec} s)\n` +
+    `${scenario.title}, ${id === newId ? id : `${id} -> ${newId}`}: new/old requests/s median ${at(0.5).toFixed(3)} (IQR ${at(0.25).toFixed(3)}-${at(0.75).toFixed(3)}, ${rounds} rounds of ${durationSec} s)\n` +
       `peak RSS: old ${peakRssMb(a.pid)?.toFixed(0) ?? '?'} MB, new ${peakRssMb(b.pid)?.toFixed(0) ?? '?'} MB\n` +
       `backend: ${backends.description}\n`,
   );

@@ -129,7 +129,8 @@ async function main(): Promise<number> {
     const base = { pinning, scenarios, porticoCommand: portico.command, porticoLogLevel: o.porticoLogLevel };
     const applicable = (s: BenchScenario, id: CandidateId) => {
       const optIn = CANDIDATES.find((x) => x.id === id)?.optIn === true;
-      return s.candidates !== undefined ? s.candidates.includes(id) : !optIn;
+      // An opt-in candidate named in --candidates runs on every scenario that names no candidates.
+      return s.candidates !== undefined ? s.candidates.includes(id) : !optIn || o.candidates?.includes(id) === true;
     };
     // Why a (scenario, candidate) pair was not measured, and what a started candidate noted.
     const skip = new Map<string, string>();

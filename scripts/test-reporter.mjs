@@ -68,6 +68,8 @@ export default async function* reporter(source) {
   const files = new Map();
   /** { where, title, error, output } in the order they happened */
   const failures = [];
+  /** `where  suite > test: reason` of each skipped test or suite */
+  const skips = [];
   const cwd = process.cwd();
   const show = (file) => (file === undefined ? '(no file)' : relative(cwd, file) || file);
 
@@ -137,8 +139,17 @@ export default async function* reporter(source) {
       }
       case 'test:pass': {
         const d = event.data;
-        if (isFileTest(d) || d.details.type === 'suite') break;
+        if (isFileTest(d)) break;
         const s = stateOf(d.file);
+        // A skip says why (a missing browser, say): the reason is printed with the totals.
+        if (d.skip !== undefined) {
+          const path = [...s.names.slice(0, d.nesting), d.name].join(' > ');
+          skips.push(`${where(d)}  ${path}${typeof d.skip === 'string' ? `: ${d.skip}` : ''}`);
+        }
+        if (d.details.type === 'suite') {
+          if (d.skip !== undefined) s.skipped++;
+          break;
+        }
         if (d.skip !== undefined || d.todo !== undefined) s.skipped++;
         else s.passed++;
         break;
@@ -215,6 +226,7 @@ export default async function* reporter(source) {
   }
   if (cancelled > 0)
     yield `\n(${cancelled} more test(s) failed because a hook or parent above failed; they are in the counts, not printed)\n`;
+  if (skips.length > 0) yield `\nSkipped:\n${skips.map((l) => `  ${l}`).join('\n')}\n`;
   if (skipped > 0) yield `\n${skipped} skipped or todo\n`;
   yield `\n${passed} passed, ${failed} failed\n`;
 }

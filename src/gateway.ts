@@ -37,6 +37,7 @@ import { createTracer, type Tracer } from './observability/trace-context.js';
 import { resolveTracing } from './observability/otel-env.js';
 import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './stream/tunnel.js';
+import { adminReloadWarning, createAdmin } from './admin/listener.js';
 
 /** How long in-flight requests get to finish on close, unless GatewayOptions says otherwise. */
 export const DRAIN_TIMEOUT_MS = 15_000;
@@ -79,6 +80,8 @@ export interface Gateway {
   listen(port?: number, host?: string): Promise<AddressInfo>;
   /** The redirect listener's address (`config.tls.redirectPort`), once listening; undefined without one. */
   redirectAddress(): AddressInfo | undefined;
+  /** The admin listener's address (`config.admin`, docs/dashboard.md), once listening; undefined without one. */
+  adminAddress(): AddressInfo | undefined;
   /** Swaps in a new configuration; in-flight requests finish on the old one. */
   reload(config: CompiledConfig): void;
   /** Stops accepting, lets in-flight requests finish (bounded), closes pools. */
@@ -267,6 +270,24 @@ export function createGateway(options: GatewayOptions): Gateway {
   server.on('clientError', clientErrorHandler(logger));
   applyServerLimits(server, config.settings);
   server.on('connect', sendConnectError);
+  // The status dashboard (docs/dashboard.md) on a listener of its own, made only with config.admin:
+  // without it nothing of the dashboard subscribes to the bus, so requests pay nothing for it.
+  const adminSettings = options.config.settings.admin;
+  const admin =
+    adminSettings === undefined
+      ? undefined
+      : createAdmin({
+          settings: adminSettings,
+          events,
+          logger,
+          sources: {
+            config: () => config,
+            circuits: () => circuits.snapshot(),
+            targets: () => targetStats(upstreams, (options.now ?? Date.now)()),
+            mappingCache: () => mappingCache.stats(),
+            inFlight,
+          },
+        });
 
   return {
     server,
@@ -283,9 +304,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     async listen(port = config.settings.port, host = config.settings.host) {
       const address = await listenOn(server, port, host);
       if (redirect !== undefined) await listenOn(redirect, config.tls?.redirectPort ?? 0, host);
+      await admin?.listen();
       return address;
     },
     redirectAddress: () => (redirect?.address() as AddressInfo | null | undefined) ?? undefined,
+    adminAddress: () => admin?.address(),
     reload(next) {
       const nextDeps = pipelineDeps(next);
       const nextTable = buildTable(nextDeps);
@@ -307,6 +330,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (JSON.stringify(next.settings.http2) !== JSON.stringify(options.config.settings.http2))
         logger.warn('config.http2 changed: it applies at the next start; the listener keeps its protocols');
       applyTelemetry(next);
+      const adminWarning = adminReloadWarning(options.config.settings.admin, next.settings.admin);
+      if (adminWarning !== undefined) logger.warn(adminWarning);
+      admin?.configure(next.settings.admin);
     },
     async close() {
       draining = true;
@@ -314,6 +340,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       listener.closeSessions();
       redirect?.close();
       redirect?.closeAllConnections();
+      await admin?.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const deadline = Date.now() + (options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);

@@ -9,6 +9,7 @@
  * `startLogDrain`), as a container runtime collects it.
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { get as httpGet, type ClientRequest } from 'node:http';
 import { resolve } from 'node:path';
 import { SignJWT } from 'jose';
 import {
@@ -34,7 +35,8 @@ export type CandidateId =
   | 'portico'
   | 'portico-hs256'
   | 'portico-metrics'
-  | 'portico-mapcache';
+  | 'portico-mapcache'
+  | 'portico-admin';
 
 /**
  * `optIn`: measured only in scenarios that name it in their `candidates` (the mapping-cache row
@@ -49,6 +51,9 @@ export const CANDIDATES: readonly { readonly id: CandidateId; readonly label: st
   { id: 'portico-hs256', label: 'Portico, HS256-protected route' },
   { id: 'portico-metrics', label: 'Portico, metrics on' },
   { id: 'portico-mapcache', label: 'Portico, mapping cache on', optIn: true },
+  // The dashboard's cost (docs/dashboard.md): run when named, on any scenario
+  // (npm run bench -- --candidates portico,portico-admin; bench:ab --new-candidate portico-admin).
+  { id: 'portico-admin', label: 'Portico, admin listener on, one page open', optIn: true },
 ];
 
 export interface RunningCandidate {
@@ -108,9 +113,10 @@ export function metricsSwitch(on: boolean): string[] | undefined {
 export function porticoYaml(
   backendHost: string,
   scenarios: readonly BenchScenario[],
-  extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean },
+  extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean; adminPort?: number },
 ): string {
   const lines = ['config:', '  host: 127.0.0.1'];
+  if (extra.adminPort !== undefined) lines.push('  admin:', `    port: ${extra.adminPort}`);
   if (extra.auth) lines.push('  auth:', `    secret: ${HS256_SECRET}`, '    defaultProtected: true');
   // The mapping cache is off by default; only the mapping-cache candidate turns it on.
   if (extra.mappingCache) lines.push('  mappingCache:', '    enabled: true');
@@ -180,11 +186,12 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
   const auth = id === 'portico-hs256';
   const metrics = id === 'portico-metrics';
   const mappingCache = id === 'portico-mapcache';
+  const adminPort = id === 'portico-admin' ? await freePort() : undefined;
   mkdirSync(CACHE_DIR, { recursive: true });
   const configFile = resolve(CACHE_DIR, `${id}.yaml`);
   writeFileSync(
     configFile,
-    porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics, mappingCache }),
+    porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics, mappingCache, adminPort }),
   );
   const port = await freePort();
   const [cmd, ...cmdArgs] = ctx.porticoCommand;
@@ -225,6 +232,8 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
       notes.push(`no /metrics in this build (got ${m.status}): measured without metrics`);
     else if (metricsSwitch(false) === undefined) notes.push('metrics have no switch: every Portico row has them on');
   }
+  // What an open status page costs: one client on the live feed, read as a browser reads it.
+  const page = adminPort === undefined ? undefined : await openAdminFeed(adminPort, notes);
   return {
     id,
     label,
@@ -234,8 +243,27 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
     notes,
     ...(p.logged === undefined ? {} : { logged: p.logged }),
     urlFor: (s) => `${origin}/api${porticoRoute(s).route}`,
-    stop: () => p.stop(),
+    stop: () => {
+      page?.destroy();
+      return p.stop();
+    },
   };
+}
+
+/** Connects to the admin listener's feed and drains it; a build without one is noted. */
+function openAdminFeed(port: number, notes: string[]): Promise<ClientRequest | undefined> {
+  return new Promise((resolve) => {
+    const req = httpGet({ host: '127.0.0.1', port, path: '/api/feed', agent: false }, (res) => {
+      if (res.statusCode !== 200)
+        notes.push(`no admin feed in this build (got ${res.statusCode}): measured without a page open`);
+      res.resume();
+      resolve(req);
+    });
+    req.on('error', (err) => {
+      notes.push(`no admin listener in this build (${err.message}): measured without it`);
+      resolve(undefined);
+    });
+  });
 }
 
 /** How to run Portico: the built CLI when present (realistic), else tsx on the sources. */

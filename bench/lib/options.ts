@@ -29,7 +29,8 @@ export const USAGE = `npm run bench -- [options]
   --connections N         concurrent connections (default 50)                      BENCH_CONNECTIONS
   --scenarios a,b         small,large,post (+ ids from bench/mapping.ts)           BENCH_SCENARIOS
   --candidates a,b        backend,node-floor,fastify,portico,portico-hs256,portico-metrics,
-                          portico-mapcache (mapping scenario only)                  BENCH_CANDIDATES
+                          portico-mapcache (mapping scenario only),
+                          portico-admin (admin listener on, one page open; when named)  BENCH_CANDIDATES
   --loadgen wrk|autocannon  default: wrk when installed                            BENCH_LOADGEN
   --no-pin                do not pin processes to cores with taskset
   --no-build              do not run \`npm run build\` first (uses dist/ as it is)

@@ -4,7 +4,7 @@ import { didYouMean, editDistance } from '../config/problems.js';
 import { logLevelProblem } from '../observability/logger.js';
 
 export interface CliArgs {
-  readonly verb: 'start' | 'check' | 'routes' | 'token' | 'init' | 'help' | 'version';
+  readonly verb: 'start' | 'check' | 'routes' | 'status' | 'token' | 'init' | 'help' | 'version';
   readonly config: string;
   /** True when `--config` or `$PORTICO_CONFIG` named the file (not the ./gateway.yaml default). */
   readonly configGiven: boolean;
@@ -17,6 +17,8 @@ export interface CliArgs {
   readonly resolve: boolean;
   /** `init --force`: overwrite an existing file. */
   readonly force: boolean;
+  /** `status --admin URL`: the admin listener to ask (default: from the configuration's `admin`). */
+  readonly admin: string | undefined;
   /** `token`: the signing options as given (validated by the token command). */
   readonly token: {
     readonly secret: string | undefined;
@@ -32,6 +34,7 @@ Commands:
   start    Run the gateway
   check    Validate a configuration file (exit 0 when valid, 1 with every problem on stderr)
   routes   Print the route table as the gateway will serve it
+  status   Print what a running gateway is doing, from its admin listener (config.admin)
   token    Print a signed JWT for local testing (HS256/384/512)
   init     Write a commented starter configuration (./gateway.yaml or --config FILE)
 
@@ -47,10 +50,11 @@ Options:
       --exp DURATION  Lifetime of the token: 30s, 15m, 1h, 7d (token; default 1h)
       --alg ALG       HS256, HS384 or HS512 (token; default HS256)
       --force         Overwrite an existing file (init)
+      --admin URL     The admin listener to ask (status; default: config.admin of the configuration)
   -h, --help          Show this help
   -v, --version       Show the version
 
-Environment: PORT, PORTICO_CONFIG, PORTICO_LOG_LEVEL, PORTICO_WORKERS, JWT_SECRET (token).
+Environment: PORT, PORTICO_CONFIG, PORTICO_LOG_LEVEL, PORTICO_WORKERS, JWT_SECRET (token), PORTICO_ADMIN_TOKEN (status).
 `;
 
 /** A mistake in the command line or its environment: exit 2, one line on stderr. */
@@ -75,11 +79,12 @@ const OPTIONS = {
   exp: { type: 'string' },
   alg: { type: 'string' },
   force: { type: 'boolean', default: false },
+  admin: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
 } as const;
 
-const VERBS = ['start', 'check', 'routes', 'token', 'init'] as const;
+const VERBS = ['start', 'check', 'routes', 'status', 'token', 'init'] as const;
 
 /** Parses argv (without node and script). Throws UsageError with a one-line reason. */
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliArgs {
@@ -94,13 +99,13 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
   if (values.help) verb = 'help';
   else if (values.version) verb = 'version';
   else if (positionals.length === 0)
-    throw new UsageError('missing command (start, check, routes, token or init)', { showUsage: true });
+    throw new UsageError('missing command (start, check, routes, status, token or init)', { showUsage: true });
   else {
     const v = positionals[0]!;
     if (!(VERBS as readonly string[]).includes(v)) {
       const near = didYouMean(v, VERBS);
       throw new UsageError(
-        `unknown command "${v}" (${near === undefined ? 'expected start, check, routes, token or init' : `did you mean ${near}?`})`,
+        `unknown command "${v}" (${near === undefined ? 'expected start, check, routes, status, token or init' : `did you mean ${near}?`})`,
         { showUsage: true },
       );
     }
@@ -125,6 +130,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
     workers,
     resolve: values.resolve ?? false,
     force: values.force ?? false,
+    admin: values.admin,
     token: { secret: values.secret, claims: values.claim ?? [], exp: values.exp, alg: values.alg },
   };
 }

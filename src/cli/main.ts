@@ -1,20 +1,11 @@
 #!/usr/bin/env node
-/** `portico start | check | routes | token`. Parses arguments and calls into the rest. */
+/** `portico start | check | routes | status | token | init`. Parses arguments and calls into the rest. */
 import './tune-v8.js';
-import { existsSync, readFileSync } from 'node:fs';
 import { parseCli, USAGE, UsageError } from './args.js';
+import { packageVersion } from '../ops/package-version.js';
 
 // Each command imports what it needs when it runs: a usage mistake, --help or --version answers
 // without loading the gateway.
-
-function version(): string {
-  // dist/src/cli/main.js when installed, src/cli/main.ts when run from a checkout.
-  const file = ['../../../package.json', '../../package.json']
-    .map((p) => new URL(p, import.meta.url))
-    .find((u) => existsSync(u));
-  if (file === undefined) return 'unknown';
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-}
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let args;
@@ -40,7 +31,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.stdout.write(USAGE);
       return 0;
     case 'version':
-      process.stdout.write(`portico ${version()}\n`);
+      process.stdout.write(`portico ${packageVersion()}\n`);
       return 0;
     case 'check':
     case 'routes': {
@@ -83,6 +74,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       }
       process.stdout.write(`${result.token}\n`);
       return 0;
+    }
+    case 'status': {
+      const { runStatus } = await import('./status.js');
+      const result = await runStatus(args, env);
+      process.stdout.write(result.stdout);
+      process.stderr.write(result.stderr);
+      return result.code;
     }
     case 'start': {
       const { runStart } = await import('./start.js');

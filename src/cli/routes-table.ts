@@ -1,26 +1,30 @@
 import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import { formatColumns } from './columns.js';
 
 /** The route table as `portico routes` prints it: one aligned line per route, NOTE when any route has one. */
 export function formatRoutes(config: CompiledConfig): string {
   const header = ['METHOD', 'ROUTE', 'BACKEND', 'KIND', 'AUTH', 'NOTE'];
-  const rows: string[][] = [];
-  for (const r of config.routes) {
-    const auth = r.requiresAuth ? authMode(config) : 'public';
-    rows.push([methods(config, r), r.clientPath, backend(r), kindOf(r), auth, note(config, r)]);
-  }
+  const rows = config.routes.map((r) => {
+    const d = describeRoute(config, r);
+    return [d.methods, d.path, d.backend, d.kind, d.auth, d.note];
+  });
   const hasNotes = rows.some((row) => row[5] !== '');
-  const table = [header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5)));
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return (
-    table
-      .map((row) =>
-        row
-          .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!)))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
+  return formatColumns([header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5))));
+}
+
+/** One route as `portico routes` and the status page (docs/dashboard.md) describe it. */
+export function describeRoute(
+  config: CompiledConfig,
+  r: CompiledRoute,
+): { methods: string; path: string; backend: string; kind: string; auth: string; note: string } {
+  return {
+    methods: methods(config, r),
+    path: r.clientPath,
+    backend: backend(r),
+    kind: kindOf(r),
+    auth: r.requiresAuth ? authMode(config) : 'public',
+    note: note(config, r),
+  };
 }
 
 /** The route's kind; a JSON answer read by the gateway says how: `aggregate(n)`, `mapping(tags)`, `filtered`. */

@@ -437,6 +437,28 @@ export const TelemetrySchema = z.strictObject({
     .describe('Share of traces started by the gateway that are sampled; a client traceparent keeps its own flag'),
 });
 
+export const AdminSchema = z.strictObject({
+  port: z
+    .int()
+    .min(0)
+    .max(65535)
+    .describe(
+      'Port of the admin listener: the status page and its JSON API (docs/dashboard.md); never the public port',
+    ),
+  host: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('Address of the admin listener; keep it on loopback unless token is set'),
+  token: z
+    .string()
+    .min(16)
+    .optional()
+    .describe(
+      'When set, the page and its API need it: "Authorization: Bearer <token>", or the login form (an HttpOnly cookie); write ${ADMIN_TOKEN}',
+    ),
+});
+
 const pemFile = (what: string) =>
   z.string().min(1).describe(`${what}: a PEM file, relative to this config file; \${VAR} works`);
 
@@ -513,6 +535,9 @@ export const GatewaySettingsSchema = z.strictObject({
   timeouts: TimeoutsSchema.prefault({}).describe('Deadlines for clients, backends and mapping calls, in seconds'),
   limits: LimitsSchema.prefault({}).describe('Sizes: request heads and bodies, mapped bodies, connections per backend'),
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
+  admin: AdminSchema.optional().describe(
+    'The admin listener: a read-only status page and JSON API on its own port (docs/dashboard.md); off unless present',
+  ),
   telemetry: TelemetrySchema.prefault({}).describe('Metrics, trace propagation and span export'),
   upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),
   tls: TlsSchema.optional().describe('TLS on the listener: HTTPS with these certificates (docs/tls.md)'),
@@ -609,4 +634,5 @@ export type UpstreamConfig = z.output<typeof UpstreamSchema>;
 export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;
 export type MappingCacheConfig = z.output<typeof MappingCacheSchema>;
 export type CorsConfig = z.output<typeof CorsSchema>;
+export type AdminConfig = z.output<typeof AdminSchema>;
 export type RateLimitConfig = z.output<typeof RateLimitSchema>;

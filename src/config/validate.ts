@@ -19,6 +19,7 @@ import { responseRules } from './field-rules.js';
 import { aggregateRules } from './aggregate-rules.js';
 import { upstreamRules } from './upstream-rules.js';
 import { tlsRules } from './tls-rules.js';
+import { adminRules } from './admin-rules.js';
 import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
 
@@ -51,6 +52,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
   if (!result.success) problems.push(...schemaProblems(result.error.issues, typed, parsed));
   if (isRecord(typed)) {
     settingsRules(typed, at);
+    adminRules(typed, at, warn);
     routeRules(readRouteFields(typed.routes), routePrefix(typed), at);
     authorizationRules(typed, at);
     requestRules(typed, dirname(parsed.file), at);

@@ -32,6 +32,11 @@ export const ERRORS = {
   GW_PATH_PARAM_INVALID: { status: 400, message: 'A path parameter may not be a dot-segment (. or ..)' },
   GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },
+  GW_ADMIN_UNAUTHORIZED: { status: 401, message: 'Admin token missing or invalid' },
+  GW_ADMIN_HOST_NOT_ALLOWED: {
+    status: 403,
+    message: 'Without a token the admin listener answers only to an IP address or localhost',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

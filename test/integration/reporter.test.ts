@@ -42,6 +42,17 @@ describe('npm test reporter', () => {
     );
   });
 
+  it('skips: counted on the file line, and each listed with its reason before the totals', async () => {
+    const r = await runTests(['skip.fixture.mjs']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^ok {3}test\/fixtures\/reporter\/skip\.fixture\.mjs {2}1 passed, 1 skipped {2}\d+\.\ds\n/);
+    assert.match(
+      r.stdout,
+      /\nSkipped:\n {2}test\/fixtures\/reporter\/skip\.fixture\.mjs:5:1 {2}in a browser: no Chromium at \/usr\/bin\/chromium\n/,
+    );
+    assert.match(r.stdout, /\n1 passed, 0 failed\n$/);
+  });
+
   it('failures: each file once, every failure in full with file:line, totals last, exit 1', async () => {
     const r = await runTests(['mixed.fixture.mjs', 'hook.fixture.mjs', 'crash.fixture.mjs', 'green.fixture.mjs']);
     assert.equal(r.code, 1);

@@ -1,0 +1,136 @@
+/**
+ * The admin JSON API's documents (docs/dashboard.md), shared by the listener, the page's feed and
+ * `portico status`. Times are ISO 8601 strings, latencies milliseconds, rates per second.
+ */
+import type { MappingCacheStats } from '../mapping/cache.js';
+
+/** Answers by status class. */
+export interface StatusClasses {
+  readonly '1xx': number;
+  readonly '2xx': number;
+  readonly '3xx': number;
+  readonly '4xx': number;
+  readonly '5xx': number;
+}
+
+/** Traffic over a window (the last minute). `p50Ms`/`p99Ms` are null without a request. */
+export interface TrafficWindow {
+  readonly requests: number;
+  readonly perSec: number;
+  readonly statuses: StatusClasses;
+  readonly p50Ms: number | null;
+  readonly p99Ms: number | null;
+  /** 429 answers of the rate limiter. */
+  readonly rateLimited: number;
+  /** Answers the gateway wrote itself (an `X-Portico-Error` code). */
+  readonly gatewayErrors: number;
+  /** Mapping rules that left items of a response without their tag. */
+  readonly mappingFailures: number;
+}
+
+export interface RouteStatus {
+  /** `METHOD /route`, as in logs and metrics. */
+  readonly id: string;
+  /** `GET,HEAD`, `POST`, `WS`... as `portico routes` prints them. */
+  readonly methods: string;
+  /** The path clients call, basePath included. */
+  readonly path: string;
+  readonly backend: string;
+  /** public, jwt, jwks or delegated. */
+  readonly auth: string;
+  /** standard, mapping, aggregate, sse or websocket. */
+  readonly kind: string;
+  /** The tags of its mapping rules. */
+  readonly mapping: readonly string[];
+  readonly stream: 'sse' | 'websocket' | null;
+  readonly lastMinute: TrafficWindow;
+  readonly openStreams: number;
+}
+
+export interface TargetStatus {
+  readonly target: string;
+  readonly healthy: boolean;
+  readonly ejected: boolean;
+  readonly requests: number;
+  readonly failures: number;
+  readonly inFlight: number;
+}
+
+export interface BackendStatus {
+  /** `scheme://host:port`, or a named upstream's name. */
+  readonly origin: string;
+  readonly circuit: { readonly state: string; readonly consecutiveFailures: number };
+  /** Present for a named upstream: its targets and their health. */
+  readonly targets?: readonly TargetStatus[];
+  /** Ids of the routes that call it (as their service, a backend of theirs, or a mapping rule). */
+  readonly routes: readonly string[];
+  /** Calls made to it in the last minute, and those without an answer or with a 5xx. */
+  readonly lastMinute: { readonly calls: number; readonly failures: number };
+}
+
+export interface ReloadEntry {
+  readonly time: string;
+  readonly ok: boolean;
+  readonly file: string;
+  /** Why it was rejected: `FILE:LINE:COL: message` lines. */
+  readonly problems?: readonly string[];
+}
+
+export interface ErrorEntry {
+  readonly time: string;
+  readonly requestId: string;
+  readonly method: string;
+  /** The request path, without its query. */
+  readonly path: string;
+  readonly routeId: string | null;
+  readonly status: number;
+  /** The gateway's error code, `BACKEND_5XX` for a backend's own 5xx, `MAPPING_FAILED` for a mapping rule. */
+  readonly code: string;
+  /** What failed behind it: the upstream origin and kind of failure, or the mapping tag and reason. */
+  readonly detail?: string;
+}
+
+export interface StatusDocument {
+  readonly gateway: {
+    readonly version: string;
+    readonly node: string;
+    readonly pid: number;
+    /** The cluster worker that answered (`--workers N`); absent in a single process. */
+    readonly worker?: number;
+    readonly startedAt: string;
+    readonly uptimeSec: number;
+    readonly configFile: string;
+    readonly inFlight: number;
+  };
+  readonly reloads: { readonly last: ReloadEntry | null; readonly history: readonly ReloadEntry[] };
+  readonly traffic: { readonly lastSecond: number; readonly lastMinute: TrafficWindow };
+  readonly routes: readonly RouteStatus[];
+  readonly circuitBreaker: { readonly enabled: boolean };
+  readonly backends: readonly BackendStatus[];
+  /** The mapping cache's counters (mapping/cache.ts), whether it is on, and hits / (hits + misses), null before a lookup. */
+  readonly mappingCache: MappingCacheStats & { readonly enabled: boolean; readonly hitRatio: number | null };
+  readonly rateLimit: {
+    readonly enabled: boolean;
+    readonly rejectedLastMinute: number;
+    readonly rejectedTotal: number;
+  };
+  readonly streams: { readonly sse: number; readonly websocket: number };
+  /** Newest first, at most 50. */
+  readonly errors: readonly ErrorEntry[];
+}
+
+/** One second of traffic, for the charts. */
+export interface SeriesPoint {
+  /** Unix time in seconds. */
+  readonly t: number;
+  readonly requests: number;
+  readonly errors: number;
+  readonly p50Ms: number | null;
+  readonly p99Ms: number | null;
+}
+
+export interface SeriesDocument {
+  readonly intervalSec: 1;
+  /** Oldest first: the last 300 complete seconds. */
+  readonly points: readonly SeriesPoint[];
+}
