@@ -5,8 +5,8 @@
  *   node --import tsx bench/edge.ts [--duration 5] [--rounds 3] [--handshakes 3000] [--out FILE]
  *
  * 1. Throughput of a small GET proxied to an nginx backend, through Portico, the Node floor
- *    (bench/node-floor.ts, node:http2's compatibility API for h2) and nginx as a proxy (one
- *    worker), each over plain HTTP/1.1, HTTPS/1.1 and h2 over TLS, all driven by
+ *    (bench/node-floor.ts, node:http2's compatibility API for h2; and its h2 through the core
+ *    stream API, a row of its own) and nginx as a proxy (one worker), each over plain HTTP/1.1, HTTPS/1.1 and h2 over TLS, all driven by
  *    h2load at 50 requests in flight: 50 connections for HTTP/1.1, 50 streams on 10 connections
  *    for h2. Rounds rotate the rows. Goals: Portico's h2 and HTTPS/1.1 >= 0.80x its plain HTTP/1.1.
  * 2. TLS handshakes: `--handshakes` new connections of one request each (h2load --h1, opened at
@@ -37,6 +37,8 @@ import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
 
 type Proxy = 'portico' | 'floor' | 'nginx';
+/** A row of its own: the Node floor's h2 through node:http2's core API (`--h2-core`). */
+type Row = Proxy | 'core';
 type Protocol = 'http1' | 'https1' | 'h2';
 const PROTOCOLS: readonly { id: Protocol; label: string }[] = [
   { id: 'http1', label: 'HTTP/1.1 plain' },
@@ -44,9 +46,10 @@ const PROTOCOLS: readonly { id: Protocol; label: string }[] = [
   { id: 'h2', label: 'h2 over TLS' },
 ];
 const PROXIES: readonly Proxy[] = ['portico', 'floor', 'nginx'];
-const PROXY_LABELS: Record<Proxy, string> = {
+const PROXY_LABELS: Record<Row, string> = {
   portico: 'Portico',
   floor: 'Node floor (bench/node-floor.ts)',
+  core: 'Node floor, h2 by the core API (--h2-core)',
   nginx: 'nginx',
 };
 
@@ -281,17 +284,22 @@ async function main(): Promise<void> {
     };
     const plainFloor = await floor([]);
     const tlsFloor = await floor(['--tls', tls.cert, tls.key]);
-    const ports: Record<Proxy, { plain: number; secure: number }> = {
+    const coreFloor = await floor(['--tls', tls.cert, tls.key, '--h2-core']);
+    const ports: Record<Row, { plain: number; secure: number }> = {
       portico: { plain: plainPortico.port, secure: tlsPortico.port },
       floor: { plain: plainFloor.port, secure: tlsFloor.port },
+      core: { plain: plainFloor.port, secure: coreFloor.port },
       nginx: { plain: proxy.plain, secure: proxy.secure },
     };
 
-    const url = (p: Proxy, protocol: Protocol) =>
+    const url = (p: Row, protocol: Protocol) =>
       protocol === 'http1'
         ? `http://127.0.0.1:${ports[p].plain}/api/small`
         : `https://127.0.0.1:${ports[p].secure}/api/small`;
-    const rows = PROXIES.flatMap((p) => PROTOCOLS.map((protocol) => ({ p, protocol, key: `${p} ${protocol.id}` })));
+    const rows = [
+      ...PROXIES.flatMap((p) => PROTOCOLS.map((protocol) => ({ p, protocol, key: `${p} ${protocol.id}` }))),
+      { p: 'core' as const, protocol: PROTOCOLS[2]!, key: 'core h2' },
+    ];
     const samples = new Map<string, H2loadResult[]>(rows.map((r) => [r.key, []]));
     for (const r of rows) await h2load(loadArgs(r.protocol.id, url(r.p, r.protocol.id), 1), pinning?.loadCore);
     for (let round = 1; round <= rounds; round++)
@@ -333,7 +341,7 @@ async function main(): Promise<void> {
     }
     const handshake = handshakeDescription(tlsPortico.port);
 
-    const ratio = (p: Proxy, protocol: Protocol) => rps(`${p} ${protocol}`) / rps(`${p} http1`);
+    const ratio = (p: Row, protocol: Protocol) => rps(`${p} ${protocol}`) / rps(`${p === 'core' ? 'floor' : p} http1`);
     lines.push(
       `# TLS and HTTP/2 on the listener (${new Date().toISOString().slice(0, 10)}, ${m.commit}${m.dirty ? ', uncommitted changes' : ''})`,
       '',
@@ -354,6 +362,7 @@ async function main(): Promise<void> {
       '',
       `Portico h2 / plain HTTP/1.1: ${ratio('portico', 'h2').toFixed(3)}x (goal >= 0.80x); HTTPS/1.1 / plain: ${ratio('portico', 'https1').toFixed(3)}x (goal >= 0.80x). nginx, same run: h2 ${ratio('nginx', 'h2').toFixed(3)}x, HTTPS/1.1 ${ratio('nginx', 'https1').toFixed(3)}x.`,
       `Node floor, same run: h2 ${ratio('floor', 'h2').toFixed(3)}x, HTTPS/1.1 ${ratio('floor', 'https1').toFixed(3)}x. Portico / Node floor: plain ${(rps('portico http1') / rps('floor http1')).toFixed(3)}x, HTTPS/1.1 ${(rps('portico https1') / rps('floor https1')).toFixed(3)}x, h2 ${(rps('portico h2') / rps('floor h2')).toFixed(3)}x.`,
+      `The Node floor's h2 through the core API instead of the compatibility layer: ${ratio('core', 'h2').toFixed(3)}x its plain HTTP/1.1 (${(rps('core h2') / rps('floor h2')).toFixed(3)}x its compatibility-layer h2).`,
       `Portico / nginx: plain ${(rps('portico http1') / rps('nginx http1')).toFixed(3)}x, HTTPS/1.1 ${(rps('portico https1') / rps('nginx https1')).toFixed(3)}x, h2 ${(rps('portico h2') / rps('nginx h2')).toFixed(3)}x.`,
       '',
       '## TLS handshakes',

@@ -13,10 +13,13 @@
  * the factory then hands back an already closed response and the same path runs.
  * With `--tls CERT KEY` it listens with TLS, speaking h2 and HTTP/1.1 (node:http2's secure server
  * with allowHTTP1, h2 requests through its compatibility API): the floor of docs/tls.md's goals.
- * Run: `node node-floor.js BACKEND_URL [port] [--tls CERT KEY]`.
+ * `--h2-core` (with `--tls`) serves h2 only, through node:http2's core API (`stream.respond`, no
+ * compatibility objects): what HTTP/2 costs Node without the layer that gives it the
+ * IncomingMessage/ServerResponse shape.
+ * Run: `node node-floor.js BACKEND_URL [port] [--tls CERT KEY [--h2-core]]`.
  */
 import { createServer } from 'node:http';
-import { createSecureServer } from 'node:http2';
+import { createSecureServer, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
@@ -65,13 +68,31 @@ const handler: Parameters<typeof createServer>[1] = (req, res) => {
 };
 
 const tls = process.argv.indexOf('--tls');
+const tlsOptions = () => ({ cert: readFileSync(process.argv[tls + 1]!), key: readFileSync(process.argv[tls + 2]!) });
 const server =
   tls < 0
     ? createServer({ keepAliveTimeout: 72_000 }, handler)
-    : createSecureServer(
-        { allowHTTP1: true, cert: readFileSync(process.argv[tls + 1]!), key: readFileSync(process.argv[tls + 2]!) },
-        handler as unknown as Parameters<typeof createSecureServer>[1],
-      );
+    : process.argv.includes('--h2-core')
+      ? createSecureServer(tlsOptions()).on('stream', (stream: ServerHttp2Stream, h: IncomingHttpHeaders) => {
+          const path = h[':path'] ?? '/';
+          if (!path.startsWith('/api/')) return void stream.respond({ ':status': 404 }, { endStream: true });
+          pool.stream(
+            { path: path.slice(4), method: h[':method'] as Dispatcher.HttpMethod, headers: withoutHop(h), body: null },
+            ({ statusCode, headers }) => {
+              stream.respond({ ...withoutHop(headers), ':status': statusCode });
+              return stream;
+            },
+            (err) => {
+              if (err === null || stream.destroyed) return;
+              if (stream.headersSent) stream.close();
+              else stream.respond({ ':status': 502 }, { endStream: true });
+            },
+          );
+        })
+      : createSecureServer(
+          { allowHTTP1: true, ...tlsOptions() },
+          handler as unknown as Parameters<typeof createSecureServer>[1],
+        );
 
 server.listen(Number(process.argv[3] ?? 0), '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port }) + '\n');
