@@ -15,7 +15,7 @@
  * The proxies run on core 0 when `taskset` exists (Portico's stdout drained by another process),
  * the nginx backend and h2load on core 1. Certificates are made with openssl for the run.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -254,6 +254,8 @@ async function main(): Promise<void> {
   const pinning = detectPinning(true);
   const nginx = findNginx();
   if (nginx === undefined) throw new Error('nginx is needed (apt-get install -y nginx)');
+  if (spawnSync('h2load', ['--version']).error !== undefined)
+    throw new Error('h2load is needed (apt-get install -y nghttp2-client)');
   mkdirSync(CACHE_DIR, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-edge-'));
   const started: Started[] = [];
