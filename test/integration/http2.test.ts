@@ -193,6 +193,14 @@ routes:
     assert.equal(ws.headers.connection, undefined);
   });
 
+  it('refuses a malformed :authority on that stream alone, like a bad Host', async () => {
+    // Userinfo passes nghttp2's own check of :authority (which resets a stream with a path in it).
+    const bad = await h2request(session, '/api/echo', { ':authority': 'user@evil.example' });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers['x-portico-error'], 'GW_BAD_HOST');
+    assert.equal((await h2request(session, '/api/echo')).status, 200, 'the connection goes on serving');
+  });
+
   it('counts a body sent without content-length against maxBodyBytes', async () => {
     const small = await h2request(session, '/api/echo', { ':method': 'POST' }, Buffer.alloc(600));
     assert.equal(small.status, 200);
