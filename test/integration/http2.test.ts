@@ -194,10 +194,16 @@ routes:
   });
 
   it('refuses a malformed :authority on that stream alone, like a bad Host', async () => {
-    // Userinfo passes nghttp2's own check of :authority (which resets a stream with a path in it).
-    const bad = await h2request(session, '/api/echo', { ':authority': 'user@evil.example' });
-    assert.equal(bad.status, 400);
-    assert.equal(bad.headers['x-portico-error'], 'GW_BAD_HOST');
+    // Userinfo is refused by nghttp2 itself on newer Node versions (a stream reset), and by the
+    // gateway's Host check where nghttp2 lets it through: either way only that stream fails.
+    const bad = await h2request(session, '/api/echo', { ':authority': 'user@evil.example' }).catch(
+      (err: NodeJS.ErrnoException) => err.code ?? String(err),
+    );
+    if (typeof bad === 'string') assert.equal(bad, 'ERR_HTTP2_STREAM_ERROR');
+    else {
+      assert.equal(bad.status, 400);
+      assert.equal(bad.headers['x-portico-error'], 'GW_BAD_HOST');
+    }
     assert.equal((await h2request(session, '/api/echo')).status, 200, 'the connection goes on serving');
   });
 
