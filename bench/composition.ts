@@ -24,6 +24,7 @@ import {
   ROOT,
   detectPinning,
   freePort,
+  porticoFromSource,
   startProcess,
   transpileEntry,
   type Started,
@@ -128,12 +129,11 @@ async function main(): Promise<void> {
     const file = resolve(CACHE_DIR, 'composition.yaml');
     writeFileSync(file, yamlFor(`127.0.0.1:${backend.port}`));
     const port = await freePort();
-    const main = resolve(ROOT, 'src/cli/main.ts');
     started.push(
       await startProcess({
         name: 'portico',
         command: process.execPath,
-        args: ['--import', 'tsx', main, 'start', '--config', file, '--host', '127.0.0.1', '--port', String(port)],
+        args: porticoFromSource(file, port),
         core: pinning?.proxyCore,
         env: { PORTICO_LOG_LEVEL: 'warn' },
         ready: { kind: 'health', port, path: '/health' },

@@ -15,7 +15,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CACHE_DIR, ROOT, detectPinning, startProcess, transpileEntry, type Started } from './lib/processes.js';
+import {
+  CACHE_DIR,
+  ROOT,
+  detectPinning,
+  porticoFromSource,
+  startProcess,
+  transpileEntry,
+  type Started,
+} from './lib/processes.js';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -115,18 +123,7 @@ async function main(): Promise<void> {
       const gw = await startProcess({
         name: `portico-${v.id}`,
         command: process.execPath,
-        args: [
-          '--import',
-          'tsx',
-          resolve(ROOT, 'src/cli/main.ts'),
-          'start',
-          '--config',
-          file,
-          '--host',
-          '127.0.0.1',
-          '--port',
-          String(port),
-        ],
+        args: porticoFromSource(file, port),
         core: pinning?.proxyCore,
         env: { PORTICO_LOG_LEVEL: 'warn' },
         ready: { kind: 'health', port, path: '/health' },

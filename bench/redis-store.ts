@@ -22,6 +22,7 @@ import {
   ROOT,
   detectPinning,
   freePort,
+  porticoFromSource,
   startProcess,
   transpileEntry,
   type Started,
@@ -110,8 +111,7 @@ async function main(): Promise<void> {
       const port = await freePort();
       const file = resolve(CACHE_DIR, `redis-store-${v.id}.yaml`);
       writeFileSync(file, yamlFor(v, backend.port, redis.url));
-      const main = resolve(ROOT, 'src/cli/main.ts');
-      const args = ['--import', 'tsx', main, 'start', '--config', file, '--host', '127.0.0.1', '--port', String(port)];
+      const args = porticoFromSource(file, port);
       started.push(
         await startProcess({
           name: `portico-${v.id}`,

@@ -429,11 +429,12 @@ const loop = async (body: () => Promise<void>) => {
   while (!stopping) await body();
 };
 
-const proxied = () =>
+/** The proxied route's contract, over either protocol: 200 with the backend's 400-byte body. */
+const proxiedClient = (tally: RouteTally, fetch: (path: string) => Promise<{ status: number; body: string }>) => () =>
   loop(async () => {
     try {
-      const r = await get('/proxied');
-      tallies.proxied.record(
+      const r = await fetch('/proxied');
+      tally.record(
         String(r.status),
         r.status !== 200
           ? `status ${r.status}: ${r.body.slice(0, 120)}`
@@ -442,9 +443,10 @@ const proxied = () =>
             : undefined,
       );
     } catch (err) {
-      tallies.proxied.record(`error:${errorName(err)}`, String(err));
+      tally.record(`error:${errorName(err)}`, String(err));
     }
   });
+const proxied = proxiedClient(tallies.proxied, (path) => get(path));
 
 const secret = new TextEncoder().encode(HS256_SECRET);
 const sign = (key: Uint8Array, exp: string | number) =>
@@ -614,22 +616,7 @@ const sse = () =>
     }
   });
 
-const h2proxied = () =>
-  loop(async () => {
-    try {
-      const r = await h2get('/proxied');
-      tallies.h2proxied.record(
-        String(r.status),
-        r.status !== 200
-          ? `status ${r.status}: ${r.body.slice(0, 120)}`
-          : r.body.length !== 400
-            ? `200 with a ${r.body.length}-byte body`
-            : undefined,
-      );
-    } catch (err) {
-      tallies.h2proxied.record(`error:${errorName(err)}`, String(err));
-    }
-  });
+const h2proxied = proxiedClient(tallies.h2proxied, (path) => h2get(path));
 
 const h2aborting = () =>
   loop(async () => {

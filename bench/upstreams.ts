@@ -22,6 +22,7 @@ import {
   cpuSeconds,
   detectPinning,
   freePort,
+  porticoFromSource,
   startProcess,
   transpileEntry,
   type Started,
@@ -43,11 +44,10 @@ async function startPortico(name: string, yaml: string, core: number | undefined
   const file = resolve(CACHE_DIR, `upstreams-${name}.yaml`);
   writeFileSync(file, yaml);
   const port = await freePort();
-  const main = resolve(ROOT, 'src/cli/main.ts');
   return startProcess({
     name: `portico ${name}`,
     command: process.execPath,
-    args: ['--import', 'tsx', main, 'start', '--config', file, '--host', '127.0.0.1', '--port', String(port)],
+    args: porticoFromSource(file, port),
     core,
     drainCore,
     ready: { kind: 'health', port, path: '/health' },

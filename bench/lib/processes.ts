@@ -46,6 +46,12 @@ export function transpileEntry(file: string): string {
   return out;
 }
 
+/** Node arguments that run `portico start` from source (tsx) with `configFile` on 127.0.0.1:`port`. */
+export function porticoFromSource(configFile: string, port: number): string[] {
+  const main = resolve(ROOT, 'src/cli/main.ts');
+  return ['--import', 'tsx', main, 'start', '--config', configFile, '--host', '127.0.0.1', '--port', String(port)];
+}
+
 export interface Started {
   readonly name: string;
   readonly pid: number;
