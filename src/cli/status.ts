@@ -81,8 +81,18 @@ function failed(message: string): StatusRun {
   return { code: 1, stdout: '', stderr: `portico: ${message}\n` };
 }
 
+/**
+ * Control characters (C0 but tab and newline, DEL, C1): text from the document (a path, a
+ * backend's error) never reaches the terminal as escape sequences, whoever serves `--admin URL`.
+ */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
 /** The summary `portico status` prints. */
 export function formatStatus(doc: StatusDocument): string {
+  return summary(doc).replace(CONTROL, '?');
+}
+
+function summary(doc: StatusDocument): string {
   const g = doc.gateway;
   const out: string[] = [];
   out.push(

@@ -80,6 +80,21 @@ config:
     assert.match(ok.stdout, /^Portico /);
   });
 
+  it('prints no control character that a served document holds (no terminal escapes)', async () => {
+    const res = await fetch(`${adminUrl}/api/status`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const doc = (await res.json()) as { errors: { path: string }[] };
+    doc.errors[0]!.path = '/broken\u001b[2J\u009b31m';
+    const forged = await startBackend((_req, r) => json(r, 200, doc));
+    try {
+      const run = await runPortico(['status', '--admin', forged.url], { env: { PORTICO_ADMIN_TOKEN: TOKEN } });
+      assert.equal(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stdout, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+      assert.match(run.stdout, /GET \/broken\?\[2J\?31m /);
+    } finally {
+      await forged.close();
+    }
+  });
+
   it('says when nothing answers, when the configuration has no admin listener, and when the URL is not one', async () => {
     const port = await closedPort();
     const down = await runPortico(['status', '--admin', `http://127.0.0.1:${port}`]);
