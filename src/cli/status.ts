@@ -85,6 +85,7 @@ function failed(message: string): StatusRun {
  * Control characters (C0 but tab and newline, DEL, C1): text from the document (a path, a
  * backend's error) never reaches the terminal as escape sequences, whoever serves `--admin URL`.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 
 /** The summary `portico status` prints. */

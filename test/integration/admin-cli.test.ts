@@ -88,6 +88,7 @@ config:
     try {
       const run = await runPortico(['status', '--admin', forged.url], { env: { PORTICO_ADMIN_TOKEN: TOKEN } });
       assert.equal(run.code, 0, run.stderr);
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point
       assert.doesNotMatch(run.stdout, /[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
       assert.match(run.stdout, /GET \/broken\?\[2J\?31m /);
     } finally {
