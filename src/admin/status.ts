@@ -101,7 +101,11 @@ function backendsOf(config: CompiledConfig, sources: StatusSources, live: LiveSt
     for (const m of r.mapping) use(m.origin.key, r.id);
   }
   const targets = new Map<string, TargetStats[]>();
-  for (const t of sources.targets()) targets.set(t.upstream, [...(targets.get(t.upstream) ?? []), t]);
+  for (const t of sources.targets()) {
+    const list = targets.get(t.upstream);
+    if (list === undefined) targets.set(t.upstream, [t]);
+    else list.push(t);
+  }
   return sources.circuits().map((c): BackendStatus => {
     const own = targets.get(c.origin);
     return {

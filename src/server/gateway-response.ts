@@ -50,16 +50,15 @@ export class GatewayH2Response extends Http2ServerResponse {
   }
 }
 
-const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+const CONNECTION_SPECIFIC_NAMES = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
+const CONNECTION_SPECIFIC = new Set(CONNECTION_SPECIFIC_NAMES);
 
+/** `headers` itself when it has none of those fields (every proxied answer), else a copy without them. */
 function withoutConnectionSpecific(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  for (const name of CONNECTION_SPECIFIC)
-    if (headers[name] !== undefined) {
-      const copy = { ...headers };
-      for (const n of CONNECTION_SPECIFIC) delete copy[n];
-      return copy;
-    }
-  return headers;
+  if (!CONNECTION_SPECIFIC_NAMES.some((name) => headers[name] !== undefined)) return headers;
+  const copy = { ...headers };
+  for (const name of CONNECTION_SPECIFIC_NAMES) delete copy[name];
+  return copy;
 }
 
 /** Marks `res` with the request id (falls back to a header for another response class). */

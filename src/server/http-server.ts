@@ -200,14 +200,6 @@ function hasOneValidHost(req: IncomingMessage): boolean {
 }
 
 /**
- * An HTTP/2 request names its host in `:authority` (Host, which server/http2-request.ts sets
- * from it, otherwise); it needs one, valid, as an HTTP/1.1 request does.
- */
-function validHttp2Host(req: GatewayH2Request): boolean {
-  return req.headers.host !== undefined && hasOneValidHost(req as unknown as IncomingMessage);
-}
-
-/**
  * What a proxy must not forward (RFC 9112 6.1, 6.3; nginx refuses the same): a version other
  * than HTTP/1.x, Transfer-Encoding on HTTP/1.0 (its framing is faulty by definition), a transfer
  * coding other than exactly `chunked` (the body would go on still coded, unknown to the
@@ -215,7 +207,10 @@ function validHttp2Host(req: GatewayH2Request): boolean {
  * The connection closes after the answer: the body that follows is not read.
  */
 function protocolRefusal(req: IncomingMessage): ErrorCode | undefined {
-  if (req instanceof GatewayH2Request) return validHttp2Host(req) ? undefined : 'GW_BAD_HOST';
+  // HTTP/2 frames the body itself; its host (`:authority`, set as Host by server/http2-request.ts)
+  // is required and checked as HTTP/1.1's is.
+  if (req instanceof GatewayH2Request)
+    return req.headers.host !== undefined && hasOneValidHost(req) ? undefined : 'GW_BAD_HOST';
   if (req.httpVersionMajor !== 1) return 'GW_HTTP_VERSION_UNSUPPORTED';
   if (req.rawHeaders.length >= MAX_HEADER_ENTRIES) return 'GW_HEADERS_TOO_LARGE';
   const te = req.headers['transfer-encoding'];
