@@ -6,11 +6,13 @@
  * is how the hot path is compared with the Node floor on a busy machine; `npm run bench` remains
  * the figure users get.
  *   node --import tsx bench/cost.ts [--scenarios small,large,post] [--candidates node-floor,portico]
- *     [--rounds 3] [--duration 5] [--connections 20] [--syscalls] [--no-build]
+ *     [--rounds 3] [--duration 5] [--connections 20] [--syscalls] [--no-build] [--builds DIR,DIR]
+ * `--builds` adds the public route of other Portico builds (dist/ directories inside the checkout,
+ * as for `npm run bench:ab`), so that a change's cost is counted beside the floor in one run.
  * Writes bench/results/<date>-<commit>-cost.md.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, cpuSeconds, detectPinning } from './lib/processes.js';
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '20' },
+    builds: { type: 'string', default: '' },
     syscalls: { type: 'boolean' },
     'no-build': { type: 'boolean' },
   },
@@ -44,6 +47,9 @@ const scenarios = values.scenarios.split(',').map((id) => {
   return s;
 });
 const ids = values.candidates.split(',') as CandidateId[];
+const builds = values.builds.split(',').filter((b) => b !== '');
+for (const b of builds)
+  if (!existsSync(resolve(ROOT, b, 'src/cli/main.js'))) throw new Error(`--builds: no ${b}/src/cli/main.js`);
 const rounds = Math.max(1, Number(values.rounds));
 const durationSec = Math.max(1, Number(values.duration));
 const connections = Math.max(1, Number(values.connections));
@@ -110,19 +116,30 @@ try {
             porticoLogLevel: undefined,
           }),
         );
+      for (const b of builds) {
+        const c = await startCandidate('portico', {
+          pinning,
+          backend,
+          scenarios: [s],
+          porticoCommand: [process.execPath, resolve(ROOT, b, 'src/cli/main.js')],
+          porticoLogLevel: undefined,
+        });
+        started.push({ ...c, label: `${c.label}, build ${b}` });
+      }
       for (const c of started) await measure(c, s, 2); // warm-up
-      const samples = new Map<string, Sample[]>(started.map((c) => [c.id, []]));
+      const samples = new Map<RunningCandidate, Sample[]>(started.map((c) => [c, []]));
       for (let round = 0; round < rounds; round++) {
         const order = started.map((_, i) => started[(i + round) % started.length]!);
-        for (const c of order) samples.get(c.id)!.push(await measure(c, s, durationSec));
+        for (const c of order) samples.get(c)!.push(await measure(c, s, durationSec));
       }
-      const floor = median(samples.get('node-floor')?.map((x) => x.cpuUsPerRequest) ?? []);
+      const floorCandidate = started.find((c) => c.id === 'node-floor');
+      const floor = median((floorCandidate && samples.get(floorCandidate)?.map((x) => x.cpuUsPerRequest)) ?? []);
       const rows = [
         '| candidate | CPU µs / request | rounds | floor / candidate | req/s (not comparable on a busy machine) | syscalls / request | most frequent (per request) |',
         '|---|---:|---|---:|---:|---:|---|',
       ];
       for (const c of started) {
-        const xs = samples.get(c.id)!;
+        const xs = samples.get(c)!;
         const cpu = median(xs.map((x) => x.cpuUsPerRequest));
         const sc = values.syscalls === true ? await syscalls(c, s) : undefined;
         rows.push(

@@ -30,6 +30,7 @@ import { SEMI_SPACE_CAP_MB, tuningFlags } from '../../src/cli/v8-tuning.js';
 export type CandidateId =
   | 'backend'
   | 'node-floor'
+  | 'node-floor-duties'
   | 'node-ceiling'
   | 'fastify'
   | 'portico'
@@ -45,6 +46,7 @@ export type CandidateId =
 export const CANDIDATES: readonly { readonly id: CandidateId; readonly label: string; readonly optIn?: boolean }[] = [
   { id: 'backend', label: 'backend hit directly' },
   { id: 'node-floor', label: 'Node floor (node:http + undici Pool.stream)' },
+  { id: 'node-floor-duties', label: 'Node floor + default duties (access line, ids, X-Forwarded-*, traceparent)' },
   { id: 'node-ceiling', label: 'Node ceiling (bare undici dispatch, tuned V8)' },
   { id: 'fastify', label: '@fastify/http-proxy 11' },
   { id: 'portico', label: 'Portico, public route' },
@@ -166,6 +168,31 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
       notes: [],
       urlFor: (s) => backendUrl + s.path,
       stop: async () => {},
+    };
+  }
+  if (id === 'node-floor-duties') {
+    // Logs like Portico: stdout into a pipe drained by another process, readiness by /health.
+    const port = await freePort();
+    const p = await startProcess({
+      name: label,
+      command: process.execPath,
+      args: [...(ctx.nodeArgs ?? []), transpileEntry(resolve(ROOT, 'bench', `${id}.ts`)), backendUrl, String(port)],
+      core: proxyCore,
+      ready: { kind: 'health', port, path: '/health' },
+      stdout: 'drain',
+      drainCore: ctx.pinning?.loadCore,
+    });
+    const origin = `http://127.0.0.1:${port}`;
+    return {
+      id,
+      label,
+      pid: p.pid,
+      origin,
+      headers: {},
+      notes: [],
+      ...(p.logged === undefined ? {} : { logged: p.logged }),
+      urlFor: prefixed(origin),
+      stop: () => p.stop(),
     };
   }
   if (id === 'node-floor' || id === 'node-ceiling' || id === 'fastify') {

@@ -28,7 +28,8 @@ export const USAGE = `npm run bench -- [options]
   --rounds N              interleaved rounds, medians reported (default 3)         BENCH_ROUNDS
   --connections N         concurrent connections (default 50)                      BENCH_CONNECTIONS
   --scenarios a,b         small,large,post (+ ids from bench/mapping.ts)           BENCH_SCENARIOS
-  --candidates a,b        backend,node-floor,fastify,portico,portico-hs256,portico-metrics,
+  --candidates a,b        backend,node-floor,node-floor-duties,node-ceiling,fastify,portico,
+                          portico-hs256,portico-metrics,
                           portico-mapcache (mapping scenario only),
                           portico-admin (admin listener on, one page open; when named)  BENCH_CANDIDATES
   --loadgen wrk|autocannon  default: wrk when installed                            BENCH_LOADGEN
