@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { accessLogWriter, hundredths } from './access-log.js';
+import { accessLogWriter } from './access-log.js';
+import { LineBatch } from './line-batch.js';
 import type { GatewayEvents } from './events.js';
 
 type RequestEnd = GatewayEvents['request:end'];
@@ -12,6 +13,25 @@ function capture(level = 'info') {
   const logger = pino({ level, base: { service: 'portico' } }, { write: (s: string) => void lines.push(s) }).child({
     role: 'worker',
   });
+  return { logger, lines };
+}
+
+/**
+ * The same logger writing into the gateway's line batch (the stdout path), where the access log
+ * encodes its lines straight into the batch; `lines()` flushes and splits what was handed over.
+ */
+function captureBatched(batchBytes?: number) {
+  const chunks: Buffer[] = [];
+  const batch = new LineBatch({ write: (c: Buffer) => void chunks.push(c) }, { batchBytes });
+  const logger = pino({ level: 'info', base: { service: 'portico' } }, batch).child({ role: 'worker' });
+  const lines = () => {
+    batch.flushSync();
+    return Buffer.concat(chunks)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l + '\n');
+  };
   return { logger, lines };
 }
 
@@ -72,7 +92,41 @@ describe('access log line', () => {
       assert.ok(lines[0]!.endsWith('}\n'));
       assert.deepEqual(withoutTime(lines[0]!), pinoLine(e));
     });
+
+    it(`is the same line, byte for byte, encoded into the line batch, for ${name}`, () => {
+      const asString = capture();
+      const batched = captureBatched();
+      accessLogWriter(asString.logger)(e);
+      accessLogWriter(batched.logger)(e);
+      const [line] = batched.lines();
+      assert.deepEqual(withoutTime(line!), pinoLine(e));
+      // The time may have moved on by a millisecond between the two writes.
+      const timeless = (l: string) => l.replace(/"time":\d+/, '"time":0');
+      assert.equal(timeless(line!), timeless(asString.lines[0]!));
+    });
   }
+
+  it('writes a line too long for a batch as a string, whole', () => {
+    const { logger, lines } = captureBatched(1024);
+    const e = { ...base, path: `/api/${'x'.repeat(2_000)}` };
+    accessLogWriter(logger)(e);
+    accessLogWriter(logger)(base);
+    const written = lines();
+    assert.equal(written.length, 2);
+    assert.deepEqual(withoutTime(written[0]!), pinoLine(e));
+    assert.deepEqual(withoutTime(written[1]!), pinoLine(base));
+  });
+
+  it('passes a full batch on before a line that would not fit, and loses no line', () => {
+    const { logger, lines } = captureBatched(1024);
+    const write = accessLogWriter(logger);
+    for (let i = 0; i < 40; i++) write({ ...base, requestId: `id-${i}` });
+    const written = lines();
+    assert.deepEqual(
+      written.map((l) => (JSON.parse(l) as { reqId: string }).reqId),
+      Array.from({ length: 40 }, (_, i) => `id-${i}`),
+    );
+  });
 
   it('follows the logger level, also when it changes later', () => {
     const { logger, lines } = capture('warn');
@@ -98,21 +152,5 @@ describe('access log line', () => {
       lines.map((l) => (JSON.parse(l) as { level: number }).level),
       [30, 40, 30],
     );
-  });
-});
-
-describe('hundredths', () => {
-  it('writes every duration in hundredths of a millisecond as JavaScript writes the number', () => {
-    for (let h = 0; h <= 200_000; h++) {
-      const ms = h / 100;
-      if (hundredths(ms) !== String(ms)) assert.fail(`${ms}: ${hundredths(ms)}`);
-    }
-    assert.equal(hundredths(3_600_000.07), '3600000.07');
-  });
-
-  it('rounds a finer duration to hundredths', () => {
-    assert.equal(hundredths(1.234), '1.23');
-    assert.equal(hundredths(0.996), '1');
-    assert.equal(hundredths(2.0049), '2');
   });
 });

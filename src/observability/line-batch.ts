@@ -7,7 +7,8 @@
  * Design note:
  * - each line is encoded at once into one reused off-heap buffer, so its string dies young
  *   (lines kept as strings until written get promoted to the old generation under load); the
- *   chunk handed over is a copy of just the bytes used;
+ *   chunk handed over is a copy of just the bytes used. A writer may also encode its line
+ *   straight into that buffer (`writeEncoded`), with no string at all;
  * - the output reports how many bytes it still holds (`pendingBytes`). When a chunk would take
  *   that past `maxPendingBytes`, the chunk is dropped and its lines counted instead: a sink that
  *   cannot keep up (a pipe nobody reads, a stalled log collector) costs a bounded amount of
@@ -81,13 +82,32 @@ export class LineBatch {
       }
     }
     this.used += this.buf.write(line, this.used);
+    this.added();
+    return true;
+  }
+
+  /**
+   * Adds a line that `encode` writes straight into the batch, from `at`, returning where it
+   * stopped; it must write at most `maxBytes` bytes. Nothing is written and false returned when
+   * a line that long could never fit a batch: the caller then writes it as a string.
+   */
+  writeEncoded<T>(maxBytes: number, encode: (buf: Buffer, at: number, value: T) => number, value: T): boolean {
+    if (this.used + maxBytes > this.batchBytes) {
+      if (maxBytes > this.batchBytes) return false;
+      this.pass();
+    }
+    this.used = encode(this.buf, this.used, value);
+    this.added();
+    return true;
+  }
+
+  private added(): void {
     this.lines++;
     if (this.timer === undefined) {
       this.timer = setTimeout(this.onDelay, this.maxDelayMs);
       // A quiet gateway must still be able to exit; shutdown flushes explicitly.
       this.timer.unref();
     }
-    return true;
   }
 
   /** Sends the count of dropped lines to `reporter` (see the design note); replaces any earlier one. */
