@@ -80,15 +80,19 @@ function newSpaceBytes(): number {
 
 /**
  * Keeps the young generation's semi-spaces at or below `semiSpaceCapMb`. V8 doubles them (up to
- * 16 MB) after scavenges that copied more than their size, and halves them when allocation stops;
- * it reads the growth factor at each decision. After every collection this sets the factor to 1
- * once the cap is reached and back to 2 below it (after V8 shrank the space while idle). Growth
- * needs a semi-space's worth of survivors since the last growth, many scavenges, so the observer
- * (which runs right after a collection) is always in time. The observer does not keep the
- * process alive.
+ * 16 MB, 64 MB on V8 13) after scavenges that copied more than their size, and halves them when
+ * allocation stops; it reads the growth factor at each decision. After every collection this
+ * sets the factor to 1 once the cap is reached and back to 2 below it (after V8 shrank the space
+ * while idle). Growth needs a semi-space's worth of survivors since the last growth, so between
+ * event-loop turns the observer is in time. It is not within one long synchronous stretch, such
+ * as loading the gateway's modules, when its callbacks cannot run: the factor therefore starts
+ * at 1, and growth begins with the first callback, once start-up yields to the event loop
+ * (at 2 from the start, the young generation reached 32 MB before the first one). The observer
+ * does not keep the process alive.
  */
 export function capYoungGeneration(semiSpaceCapMb: number): void {
-  let factor = 2;
+  let factor = 1;
+  setFlagsFromString('--semi-space-growth-factor=1');
   const adjust = () => {
     const wanted = growthFactorFor(newSpaceBytes(), semiSpaceCapMb);
     if (wanted === factor) return;
@@ -97,7 +101,6 @@ export function capYoungGeneration(semiSpaceCapMb: number): void {
   };
   const observer = new PerformanceObserver(adjust);
   observer.observe({ entryTypes: ['gc'] });
-  adjust();
 }
 
 /** False when `PORTICO_V8_TUNING` turns the tuning off (`off`, `false`, `0`, `no`). */
