@@ -19,8 +19,6 @@ import {
   putUint,
 } from './json-bytes.js';
 
-export { hundredths } from './json-bytes.js';
-
 type RequestEnd = GatewayEvents['request:end'];
 
 /** JSON string literals: plain printable ASCII as is, anything else through JSON.stringify. */
