@@ -30,7 +30,7 @@ let draft2020: Ajv2020 | undefined;
 
 /**
  * ajv is loaded with the first schema compiled, not with this module: a configuration without
- * `request.schema` never carries it in memory (about 1.6 MB of heap with ajv-formats).
+ * `request.schema` never loads it (ajv and ajv-formats: 117 files, about 1.3 MB of heap).
  */
 const requireModule = createRequire(import.meta.url);
 function newValidator(wants2020: boolean): Ajv | Ajv2020 {
