@@ -92,7 +92,7 @@ describe('V8 tuning: young generation cap', () => {
   });
 
   it('holds the cap through a synchronous start-up that allocates before the event loop turns', async () => {
-    // The gateway's own cap, 8 MB: V8 alone grows past it during such a start-up (to 32 MB here).
+    // An 8 MB cap: V8 alone grows past it during such a start-up (to 32 MB here).
     const [capped, free] = await Promise.all([youngBytes(true, true, 8), youngBytes(false, true, 8)]);
     assert.ok(capped <= (V8_MAJOR < 13 ? 16 : 20) * MB, `with the cap the young generation grew to ${capped} bytes`);
     assert.ok(free >= 2 * capped, `without the cap the young generation grew to ${free} bytes (${capped} with it)`);

@@ -41,7 +41,7 @@ const V8_TUNING: readonly Tuning[] = [
 ];
 
 /** Semi-space size (MB) the young generation is capped at, unless the operator sized it. */
-export const SEMI_SPACE_CAP_MB = 8;
+export const SEMI_SPACE_CAP_MB = 4;
 const SEMI_SPACE_FLAGS = [
   '--max-semi-space-size',
   '--min-semi-space-size',
@@ -115,7 +115,7 @@ export function appliedV8Tuning(): readonly string[] {
   return applied;
 }
 
-/** Sets the tuning in this process and records it (the semi-space cap as `semi-space cap 8 MB`). */
+/** Sets the tuning in this process and records it (the semi-space cap as `semi-space cap 4 MB`). */
 export function applyV8Tuning(execArgv: readonly string[], nodeOptions: string | undefined): void {
   const given = givenFlags(execArgv, nodeOptions);
   const flags = tuningFlags(given);

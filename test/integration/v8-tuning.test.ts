@@ -16,7 +16,7 @@ const ALL = [
   '--no-allocation-site-pretenuring',
   '--heap-growing-percent=30',
   '--no-wasm-loop-unrolling',
-  'semi-space cap 8 MB',
+  'semi-space cap 4 MB',
 ];
 
 describe('V8 tuning through the CLI', () => {
