@@ -2,7 +2,7 @@
  * A/B of two Portico builds on one scenario: `npm run bench:ab -- --old DIR --new DIR`. Both run
  * side by side (pinned like `npm run bench`) and are measured in many short interleaved rounds
  * (ABBA order); the result is the median new/old ratio of requests/s with its interquartile
- * range. On these shared machines a single run of the same build against itself moves by
+ * range, and the same for p99 latency (each round's p99 of the new build over the old's). On these shared machines a single run of the same build against itself moves by
  * 0.86x-1.18x, so a 3-5% change only shows in a median of 12 or more rounds.
  *
  * A build is a `dist/` directory inside the checkout (so that node_modules resolves), e.g.:
@@ -137,6 +137,7 @@ try {
   await measure(a, 1);
   await measure(b, 1);
   const ratios: number[] = [];
+  const p99Ratios: number[] = [];
   for (let round = 1; round <= rounds; round++) {
     // ABBA: neither build always runs first.
     const [first, second] = round % 2 === 1 ? [a, b] : [b, a];
@@ -144,19 +145,23 @@ try {
     const r2 = await measure(second, durationSec);
     const [ra, rb] = first === a ? [r1, r2] : [r2, r1];
     ratios.push(rb.rps / ra.rps);
+    p99Ratios.push(rb.p99Ms / ra.p99Ms);
     process.stderr.write(
-      `round ${round}/${rounds}: old ${Math.round(ra.rps)} req/s, new ${Math.round(rb.rps)} req/s, new/old ${(rb.rps / ra.rps).toFixed(3)}\n`,
+      `round ${round}/${rounds}: old ${Math.round(ra.rps)} req/s p99 ${ra.p99Ms.toFixed(2)} ms, new ${Math.round(rb.rps)} req/s p99 ${rb.p99Ms.toFixed(2)} ms, new/old ${(rb.rps / ra.rps).toFixed(3)}\n`,
     );
   }
-  const sorted = [...ratios].sort((x, y) => x - y);
   // Quantile by linear interpolation between the two nearest rounds.
-  const at = (q: number) => {
+  const quantile = (values: number[], q: number) => {
+    const sorted = [...values].sort((x, y) => x - y);
     const pos = q * (sorted.length - 1);
     const lo = sorted[Math.floor(pos)]!;
     return lo + (sorted[Math.ceil(pos)]! - lo) * (pos - Math.floor(pos));
   };
+  const summary = (values: number[]) =>
+    `median ${quantile(values, 0.5).toFixed(3)} (IQR ${quantile(values, 0.25).toFixed(3)}-${quantile(values, 0.75).toFixed(3)}, ${rounds} rounds of ${durationSec} s)`;
   process.stdout.write(
-    `${scenario.title}, ${id === newId ? id : `${id} -> ${newId}`}: new/old requests/s median ${at(0.5).toFixed(3)} (IQR ${at(0.25).toFixed(3)}-${at(0.75).toFixed(3)}, ${rounds} rounds of ${durationSec} s)\n` +
+    `${scenario.title}, ${id === newId ? id : `${id} -> ${newId}`}: new/old requests/s ${summary(ratios)}\n` +
+      `new/old p99 latency ${summary(p99Ratios)} (lower is better)\n` +
       `peak RSS: old ${peakRssMb(a.pid)?.toFixed(0) ?? '?'} MB, new ${peakRssMb(b.pid)?.toFixed(0) ?? '?'} MB\n` +
       `backend: ${backends.description}\n`,
   );

@@ -392,10 +392,10 @@ class PrimaryCall extends BackendCall {
     return true;
   }
 
-  override onData(chunk: Buffer): boolean {
+  protected override onBody(chunk: Buffer): boolean {
     const chunks = this.buffered;
     const ex = this.ex;
-    if (chunks === undefined || ex === undefined) return super.onData(chunk);
+    if (chunks === undefined || ex === undefined) return super.onBody(chunk);
     this.size += chunk.length;
     if (this.size <= this.mapped.maxBodyBytes) {
       chunks.push(chunk);
@@ -405,7 +405,7 @@ class PrimaryCall extends BackendCall {
     this.buffered = undefined;
     ex.res.writeHead(this.status, this.headers);
     for (const c of chunks) ex.res.write(c);
-    return super.onData(chunk);
+    return super.onBody(chunk);
   }
 
   override onComplete(): void {

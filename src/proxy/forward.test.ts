@@ -1,15 +1,20 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ForwardCall } from './forward.js';
+import { DeadlineSweep } from '../upstream/call-deadlines.js';
 import { fakeCall, fakeExchange, rawHeaders } from '../../test/support/fake-backend-call.js';
 
-/** A started call: the test then plays undici (onConnect, onHeaders, onData...). */
-function started(method = 'GET') {
+/**
+ * A call on a clock the test moves, not started: the test then plays undici (onConnect,
+ * onHeaders, onData...); `at(ms)` moves the clock and runs the deadline sweep.
+ */
+function timed(overrides: Parameters<typeof fakeCall>[0] = {}, method = 'GET') {
+  let clock = 0;
+  const deadlines = new DeadlineSweep(() => clock);
   const { ex, res, req } = fakeExchange(method);
-  const call = fakeCall();
+  const call = fakeCall({ deadlines, ...overrides });
   let resolved = 0;
   const handler = new ForwardCall(ex, call, () => resolved++);
-  handler.start();
   const aborts: Error[] = [];
   return {
     ex,
@@ -17,10 +22,22 @@ function started(method = 'GET') {
     req,
     call,
     handler,
+    deadlines,
     aborts,
     resolved: () => resolved,
     connect: () => handler.onConnect((err) => void aborts.push(err ?? new Error('abort'))),
+    at(ms: number) {
+      clock = ms;
+      deadlines.check();
+    },
   };
+}
+
+/** A started call. */
+function started(method = 'GET') {
+  const t = timed({}, method);
+  t.handler.start();
+  return t;
 }
 
 const names = (reported: { name: string }[]) => reported.map((r) => r.name);
@@ -190,33 +207,86 @@ describe('ForwardCall', () => {
     assert.equal(t.aborts.length, 0);
   });
 
-  it('a call queued behind a full pool is answered 504 at backendSec and dropped at dispatch', (ctx) => {
-    ctx.mock.timers.enable({ apis: ['setTimeout'] });
-    const { ex, res } = fakeExchange();
-    const call = fakeCall();
-    call.pool.inFlight = 1; // the pool's one connection is busy
-    let resolved = 0;
-    const handler = new ForwardCall(ex, call, () => resolved++);
-    handler.start();
-    ctx.mock.timers.tick(999);
-    assert.equal(res.headersSent, false);
-    ctx.mock.timers.tick(1);
-    assert.equal(res.head?.status, 504);
-    assert.equal(ex.upstreamFailure, 'timeout');
-    assert.equal(resolved, 1);
-    assert.deepEqual(names(call.reported), ['upstream:error']);
-    const aborts: Error[] = [];
-    handler.onConnect((err) => void aborts.push(err!));
-    assert.equal(aborts.length, 1, 'the queued call never reaches the backend');
-    handler.onError(aborts[0]!);
-    assert.equal(call.pool.inFlight, 1, 'only the busy call is left');
-    assert.equal(resolved, 1);
+  it('a call queued behind a full pool is answered 504 at backendSec and dropped at dispatch', () => {
+    const t = timed();
+    t.call.pool.inFlight = 1; // the pool's one connection is busy
+    t.handler.start();
+    t.at(999);
+    assert.equal(t.res.headersSent, false);
+    t.at(1_000);
+    assert.equal(t.res.head?.status, 504);
+    assert.equal(t.ex.upstreamFailure, 'timeout');
+    assert.equal(t.resolved(), 1);
+    assert.deepEqual(names(t.call.reported), ['upstream:error']);
+    t.connect();
+    assert.equal(t.aborts.length, 1, 'the queued call never reaches the backend');
+    t.handler.onError(t.aborts[0]!);
+    assert.equal(t.call.pool.inFlight, 1, 'only the busy call is left');
+    assert.equal(t.resolved(), 1);
+    assert.equal(t.deadlines.size, 0, 'a finished call is no longer watched');
   });
 
-  it('a call with a free connection arms no deadline of its own (undici times the head)', (ctx) => {
-    ctx.mock.timers.enable({ apis: ['setTimeout'] });
-    const t = started();
-    ctx.mock.timers.tick(5_000);
-    assert.equal(t.res.head, undefined);
+  it('undici times nothing: the call dispatches with its timers off and keeps the deadlines itself', () => {
+    const t = timed();
+    t.handler.start();
+    const { headersTimeout, bodyTimeout } = t.call.dispatched[0]!.options as {
+      headersTimeout?: number;
+      bodyTimeout?: number;
+    };
+    assert.deepEqual({ headersTimeout, bodyTimeout }, { headersTimeout: 0, bodyTimeout: 0 });
+    assert.equal(t.deadlines.size, 1);
+  });
+
+  it('a connected call without a head at backendSec is aborted as a headers timeout (504)', () => {
+    const t = timed();
+    t.handler.start();
+    t.connect();
+    t.at(999);
+    assert.equal(t.aborts.length, 0);
+    t.at(1_000);
+    assert.equal(t.aborts.length, 1);
+    assert.equal((t.aborts[0] as Error & { code?: string }).code, 'UND_ERR_HEADERS_TIMEOUT');
+    t.handler.onError(t.aborts[0]!);
+    assert.equal(t.res.head?.status, 504);
+    assert.equal(t.res.head?.headers['x-portico-error'], 'GW_UPSTREAM_TIMEOUT');
+    assert.equal(t.deadlines.size, 0);
+  });
+
+  it('a body silent for backendIdleSec is aborted as a body timeout; each chunk moves the deadline', () => {
+    const t = timed({ bodyTimeoutMs: 500 });
+    t.handler.start();
+    t.connect();
+    t.at(100);
+    t.handler.onHeaders(200, rawHeaders({ 'content-length': '4' }), () => undefined);
+    t.at(599);
+    t.handler.onData(Buffer.from('ab'));
+    t.at(1_098);
+    assert.equal(t.aborts.length, 0, '499 ms after the last chunk');
+    t.at(1_099);
+    assert.equal(t.aborts.length, 1);
+    assert.equal((t.aborts[0] as Error & { code?: string }).code, 'UND_ERR_BODY_TIMEOUT');
+  });
+
+  it('the body deadline waits while the client is the one not taking the answer', () => {
+    const t = timed({ bodyTimeoutMs: 500 });
+    t.handler.start();
+    t.connect();
+    t.handler.onHeaders(200, rawHeaders({ 'content-length': '4' }), () => undefined);
+    t.res.accepts = false;
+    assert.equal(t.handler.onData(Buffer.from('ab')), false);
+    t.at(5_000);
+    assert.equal(t.aborts.length, 0, "a slow client is config.writeTimeoutSec's business");
+    t.res.accepts = true;
+    t.res.emit('drain');
+    t.at(5_499);
+    assert.equal(t.aborts.length, 0);
+    t.at(5_500);
+    assert.equal(t.aborts.length, 1, 'silent for 500 ms since the client drained');
+  });
+
+  it('a call with no backendSec has no head deadline', () => {
+    const t = timed({ headersTimeoutMs: 0 });
+    t.handler.start();
+    assert.equal(t.deadlines.size, 0);
   });
 });

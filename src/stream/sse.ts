@@ -78,8 +78,8 @@ export class SseCall extends BackendCall {
     return true;
   }
 
-  override onData(chunk: Buffer): boolean {
-    return this.endedByGateway || super.onData(chunk);
+  protected override onBody(chunk: Buffer): boolean {
+    return this.endedByGateway || super.onBody(chunk);
   }
 
   protected override fail(ex: Exchange, err: Error): void {

@@ -14,17 +14,26 @@
  * straight into the object `writeHead` takes instead (docs/performance.md).
  *
  * Lifecycle of one call, and what ends it:
- *   start        pick the pool, count the call, dispatch (a queue deadline when the pool is full)
+ *   start        pick the pool, count the call, dispatch; the head's deadline starts
  *   onConnect    a connection: a call given up meanwhile (client gone, deadline) aborts now
- *   onHeaders    1xx skipped; otherwise parse, record the status, report, `onResponse`
- *   onData       written to the client with backpressure (undici pauses until 'drain')
+ *   onHeaders    1xx skipped; otherwise parse, record the status, report, `onResponse`;
+ *                the body's idle deadline starts
+ *   onData       `onBody`: written to the client with backpressure (undici pauses until 'drain')
  *   onComplete   the client response ends                               -> finished, settled
  *   onError      one failure path: answer 502/504, or cut a started answer -> finished, settled
  * "Finished" is the backend call's end (the count drops); "settled" is the pipeline's resolve.
- * They can come apart: a 504 at the queue deadline settles before the call is dropped, a mapped
- * answer finishes its backend call before it is enriched and settled.
+ * They can come apart: a 504 at the deadline of a call still queued for a connection settles
+ * before the call is dropped, a mapped answer finishes its backend call before it is enriched and
+ * settled.
+ *
+ * Deadlines are the gateway's, not undici's (upstream/call-deadlines.ts says why): the head is due
+ * `headersTimeoutMs` after the call started, or after the request body was sent when it streams;
+ * then no more than `bodyTimeoutMs` may pass between two body chunks. Like undici's own timers, a
+ * deadline does not run out on the client: not while the client is still sending the body, nor
+ * while the answer waits for the client to take what was written.
  */
-import type { Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { errors, type Dispatcher } from 'undici';
 import type { Exchange } from '../pipeline/types.js';
 import type { CompiledRoute } from '../config/types.js';
 import type { EventBus, UpstreamCall } from '../observability/events.js';
@@ -42,6 +51,7 @@ import {
 import { classifyUpstreamError, type UpstreamFailureKind } from './upstream-error.js';
 import { editHeaderList, editHeaderRecord } from './header-edits.js';
 import { answerCompleted } from '../response/answer-completed.js';
+import { callDeadlines, type DeadlineSweep, type Watched } from './call-deadlines.js';
 
 export interface BackendCallOptions {
   readonly upstream: Upstream;
@@ -59,6 +69,8 @@ export interface BackendCallOptions {
   readonly identityEncoding?: boolean;
   /** Long-lived answers (SSE): the call goes out on the upstream's stream pool. */
   readonly streaming?: boolean;
+  /** What watches the calls' deadlines (default: the process's `callDeadlines`). */
+  readonly deadlines?: DeadlineSweep;
 }
 
 /** What every call of one route shares, fixed at config load. */
@@ -71,6 +83,7 @@ export interface RouteCall {
   readonly method: Dispatcher.HttpMethod;
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
+  readonly deadlines: DeadlineSweep;
   readonly events: EventBus;
 }
 
@@ -86,6 +99,7 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
     method: route.method as Dispatcher.HttpMethod,
     headersTimeoutMs: options.headersTimeoutMs,
     bodyTimeoutMs: options.bodyTimeoutMs,
+    deadlines: options.deadlines ?? callDeadlines,
     events: options.events,
   };
 }
@@ -285,25 +299,38 @@ class QueueTimeout extends Error {
  * One call to the backend of one request; `start()` sends it, the pipeline's `resolve` runs once
  * the client has its answer. Subclasses say what an answer becomes (`onResponse`).
  */
-export abstract class BackendCall implements Dispatcher.DispatchHandler {
+export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched {
   /** undici's abort for this call, from onConnect. */
   private abortCall: ((err?: Error) => void) | undefined;
   /** Resumes the backend connection's parser after onData returned false. */
   private resumeCall: (() => void) | undefined;
   /** Set when the call must end before it got a connection: applied in onConnect. */
   private giveUp: Error | undefined;
-  private deadline: NodeJS.Timeout | undefined;
+  /** When the head, or the next body chunk, is due (on the clock of `call.deadlines`, which watches it). */
+  deadlineAt = Number.POSITIVE_INFINITY;
+  sweepPrev: Watched | undefined;
+  sweepNext: Watched | undefined;
+  sweepBy: DeadlineSweep | undefined;
+  /** The request body while it streams to the backend and is not all sent yet. */
+  private upload: Readable | undefined;
+  /** The answer waits for the client to take what was written ('drain'). */
+  private waitingForClient = false;
   private pool: BackendPool | undefined;
   /** Attempts made again after a failed one (retries on a named upstream). */
   private retried = 0;
   /** The attempt being given up for a retry, with the time the next one has. */
-  private retrying: { readonly reason: string; readonly timeoutMs: number } | undefined;
+  private retrying: string | undefined;
   private settled = false;
   private finished = false;
   /** The client left before its answer ended: the call's end is the client's outcome. */
   private clientLeft = false;
   protected readonly started = performance.now();
-  private readonly onDrain = () => this.resumeCall?.();
+  private readonly onDrain = () => {
+    this.waitingForClient = false;
+    const ms = this.call.bodyTimeoutMs;
+    if (ms > 0) this.deadlineAt = this.call.deadlines.now() + ms;
+    this.resumeCall?.();
+  };
   /**
    * The exchange and the pipeline's resolve, dropped once the call is finished and settled:
    * undici keeps a finished handler reachable for a while, and the request's whole object graph
@@ -331,26 +358,30 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     // A client that leaves must release the backend connection at once, so it can serve the next request.
     ex.onClose = this.onClientClose;
     this.call.upstream.retryBudget?.call();
-    this.dispatchAttempt(ex, undefined, this.call.headersTimeoutMs);
+    const { headersTimeoutMs, deadlines } = this.call;
+    if (headersTimeoutMs > 0) {
+      this.deadlineAt = deadlines.now() + headersTimeoutMs;
+      deadlines.watch(this, headersTimeoutMs);
+    }
+    this.dispatchAttempt(ex, undefined);
   }
 
   /** Sends one attempt of the call on a pool (another than `avoid` when there is one). */
-  private dispatchAttempt(ex: Exchange, avoid: BackendPool | undefined, headersTimeoutMs: number): void {
+  private dispatchAttempt(ex: Exchange, avoid: BackendPool | undefined): void {
     const call = this.call;
     const pool = callStarted(call.upstream, call.streaming, avoid);
     this.pool = pool;
-    // undici starts headersTimeout when the request gets a connection. With every pooled
-    // connection busy the request first waits in the queue: so the gateway answers the 504 itself
-    // at the deadline (backendSec after arrival) and the queued call is dropped at dispatch.
-    if (this.deadline === undefined && pool.inFlight > pool.connections) this.armQueueDeadline(headersTimeoutMs);
+    const body = upstreamBody(ex);
+    this.upload = body === null || Buffer.isBuffer(body) ? undefined : body;
     pool.dispatcher.dispatch(
       {
         path: backendPath(call.route, ex),
         method: ex.req.method === 'HEAD' ? 'HEAD' : call.method,
         headers: backendHeaders(call, ex, pool.origin.hostHeader),
-        body: upstreamBody(ex),
-        headersTimeout: headersTimeoutMs,
-        bodyTimeout: call.bodyTimeoutMs,
+        body,
+        // 0: no timer of undici's; the deadlines are this call's (see the header comment).
+        headersTimeout: 0,
+        bodyTimeout: 0,
       },
       this,
     );
@@ -361,32 +392,27 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
    * left for the route and in its budget, a body that can be sent again, time left before the
    * route's deadline, and a client still waiting. Takes the retry from the budget when it does.
    */
-  private mayRetry(ex: Exchange): number | undefined {
+  private mayRetry(ex: Exchange): boolean {
     const call = this.call;
     if (this.retried >= call.route.retries || this.settled || this.clientLeft || this.giveUp !== undefined)
-      return undefined;
-    if (ex.body === undefined && announcesBody(ex.req)) return undefined;
-    const left = call.headersTimeoutMs - (performance.now() - this.started);
-    if (left < 1) return undefined;
-    if (call.upstream.retryBudget?.tryRetry() !== true) return undefined;
-    return left;
+      return false;
+    if (ex.body === undefined && announcesBody(ex.req)) return false;
+    if (this.deadlineAt - call.deadlines.now() < 1) return false;
+    return call.upstream.retryBudget?.tryRetry() === true;
   }
 
   /** Ends a failed attempt and sends the next one (the deadline keeps running). */
-  private retry(ex: Exchange, reason: string, headersTimeoutMs: number): void {
+  private retry(ex: Exchange, reason: string): void {
     const failed = this.pool!;
     callOutcome(failed, true);
     callEnded(failed);
     this.pool = undefined;
     this.abortCall = undefined;
     this.resumeCall = undefined;
-    // The queue deadline, if any, is armed again for the time left.
-    if (this.deadline !== undefined) clearTimeout(this.deadline);
-    this.deadline = undefined;
     this.retried++;
     const { events, route, upstream } = this.call;
     reportRetry(events, { requestId: ex.requestId, routeId: route.id, upstream }, failed, reason);
-    this.dispatchAttempt(ex, failed, headersTimeoutMs);
+    this.dispatchAttempt(ex, failed);
   }
 
   /** The exchange's `onClose`: the client response closed, finished or not. */
@@ -406,19 +432,6 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     else this.giveUp ??= reason;
   }
 
-  private armQueueDeadline(ms: number): void {
-    this.deadline = setTimeout(() => {
-      const why = new QueueTimeout();
-      const ex = this.ex;
-      // Answered before the abort: aborting a dispatched call reports its error synchronously.
-      if (ex !== undefined && ex.upstreamStatus === undefined && !this.settled) {
-        this.fail(ex, why);
-        this.settle();
-      }
-      this.abort(why);
-    }, ms);
-  }
-
   onConnect(abort: (err?: Error) => void): void {
     this.abortCall = abort;
     if (this.giveUp !== undefined) abort(this.giveUp);
@@ -428,7 +441,6 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     // 1xx (103 Early Hints...) are the backend's to the gateway, not forwarded.
     if (statusCode < 200) return true;
-    if (this.deadline !== undefined) clearTimeout(this.deadline);
     const { ex, call } = this;
     if (ex === undefined || this.settled) {
       this.abort(new ClientGone());
@@ -444,10 +456,9 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     }
     if (retryableStatus(statusCode) && this.pool !== undefined) {
       // A target that says it cannot serve: another may (the answer is dropped with its connection).
-      const left = this.mayRetry(ex);
-      if (left !== undefined) {
+      if (this.mayRetry(ex)) {
         reportResponse(call, 'backend', statusCode, this.started);
-        this.retrying = { reason: `status ${statusCode}`, timeoutMs: left };
+        this.retrying = `status ${statusCode}`;
         this.abortCall?.(new RetryAttempt());
         return false;
       }
@@ -455,6 +466,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
     this.resumeCall = resume;
     if (this.pool !== undefined) callOutcome(this.pool, statusCode >= 500);
     ex.upstreamStatus = statusCode;
+    this.nextChunkDue();
     reportResponse(call, 'backend', statusCode, this.started);
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
     const edit = call.route.editHeaders.response;
@@ -469,12 +481,77 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
+    const ms = this.call.bodyTimeoutMs;
+    if (ms > 0) this.deadlineAt = this.call.deadlines.now() + ms;
+    return this.onBody(chunk);
+  }
+
+  /** What a body chunk becomes (relayed to the client here); false pauses the backend connection. */
+  protected onBody(chunk: Buffer): boolean {
     const res = this.ex?.res;
     if (res !== undefined && !res.write(chunk)) {
+      this.waitingForClient = true;
       res.once('drain', this.onDrain);
       return false;
     }
     return true;
+  }
+
+  /** undici: a chunk of a streamed request body went out; the head is due a full wait after the last one. */
+  onBodySent(): void {
+    const ms = this.call.headersTimeoutMs;
+    if (this.upload !== undefined && ms > 0) this.deadlineAt = this.call.deadlines.now() + ms;
+  }
+
+  /** undici: the whole request went out. */
+  onRequestSent(): void {
+    if (this.upload === undefined) return;
+    this.onBodySent();
+    this.upload = undefined;
+  }
+
+  /** The head arrived: from now the body's idle deadline applies, if the route has one. */
+  private nextChunkDue(): void {
+    const { bodyTimeoutMs: ms, deadlines } = this.call;
+    if (ms <= 0) return deadlines.unwatch(this);
+    this.deadlineAt = deadlines.now() + ms;
+    deadlines.watch(this, ms);
+  }
+
+  /**
+   * The sweep found the deadline passed (call-deadlines.ts). The call stays watched until it
+   * finishes: an attempt that goes again on another target is held to the same deadline.
+   */
+  overdue(now: number): void {
+    const ex = this.ex;
+    if (ex === undefined || this.finished) return this.call.deadlines.unwatch(this);
+    if (ex.upstreamStatus === undefined) return this.headOverdue(ex, now);
+    // The body: not while the answer waits for the client (config.writeTimeoutSec is the client's limit).
+    if (this.waitingForClient) {
+      this.deadlineAt = now + this.call.bodyTimeoutMs;
+      return;
+    }
+    this.abort(new errors.BodyTimeoutError());
+  }
+
+  private headOverdue(ex: Exchange, now: number): void {
+    if (this.abortCall === undefined) {
+      // Still queued for a pooled connection: the client gets its 504 now, the call is dropped at dispatch.
+      const why = new QueueTimeout();
+      if (!this.settled) {
+        this.fail(ex, why);
+        this.settle();
+      }
+      this.abort(why);
+      return;
+    }
+    // The client is still sending the body and the backend takes it: the client's own limit
+    // (timeouts.clientBodySec) applies, not the backend's.
+    if (this.upload === ex.req && !ex.req.isPaused()) {
+      this.deadlineAt = now + this.call.headersTimeoutMs;
+      return;
+    }
+    this.abort(new errors.HeadersTimeoutError());
   }
 
   onComplete(): void {
@@ -490,16 +567,15 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
       // The attempt given up in onHeaders ended: the next one goes out.
       this.retrying = undefined;
       if (ex !== undefined && !this.settled && !this.clientLeft) {
-        this.retry(ex, retrying.reason, retrying.timeoutMs);
+        this.retry(ex, retrying);
         return;
       }
     } else if (ex !== undefined && ex.upstreamStatus === undefined && this.pool !== undefined) {
       // No connection, or a reset before any answer: the target never worked on it.
       const kind = retryableFailure(err);
       if (kind !== undefined) {
-        const left = this.mayRetry(ex);
-        if (left !== undefined) {
-          this.retry(ex, kind, left);
+        if (this.mayRetry(ex)) {
+          this.retry(ex, kind);
           return;
         }
       }
@@ -531,7 +607,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler {
   protected finish(): void {
     if (this.finished) return;
     this.finished = true;
-    if (this.deadline !== undefined) clearTimeout(this.deadline);
+    this.call.deadlines.unwatch(this);
     if (this.pool !== undefined) callEnded(this.pool);
     this.release();
   }

@@ -163,3 +163,68 @@ config:
     assert.equal(body.te, 'chunked');
   });
 });
+
+/**
+ * A streamed body (requestBuffering: false) is still being sent while the backend waits for it:
+ * `timeouts.backendSec`, the wait for the head, runs from the last byte sent, as with undici's own
+ * timer; the client's pace is bounded by `timeouts.clientBodySec`.
+ */
+describe('streamed uploads and backendSec', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend(
+      (req, res) => {
+        let length = 0;
+        req.on('data', (c: Buffer) => (length += c.length));
+        // /hold reads the whole body and never answers.
+        req.on('end', () => (req.url === '/hold' ? undefined : json(res, 200, { length })));
+      },
+      { bufferBody: false },
+    );
+    gw = await startGateway(`
+routes:
+  - { method: POST, route: /stream, service: ${backend.host}, path: /stream, requestBuffering: false }
+  - { method: POST, route: /hold, service: ${backend.host}, path: /hold, requestBuffering: false }
+config:
+  timeouts: { backendSec: 0.3 }
+`);
+  });
+  after(async () => {
+    await gw?.close();
+    await backend?.close();
+  });
+
+  /** Sends a chunked body of `chunks` 100-byte chunks, `gapMs` apart; resolves when the last went out. */
+  async function trickle(c: RawConnection, path: string, chunks: number, gapMs: number): Promise<number> {
+    c.write(`POST ${path} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n`);
+    for (let i = 0; i < chunks; i++) {
+      c.write(`64\r\n${'u'.repeat(100)}\r\n`);
+      await new Promise((r) => setTimeout(r, gapMs));
+    }
+    c.write('0\r\n\r\n');
+    return performance.now();
+  }
+
+  it('an upload lasting longer than backendSec is answered, not cut', async () => {
+    const c = await rawConnect(gw.port);
+    const started = performance.now();
+    await trickle(c, '/api/stream', 8, 100);
+    const res = await c.next();
+    c.close();
+    assert.ok(performance.now() - started > 700, 'the upload outlasted backendSec');
+    assert.equal(res.status, 200);
+    assert.equal((JSON.parse(res.body) as { length: number }).length, 800);
+  });
+
+  it('a backend silent after the whole upload gets its 504 backendSec after the last byte', async () => {
+    const c = await rawConnect(gw.port);
+    const sent = await trickle(c, '/api/hold', 5, 100);
+    const res = await c.next();
+    const waited = performance.now() - sent;
+    c.close();
+    assert.equal(res.status, 504);
+    assert.equal(res.headers['x-portico-error'], 'GW_UPSTREAM_TIMEOUT');
+    assert.ok(waited >= 250 && waited < 1_500, `504 came ${waited} ms after the last byte`);
+  });
+});

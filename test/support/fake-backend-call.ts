@@ -11,6 +11,7 @@ import type { BackendPool, Upstream } from '../../src/upstream/upstream.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
 import { fakeExchange as sharedExchange, fakeRequest } from './exchanges.js';
 import type { Origin } from '../../src/upstream/origin.js';
+import { DeadlineSweep } from '../../src/upstream/call-deadlines.js';
 
 /** A response that records its head, body chunks, end and destruction. */
 export class RecordingResponse extends EventEmitter {
@@ -118,6 +119,8 @@ export function fakeCall(overrides: Partial<RouteCall> = {}): RouteCall & {
     method: 'GET',
     headersTimeoutMs: 1_000,
     bodyTimeoutMs: 1_000,
+    // A clock that stands still: no deadline passes unless a test moves its own.
+    deadlines: new DeadlineSweep(() => 0),
     events,
     ...overrides,
     pool,
