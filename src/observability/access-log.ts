@@ -25,16 +25,28 @@ type RequestEnd = GatewayEvents['request:end'];
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const json = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
 
+/** The constant parts of a line, once: as text for the string path, as bytes for the batch. */
+const PART = {
+  method: ',"method":',
+  route: ',"route":',
+  path: ',"path":',
+  status: ',"status":',
+  duration: ',"durationMs":',
+  null: 'null',
+  aborted: ',"aborted":true',
+  error: ',"error":',
+  end: ',"msg":"request"}\n',
+} as const;
 const bytes = (s: string): Uint8Array => Buffer.from(s, 'latin1');
-const METHOD = bytes(',"method":');
-const ROUTE = bytes(',"route":');
-const PATH = bytes(',"path":');
-const STATUS = bytes(',"status":');
-const DURATION = bytes(',"durationMs":');
-const NULL = bytes('null');
-const ABORTED = bytes(',"aborted":true');
-const ERROR = bytes(',"error":');
-const END = bytes(',"msg":"request"}\n');
+const METHOD = bytes(PART.method);
+const ROUTE = bytes(PART.route);
+const PATH = bytes(PART.path);
+const STATUS = bytes(PART.status);
+const DURATION = bytes(PART.duration);
+const NULL = bytes(PART.null);
+const ABORTED = bytes(PART.aborted);
+const ERROR = bytes(PART.error);
+const END = bytes(PART.end);
 /** Every constant part of a line, and the digits of its status and duration. */
 const FIXED_BYTES = 160;
 
@@ -87,17 +99,17 @@ export function accessLogWriter(logger: Logger): (e: RequestEnd) => void {
       const maxBytes = headBytes.length + FIXED_BYTES + JSON_STRING_MAX_BYTES_PER_UNIT * units;
       if (batch.writeEncoded(maxBytes, encode, e)) return;
     }
-    let line = head + json(e.requestId) + ',"method":' + json(e.method);
-    if (e.routeId !== undefined) line += ',"route":' + json(e.routeId);
+    let line = head + json(e.requestId) + PART.method + json(e.method);
+    if (e.routeId !== undefined) line += PART.route + json(e.routeId);
     line +=
-      ',"path":' +
+      PART.path +
       json(e.path) +
-      ',"status":' +
+      PART.status +
       e.status +
-      ',"durationMs":' +
-      (Number.isFinite(e.durationMs) ? hundredths(e.durationMs) : 'null');
-    if (e.aborted) line += ',"aborted":true';
-    if (e.errorCode !== undefined) line += ',"error":' + json(e.errorCode);
-    stream.write(line + ',"msg":"request"}\n');
+      PART.duration +
+      (Number.isFinite(e.durationMs) ? hundredths(e.durationMs) : PART.null);
+    if (e.aborted) line += PART.aborted;
+    if (e.errorCode !== undefined) line += PART.error + json(e.errorCode);
+    stream.write(line + PART.end);
   };
 }

@@ -40,12 +40,14 @@ export function putUint(buf: Buffer, at: number, n: number): number {
 }
 
 /**
- * A duration in milliseconds rounded to hundredths, as JavaScript writes that number (1, 1.2,
- * 1.23): the bytes of access-log.ts `hundredths(ms)`, made from integers.
+ * A duration in milliseconds rounded to hundredths, written as JavaScript writes that number (1,
+ * 1.2, 1.23). From integers: converting the double itself is the slow path of number formatting,
+ * a measurable part of the access line's cost (docs/performance.md). Anything but a non-negative
+ * safe integer of hundredths goes through that slow path.
  */
 export function putHundredths(buf: Buffer, at: number, ms: number): number {
   const h = Math.round(ms * 100);
-  if (!(h >= 0 && h <= Number.MAX_SAFE_INTEGER)) return at + buf.write(hundredths(ms), at, 'latin1');
+  if (!(h >= 0 && h <= Number.MAX_SAFE_INTEGER)) return at + buf.write(String(h / 100), at, 'latin1');
   const whole = Math.floor(h / 100);
   const frac = h - whole * 100;
   let o = putUint(buf, at, whole);
@@ -56,16 +58,9 @@ export function putHundredths(buf: Buffer, at: number, ms: number): number {
   return o;
 }
 
-/**
- * A duration rounded to hundredths of a millisecond, written as JavaScript writes that number
- * (1, 1.2, 1.23), from integers: converting the double itself is the slow path of number
- * formatting, a measurable part of the line's cost (docs/performance.md).
- */
+const SCRATCH = Buffer.allocUnsafe(32);
+
+/** `putHundredths` as a string. */
 export function hundredths(ms: number): string {
-  const h = Math.round(ms * 100);
-  const whole = Math.floor(h / 100);
-  const frac = h - whole * 100;
-  if (frac === 0) return `${whole}`;
-  if (frac % 10 === 0) return `${whole}.${frac / 10}`;
-  return frac < 10 ? `${whole}.0${frac}` : `${whole}.${frac}`;
+  return SCRATCH.toString('latin1', 0, putHundredths(SCRATCH, 0, ms));
 }

@@ -327,8 +327,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
   protected readonly started = performance.now();
   private readonly onDrain = () => {
     this.waitingForClient = false;
-    const ms = this.call.bodyTimeoutMs;
-    if (ms > 0) this.deadlineAt = this.call.deadlines.now() + ms;
+    this.nextChunkDue();
     this.resumeCall?.();
   };
   /**
@@ -466,7 +465,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
     this.resumeCall = resume;
     if (this.pool !== undefined) callOutcome(this.pool, statusCode >= 500);
     ex.upstreamStatus = statusCode;
-    this.nextChunkDue();
+    this.watchBody();
     reportResponse(call, 'backend', statusCode, this.started);
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
     const edit = call.route.editHeaders.response;
@@ -481,8 +480,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
   }
 
   onData(chunk: Buffer): boolean {
-    const ms = this.call.bodyTimeoutMs;
-    if (ms > 0) this.deadlineAt = this.call.deadlines.now() + ms;
+    this.nextChunkDue();
     return this.onBody(chunk);
   }
 
@@ -511,11 +509,17 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
   }
 
   /** The head arrived: from now the body's idle deadline applies, if the route has one. */
-  private nextChunkDue(): void {
+  private watchBody(): void {
     const { bodyTimeoutMs: ms, deadlines } = this.call;
     if (ms <= 0) return deadlines.unwatch(this);
-    this.deadlineAt = deadlines.now() + ms;
+    this.nextChunkDue();
     deadlines.watch(this, ms);
+  }
+
+  /** The body's next chunk is due a full idle wait from now (a chunk came, or the client drained). */
+  private nextChunkDue(): void {
+    const ms = this.call.bodyTimeoutMs;
+    if (ms > 0) this.deadlineAt = this.call.deadlines.now() + ms;
   }
 
   /**
