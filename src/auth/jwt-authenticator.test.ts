@@ -360,6 +360,23 @@ describe('verified-token cache', () => {
     assert.equal(counter.lookups, 2);
   });
 
+  it('answers a hit and a missing header without a promise; a miss and a bad token wait for verification', async () => {
+    const { authenticator } = hmac();
+    const token = await hs256({ sub: 'u1', exp: NOW_SEC + 60 });
+    const first = authenticator.authenticate(request(`Bearer ${token}`), 'r');
+    assert.ok(first instanceof Promise);
+    assert.equal((await first).ok, true);
+    for (const header of [`Bearer ${token}`, `bearer  ${token} `]) {
+      const hit = authenticator.authenticate(request(header), 'r');
+      assert.ok(!(hit instanceof Promise), header);
+      assert.equal(hit.ok, true);
+    }
+    assert.ok(!(authenticator.authenticate(request(), 'r') instanceof Promise));
+    const bad = authenticator.authenticate(request(`Bearer ${token.slice(0, -2)}xx`), 'r');
+    assert.ok(bad instanceof Promise);
+    assert.equal((await bad).ok, false);
+  });
+
   for (const tolerance of [0, 5]) {
     it(`tolerance ${tolerance} s: a cached token expires at the same instant as an uncached one`, async () => {
       const cached = hmac({ clockToleranceSec: tolerance });

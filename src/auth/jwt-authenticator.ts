@@ -74,13 +74,46 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
       : createTokenCache({ ...options.tokenCache, clockToleranceSec: options.clockToleranceSec, now: now ?? Date.now });
   let cachedVersion = keySetVersion?.();
 
+  /** Verifies a token the cache does not hold, and caches the success under `key`. */
+  async function verify(
+    key: string,
+    token: string,
+    requestId: string,
+    version: number | undefined,
+  ): Promise<AuthOutcome> {
+    let payload: Record<string, unknown>;
+    try {
+      const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: new Date(now()) };
+      payload = (await jwtVerify(token, getKey, opts)).payload;
+    } catch (err) {
+      const detail = describe(err);
+      if (isUnavailable?.(err)) return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
+      return gatewayRefusal('GW_AUTH_INVALID', detail, INVALID_HEADERS);
+    }
+    // A token is not used before it was issued: `iat` later than now (beyond the clock tolerance,
+    // the knob for an issuer's clock running ahead) is refused like an `nbf` in the future.
+    if (typeof payload.iat === 'number' && payload.iat > Math.floor((now ?? Date.now)() / 1000) + clockToleranceSec) {
+      return gatewayRefusal(
+        'GW_AUTH_INVALID',
+        '"iat" claim timestamp check failed (issued in the future)',
+        INVALID_HEADERS,
+      );
+    }
+    const skipped: SkippedClaim[] = [];
+    const headers = claimHeaders(payload, skipped);
+    if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
+    const outcome: AuthSuccess = { ok: true, claimHeaders: headers, claims: payload };
+    // Not cached if the key set changed while this token was verified (which set checked it is unknown).
+    if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version))
+      cache.set(key, payload, outcome);
+    return outcome;
+  }
+
   return {
-    async authenticate(req, requestId): Promise<AuthOutcome> {
+    // A token the cache holds is answered synchronously: no promise on the hot path.
+    authenticate(req, requestId) {
       const header = req.headers.authorization;
       if (header === undefined || header === '') return MISSING;
-      const token = bearerToken(header);
-      if (token === undefined)
-        return gatewayRefusal('GW_AUTH_INVALID', 'Authorization is not "Bearer <token>"', INVALID_HEADERS);
       let version: number | undefined;
       if (cache !== undefined) {
         if (keySetVersion !== undefined) {
@@ -91,35 +124,20 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
             cachedVersion = version;
           }
         }
-        const hit = cache.get(token);
+        // Entries are keyed `Bearer <token>`, the form clients send: such a header is looked up
+        // as it is, without parsing it.
+        const hit = cache.get(header);
         if (hit !== undefined) return hit;
       }
-      let payload: Record<string, unknown>;
-      try {
-        const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: new Date(now()) };
-        payload = (await jwtVerify(token, getKey, opts)).payload;
-      } catch (err) {
-        const detail = describe(err);
-        if (isUnavailable?.(err)) return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
-        return gatewayRefusal('GW_AUTH_INVALID', detail, INVALID_HEADERS);
+      const token = bearerToken(header);
+      if (token === undefined)
+        return gatewayRefusal('GW_AUTH_INVALID', 'Authorization is not "Bearer <token>"', INVALID_HEADERS);
+      const key = `Bearer ${token}`;
+      if (cache !== undefined && key !== header) {
+        const hit = cache.get(key);
+        if (hit !== undefined) return hit;
       }
-      // A token is not used before it was issued: `iat` later than now (beyond the clock tolerance,
-      // the knob for an issuer's clock running ahead) is refused like an `nbf` in the future.
-      if (typeof payload.iat === 'number' && payload.iat > Math.floor((now ?? Date.now)() / 1000) + clockToleranceSec) {
-        return gatewayRefusal(
-          'GW_AUTH_INVALID',
-          '"iat" claim timestamp check failed (issued in the future)',
-          INVALID_HEADERS,
-        );
-      }
-      const skipped: SkippedClaim[] = [];
-      const headers = claimHeaders(payload, skipped);
-      if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
-      const outcome: AuthSuccess = { ok: true, claimHeaders: headers, claims: payload };
-      // Not cached if the key set changed while this token was verified (which set checked it is unknown).
-      if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version))
-        cache.set(token, payload, outcome);
-      return outcome;
+      return verify(key, token, requestId, version);
     },
   };
 }

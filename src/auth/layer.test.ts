@@ -12,82 +12,87 @@ import { gatewayRefusal } from './refusal.js';
 
 const ROUTE = { id: 'GET /orders' } as CompiledRoute;
 
-const answering = (outcome: AuthOutcome): Authenticator & { calls: number } => {
-  const a = { calls: 0, authenticate: async () => (a.calls++, outcome) };
+/** An authenticator answering `outcome` in a promise, or as a plain value (a cached token). */
+const answering = (outcome: AuthOutcome, plain = false): Authenticator & { calls: number } => {
+  const a = {
+    calls: 0,
+    authenticate: () => (a.calls++, plain ? outcome : Promise.resolve(outcome)),
+  };
   return a;
 };
 
-function run(outcome: AuthOutcome) {
-  const events = createEventBus();
-  const results: GatewayEvents['auth:result'][] = [];
-  events.on('auth:result', (e) => results.push(e));
-  const seen: Exchange[] = [];
-  const next: Step = async (ex) => void seen.push(ex);
-  const authenticator = answering(outcome);
-  return { step: authLayer(authenticator, events)(next), seen, results, authenticator };
-}
+for (const plain of [false, true])
+  describe(`authLayer, the outcome ${plain ? 'as a plain value' : 'in a promise'}`, () => {
+    function run(outcome: AuthOutcome) {
+      const events = createEventBus();
+      const results: GatewayEvents['auth:result'][] = [];
+      events.on('auth:result', (e) => results.push(e));
+      const seen: Exchange[] = [];
+      const next: Step = async (ex) => void seen.push(ex);
+      const authenticator = answering(outcome, plain);
+      return { step: authLayer(authenticator, events)(next), seen, results, authenticator };
+    }
 
-describe('authLayer', () => {
-  it('ok with claims: next runs with the claim headers on the exchange', async () => {
-    const { step, seen, results } = run({ ok: true, claimHeaders: [['X-role', 'admin']] });
-    const { ex, written } = fakeExchange(ROUTE);
-    await step(ex);
-    assert.equal(seen.length, 1);
-    assert.deepEqual(seen[0]?.claimHeaders, [['X-role', 'admin']]);
-    assert.equal(written.status, undefined);
-    assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /orders', outcome: 'ok' }]);
-  });
-
-  it('ok without claims: next runs and claimHeaders stays undefined', async () => {
-    const { step, seen } = run({ ok: true, claimHeaders: [] });
-    const { ex } = fakeExchange(ROUTE);
-    await step(ex);
-    assert.equal(seen.length, 1);
-    assert.equal(seen[0]?.claimHeaders, undefined);
-  });
-
-  it('a gateway refusal is written as it is, next never runs, the body is drained', async () => {
-    const refusal = gatewayRefusal('GW_AUTH_INVALID', 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed');
-    const { step, seen, results } = run(refusal);
-    const { ex, written, resumed } = fakeExchange(ROUTE);
-    await step(ex);
-    assert.equal(seen.length, 0);
-    assert.equal(written.status, 401);
-    assert.deepEqual(written.headers, refusal.headers);
-    assert.deepEqual(JSON.parse(written.body!.toString()), { error: 'Invalid or expired token', success: false });
-    assert.equal(resumed(), 1);
-    assert.equal(ex.errorCode, 'GW_AUTH_INVALID');
-    assert.deepEqual(results, [
-      {
-        requestId: 'rid-1',
-        routeId: 'GET /orders',
-        outcome: 'invalid',
-        detail: 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed',
-      },
-    ]);
-  });
-
-  it('a relayed auth service answer: written unchanged, no gateway error code, outcome "denied"', async () => {
-    const body = Buffer.from('forbidden');
-    const { step, seen, results } = run({
-      ok: false,
-      status: 403,
-      headers: { 'content-type': 'text/plain', 'content-length': '9' },
-      body,
-      detail: 'auth service answered 403',
+    it('ok with claims: next runs with the claim headers on the exchange', async () => {
+      const { step, seen, results } = run({ ok: true, claimHeaders: [['X-role', 'admin']] });
+      const { ex, written } = fakeExchange(ROUTE);
+      await step(ex);
+      assert.equal(seen.length, 1);
+      assert.deepEqual(seen[0]?.claimHeaders, [['X-role', 'admin']]);
+      assert.equal(written.status, undefined);
+      assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /orders', outcome: 'ok' }]);
     });
-    const { ex, written } = fakeExchange(ROUTE);
-    await step(ex);
-    assert.equal(seen.length, 0);
-    assert.equal(written.status, 403);
-    assert.deepEqual(written.headers, { 'content-type': 'text/plain', 'content-length': '9' });
-    assert.equal(written.body, body);
-    assert.equal(ex.errorCode, undefined);
-    assert.deepEqual(results, [
-      { requestId: 'rid-1', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 403' },
-    ]);
+
+    it('ok without claims: next runs and claimHeaders stays undefined', async () => {
+      const { step, seen } = run({ ok: true, claimHeaders: [] });
+      const { ex } = fakeExchange(ROUTE);
+      await step(ex);
+      assert.equal(seen.length, 1);
+      assert.equal(seen[0]?.claimHeaders, undefined);
+    });
+
+    it('a gateway refusal is written as it is, next never runs, the body is drained', async () => {
+      const refusal = gatewayRefusal('GW_AUTH_INVALID', 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed');
+      const { step, seen, results } = run(refusal);
+      const { ex, written, resumed } = fakeExchange(ROUTE);
+      await step(ex);
+      assert.equal(seen.length, 0);
+      assert.equal(written.status, 401);
+      assert.deepEqual(written.headers, refusal.headers);
+      assert.deepEqual(JSON.parse(written.body!.toString()), { error: 'Invalid or expired token', success: false });
+      assert.equal(resumed(), 1);
+      assert.equal(ex.errorCode, 'GW_AUTH_INVALID');
+      assert.deepEqual(results, [
+        {
+          requestId: 'rid-1',
+          routeId: 'GET /orders',
+          outcome: 'invalid',
+          detail: 'ERR_JWT_EXPIRED: "exp" claim timestamp check failed',
+        },
+      ]);
+    });
+
+    it('a relayed auth service answer: written unchanged, no gateway error code, outcome "denied"', async () => {
+      const body = Buffer.from('forbidden');
+      const { step, seen, results } = run({
+        ok: false,
+        status: 403,
+        headers: { 'content-type': 'text/plain', 'content-length': '9' },
+        body,
+        detail: 'auth service answered 403',
+      });
+      const { ex, written } = fakeExchange(ROUTE);
+      await step(ex);
+      assert.equal(seen.length, 0);
+      assert.equal(written.status, 403);
+      assert.deepEqual(written.headers, { 'content-type': 'text/plain', 'content-length': '9' });
+      assert.equal(written.body, body);
+      assert.equal(ex.errorCode, undefined);
+      assert.deepEqual(results, [
+        { requestId: 'rid-1', routeId: 'GET /orders', outcome: 'denied', detail: 'auth service answered 403' },
+      ]);
+    });
   });
-});
 
 describe('authUpgradeLayer', () => {
   const route = { id: 'GET /chat' } as CompiledRoute;

@@ -7,7 +7,7 @@
  * claim headers ride on the exchange to the endpoint; on refusal the outcome's complete response
  * is written and the chain stops.
  */
-import type { Layer, UpgradeLayer } from '../pipeline/types.js';
+import type { Exchange, Layer, UpgradeExchange, UpgradeLayer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import { sendUpgradeAnswer } from '../server/socket-response.js';
 import { reportAuthResult } from './authenticator.js';
@@ -24,26 +24,48 @@ export interface RouteAuthRules {
   readonly tokenSources?: TokenSources | undefined;
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
+type Refusal = Extract<AuthOutcome, { ok: false }>;
+
+/**
+ * Reports the outcome and records it on the exchange (HTTP or upgrade): the claims when it
+ * admits, the error code when it refuses. Returns the refusal to answer, undefined to go on.
+ */
+function settle(events: EventBus, x: Exchange | UpgradeExchange, outcome: AuthOutcome): Refusal | undefined {
+  reportAuthResult(events, x.requestId, x.route.id, outcome);
+  if (!outcome.ok) {
+    if (outcome.code !== undefined) x.errorCode = outcome.code;
+    return outcome;
+  }
+  if (outcome.claimHeaders.length > 0) x.claimHeaders = outcome.claimHeaders;
+  x.claims = outcome.claims;
+  return undefined;
+}
+
 /** Authenticates each request before `next`; answers the refusal itself. */
 export function authLayer(authenticator: Authenticator, events: EventBus, rules: RouteAuthRules = {}): Layer {
   const authorize = authorizer(authenticator, rules.checkClaims);
   const sources = rules.tokenSources;
-  return (next) => async (ex) => {
-    if (sources !== undefined) ex.rawQuery = sources.take(ex.req, ex.rawQuery);
-    const outcome = await authorize(ex.req, ex.requestId, ex.route.id);
-    reportAuthResult(events, ex.requestId, ex.route.id, outcome);
-    if (outcome.ok) {
-      if (outcome.claimHeaders.length > 0) ex.claimHeaders = outcome.claimHeaders;
-      ex.claims = outcome.claims;
-      return next(ex);
-    }
-    if (outcome.code !== undefined) ex.errorCode = outcome.code;
-    const { res, req } = ex;
-    // The body the client sent is not wanted: drain it so the connection can be reused.
-    req.resume();
-    if (res.headersSent || res.destroyed) return;
-    res.writeHead(outcome.status, outcome.headers);
-    res.end(outcome.body);
+  return (next) => {
+    const decide = (ex: Exchange, outcome: AuthOutcome): Promise<void> => {
+      const refusal = settle(events, ex, outcome);
+      if (refusal === undefined) return next(ex);
+      const { res, req } = ex;
+      // The body the client sent is not wanted: drain it so the connection can be reused.
+      req.resume();
+      if (!res.headersSent && !res.destroyed) {
+        res.writeHead(refusal.status, refusal.headers);
+        res.end(refusal.body);
+      }
+      return DONE;
+    };
+    // A cached token answers without a promise: the route goes on in the same turn.
+    return (ex) => {
+      if (sources !== undefined) ex.rawQuery = sources.take(ex.req, ex.rawQuery);
+      const outcome = authorize(ex.req, ex.requestId, ex.route.id);
+      return outcome instanceof Promise ? outcome.then((o) => decide(ex, o)) : decide(ex, outcome);
+    };
   };
 }
 
@@ -57,15 +79,9 @@ export function authUpgradeLayer(
   const sources = rules.tokenSources;
   return (next) => async (ux) => {
     if (sources !== undefined) ux.rawQuery = sources.take(ux.req, ux.rawQuery);
-    const outcome = await authorize(ux.req, ux.requestId, ux.route.id);
-    reportAuthResult(events, ux.requestId, ux.route.id, outcome);
-    if (outcome.ok) {
-      if (outcome.claimHeaders.length > 0) ux.claimHeaders = outcome.claimHeaders;
-      ux.claims = outcome.claims;
-      return next(ux);
-    }
-    if (outcome.code !== undefined) ux.errorCode = outcome.code;
-    sendUpgradeAnswer(ux, outcome.status, outcome.headers, outcome.body);
+    const refusal = settle(events, ux, await authorize(ux.req, ux.requestId, ux.route.id));
+    if (refusal === undefined) return next(ux);
+    sendUpgradeAnswer(ux, refusal.status, refusal.headers, refusal.body);
   };
 }
 
@@ -73,10 +89,13 @@ export function authUpgradeLayer(
 function authorizer(authenticator: Authenticator, checkClaims: ClaimCheck | undefined): Authenticator['authenticate'] {
   if (checkClaims === undefined)
     return (req, requestId, routeId) => authenticator.authenticate(req, requestId, routeId);
-  return async (req, requestId, routeId): Promise<AuthOutcome> => {
-    const outcome = await authenticator.authenticate(req, requestId, routeId);
+  const check = (outcome: AuthOutcome): AuthOutcome => {
     if (!outcome.ok) return outcome;
     const why = checkClaims(outcome.claims ?? NO_CLAIMS);
     return why === undefined ? outcome : gatewayRefusal('GW_AUTH_FORBIDDEN', why);
+  };
+  return (req, requestId, routeId) => {
+    const outcome = authenticator.authenticate(req, requestId, routeId);
+    return outcome instanceof Promise ? outcome.then(check) : check(outcome);
   };
 }

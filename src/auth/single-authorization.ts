@@ -27,9 +27,7 @@ export function hasSeveralAuthorization(rawHeaders: readonly string[]): boolean 
 export function refuseSeveralAuthorization(inner: Authenticator): Authenticator {
   return {
     authenticate: (req, requestId, routeId) =>
-      hasSeveralAuthorization(req.rawHeaders)
-        ? Promise.resolve(AMBIGUOUS)
-        : inner.authenticate(req, requestId, routeId),
+      hasSeveralAuthorization(req.rawHeaders) ? AMBIGUOUS : inner.authenticate(req, requestId, routeId),
     ...(inner.close === undefined ? {} : { close: () => inner.close!() }),
   };
 }

@@ -3,9 +3,9 @@
  * WebCrypto costs more than the rest of the proxy path, and clients resend the same token; see
  * docs/performance.md).
  *
- * Design note. Keyed by the exact token string; a value is the success outcome (claim headers)
- * plus `exp`/`nbf`. Only successes are stored, so a flood of bad tokens neither fills the cache
- * nor skips a check. An entry lives at most `maxTtlMs` (default 300 s) and never past the token's
+ * Design note. Keyed by `Bearer <token>` with the exact token string; a value is the success
+ * outcome (claim headers) plus `exp`/`nbf`. Only successes are stored, so a flood of bad tokens
+ * neither fills the cache nor skips a check. An entry lives at most `maxTtlMs` (default 300 s) and never past the token's
  * `exp` (+ clock tolerance), and on every hit `exp`/`nbf` are checked again against the clock with
  * jose's exact rule (whole seconds, `clockToleranceSec`), so a cached token stops being accepted at
  * the same instant an uncached one would. Bounded by entries and by bytes (LRU eviction). The

@@ -14,7 +14,11 @@ export type AuthOutcome =
   | { ok: false; status: number; headers: Record<string, string>; body: Buffer; code?: ErrorCode; detail?: string };
 
 export interface Authenticator {
-  /** `routeId` (an addition to the shared contract) labels the auth service call in the metrics. */
-  authenticate(req: IncomingMessage, requestId: string, routeId?: string): Promise<AuthOutcome>;
+  /**
+   * `routeId` (an addition to the shared contract) labels the auth service call in the metrics.
+   * An answer known without waiting (a cached token, a missing header) may come back as a plain
+   * value: the request then goes on without a promise and a microtask turn.
+   */
+  authenticate(req: IncomingMessage, requestId: string, routeId?: string): AuthOutcome | Promise<AuthOutcome>;
   close?(): Promise<void>;
 }

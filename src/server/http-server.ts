@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Match, RouteTable } from '../router/route-table.js';
 import type { ErrorCode } from '../response/errors.js';
-import type { Exchange } from '../pipeline/types.js';
+import type { Exchange, Step } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
@@ -156,13 +156,25 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
         : sendError(res, errorCode ?? 'GW_ROUTE_NOT_FOUND');
     }
     const exchange = ex;
-    match.entry.run(exchange).catch((err: unknown) => {
+    runStep(match.entry.run, exchange).catch((err: unknown) => {
       // A bug, not a backend failure: log it with the request id, answer without internals.
       logger.error({ reqId: requestId, route: exchange.route.id, err }, 'unhandled error in pipeline');
       exchange.errorCode = 'GW_INTERNAL';
       sendError(res, 'GW_INTERNAL');
     });
   };
+}
+
+/**
+ * Runs a route's pipeline; a layer that throws before its first `await` (several answer without
+ * one) ends in the same rejected promise as one that throws after it.
+ */
+function runStep(run: Step, ex: Exchange): Promise<void> {
+  try {
+    return run(ex);
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /** Marks a connection whose framing the gateway refused: it serves no further request. */
