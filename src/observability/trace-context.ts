@@ -8,15 +8,15 @@
  * Cost: nothing until a call is made. The context is kept on the client request
  * (`IncomingMessage`) under a symbol, which every caller has (auth gets `req`, forward and mapping
  * get `ex.req`): a symbol property is far cheaper than a WeakMap entry (docs/performance.md). Ids
- * come from a pooled random buffer (no crypto call per request).
+ * come from a pooled random buffer (random-ids.ts: no crypto call per request).
  *
  * Sampling and recording belong to a tracer, one per gateway (created by gateway.ts, set from
  * `config.telemetry` at load and reload), so that two gateways in one process keep their own.
  * The request entry binds each client request to its gateway's tracer; the call sites then only
  * need the request. A request bound to no tracer is traced, sampled, and never recorded.
  */
-import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { randomHex } from './random-ids.js';
 
 /** A child span: one outgoing call, recorded only while an exporter is active. */
 export interface ChildSpan {
@@ -98,19 +98,6 @@ export function createTracer(options: { readonly sampleRatio?: number } = {}): T
 
 function tracerOf(req: IncomingMessage): Readonly<TracerState> {
   return (req as Traced)[TRACER] ?? UNBOUND;
-}
-
-// Ids come from a pooled random buffer: one randomFillSync per ~170 requests.
-const POOL = Buffer.allocUnsafe(4096);
-let poolOffset = POOL.length;
-function randomHex(bytes: number): string {
-  if (poolOffset + bytes > POOL.length) {
-    randomFillSync(POOL);
-    poolOffset = 0;
-  }
-  const hex = POOL.toString('hex', poolOffset, poolOffset + bytes);
-  poolOffset += bytes;
-  return hex;
 }
 
 const ZERO_SPAN = '0000000000000000';
