@@ -2,8 +2,9 @@
  * A/B of two Portico builds on one scenario: `npm run bench:ab -- --old DIR --new DIR`. Both run
  * side by side (pinned like `npm run bench`) and are measured in many short interleaved rounds
  * (ABBA order); the result is the median new/old ratio of requests/s with its interquartile
- * range, and the same for p99 latency (each round's p99 of the new build over the old's). On these shared machines a single run of the same build against itself moves by
- * 0.86x-1.18x, so a 3-5% change only shows in a median of 12 or more rounds.
+ * range, and the same for p99 latency (each round's p99 of the new build over the old's). On
+ * these shared machines a single run of the same build against itself moves by 0.86x-1.18x, so a
+ * 3-5% change only shows in a median of 12 or more rounds.
  *
  * A build is a `dist/` directory inside the checkout (so that node_modules resolves), e.g.:
  *   npm run build && cp -r dist .tmp/dist-before     # before the change

@@ -5,10 +5,10 @@
  *
  * Design note. Keyed by `Bearer <token>` with the exact token string; a value is the success
  * outcome (claim headers) plus `exp`/`nbf`. Only successes are stored, so a flood of bad tokens
- * neither fills the cache nor skips a check. An entry lives at most `maxTtlMs` (default 300 s) and never past the token's
- * `exp` (+ clock tolerance), and on every hit `exp`/`nbf` are checked again against the clock with
- * jose's exact rule (whole seconds, `clockToleranceSec`), so a cached token stops being accepted at
- * the same instant an uncached one would. Bounded by entries and by bytes (LRU eviction). The
+ * neither fills the cache nor skips a check. An entry lives at most `maxTtlMs` (default 300 s)
+ * and never past the token's `exp` (+ clock tolerance), and on every hit `exp`/`nbf` are checked
+ * again against the clock with jose's exact rule (whole seconds, `clockToleranceSec`), so a cached
+ * token stops being accepted at the same instant an uncached one would. Bounded by entries and by bytes (LRU eviction). The
  * cache belongs to one authenticator, i.e. one configuration: a reload that changes the secret,
  * issuer or audience starts empty; the JWKS authenticator clears it when the key set changes.
  */

@@ -357,11 +357,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
     // A client that leaves must release the backend connection at once, so it can serve the next request.
     ex.onClose = this.onClientClose;
     this.call.upstream.retryBudget?.call();
-    const { headersTimeoutMs, deadlines } = this.call;
-    if (headersTimeoutMs > 0) {
-      this.deadlineAt = deadlines.now() + headersTimeoutMs;
-      deadlines.watch(this, headersTimeoutMs);
-    }
+    this.watchFor(this.call.headersTimeoutMs);
     this.dispatchAttempt(ex, undefined);
   }
 
@@ -465,7 +461,8 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
     this.resumeCall = resume;
     if (this.pool !== undefined) callOutcome(this.pool, statusCode >= 500);
     ex.upstreamStatus = statusCode;
-    this.watchBody();
+    // From now on the body's idle deadline applies, if the route has one.
+    this.watchFor(call.bodyTimeoutMs);
     reportResponse(call, 'backend', statusCode, this.started);
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
     const edit = call.route.editHeaders.response;
@@ -508,11 +505,11 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
     this.upload = undefined;
   }
 
-  /** The head arrived: from now the body's idle deadline applies, if the route has one. */
-  private watchBody(): void {
-    const { bodyTimeoutMs: ms, deadlines } = this.call;
+  /** The call is due `ms` from now and watched until it finishes; `ms` 0 means no deadline. */
+  private watchFor(ms: number): void {
+    const deadlines = this.call.deadlines;
     if (ms <= 0) return deadlines.unwatch(this);
-    this.nextChunkDue();
+    this.deadlineAt = deadlines.now() + ms;
     deadlines.watch(this, ms);
   }
 
@@ -531,10 +528,7 @@ export abstract class BackendCall implements Dispatcher.DispatchHandler, Watched
     if (ex === undefined || this.finished) return this.call.deadlines.unwatch(this);
     if (ex.upstreamStatus === undefined) return this.headOverdue(ex, now);
     // The body: not while the answer waits for the client (config.writeTimeoutSec is the client's limit).
-    if (this.waitingForClient) {
-      this.deadlineAt = now + this.call.bodyTimeoutMs;
-      return;
-    }
+    if (this.waitingForClient) return this.nextChunkDue();
     this.abort(new errors.BodyTimeoutError());
   }
 
