@@ -10,7 +10,7 @@ import { createPublicListener } from './server/public-listener.js';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/types.js';
 import { createRouteTable, type RouteTable } from './router/route-table.js';
-import { buildPipeline, buildUpgrade, createPipelineDeps, type PipelineDeps } from './pipeline/build.js';
+import { buildPipeline, createPipelineDeps, type PipelineDeps } from './pipeline/build.js';
 import { createUpgradeHandler } from './server/upgrade.js';
 import { serveWithoutUpgrade } from './server/ignore-upgrade.js';
 import { GatewayResponse } from './server/gateway-response.js';
@@ -21,7 +21,8 @@ import { createEventBus, type EventBus } from './observability/events.js';
 import { createMappingCache, type MappingCache } from './mapping/cache.js';
 import { createLogger, logEvents, type Logger } from './observability/logger.js';
 import { droppedLogLines } from './observability/log-output.js';
-import { createRequestHandler, sendConnectError } from './server/http-server.js';
+import { createRequestHandler } from './server/http-server.js';
+import { sendConnectError } from './server/protocol-checks.js';
 import { applyServerLimits, clientErrorHandler, serverOptions } from './server/limits.js';
 import { bearerCheck } from './ops/bearer-check.js';
 import { createRateLimiter } from './guards/rate-limit.js';
@@ -206,14 +207,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
 
   function buildTable(deps: PipelineDeps): RouteTable {
-    // WebSocket routes also carry their upgrade endpoint (read by server/upgrade.ts).
-    return createRouteTable(
-      deps.config.routes.map((route) => ({
-        route,
-        run: buildPipeline(route, deps),
-        upgrade: buildUpgrade(route, deps),
-      })),
-    );
+    return createRouteTable(deps.config.routes.map((route) => ({ route, run: buildPipeline(route, deps) })));
   }
 
   // TLS on the listener (server/tls-listener.ts) is chosen at creation: a reload swaps certificates,
@@ -256,14 +250,13 @@ export function createGateway(options: GatewayOptions): Gateway {
           httpOptions,
           redirectToHttps(() => (server.address() as AddressInfo | null)?.port ?? 443, handler),
         );
-  // WebSocket upgrades: routed on the current table, so a reload applies to new connections.
-  // Other upgrades (h2c, a handshake for a standard route) are served as plain requests.
+  // WebSocket handshakes for WebSocket routes go through the request handler with a response on
+  // their socket; other upgrades (h2c, a handshake for a standard route) are plain requests.
   const upgrades = createUpgradeHandler({
     current: () => table,
-    events,
     logger,
-    tracer,
-    isDraining: () => draining,
+    handler,
+    Response: listener.Response,
     serveAsRequest: (req, socket, head) => serveWithoutUpgrade(server, req, socket, head),
   });
   server.on('upgrade', upgrades);

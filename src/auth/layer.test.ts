@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
-import type { Exchange, Step, UpgradeExchange } from '../pipeline/types.js';
+import type { Exchange, Step } from '../pipeline/types.js';
 import type { CompiledRoute } from '../config/types.js';
 import type { Authenticator, AuthOutcome } from './types.js';
-import { authLayer, authUpgradeLayer } from './layer.js';
+import { authLayer } from './layer.js';
 import { fakeExchange, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import { gatewayRefusal } from './refusal.js';
 
@@ -94,23 +94,23 @@ for (const plain of [false, true])
     });
   });
 
-describe('authUpgradeLayer', () => {
+describe('authLayer on a WebSocket handshake', () => {
   const route = { id: 'GET /chat' } as CompiledRoute;
 
   function runUpgrade(outcome: AuthOutcome) {
     const events = createEventBus();
     const results: GatewayEvents['auth:result'][] = [];
     events.on('auth:result', (e) => results.push(e));
-    return { layer: authUpgradeLayer(answering(outcome), events), results };
+    return { layer: authLayer(answering(outcome), events), results };
   }
 
   it('ok with claims: next runs with the claim headers, nothing is written', async () => {
     const { layer, results } = runUpgrade({ ok: true, claimHeaders: [['X-role', 'admin']] });
-    const { next, seen } = recordingNext<UpgradeExchange>();
-    const { ux, socket } = fakeUpgradeExchange(route);
-    await layer(next)(ux);
-    assert.deepEqual(seen, [ux]);
-    assert.deepEqual(ux.claimHeaders, [['X-role', 'admin']]);
+    const { next, seen } = recordingNext<Exchange>();
+    const { ex, socket } = fakeUpgradeExchange(route);
+    await layer(next)(ex);
+    assert.deepEqual(seen, [ex]);
+    assert.deepEqual(ex.claimHeaders, [['X-role', 'admin']]);
     assert.equal(socket.written.length, 0);
     assert.deepEqual(results, [{ requestId: 'rid-1', routeId: 'GET /chat', outcome: 'ok' }]);
   });
@@ -118,15 +118,15 @@ describe('authUpgradeLayer', () => {
   it("a refusal: the outcome's response goes onto the socket with the request id, next never runs", async () => {
     const refusal = gatewayRefusal('GW_AUTH_INVALID', 'expired');
     const { layer, results } = runUpgrade(refusal);
-    const { ux, socket } = fakeUpgradeExchange(route);
-    await layer(neverRuns())(ux);
+    const { ex, socket } = fakeUpgradeExchange(route);
+    await layer(neverRuns())(ex);
     await once(socket, 'close');
     const text = socket.text();
     assert.ok(text.startsWith('HTTP/1.1 401 Unauthorized\r\n'), text);
     assert.match(text, /\r\nx-request-id: rid-1\r\n/);
     assert.ok(text.endsWith(refusal.body.toString()));
-    assert.equal(ux.status, 401);
-    assert.equal(ux.errorCode, 'GW_AUTH_INVALID');
+    assert.equal(ex.res.statusCode, 401);
+    assert.equal(ex.errorCode, 'GW_AUTH_INVALID');
     assert.deepEqual(
       results.map((r) => r.outcome),
       ['invalid'],

@@ -1,5 +1,5 @@
 /**
- * The auth step of a protected route, for its HTTP requests and its WebSocket upgrades: only
+ * The auth step of a protected route, for every request it gets (WebSocket handshakes too): only
  * routes that require a token get this layer (decided at config load), so public routes never
  * validate tokens or call the auth service. The token is taken from where `auth.tokenFrom` says
  * (auth/token-sources.ts), and a route with `require:` rules also checks the valid token's claims
@@ -7,9 +7,8 @@
  * claim headers ride on the exchange to the endpoint; on refusal the outcome's complete response
  * is written and the chain stops.
  */
-import type { Exchange, Layer, UpgradeExchange, UpgradeLayer } from '../pipeline/types.js';
+import type { Exchange, Layer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
-import { sendUpgradeAnswer } from '../server/socket-response.js';
 import { reportAuthResult } from './authenticator.js';
 import { gatewayRefusal } from './refusal.js';
 import type { ClaimCheck } from './requirements.js';
@@ -29,10 +28,10 @@ const DONE: Promise<void> = Promise.resolve();
 type Refusal = Extract<AuthOutcome, { ok: false }>;
 
 /**
- * Reports the outcome and records it on the exchange (HTTP or upgrade): the claims when it
- * admits, the error code when it refuses. Returns the refusal to answer, undefined to go on.
+ * Reports the outcome and records it on the exchange: the claims when it admits, the error code
+ * when it refuses. Returns the refusal to answer, undefined to go on.
  */
-function settle(events: EventBus, x: Exchange | UpgradeExchange, outcome: AuthOutcome): Refusal | undefined {
+function settle(events: EventBus, x: Exchange, outcome: AuthOutcome): Refusal | undefined {
   reportAuthResult(events, x.requestId, x.route.id, outcome);
   if (!outcome.ok) {
     if (outcome.code !== undefined) x.errorCode = outcome.code;
@@ -66,22 +65,6 @@ export function authLayer(authenticator: Authenticator, events: EventBus, rules:
       const outcome = authorize(ex.req, ex.requestId, ex.route.id);
       return outcome instanceof Promise ? outcome.then((o) => decide(ex, o)) : decide(ex, outcome);
     };
-  };
-}
-
-/** Authenticates each upgrade before `next`; writes the refusal onto the socket itself. */
-export function authUpgradeLayer(
-  authenticator: Authenticator,
-  events: EventBus,
-  rules: RouteAuthRules = {},
-): UpgradeLayer {
-  const authorize = authorizer(authenticator, rules.checkClaims);
-  const sources = rules.tokenSources;
-  return (next) => async (ux) => {
-    if (sources !== undefined) ux.rawQuery = sources.take(ux.req, ux.rawQuery);
-    const refusal = settle(events, ux, await authorize(ux.req, ux.requestId, ux.route.id));
-    if (refusal === undefined) return next(ux);
-    sendUpgradeAnswer(ux, refusal.status, refusal.headers, refusal.body);
   };
 }
 

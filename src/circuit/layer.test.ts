@@ -1,9 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { circuitLayer, circuitUpgradeLayer } from './layer.js';
+import { circuitLayer } from './layer.js';
 import type { CompiledRoute } from '../config/types.js';
-import type { UpgradeExchange } from '../pipeline/types.js';
 import { fakeUpgradeExchange, neverRuns as neverRunsUpgrade, waitingNext } from '../../test/support/exchanges.js';
 import type { CircuitBreaker, CircuitPermit, CircuitState } from './breaker.js';
 import type { Exchange, Step } from '../pipeline/types.js';
@@ -180,43 +179,32 @@ describe('circuitLayer', () => {
   });
 });
 
-describe('circuitUpgradeLayer', () => {
+describe('circuitLayer on a WebSocket handshake', () => {
   const route = { id: 'GET /chat' } as CompiledRoute;
 
   it('no permit: 503 GW_CIRCUIT_OPEN with Retry-After on the socket, next never runs', async () => {
     const { breaker, outcomes } = recordingBreaker(false, 12.2);
-    const { ux, socket } = fakeUpgradeExchange(route);
-    await circuitUpgradeLayer(breaker)(neverRunsUpgrade())(ux);
+    const { ex, socket } = fakeUpgradeExchange(route);
+    await circuitLayer(breaker)(neverRunsUpgrade())(ex);
     await once(socket, 'close');
     const text = socket.text();
     assert.ok(text.startsWith('HTTP/1.1 503 Service Unavailable\r\n'), text);
     assert.match(text, /\r\nretry-after: 13\r\n/);
     assert.match(text, /\r\nx-portico-error: GW_CIRCUIT_OPEN\r\n/);
-    assert.equal(ux.status, 503);
-    assert.equal(ux.errorCode, 'GW_CIRCUIT_OPEN');
+    assert.equal(ex.res.statusCode, 503);
+    assert.equal(ex.errorCode, 'GW_CIRCUIT_OPEN');
     assert.deepEqual(outcomes, []);
-  });
-
-  it('a client that already left takes no probe slot and never reaches next', async () => {
-    let acquired = 0;
-    const { breaker } = recordingBreaker();
-    const counting: CircuitBreaker = { ...breaker, acquire: () => (acquired++, breaker.acquire()) };
-    const { ux, socket } = fakeUpgradeExchange(route);
-    socket.destroy();
-    await circuitUpgradeLayer(counting)(neverRunsUpgrade())(ux);
-    assert.equal(acquired, 0);
-    assert.equal(ux.upstreamFailure, 'aborted');
   });
 
   it('settles once the handshake is answered, by the outcome the endpoint recorded', async () => {
     for (const c of cases) {
       const { breaker, outcomes } = recordingBreaker();
-      const { ux } = fakeUpgradeExchange(route);
-      const waiting = waitingNext<UpgradeExchange>((u) => {
+      const { ex } = fakeUpgradeExchange(route);
+      const waiting = waitingNext<Exchange>((u) => {
         u.upstreamStatus = c.status;
         u.upstreamFailure = c.failure;
       });
-      const running = circuitUpgradeLayer(breaker)(waiting.next)(ux);
+      const running = circuitLayer(breaker)(waiting.next)(ex);
       await waiting.started;
       assert.deepEqual(outcomes, [], c.name);
       waiting.finish();

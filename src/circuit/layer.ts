@@ -1,12 +1,12 @@
 /**
- * The circuit step of a route, for its HTTP requests and its WebSocket upgrades: no permit means
- * 503 at once and the backend is not even connected to (docs/design-decisions.md "Circuit
- * breaker"); otherwise the request goes on and its outcome is reported on the permit.
+ * The circuit step of a route: no permit means 503 at once and the backend is not even connected
+ * to (docs/design-decisions.md "Circuit breaker"); otherwise the request goes on and its outcome
+ * is reported on the permit. A WebSocket endpoint resolves once the client has its answer to the
+ * handshake, so a tunnel that stays open for hours holds no probe slot.
  */
-import type { Exchange, Layer, UpgradeLayer } from '../pipeline/types.js';
+import type { Exchange, Layer } from '../pipeline/types.js';
 import type { CircuitBreaker, CircuitPermit } from './breaker.js';
 import { sendError } from '../response/send-error.js';
-import { sendUpgradeError } from '../server/socket-response.js';
 
 export interface CircuitLayerOptions {
   /**
@@ -49,31 +49,6 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
     } finally {
       // Also when next throws: a permit never settled would keep a half-open probe slot forever.
       settlePermit(permit, ex);
-    }
-  };
-}
-
-/**
- * Rejects upgrades while the route's circuit is open and reports the outcome of each handshake:
- * the upgrade endpoint resolves once the client has its answer, so a tunnel that stays open for
- * hours holds no probe slot.
- */
-export function circuitUpgradeLayer(breaker: CircuitBreaker): UpgradeLayer {
-  return (next) => async (ux) => {
-    // The client may have left while the token was checked: it takes no probe slot.
-    if (ux.socket.destroyed) {
-      ux.upstreamFailure = 'aborted';
-      return;
-    }
-    const permit = breaker.acquire();
-    if (permit === undefined) {
-      sendUpgradeError(ux, 'GW_CIRCUIT_OPEN', { 'retry-after': String(retryAfter(breaker)) });
-      return;
-    }
-    try {
-      await next(ux);
-    } finally {
-      settlePermit(permit, ux);
     }
   };
 }

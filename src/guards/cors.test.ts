@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { compileCors, corsOriginProblem, originCheckLayer } from './cors.js';
 import type { CompiledRoute } from '../config/types.js';
-import type { UpgradeExchange } from '../pipeline/types.js';
+import type { Exchange } from '../pipeline/types.js';
 import { fakeRequest, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { CorsConfig } from '../config/schema.js';
 
@@ -167,21 +167,21 @@ describe('Origin check of WebSocket upgrades', () => {
       { host: 'gw' },
     ];
     for (const headers of clients) {
-      const { next, seen } = recordingNext<UpgradeExchange>();
-      const { ux, socket } = fakeUpgradeExchange(route, fakeRequest(headers));
-      await layer(next)(ux);
-      assert.deepEqual(seen, [ux], JSON.stringify(headers));
+      const { next, seen } = recordingNext<Exchange>();
+      const { ex, socket } = fakeUpgradeExchange(route, fakeRequest(headers));
+      await layer(next)(ex);
+      assert.deepEqual(seen, [ex], JSON.stringify(headers));
       assert.equal(socket.written.length, 0);
     }
   });
 
   it('answers a foreign origin 403 GW_ORIGIN_NOT_ALLOWED on the socket without next', async () => {
-    const { ux, socket } = fakeUpgradeExchange(route, fakeRequest({ host: 'gw', origin: 'https://evil.example' }));
-    await layer(neverRuns())(ux);
+    const { ex, socket } = fakeUpgradeExchange(route, fakeRequest({ host: 'gw', origin: 'https://evil.example' }));
+    await layer(neverRuns())(ex);
     await once(socket, 'close');
     assert.ok(socket.text().startsWith('HTTP/1.1 403 Forbidden\r\n'), socket.text());
     assert.match(socket.text(), /\r\nx-portico-error: GW_ORIGIN_NOT_ALLOWED\r\n/);
-    assert.equal(ux.status, 403);
-    assert.equal(ux.errorCode, 'GW_ORIGIN_NOT_ALLOWED');
+    assert.equal(ex.res.statusCode, 403);
+    assert.equal(ex.errorCode, 'GW_ORIGIN_NOT_ALLOWED');
   });
 });

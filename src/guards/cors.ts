@@ -18,8 +18,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from '../config/schema.js';
-import type { Layer, UpgradeLayer } from '../pipeline/types.js';
-import { sendUpgradeError } from '../server/socket-response.js';
+import type { Layer } from '../pipeline/types.js';
+import { sendError } from '../response/send-error.js';
 
 export interface CorsPolicy {
   /** True when `req` is a preflight request (answered by `preflight`). */
@@ -129,11 +129,15 @@ export function corsLayer(policy: CorsPolicy): Layer {
   };
 }
 
-/** The WebSocket half of CORS as an upgrade layer: 403 for a handshake from a foreign origin. */
-export function originCheckLayer(policy: CorsPolicy): UpgradeLayer {
-  return (next) => (ux) => {
-    if (policy.allowsUpgrade(ux.req)) return next(ux);
-    sendUpgradeError(ux, 'GW_ORIGIN_NOT_ALLOWED');
+/**
+ * The WebSocket half of CORS: 403 for a handshake from a foreign origin. Browsers send no
+ * preflight for a WebSocket, so the handshake itself is checked; plain requests pass.
+ */
+export function originCheckLayer(policy: CorsPolicy): Layer {
+  return (next) => (ex) => {
+    if (ex.upgrade === undefined || policy.allowsUpgrade(ex.req)) return next(ex);
+    ex.errorCode = 'GW_ORIGIN_NOT_ALLOWED';
+    sendError(ex.res, 'GW_ORIGIN_NOT_ALLOWED');
     return Promise.resolve();
   };
 }

@@ -5,12 +5,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   createRateLimiter,
   rateLimitLayer,
-  rateLimitUpgradeLayer,
   routeRateLimit,
   type RateLimitPolicy,
   type RateLimitStore,
 } from './rate-limit.js';
-import type { Exchange, UpgradeExchange } from '../pipeline/types.js';
+import type { Exchange } from '../pipeline/types.js';
 import type { CompiledRoute } from '../config/types.js';
 import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { RateLimitConfig } from '../config/schema.js';
@@ -199,27 +198,27 @@ describe('rate limit layer', () => {
   });
 });
 
-describe('rate limit upgrade layer', () => {
+describe('rate limit layer on a WebSocket handshake', () => {
   const policy = { scope: '', requestsPerSec: 1, burst: 1 };
   const route = { id: 'GET /chat' } as CompiledRoute;
 
   it('lets an upgrade through while tokens remain, then answers 429 on the socket without next', async () => {
     const limiter = createRateLimiter({ now: () => 0 });
-    const layer = rateLimitUpgradeLayer(policy, limiter, (req) => req.socket.remoteAddress!);
-    const first = recordingNext<UpgradeExchange>();
+    const layer = rateLimitLayer(policy, limiter, (req) => req.socket.remoteAddress!);
+    const first = recordingNext<Exchange>();
     const allowed = fakeUpgradeExchange(route);
-    await layer(first.next)(allowed.ux);
-    assert.deepEqual(first.seen, [allowed.ux]);
+    await layer(first.next)(allowed.ex);
+    assert.deepEqual(first.seen, [allowed.ex]);
     assert.equal(allowed.socket.written.length, 0, 'the backend writes the answer, not this layer');
 
-    const { ux, socket } = fakeUpgradeExchange(route);
-    await layer(neverRuns())(ux);
+    const { ex, socket } = fakeUpgradeExchange(route);
+    await layer(neverRuns())(ex);
     await once(socket, 'close');
     const text = socket.text();
     assert.ok(text.startsWith('HTTP/1.1 429 Too Many Requests\r\n'), text);
     assert.match(text, /\r\nretry-after: 1\r\n/);
     assert.match(text, /\r\nratelimit-limit: 1\r\n/);
-    assert.equal(ux.status, 429);
-    assert.equal(ux.errorCode, 'GW_RATE_LIMITED');
+    assert.equal(ex.res.statusCode, 429);
+    assert.equal(ex.errorCode, 'GW_RATE_LIMITED');
   });
 });

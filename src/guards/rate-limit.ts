@@ -17,9 +17,8 @@
 import { LRUCache } from 'lru-cache';
 import type { CompiledRoute } from '../config/types.js';
 import type { RateLimitConfig } from '../config/schema.js';
-import type { Exchange, Layer, UpgradeExchange, UpgradeLayer } from '../pipeline/types.js';
+import type { Exchange, Layer } from '../pipeline/types.js';
 import { sendError } from '../response/send-error.js';
-import { sendUpgradeError } from '../server/socket-response.js';
 import type { ClientIpResolver } from '../server/client-ip.js';
 
 export interface RateLimitPolicy {
@@ -139,29 +138,6 @@ export function rateLimitLayer(policy: RateLimitPolicy, store: RateLimitStore, c
     return (ex) => {
       const left = store.take(scope + clientIp(ex.req), policy);
       return typeof left === 'number' ? decide(ex, left) : left.then((l) => decide(ex, l));
-    };
-  };
-}
-
-/**
- * The rate limit of a WebSocket route's upgrades: the same buckets as HTTP requests, so a client
- * cannot dodge its limit by opening sockets. An upgrade gets no `RateLimit-*` headers when let
- * through: the backend writes its 101.
- */
-export function rateLimitUpgradeLayer(
-  policy: RateLimitPolicy,
-  store: RateLimitStore,
-  clientIp: ClientIpResolver,
-): UpgradeLayer {
-  return (next) => {
-    const decide = (ux: UpgradeExchange, left: number): Promise<void> => {
-      if (left >= 0) return next(ux);
-      sendUpgradeError(ux, 'GW_RATE_LIMITED', rateLimitedHeaders(policy, left));
-      return Promise.resolve();
-    };
-    return (ux) => {
-      const left = store.take(policy.scope + clientIp(ux.req), policy);
-      return typeof left === 'number' ? decide(ux, left) : left.then((l) => decide(ux, l));
     };
   };
 }

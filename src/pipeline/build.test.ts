@@ -14,15 +14,8 @@ import { createUpstreamRegistry, type UpstreamRegistry } from '../upstream/upstr
 import { createMappingCache } from '../mapping/cache.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
-import {
-  buildPipeline,
-  buildUpgrade,
-  createPipelineDeps,
-  routeLayers,
-  upgradeLayers,
-  type PipelineDeps,
-} from './build.js';
-import type { Exchange, UpgradeExchange } from './types.js';
+import { buildPipeline, createPipelineDeps, routeLayers, type PipelineDeps } from './build.js';
+import type { Exchange } from './types.js';
 import { compose } from './compose.js';
 import {
   fakeExchange,
@@ -92,13 +85,9 @@ function setup(yaml: string, options: { admit?: boolean; auth?: AuthOutcome } = 
   return { deps, route: (i = 0) => config.routes[i]!, breakerLog: log, authCalls: calls, authResults };
 }
 
-/** The HTTP recipe of `route` around a fake `next`. */
+/** The recipe of `route` around a fake `next`. */
 const httpPipeline = (route: CompiledRoute, deps: PipelineDeps, next: (ex: Exchange) => Promise<void>) =>
   compose(routeLayers(route, deps), next);
-
-/** The upgrade recipe of `route` around a fake `next`. */
-const upgradePipeline = (route: CompiledRoute, deps: PipelineDeps, next: (ux: UpgradeExchange) => Promise<void>) =>
-  compose(upgradeLayers(route, deps), next);
 
 const REFUSAL: AuthOutcome = {
   ok: false,
@@ -259,11 +248,10 @@ config:
   auth: { secret: "${SECRET}", defaultProtected: true }
 `);
     assert.throws(() => routeLayers(route(), { ...deps, authenticator: undefined }), /requires auth/);
-    assert.throws(() => upgradeLayers(route(), { ...deps, authenticator: undefined }), /requires auth/);
   });
 });
 
-describe('buildUpgrade: the upgrade recipe', () => {
+describe('the same recipe for a WebSocket handshake', () => {
   const WS_ROUTE = `
 routes:
   - { method: GET, route: /chat, service: "127.0.0.1:1", path: /chat, isWebSocket: true, rateLimit: { requestsPerSec: 1, burst: 1 } }
@@ -274,24 +262,18 @@ config:
   cors: { origins: ["${BROWSER}"] }
 `;
 
-  it('only a WebSocket route has an upgrade pipeline', () => {
-    const { deps, route } = setup(WS_ROUTE);
-    assert.equal(typeof buildUpgrade(route(0), deps), 'function');
-    assert.equal(buildUpgrade(route(1), deps), undefined);
-  });
-
   it("writes the Authenticator's refusal onto the socket and never asks the circuit", async () => {
     const { deps, route, breakerLog, authResults } = setup(WS_ROUTE, { auth: REFUSAL });
-    const { ux, socket } = fakeUpgradeExchange(route());
-    await buildUpgrade(route(), deps)!(ux);
+    const { ex, socket } = fakeUpgradeExchange(route());
+    await buildPipeline(route(), deps)(ex);
     await once(socket, 'close');
     const text = socket.text();
     assert.ok(text.startsWith('HTTP/1.1 401 Unauthorized\r\n'), text);
     assert.match(text, /\r\nwww-authenticate: Bearer\r\n/);
     assert.match(text, /\r\nx-request-id: rid-1\r\n/);
     assert.ok(text.endsWith('\r\n\r\n{}'));
-    assert.equal(ux.status, 401);
-    assert.equal(ux.errorCode, 'GW_AUTH_MISSING');
+    assert.equal(ex.res.statusCode, 401);
+    assert.equal(ex.errorCode, 'GW_AUTH_MISSING');
     assert.deepEqual(breakerLog, []);
     assert.deepEqual(
       authResults.map((r) => r.outcome),
@@ -301,44 +283,43 @@ config:
 
   it('answers 503 JSON with Retry-After when the circuit refuses a permit, after auth', async () => {
     const { deps, route, breakerLog } = setup(WS_ROUTE, { admit: false });
-    const { ux, socket } = fakeUpgradeExchange(route());
-    await buildUpgrade(route(), deps)!(ux);
+    const { ex, socket } = fakeUpgradeExchange(route());
+    await buildPipeline(route(), deps)(ex);
     await once(socket, 'close');
     const text = socket.text();
     assert.ok(text.startsWith('HTTP/1.1 503 Service Unavailable\r\n'), text);
     assert.match(text, /\r\nretry-after: 13\r\n/);
     assert.match(text, /\r\nx-portico-error: GW_CIRCUIT_OPEN\r\n/);
     assert.deepEqual(breakerLog, ['acquire']);
-    assert.equal(ux.status, 503);
-    assert.equal(ux.errorCode, 'GW_CIRCUIT_OPEN');
-    assert.deepEqual(ux.claimHeaders, [['X-sub', 'u1']]);
+    assert.equal(ex.res.statusCode, 503);
+    assert.equal(ex.errorCode, 'GW_CIRCUIT_OPEN');
+    assert.deepEqual(ex.claimHeaders, [['X-sub', 'u1']]);
   });
 
   it('rate limit, then Origin check, then auth, then circuit, then next with the claims', async () => {
     const { deps, route, breakerLog, authCalls } = setup(WS_ROUTE);
     const foreign = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: 'https://evil.example' }));
-    await upgradePipeline(route(), deps, neverRuns())(foreign.ux);
-    assert.equal(foreign.ux.status, 403);
-    assert.equal(foreign.ux.errorCode, 'GW_ORIGIN_NOT_ALLOWED');
+    await httpPipeline(route(), deps, neverRuns())(foreign.ex);
+    assert.equal(foreign.ex.res.statusCode, 403);
+    assert.equal(foreign.ex.errorCode, 'GW_ORIGIN_NOT_ALLOWED');
     assert.deepEqual(authCalls, [], 'a foreign origin is refused before the token is checked');
 
     // The refused handshake took the client's only token: the next one is over the limit.
     const limited = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: BROWSER }));
-    await upgradePipeline(route(), deps, neverRuns())(limited.ux);
-    assert.equal(limited.ux.status, 429);
-    assert.equal(limited.ux.errorCode, 'GW_RATE_LIMITED');
+    await httpPipeline(route(), deps, neverRuns())(limited.ex);
+    assert.equal(limited.ex.res.statusCode, 429);
+    assert.equal(limited.ex.errorCode, 'GW_RATE_LIMITED');
     assert.deepEqual(authCalls, []);
     assert.deepEqual(breakerLog, []);
   });
 
   it('an admitted upgrade reaches next with its claims; the permit is settled when next is done', async () => {
     const { deps, route, breakerLog } = setup(WS_ROUTE);
-    const waiting = waitingNext<UpgradeExchange>((u) => {
+    const waiting = waitingNext<Exchange>((u) => {
       u.upstreamStatus = 101;
-      u.status = 101;
     });
-    const { ux } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: BROWSER }));
-    const running = upgradePipeline(route(), deps, waiting.next)(ux);
+    const { ex } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: BROWSER }));
+    const running = httpPipeline(route(), deps, waiting.next)(ex);
     assert.deepEqual((await waiting.started).claimHeaders, [['X-sub', 'u1']]);
     assert.deepEqual(breakerLog, ['acquire']);
     waiting.finish();
@@ -353,10 +334,10 @@ routes:
 config:
   circuitBreaker: { enabled: true }
 `);
-    const { next, seen } = recordingNext<UpgradeExchange>();
-    const { ux } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: 'https://anyone.example' }));
-    await upgradePipeline(route(), deps, next)(ux);
-    assert.deepEqual(seen, [ux]);
+    const { next, seen } = recordingNext<Exchange>();
+    const { ex } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: 'https://anyone.example' }));
+    await httpPipeline(route(), deps, next)(ex);
+    assert.deepEqual(seen, [ex]);
     assert.deepEqual(authCalls, []);
     assert.deepEqual(breakerLog, ['acquire', 'release']);
   });

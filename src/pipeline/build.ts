@@ -1,14 +1,13 @@
 /**
- * One recipe per route, decided at config load, for both ways a request can arrive: an HTTP
- * request runs the route's pipeline of `Layer`s, a WebSocket upgrade (Node hands over a raw
- * socket, no ServerResponse) runs its pipeline of `UpgradeLayer`s. A route only gets the layers
- * its configuration asks for: a route that needs no token has no auth layer, a route without
- * mapping has no enrichment code in its path.
+ * One recipe per route, decided at config load, for every way a request can arrive: HTTP/1.1,
+ * HTTP/2 and WebSocket handshakes run the same layers (a handshake's answers go onto its socket,
+ * server/socket-response.ts). A route only gets the layers its configuration asks for: a route
+ * that needs no token has no auth layer, a route without mapping has no enrichment code in its
+ * path.
  *
- *   HTTP     CORS headers -> rate limit (429) -> body limits (413, 408) -> auth -> request
- *            buffer -> request schema (400, 415) -> circuit (503) -> forward | mapping | sse | 426
- *            on a WebSocket route
- *   upgrade  rate limit (429) -> Origin check (403) -> auth -> circuit (503) -> websocket
+ *   CORS headers -> rate limit (429) -> Origin check of handshakes (403) -> body limits (413, 408)
+ *   -> auth -> request buffer -> request schema (400, 415) -> 426 for a plain request on a
+ *   WebSocket route -> circuit (503) -> forward | mapping | aggregate | sse | websocket
  *
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
  * before authentication so that abusive traffic costs no token check or auth-service call.
@@ -17,7 +16,7 @@ import type { CompiledConfig, CompiledRoute } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import type { Layer, Step, UpgradeLayer, UpgradeStep } from './types.js';
+import type { Layer, Step } from './types.js';
 import { compose } from './compose.js';
 import { forwardEndpoint } from '../proxy/forward.js';
 import { requestDropSet, type RequestDropSet } from '../upstream/forward-headers.js';
@@ -28,24 +27,22 @@ import {
   type ClientIpResolver,
 } from '../server/client-ip.js';
 import { bodyLimitLayer } from '../server/limits.js';
-import { sendError } from '../response/send-error.js';
-import { circuitLayer, circuitUpgradeLayer } from '../circuit/layer.js';
+import { circuitLayer } from '../circuit/layer.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
-import { authLayer, authUpgradeLayer, type RouteAuthRules } from '../auth/layer.js';
+import { authLayer, type RouteAuthRules } from '../auth/layer.js';
 import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
 import { mappingEndpoint, type JsonShapingOptions } from '../mapping/enrich.js';
 import { aggregateEndpoint } from '../aggregate/aggregate.js';
 import type { MappingCache } from '../mapping/cache.js';
 import { sseEndpoint } from '../stream/sse.js';
 import type { OpenStreams } from '../stream/open-streams.js';
-import { websocketEndpoint } from '../stream/websocket.js';
+import { requireUpgradeLayer, websocketEndpoint } from '../stream/websocket.js';
 import type { TunnelOptions } from '../stream/tunnel.js';
 import {
   createRateLimiter,
   rateLimitLayer,
-  rateLimitUpgradeLayer,
   routeRateLimit,
   type RateLimiter,
   type RateLimitStore,
@@ -121,16 +118,18 @@ function trustsPeer(entries: readonly string[]): (address: string) => boolean {
   return (address) => trusts(normalizeAddress(address));
 }
 
-/** The layers of a route's HTTP pipeline, outermost first. */
+/** The layers of a route's pipeline, outermost first. */
 export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   const { settings } = deps.config;
+  const isWebSocket = route.kind === 'websocket';
   const layers: Layer[] = [];
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
+  // One set of buckets for a route's requests and handshakes: opening sockets dodges no limit.
   const rateLimit = routeRateLimit(route, settings.rateLimit);
   if (rateLimit !== undefined) layers.push(rateLimitLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
-  // A plain request on a WebSocket route is answered 426 without reading a body.
-  if (route.kind !== 'websocket')
-    layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
+  if (isWebSocket && deps.cors !== undefined) layers.push(originCheckLayer(deps.cors));
+  // A WebSocket route reads no body: a plain request gets its 426 unread.
+  if (!isWebSocket) layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
   if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
@@ -140,10 +139,11 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
     layers.push(requestBufferLayer({ memoryBytes, logger: deps.logger }));
   }
   if (route.validateBody !== undefined) layers.push(requestSchemaLayer(route.validateBody));
+  if (isWebSocket) layers.push(requireUpgradeLayer());
   // After auth: a request without a valid token never takes a probe slot. A disabled breaker
-  // costs nothing here; a WebSocket route reaches its backend only through an upgrade.
-  // An aggregated route's backends each answer to their own circuit (upstream/json-call.ts).
-  if (route.kind !== 'websocket' && route.kind !== 'aggregate' && settings.circuitBreaker.enabled) {
+  // costs nothing here. An aggregated route's backends each answer to their own circuit
+  // (upstream/json-call.ts).
+  if (route.kind !== 'aggregate' && settings.circuitBreaker.enabled) {
     layers.push(
       circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }),
     );
@@ -151,37 +151,9 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   return layers;
 }
 
-/** The layers of a WebSocket route's upgrade pipeline, outermost first. */
-export function upgradeLayers(route: CompiledRoute, deps: PipelineDeps): UpgradeLayer[] {
-  const { settings } = deps.config;
-  const layers: UpgradeLayer[] = [];
-  // The buckets of the route's HTTP requests: a client cannot dodge its limit by opening sockets.
-  const rateLimit = routeRateLimit(route, settings.rateLimit);
-  if (rateLimit !== undefined) layers.push(rateLimitUpgradeLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
-  if (deps.cors !== undefined) layers.push(originCheckLayer(deps.cors));
-  if (route.requiresAuth)
-    layers.push(authUpgradeLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
-  if (settings.circuitBreaker.enabled) layers.push(circuitUpgradeLayer(deps.upstreams.forOrigin(route.origin).breaker));
-  return layers;
-}
-
-/** A route's pipeline for an HTTP request. */
+/** A route's pipeline, for every kind of request it gets. */
 export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
   return compose(routeLayers(route, deps), endpointFor(route, deps));
-}
-
-/** A WebSocket route's pipeline for an upgrade; undefined for other kinds, which never upgrade. */
-export function buildUpgrade(route: CompiledRoute, deps: PipelineDeps): UpgradeStep | undefined {
-  if (route.kind !== 'websocket') return undefined;
-  const endpoint = websocketEndpoint(route, {
-    upstream: deps.upstreams.forOrigin(route.origin),
-    dropHeaders: deps.dropHeaders,
-    handshakeTimeoutMs: route.timeouts.backendSec * 1000,
-    events: deps.events,
-    logger: deps.logger,
-    tunnel: deps.tunnel,
-  });
-  return compose(upgradeLayers(route, deps), endpoint);
 }
 
 function authRules(route: CompiledRoute, deps: PipelineDeps): RouteAuthRules {
@@ -223,11 +195,14 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   };
   switch (route.kind) {
     case 'websocket':
-      // A plain request on a WebSocket route; upgrades never reach the pipeline (docs/design-decisions.md).
-      return async (ex) => {
-        ex.errorCode = 'GW_UPGRADE_REQUIRED';
-        sendError(ex.res, 'GW_UPGRADE_REQUIRED', { upgrade: 'websocket', connection: 'Upgrade' });
-      };
+      return websocketEndpoint(route, {
+        upstream,
+        dropHeaders: deps.dropHeaders,
+        handshakeTimeoutMs: timeouts.backendSec * 1000,
+        events: deps.events,
+        logger: deps.logger,
+        tunnel: deps.tunnel,
+      });
     case 'sse':
       return sseEndpoint(route, {
         upstream,

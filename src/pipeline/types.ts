@@ -1,7 +1,8 @@
 /**
- * The pipeline's contract: what every step of a route receives (Exchange, UpgradeExchange) and
- * the shapes that build a route's handlers (Step, Layer and their upgrade twins). Types only, so
- * any module can import it.
+ * The pipeline's contract: what every step of a route receives (Exchange) and the shapes that
+ * build a route's handler (Step, Layer). One exchange serves every kind of request: HTTP/1.1,
+ * HTTP/2 and WebSocket upgrades go through the same layers. Types only, so any module can
+ * import it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -15,11 +16,28 @@ import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
  */
 export type RequestBody = Buffer | { readonly handle: FileHandle; readonly size: number };
 
+/**
+ * The raw connection of a WebSocket handshake on a WebSocket route. Node hands an upgrade over
+ * with the bare socket; the exchange's `res` writes onto that socket (server/socket-response.ts),
+ * so every layer answers an upgrade as it answers a plain request, and only the endpoint that
+ * switches protocols touches the socket itself.
+ */
+export interface UpgradeRequest {
+  readonly socket: Duplex;
+  /** Bytes the client sent after its handshake (usually empty). */
+  readonly head: Buffer;
+  /** True once the endpoint answered 101 and took the socket over for the tunnel. */
+  switched: boolean;
+}
+
 /** One client request on its way through a route's pipeline. */
 export interface Exchange {
   readonly route: CompiledRoute;
   readonly req: IncomingMessage;
+  /** The answer: a ServerResponse, written onto the raw socket for an upgrade. */
   readonly res: ServerResponse;
+  /** Set for a WebSocket handshake on a WebSocket route; undefined for every other request. */
+  readonly upgrade: UpgradeRequest | undefined;
   readonly requestId: string;
   /** Path parameters, already percent-decoded by the router. */
   readonly params: Readonly<Record<string, string>>;
@@ -57,40 +75,3 @@ export interface Exchange {
 export type Step = (ex: Exchange) => Promise<void>;
 /** Wraps a step: does its one thing, then calls `next`, or answers and stops the chain. */
 export type Layer = (next: Step) => Step;
-
-/**
- * One WebSocket upgrade on its way through a route's upgrade pipeline: the raw-socket counterpart
- * of `Exchange`. Node hands an upgrade over with the bare socket and no ServerResponse, so every
- * answer short of the tunnel is written onto `socket` (server/socket-response.ts).
- */
-export interface UpgradeExchange {
-  readonly route: CompiledRoute;
-  readonly req: IncomingMessage;
-  readonly socket: Duplex;
-  /** Bytes the client sent after its handshake (usually empty). */
-  readonly head: Buffer;
-  readonly requestId: string;
-  /** Path parameters, already percent-decoded by the router. */
-  readonly params: Readonly<Record<string, string>>;
-  /**
-   * The client's query string without `?`, as sent ('' when none); the auth layer removes a token
-   * parameter (`auth.tokenFrom`) before the backend call.
-   */
-  rawQuery: string;
-  /** `X-<claim>` headers set by the auth layer; they replace client headers of the same name. */
-  claimHeaders: [name: string, value: string][] | undefined;
-  /** The valid token's claims, set by the auth layer (header rules fill `{claims.NAME}` from them). */
-  claims: Readonly<Record<string, unknown>> | undefined;
-  /** Status written to the client (101 once the tunnel is open); undefined while none was. */
-  status: number | undefined;
-  /** Status of the backend's valid answer, when it gave one (a 101 that is no valid handshake answer is none). */
-  upstreamStatus: number | undefined;
-  /** Why the backend gave no valid answer, when it did not (the circuit counts it, unless 'aborted'). */
-  upstreamFailure: UpstreamFailureKind | undefined;
-  /** Code of the gateway error answered, if any (for logs and metrics). */
-  errorCode: string | undefined;
-}
-
-/** Answers one upgrade; resolves once the client has its answer (101 or a refusal). */
-export type UpgradeStep = (ux: UpgradeExchange) => Promise<void>;
-export type UpgradeLayer = (next: UpgradeStep) => UpgradeStep;

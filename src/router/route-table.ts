@@ -5,15 +5,13 @@
 import FindMyWay from 'find-my-way';
 import type { CompiledRoute } from '../config/types.js';
 import { HTTP_METHODS, type HttpMethod } from '../config/schema.js';
-import type { Step, UpgradeStep } from '../pipeline/types.js';
+import type { Step } from '../pipeline/types.js';
 import { isDotSegmentValue } from '../upstream/target-url.js';
 
 export interface RouteEntry {
   readonly route: CompiledRoute;
-  /** The route's pipeline for an HTTP request. */
+  /** The route's pipeline, for every kind of request it gets (WebSocket handshakes too). */
   readonly run: Step;
-  /** The route's pipeline for a WebSocket upgrade; undefined unless the route is `isWebSocket`. */
-  readonly upgrade?: UpgradeStep | undefined;
 }
 
 export type Match =

@@ -28,6 +28,7 @@ import type { GatewaySettings } from '../config/schema.js';
 import { GatewayH2Response, GatewayResponse } from './gateway-response.js';
 import { GatewayH2Request } from './http2-request.js';
 import { withHsts, type TlsListener } from './tls-listener.js';
+import type { ResponseClass } from './socket-response.js';
 
 export interface PublicListenerOptions {
   readonly handler: RequestListener;
@@ -43,6 +44,8 @@ export interface PublicListenerOptions {
 
 export interface PublicListener {
   readonly server: Server;
+  /** The class of HTTP/1.1 responses (HSTS over TLS): upgrades get one bound to their socket. */
+  readonly Response: ResponseClass;
   /** GOAWAY on every HTTP/2 connection: streams in flight finish, no new ones start. */
   closeSessions(): void;
   /** Closes every connection now, HTTP/1.1 and HTTP/2. */
@@ -110,6 +113,7 @@ export function createPublicListener(options: PublicListenerOptions): PublicList
 
   return {
     server,
+    Response: http1Response,
     closeSessions: () => {
       for (const session of sessions) session.close();
     },

@@ -1,7 +1,6 @@
 /**
- * The `request:end` report of both entry points: the request handler (./http-server.ts) and the
- * WebSocket upgrade handler (./upgrade.ts). Every answer the gateway gives is logged and counted
- * once, with the same fields and the same duration rounding, whichever entry answered it.
+ * The `request:end` report of every answer: the request handler (./http-server.ts) reports each
+ * request once, plain or upgrade, with the same fields and the same duration rounding.
  */
 import type { ServerResponse } from 'node:http';
 import type { EventBus } from '../observability/events.js';
@@ -47,7 +46,7 @@ export function reportResponseEnd(
   path: string,
   routeId: string | undefined,
   errorCode: string | undefined,
-  trace: TraceContext | undefined,
+  trace?: TraceContext,
 ): void {
   reportRequestEnd(
     events,

@@ -1,14 +1,14 @@
 /**
- * HTTP/1.1 responses written straight onto a socket. An `upgrade` request has no ServerResponse:
- * Node hands over the bare socket, so refusals (404, 401, 503, a backend's own answer) and the
- * `101 Switching Protocols` head are formatted here. Header values come from Node's or undici's
- * parsers or from the gateway itself, so they hold no CR/LF.
+ * HTTP/1.1 responses on a raw socket. An `upgrade` request has no ServerResponse (Node hands over
+ * the bare socket): it gets one bound to its socket, and the `101 Switching Protocols` head is
+ * written here. Answers to what never became a request (a CONNECT, a head Node's parser refused)
+ * are formatted here too. Header values come from Node's or undici's parsers or from the gateway
+ * itself, so they hold no CR/LF.
  */
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { UpgradeExchange } from '../pipeline/types.js';
-import type { ErrorCode } from '../response/errors.js';
-import { errorResponse } from '../response/send-error.js';
+import type { Exchange } from '../pipeline/types.js';
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -57,25 +57,46 @@ export function sendOnSocket(
   closeAfter(socket, body);
 }
 
+/** The ServerResponse class of the listener (the gateway's, with HSTS over TLS). */
+export type ResponseClass = new (req: IncomingMessage) => ServerResponse;
+
 /**
- * Writes the complete answer to an upgrade onto its socket (a refusal, or an auth service's answer
- * relayed as-is) with the gateway's request id, records the status for the report, and closes.
+ * A ServerResponse that writes onto the raw socket of an upgrade, so that the layers answer a
+ * WebSocket handshake as they answer any request. It serves one answer: `Connection: close`, and
+ * the socket is ended once the answer is written. It reports 'close' as Node's own responses do:
+ * right after the answer went out, or when the client left before it.
  */
-export function sendUpgradeAnswer(
-  ux: UpgradeExchange,
-  status: number,
-  headers: Record<string, HeaderValue | undefined>,
-  body: Buffer | undefined,
-): void {
-  ux.status = status;
-  sendOnSocket(ux.socket, status, { ...headers, 'x-request-id': ux.requestId }, body);
+export function responseOnSocket(Response: ResponseClass, req: IncomingMessage, socket: Duplex): ServerResponse {
+  const res = new Response(req);
+  res.shouldKeepAlive = false;
+  if (socket.destroyed) {
+    // The client left before the handshake was read: nothing can be written, the close is reported.
+    res.destroy();
+    process.nextTick(() => res.emit('close'));
+    return res;
+  }
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => {
+    res.detachSocket(socket as Socket);
+    closeAfter(socket);
+    process.nextTick(() => res.emit('close'));
+  });
+  return res;
 }
 
-/** The raw-socket `sendError`: answers an upgrade with a gateway error and records its code. */
-export function sendUpgradeError(ux: UpgradeExchange, code: ErrorCode, extraHeaders?: Record<string, string>): void {
-  const r = errorResponse(code, extraHeaders);
-  ux.errorCode = code;
-  sendUpgradeAnswer(ux, r.status, r.headers, r.body);
+/**
+ * Answers an upgrade with `101 Switching Protocols` and the backend's `headers`, written straight
+ * onto the socket, which leaves the exchange's response for the tunnel: the response reports
+ * 'close' at once, so the request is logged and counted when the tunnel opens, not when it ends.
+ */
+export function switchProtocols(ex: Exchange, headers: readonly string[], reason: string | undefined): void {
+  const upgrade = ex.upgrade!;
+  const { res } = ex;
+  upgrade.switched = true;
+  res.statusCode = 101;
+  res.detachSocket(upgrade.socket as Socket);
+  upgrade.socket.write(responseHead(101, headers, reason));
+  res.emit('close');
 }
 
 /** Ends the socket after `last` (if any) and destroys it once the peer closed or after a linger. */

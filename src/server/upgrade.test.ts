@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { loadConfigText } from '../config/load.js';
@@ -8,13 +8,26 @@ import type { CompiledConfig } from '../config/types.js';
 import { createRouteTable, type RouteEntry } from '../router/route-table.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
-import type { UpgradeExchange, UpgradeStep } from '../pipeline/types.js';
+import type { Exchange, Step } from '../pipeline/types.js';
 import { createUpgradeHandler, isWebSocketUpgrade } from './upgrade.js';
+import { createRequestHandler } from './http-server.js';
+import { switchProtocols } from './socket-response.js';
+import { GatewayResponse } from './gateway-response.js';
 import { RecordingSocket } from '../../test/support/recording-socket.js';
 import { createTracer } from '../observability/trace-context.js';
 
 function fakeRequest(url: string, headers: Record<string, string>, method = 'GET'): IncomingMessage {
-  return { url, method, headers } as unknown as IncomingMessage;
+  const all = { host: 'gw', ...headers };
+  return {
+    url,
+    method,
+    headers: all,
+    rawHeaders: Object.entries(all).flat(),
+    httpVersionMajor: 1,
+    httpVersionMinor: 1,
+    socket: {},
+    resume() {},
+  } as unknown as IncomingMessage;
 }
 
 const WS = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': 'k', 'sec-websocket-version': '13' };
@@ -32,27 +45,34 @@ routes:
   - { method: GET, route: /plain, service: "127.0.0.1:1", path: /plain }
   - { method: POST, route: /post-only, service: "127.0.0.1:1", path: /p }
 `);
-  const calls: UpgradeExchange[] = [];
-  const upgrade: UpgradeStep = async (ux) => {
-    calls.push(ux);
-    ux.status = 101;
+  const calls: Exchange[] = [];
+  // The WebSocket route's pipeline stands for the websocket endpoint: it switches protocols.
+  const upgrade: Step = async (ex) => {
+    calls.push(ex);
+    switchProtocols(ex, ['upgrade', 'websocket'], undefined);
   };
   const entries: RouteEntry[] = config.routes.map((route) => ({
     route,
-    run: async () => {},
-    ...(route.kind === 'websocket' ? { upgrade } : {}),
+    run: route.kind === 'websocket' ? upgrade : async () => {},
   }));
   const table = createRouteTable(entries);
   const events = createEventBus();
   const ends: GatewayEvents['request:end'][] = [];
   events.on('request:end', (e) => ends.push(e));
   const served: { req: IncomingMessage; socket: Duplex; head: Buffer }[] = [];
+  const logger = createLogger({ level: 'silent' });
   const handler = createUpgradeHandler({
     current: () => table,
-    events,
-    logger: createLogger({ level: 'silent' }),
-    tracer: createTracer(),
-    isDraining: () => options.draining === true,
+    logger,
+    handler: createRequestHandler({
+      current: () => table,
+      events,
+      logger,
+      tracer: createTracer(),
+      isDraining: () => options.draining === true,
+      inFlight: { count: 0 },
+    }),
+    Response: GatewayResponse,
     serveAsRequest: (req, socket, head) => void served.push({ req, socket, head }),
   });
   return { handler, calls, ends, served };
@@ -131,12 +151,14 @@ describe('createUpgradeHandler', () => {
     handler(fakeRequest('/api/rooms/a%20b?x=1&y=2', { ...WS, 'x-request-id': 'r-2' }), socket, head);
     await new Promise((r) => setImmediate(r));
     assert.equal(calls.length, 1);
-    const ux = calls[0]!;
-    assert.equal(ux.route.id, 'GET /rooms/{room}');
-    assert.deepEqual({ ...ux.params }, { room: 'a b' });
-    assert.equal(ux.rawQuery, 'x=1&y=2');
-    assert.equal(ux.requestId, 'r-2');
-    assert.equal(ux.head, head);
+    const ex = calls[0]!;
+    assert.equal(ex.route.id, 'GET /rooms/{room}');
+    assert.deepEqual({ ...ex.params }, { room: 'a b' });
+    assert.equal(ex.rawQuery, 'x=1&y=2');
+    assert.equal(ex.requestId, 'r-2');
+    assert.equal(ex.upgrade?.head, head);
+    assert.equal(ex.upgrade?.switched, true);
+    assert.ok(socket.text().startsWith('HTTP/1.1 101 Switching Protocols\r\n'), socket.text());
     assert.equal(ends.length, 1);
     assert.equal(ends[0]!.status, 101);
     assert.equal(ends[0]!.routeId, 'GET /rooms/{room}');

@@ -146,11 +146,11 @@ describe('websocketEndpoint before the backend is contacted', () => {
       events: createEventBus(),
       logger: createLogger({ level: 'silent' }),
     });
-    const { ux, socket } = fakeUpgradeExchange(route);
+    const { ex, socket } = fakeUpgradeExchange(route);
     socket.destroy();
-    await step(ux);
-    assert.equal(ux.upstreamFailure, 'aborted');
-    assert.equal(ux.status, undefined);
+    await step(ex);
+    assert.equal(ex.upstreamFailure, 'aborted');
+    assert.equal(ex.res.headersSent, false);
     assert.equal(socket.written.length, 0);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The WebSocket endpoint of `isWebSocket` routes (docs/design-decisions.md "Streaming"): the end of
- * a route's upgrade pipeline (src/pipeline/build.ts), after the guards, auth and the circuit
- * layers. It answers on the raw socket:
+ * the route's pipeline (src/pipeline/build.ts), after the guards, auth and the circuit layers,
+ * reached only by a handshake (`requireUpgradeLayer`). It answers through the exchange's response,
+ * which writes onto the client's socket, until the 101 hands that socket over to the tunnel:
  *
  *   upgrade request to the backend      refused/reset: 502 JSON; no head in time: 504 JSON
  *     backend answers 101               checked: a valid handshake answer (Upgrade: websocket,
@@ -22,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { CompiledRoute } from '../config/types.js';
-import type { UpgradeExchange, UpgradeStep } from '../pipeline/types.js';
+import type { Exchange, Layer, Step } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
@@ -39,7 +40,8 @@ import {
 } from '../upstream/backend-call.js';
 import { downstreamResponseHeaders, type RequestDropSet } from '../upstream/forward-headers.js';
 import { editHeaderList, editHeaderRecord } from '../upstream/header-edits.js';
-import { closeAfter, responseHead, sendUpgradeError } from '../server/socket-response.js';
+import { switchProtocols } from '../server/socket-response.js';
+import { sendError } from '../response/send-error.js';
 import { tunnel, type TunnelOptions } from './tunnel.js';
 
 export interface WebSocketOptions {
@@ -102,17 +104,17 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
 /** The flat header list of the upgrade request to the backend: a backend call's, plus the upgrade. */
 export function backendUpgradeHeaders(
   call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
-  ux: Pick<UpgradeExchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params'>,
+  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params'>,
   hostHeader = call.upstream.origin.hostHeader,
 ): string[] {
-  const headers = backendHeaders(call, ux, hostHeader);
+  const headers = backendHeaders(call, ex, hostHeader);
   // Connection and Upgrade are hop-by-hop, so the forwarding rules dropped them: this hop upgrades too.
   headers.push('connection', 'Upgrade', 'upgrade', 'websocket');
   return headers;
 }
 
 /** The endpoint of an `isWebSocket` route, built once per route at config load. */
-export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): UpgradeStep {
+export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): Step {
   const { upstream, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
   const { origin } = upstream;
   const tls = upstream.tlsConnect;
@@ -127,11 +129,13 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
     streaming: true,
   });
 
-  return (ux) => {
-    const { socket } = ux;
+  return (ex) => {
+    const { res } = ex;
+    // The route's layers let only a handshake through (`requireUpgradeLayer`).
+    const { socket } = ex.upgrade!;
     // The client may have left while the route was looked up or the token checked.
     if (socket.destroyed) {
-      ux.upstreamFailure = 'aborted';
+      ex.upstreamFailure = 'aborted';
       return Promise.resolve();
     }
 
@@ -154,8 +158,8 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         host: target.hostname,
         port: target.port,
         method: 'GET',
-        path: backendPath(route, ux),
-        headers: backendUpgradeHeaders(call, ux, target.hostHeader),
+        path: backendPath(route, ex),
+        headers: backendUpgradeHeaders(call, ex, target.hostHeader),
         setHost: false,
         agent: false,
         timeout: handshakeTimeoutMs,
@@ -167,7 +171,7 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
       // The client gave up during the handshake: drop the backend attempt, count nothing.
       const onClientClose = () => {
         if (settled) return;
-        ux.upstreamFailure = 'aborted';
+        ex.upstreamFailure = 'aborted';
         done();
         breq.destroy();
       };
@@ -183,8 +187,11 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         if (settled) return;
         // The target failed the handshake unless the client left first.
         if (!socket.destroyed) callOutcome(pool, true);
-        const code = recordFailure(ux, err, origin.key, events, false, socket.destroyed);
-        if (code !== undefined) sendUpgradeError(ux, code);
+        const code = recordFailure(ex, err, origin.key, events, false, socket.destroyed);
+        if (code !== undefined) {
+          ex.errorCode = code;
+          sendError(res, code);
+        }
         done();
       });
 
@@ -196,26 +203,19 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         }
         const status = bres.statusCode ?? 502;
         callOutcome(pool, status >= 500);
-        ux.upstreamStatus = status;
-        ux.status = status;
+        ex.upstreamStatus = status;
         done();
         reportResponse(call, 'websocket', status, started);
-        const headers = {
-          ...downstreamResponseHeaders(bres.headers),
-          'x-request-id': ux.requestId,
-          date: new Date().toUTCString(),
-          connection: 'close',
-        };
-        if (editResponse !== undefined) editHeaderRecord(editResponse, headers, ux);
-        socket.write(responseHead(status, headers, bres.statusMessage));
-        // The body is delimited by its content-length, else by the close that follows it.
-        bres.pipe(socket, { end: false });
-        bres.on('end', () => closeAfter(socket));
-        bres.on('error', () => socket.destroy());
+        const headers = { ...downstreamResponseHeaders(bres.headers), 'x-request-id': ex.requestId };
+        if (editResponse !== undefined) editHeaderRecord(editResponse, headers, ex);
+        res.writeHead(status, bres.statusMessage, headers);
+        // The response ends the connection once the body is through (it serves one answer).
+        bres.pipe(res);
+        bres.on('error', () => res.destroy());
         bres.on('close', () => {
-          if (!bres.complete) socket.destroy();
+          if (!bres.complete) res.destroy();
         });
-        socket.once('close', () => bres.destroy());
+        res.once('close', () => bres.destroy());
       });
 
       breq.on('upgrade', (bres, backend, backendHead) => {
@@ -223,33 +223,34 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           backend.destroy();
           return;
         }
-        const problem = handshakeProblem(bres.headers, ux.req.headers['sec-websocket-key']);
+        const problem = handshakeProblem(bres.headers, ex.req.headers['sec-websocket-key']);
         if (problem !== undefined) {
           backend.destroy();
           callOutcome(pool, true);
-          ux.upstreamFailure = 'other';
+          ex.upstreamFailure = 'other';
           events.emit('upstream:error', {
-            requestId: ux.requestId,
+            requestId: ex.requestId,
             routeId: route.id,
             origin: origin.key,
             kind: 'protocol',
             error: new Error(problem),
           });
-          sendUpgradeError(ux, 'GW_UPSTREAM_BAD_UPGRADE');
+          ex.errorCode = 'GW_UPSTREAM_BAD_UPGRADE';
+          sendError(res, 'GW_UPSTREAM_BAD_UPGRADE');
           done();
           return;
         }
         callOutcome(pool, false);
-        ux.upstreamStatus = bres.statusCode ?? 101;
-        ux.status = 101;
+        ex.upstreamStatus = bres.statusCode ?? 101;
         done();
         const opened = performance.now();
         reportResponse(call, 'websocket', 101, started);
-        let answer = upgradeResponseHeaders(bres.rawHeaders, ux.requestId);
-        if (editResponse !== undefined) answer = editHeaderList(editResponse, answer, ux);
-        socket.write(responseHead(101, answer, bres.statusMessage));
+        let answer = upgradeResponseHeaders(bres.rawHeaders, ex.requestId);
+        if (editResponse !== undefined) answer = editHeaderList(editResponse, answer, ex);
+        switchProtocols(ex, answer, bres.statusMessage);
         if (backendHead.length > 0) socket.write(backendHead);
-        if (ux.head.length > 0) backend.write(ux.head);
+        const { head } = ex.upgrade!;
+        if (head.length > 0) backend.write(head);
         events.emit('stream:open', { kind: 'websocket', routeId: route.id });
         tunnel(
           socket,
@@ -259,14 +260,14 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
             events.emit('stream:close', { kind: 'websocket', routeId: route.id, durationMs });
             if (end === 'closed')
               logger.debug(
-                { reqId: ux.requestId, route: route.id, durationMs: Math.round(durationMs) },
+                { reqId: ex.requestId, route: route.id, durationMs: Math.round(durationMs) },
                 'websocket tunnel closed',
               );
             // A side that stopped reading is worth an operator's look: a stuck backend or client.
             else
               logger.info(
                 {
-                  reqId: ux.requestId,
+                  reqId: ex.requestId,
                   route: route.id,
                   durationMs: Math.round(durationMs),
                   notReading: end === 'a-stalled' ? 'client' : 'backend',
@@ -280,5 +281,19 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
 
       breq.end();
     });
+  };
+}
+
+/**
+ * The gate of a WebSocket route: a plain request (no handshake, or one Node did not hand over as
+ * an upgrade) is answered 426 with `Upgrade: websocket`, before the circuit, so that it neither
+ * takes a probe slot nor reaches the backend (docs/design-decisions.md).
+ */
+export function requireUpgradeLayer(): Layer {
+  return (next) => (ex) => {
+    if (ex.upgrade !== undefined) return next(ex);
+    ex.errorCode = 'GW_UPGRADE_REQUIRED';
+    sendError(ex.res, 'GW_UPGRADE_REQUIRED', { upgrade: 'websocket', connection: 'Upgrade' });
+    return Promise.resolve();
   };
 }

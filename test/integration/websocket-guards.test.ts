@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { rawConnect } from '../support/raw-http.js';
 import {
   bounded,
   handshakeHeaders,
@@ -174,4 +175,57 @@ config:
       assert.equal(wsBackend.upgrades.at(-1)!.headers.origin, origin);
     });
   }
+});
+
+describe('WebSocket handshakes pass the protocol checks of every request', () => {
+  let wsBackend: WsBackend;
+  let gw: TestGateway;
+  before(async () => {
+    wsBackend = await startWsBackend();
+    gw = await startGateway(`
+routes:
+  - { method: GET, route: /echo, service: ${wsBackend.host}, path: /echo, isWebSocket: true }
+`);
+  });
+  after(async () => {
+    await gw?.close();
+    await wsBackend?.close();
+  });
+
+  const refused = [
+    { name: 'a second Host', hosts: ['Host: evil.example/reset?x=@y', 'Host: gw'], code: 'GW_BAD_HOST' },
+    { name: 'an invalid Host', hosts: ['Host: evil.example/reset?x=@y'], code: 'GW_BAD_HOST' },
+    { name: 'no Host', hosts: [], code: 'GW_BAD_HOST' },
+  ];
+  for (const c of refused) {
+    it(`refuses a handshake with ${c.name}: 400 ${c.code}, the backend never contacted`, async () => {
+      const conn = await rawConnect(gw.port);
+      const head = [
+        'GET /api/echo HTTP/1.1',
+        ...c.hosts,
+        ...Object.entries(handshakeHeaders({ 'x-request-id': 'ws-host' })).map(([n, v]) => `${n}: ${v}`),
+      ];
+      conn.write(`${head.join('\r\n')}\r\n\r\n`);
+      const res = await conn.next();
+      assert.equal(res.status, 400);
+      assert.equal(res.headers['x-portico-error'], c.code);
+      assert.equal(res.headers['x-request-id'], 'ws-host');
+      assert.equal(res.headers['connection'], 'close');
+      await bounded(conn.closed, 3_000, 'connection close');
+      assert.equal(wsBackend.upgrades.length, 0);
+    });
+  }
+
+  it('logs and counts a handshake like any request, with the request id of its answer', async () => {
+    const ends: { status: number; routeId: string | undefined; requestId: string }[] = [];
+    gw.gateway.events.on('request:end', (e) => ends.push(e));
+    const res = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders({ 'x-request-id': 'ws-ok' }));
+    assert.equal(res.status, 101);
+    assert.equal(res.headers['x-request-id'], 'ws-ok');
+    done(res);
+    assert.deepEqual(
+      ends.filter((e) => e.requestId === 'ws-ok').map((e) => [e.status, e.routeId]),
+      [[101, 'GET /echo']],
+    );
+  });
 });

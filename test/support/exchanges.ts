@@ -1,13 +1,15 @@
 /**
  * Exchanges and fake `next` steps for unit tests of layers and pipelines, with no network: an
- * HTTP exchange writes into a recording response, an upgrade exchange into a RecordingSocket.
+ * HTTP exchange writes into a recording response, a WebSocket handshake into a RecordingSocket.
  * The three fake `next`s: one that records what reached it, one that must never run, one that
  * waits until the test lets it finish.
  */
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompiledRoute } from '../../src/config/types.js';
-import type { Exchange, UpgradeExchange } from '../../src/pipeline/types.js';
+import type { Exchange } from '../../src/pipeline/types.js';
+import { responseOnSocket } from '../../src/server/socket-response.js';
+import { GatewayResponse, stampRequestId } from '../../src/server/gateway-response.js';
 import { RecordingSocket } from './recording-socket.js';
 
 /** What a fake response was given: its status, every header (lower-case names) and its body. */
@@ -69,6 +71,7 @@ export function fakeExchange(
     route,
     req,
     res,
+    upgrade: undefined,
     requestId: 'rid-1',
     params: {},
     rawQuery: '',
@@ -84,28 +87,35 @@ export function fakeExchange(
   return { ex, written, resumed: () => resumed };
 }
 
-/** An upgrade exchange of `route` whose answers land in a RecordingSocket. */
+/**
+ * A WebSocket handshake of `route`: its response is the gateway's own response on a socket
+ * (server/socket-response.ts), bound to a RecordingSocket that keeps the bytes the client gets.
+ */
 export function fakeUpgradeExchange(
   route: CompiledRoute,
   req: IncomingMessage = fakeRequest({ host: 'gw', connection: 'Upgrade', upgrade: 'websocket' }),
-): { ux: UpgradeExchange; socket: RecordingSocket } {
+): { ex: Exchange; socket: RecordingSocket } {
   const socket = new RecordingSocket();
-  const ux: UpgradeExchange = {
+  const res = responseOnSocket(GatewayResponse, req, socket);
+  stampRequestId(res, 'rid-1');
+  const ex: Exchange = {
     route,
     req,
-    socket,
-    head: Buffer.alloc(0),
+    res,
+    upgrade: { socket, head: Buffer.alloc(0), switched: false },
     requestId: 'rid-1',
     params: {},
     rawQuery: '',
     claimHeaders: undefined,
     claims: undefined,
-    status: undefined,
     upstreamStatus: undefined,
     upstreamFailure: undefined,
+    body: undefined,
     errorCode: undefined,
+    onClose: undefined,
+    onResponseStart: undefined,
   };
-  return { ux, socket };
+  return { ex, socket };
 }
 
 /** A `next` that records every exchange that reached it. */
