@@ -12,6 +12,10 @@
  */
 import { claimAt } from '../auth/requirements.js';
 
+// The header-name syntax is defined in config/ (the schema checks tls.clientSubjectHeader with it,
+// and config/ imports no feature folder); it is re-exported here beside the value syntax.
+export { HEADER_NAME } from '../config/schema/header-syntax.js';
+
 /** A value template: literal text and placeholders, alternating as written. */
 type Part = { readonly text: string } | { readonly param: string } | { readonly claim: string };
 
@@ -32,8 +36,6 @@ export type Placeholder = { readonly param: string } | { readonly claim: string 
 
 /** `{name}` or `{claims.NAME}`; anything else between braces is an error at check. */
 const PLACEHOLDER = /\{([^{}]*)\}/g;
-/** RFC 9110 5.6.2 token characters: what a header name may hold. */
-export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What Node and undici accept in a header value (field-vchar, obs-text, SP, HTAB): no CR, LF, NUL. */
 export const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 /** Longest value set from a template or a claim (auth/claim-headers.ts): longer ones would push a backend's header limit. */

@@ -1,0 +1,49 @@
+/** The `config.auth` section: how protected routes find and validate a token. */
+import { z } from 'zod';
+
+/** Identity headers removed from every client request before auth runs. */
+export const DEFAULT_STRIP_HEADERS = ['X-userId', 'X-username', 'X-role', 'X-sub', 'X-email'];
+
+const stringOrList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
+
+export const AuthSchema = z.strictObject({
+  authService: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Delegated auth service (host:port); takes priority over jwksUrl, then secret, which are then ignored'),
+  authPath: z.string().min(1).default('/auth/validate').describe('Validation endpoint on the auth service'),
+  defaultProtected: z.boolean().default(false).describe('Every route requires a valid token unless it is public'),
+  tokenFrom: z
+    .array(
+      z.union([
+        z.literal('header'),
+        z.strictObject({ cookie: z.string().min(1).describe('Cookie name') }),
+        z.strictObject({ query: z.string().min(1).describe('Query parameter name') }),
+      ]),
+    )
+    .min(1)
+    .default(['header'])
+    .describe(
+      'Where protected routes find the token, in order: header (Authorization: Bearer), {cookie: NAME}, {query: NAME}; query tokens are removed before forwarding',
+    ),
+  rolesClaim: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Claim holding the roles that require.roles checks (a name, else a dot path); default roles, then role'),
+  secret: z.string().min(1).optional().describe('HMAC secret for local JWT validation (HS256/384/512)'),
+  jwksUrl: z.string().min(1).optional().describe('JWKS endpoint for RS*, PS*, ES* and EdDSA tokens'),
+  issuer: stringOrList.optional().describe('Accepted "iss" value(s), checked when set (local JWT and JWKS modes)'),
+  audience: stringOrList.optional().describe('Accepted "aud" value(s), checked when set (local JWT and JWKS modes)'),
+  clockToleranceSec: z.number().min(0).default(0).describe('Leeway in seconds for exp and nbf'),
+  jwksCooldownSec: z
+    .number()
+    .min(0)
+    .default(30)
+    .describe('Minimum seconds between two JWKS refetches caused by a token with an unknown kid'),
+  stripHeaders: z
+    .array(z.string().min(1))
+    .default(DEFAULT_STRIP_HEADERS)
+    .describe('Client headers removed before auth runs; a list here replaces the default list'),
+});

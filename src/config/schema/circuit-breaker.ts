@@ -1,0 +1,13 @@
+/** The `config.circuitBreaker` section: one circuit per backend origin. */
+import { z } from 'zod';
+import { seconds } from './primitives.js';
+
+export const CircuitBreakerSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe('One circuit per backend origin (scheme://host:port); false: no circuit at all'),
+  maxFailures: z.int().min(1).default(5).describe('Consecutive failures before the circuit opens'),
+  timeoutSec: seconds('Seconds the circuit stays open before probing').default(30),
+  halfOpenRequests: z.int().min(1).default(1).describe('Probe requests allowed while half-open'),
+});

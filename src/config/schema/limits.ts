@@ -1,0 +1,28 @@
+/** The `config.limits` section: sizes of request heads and bodies, mapped bodies, connections. */
+import { z } from 'zod';
+
+export const LimitsSchema = z.strictObject({
+  maxMappingBodyBytes: z
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024)
+    .describe('Larger primary bodies are returned unmapped'),
+  connectionsPerOrigin: z.int().positive().default(64).describe('Keep-alive connections per backend origin'),
+  maxBodyBytes: z
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024)
+    .describe('Largest request body (a route may set its own maxBodyBytes): 413'),
+  requestBufferBytes: z
+    .int()
+    .min(0)
+    .default(64 * 1024)
+    .describe(
+      'Request bodies are read whole before the backend call; this much stays in memory, the rest goes to an unlinked temporary file',
+    ),
+  maxHeaderBytes: z
+    .int()
+    .min(1024)
+    .default(16 * 1024)
+    .describe('Largest request head (request line and headers): 431'),
+});

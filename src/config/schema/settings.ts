@@ -1,0 +1,58 @@
+/** The `config` object: settings of the whole gateway, one key per section. */
+import { z } from 'zod';
+import { AdminSchema } from './admin.js';
+import { AuthSchema } from './auth.js';
+import { CircuitBreakerSchema } from './circuit-breaker.js';
+import { CorsSchema } from './cors.js';
+import { Http2Schema } from './http2.js';
+import { LimitsSchema } from './limits.js';
+import { MappingCacheSchema } from './mapping-cache.js';
+import { seconds } from './primitives.js';
+import { RateLimitSchema } from './rate-limit.js';
+import { RedisSchema } from './redis.js';
+import { TelemetrySchema } from './telemetry.js';
+import { TimeoutsSchema } from './timeouts.js';
+import { TlsSchema, UpstreamTlsSchema } from './tls.js';
+
+export const GatewaySettingsSchema = z.strictObject({
+  port: z.int().min(0).max(65535).default(8080).describe('Listen port; --port and $PORT override it'),
+  host: z.string().min(1).default('0.0.0.0').describe('Listen address; --host overrides it'),
+  basePath: z.string().default('/api').describe('Prefix of every gateway route; "" for none'),
+  auth: AuthSchema.prefault({}).describe(
+    'Token validation: local JWT (secret), JWKS (jwksUrl) or a delegated auth service',
+  ),
+  circuitBreaker: CircuitBreakerSchema.prefault({}).describe('One circuit breaker per backend origin'),
+  mappingCache: MappingCacheSchema.prefault({}).describe('LRU cache of mapping responses, with a lifetime'),
+  rateLimit: RateLimitSchema.prefault({}).describe('Default rate limit: a token bucket per client IP'),
+  redis: RedisSchema.optional().describe(
+    'Redis shared by every replica for rateLimit.store and mappingCache.store: redis (docs/redis.md)',
+  ),
+  trustProxy: z
+    .array(z.string().min(1))
+    .default([])
+    .describe(
+      'Proxies (addresses, CIDRs, or loopback, private, linklocal) whose X-Forwarded-For is believed, and extended; from anyone else it is replaced, and Forwarded / X-Real-IP are dropped',
+    ),
+  timeouts: TimeoutsSchema.prefault({}).describe('Deadlines for clients, backends and mapping calls, in seconds'),
+  limits: LimitsSchema.prefault({}).describe('Sizes: request heads and bodies, mapped bodies, connections per backend'),
+  cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
+  admin: AdminSchema.optional().describe(
+    'The admin listener: a read-only status page and JSON API on its own port (docs/dashboard.md); off unless present',
+  ),
+  telemetry: TelemetrySchema.prefault({}).describe('Metrics, trace propagation and span export'),
+  upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),
+  tls: TlsSchema.optional().describe('TLS on the listener: HTTPS with these certificates (docs/tls.md)'),
+  http2: Http2Schema.prefault({}).describe('HTTP/2 on the listener (docs/tls.md): h2 over TLS, h2c by prior knowledge'),
+  // tainha-gateway keys, accepted under their own names with the same meaning.
+  readTimeoutSec: seconds(
+    'The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)',
+  ).optional(),
+  writeTimeoutSec: seconds(
+    'A client that takes none of a waiting response for this long is disconnected; idle or flowing streams (SSE, WebSocket) are never cut; default none (tainha-gateway)',
+  ).optional(),
+  idleTimeoutSec: seconds(
+    'Another name for timeouts.keepAliveSec (tainha-gateway); setting both is an error',
+  ).optional(),
+});
+
+export type GatewaySettings = z.output<typeof GatewaySettingsSchema>;

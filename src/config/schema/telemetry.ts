@@ -1,0 +1,31 @@
+/** The `config.telemetry` section: metrics, trace propagation and span export. */
+import { z } from 'zod';
+
+export const TelemetrySchema = z.strictObject({
+  metrics: z.boolean().default(true).describe('Serve GET /metrics (Prometheus text)'),
+  metricsToken: z
+    .string()
+    .min(16)
+    .optional()
+    .describe(
+      'When set, GET /metrics needs "Authorization: Bearer <token>" (write ${METRICS_TOKEN}); without it anyone who reaches the port reads the metrics',
+    ),
+  propagation: z
+    .boolean()
+    .default(true)
+    .describe('W3C traceparent/tracestate to backends, mapping calls and the auth service, a child span id per call'),
+  otlpEndpoint: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'OTLP/HTTP collector (e.g. http://otel-collector:4318); spans are POSTed as JSON to <endpoint>/v1/traces',
+    ),
+  serviceName: z.string().min(1).default('portico').describe('service.name of exported spans'),
+  sampleRatio: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(1)
+    .describe('Share of traces started by the gateway that are sampled; a client traceparent keeps its own flag'),
+});

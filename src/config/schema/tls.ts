@@ -1,0 +1,50 @@
+/**
+ * The TLS sections: `config.tls` (certificates and client certificates of the listener) and
+ * `config.upstreamTls` (trust of https:// backends).
+ */
+import { z } from 'zod';
+import { HEADER_NAME } from './header-syntax.js';
+
+export const UpstreamTlsSchema = z.strictObject({
+  caFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('PEM file of extra CAs trusted for https:// backends (private CAs); read and checked at load'),
+  rejectUnauthorized: z.boolean().default(true).describe('Verify backend certificates; false only for development'),
+});
+
+const pemFile = (what: string) =>
+  z.string().min(1).describe(`${what}: a PEM file, relative to this config file; \${VAR} works`);
+
+export const TlsSchema = z.strictObject({
+  certFile: pemFile('Certificate chain of the listener (leaf first)'),
+  keyFile: pemFile('Private key of certFile'),
+  minVersion: z.enum(['TLSv1.2', 'TLSv1.3']).default('TLSv1.2').describe('Oldest TLS version accepted'),
+  sni: z
+    .record(
+      z.string().min(1),
+      z.strictObject({ certFile: pemFile('Certificate chain'), keyFile: pemFile('Private key') }),
+    )
+    .optional()
+    .describe('More certificates by server name (exact, or *.example.com for one label); certFile is the default'),
+  caFile: pemFile('CAs that sign client certificates (mTLS)').optional(),
+  clientAuth: z
+    .enum(['none', 'optional', 'required'])
+    .default('none')
+    .describe('Client certificates: none, optional (verified when sent), required (the handshake fails without one)'),
+  clientSubjectHeader: z
+    .string()
+    .regex(HEADER_NAME, 'a header name')
+    .optional()
+    .describe(
+      'Send the verified client certificate subject (CN=...,O=...) to backends in this header; clients cannot set it',
+    ),
+  redirectPort: z
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe('A plain-HTTP port that answers 308 to the https:// URL (/health and /ready are served there too)'),
+  hstsMaxAgeSec: z.int().min(0).optional().describe('Send Strict-Transport-Security: max-age=N on HTTPS answers'),
+});
