@@ -2,7 +2,7 @@
  * Writes the reference part of docs/configuration.md from the zod schema (`npm run config-docs`):
  * every key with its type, default and description, between the two marker comments; the prose
  * around them is written by hand. With --check, fails when the page is out of date (run by
- * `npm test`), so a key added to src/config/schema.ts without a description or a regenerated page
+ * `npm test`), so a key added to src/config/schema/ without a description or a regenerated page
  * cannot land.
  */
 import { readFileSync } from 'node:fs';
@@ -62,7 +62,7 @@ const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ')
 
 function describe(path: string, node: Node): string {
   if (node.description === undefined)
-    throw new Error(`${path} has no description: add .describe('...') to it in src/config/schema.ts`);
+    throw new Error(`${path} has no description: add .describe('...') to it in src/config/schema/`);
   return node.description;
 }
 
