@@ -1,0 +1,36 @@
+/**
+ * Circuit breakers: 'circuit:change' into `portico_circuit_transitions_total`; each origin's
+ * current state read at scrape time into `portico_circuit_state`.
+ */
+import { Counter, Gauge } from 'prom-client';
+import type { MetricsModule } from './types.js';
+
+const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const;
+
+export const circuitMetrics: MetricsModule = (registry, sources) => {
+  const on = { registers: [registry] };
+  const circuitTransitions = new Counter({
+    ...on,
+    name: 'portico_circuit_transitions_total',
+    help: 'Circuit state changes, by origin and new state',
+    labelNames: ['origin', 'state'] as const,
+  });
+  if (sources.circuits !== undefined) {
+    const circuits = sources.circuits;
+    new Gauge({
+      ...on,
+      name: 'portico_circuit_state',
+      help: 'Circuit state per backend origin: 1 for the current state (closed, open, half-open), 0 for the others',
+      labelNames: ['origin', 'state'] as const,
+      aggregator: 'max',
+      collect() {
+        this.reset();
+        for (const c of circuits())
+          for (const s of CIRCUIT_STATES) this.set({ origin: c.origin, state: s }, c.state === s ? 1 : 0);
+      },
+    });
+  }
+  return {
+    'circuit:change': (e) => circuitTransitions.inc({ origin: e.origin, state: e.to }),
+  };
+};

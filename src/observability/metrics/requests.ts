@@ -1,0 +1,84 @@
+/**
+ * Requests: 'request:end' into the request duration and count, aborted requests, gateway errors
+ * and rate-limit refusals; requests in flight and the rate limiter's buckets read at scrape time.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { createSeriesHistogram } from '../series.js';
+import { LATENCY_BUCKETS, routeLabel } from './shared.js';
+import type { MetricsModule, MetricsSources } from './types.js';
+
+function statusClass(status: number): string {
+  return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other';
+}
+
+export const requestMetrics: MetricsModule = (registry, sources) => {
+  const on = { registers: [registry] };
+  // The two per-request series are kept by series.ts (no prom-client work per request).
+  const duration = createSeriesHistogram(registry, {
+    name: 'portico_request_duration_seconds',
+    help: 'Time from request to response end, by route template, method and status class',
+    buckets: LATENCY_BUCKETS,
+    counter: { name: 'portico_requests_total', help: 'Requests answered, by route template, method and status class' },
+  });
+  const aborted = new Counter({
+    ...on,
+    name: 'portico_requests_aborted_total',
+    help: 'Requests whose client left before the response ended',
+    labelNames: ['route'] as const,
+  });
+  const gatewayErrors = new Counter({
+    ...on,
+    name: 'portico_gateway_errors_total',
+    help: 'Responses the gateway generated itself, by error code (X-Portico-Error)',
+    labelNames: ['code'] as const,
+  });
+  const rateLimited = new Counter({
+    ...on,
+    name: 'portico_rate_limited_total',
+    help: 'Requests refused with 429 by the rate limiter, by route',
+    labelNames: ['route'] as const,
+  });
+  requestStateGauges(registry, sources);
+  return {
+    'request:end': (e) => {
+      // Keyed by status class, not status: 200 and 204 are one series.
+      const series = duration.series(
+        `${e.status >= 100 && e.status < 600 ? (e.status / 100) | 0 : 0} ${e.method} ${e.routeId ?? ''}`,
+        () => ({ route: routeLabel(e.routeId), method: e.method, status_class: statusClass(e.status) }),
+      );
+      duration.observe(series, e.durationMs / 1000);
+      if (e.aborted) aborted.inc({ route: routeLabel(e.routeId) });
+      if (e.errorCode !== undefined) {
+        gatewayErrors.inc({ code: e.errorCode });
+        if (e.errorCode === 'GW_RATE_LIMITED') rateLimited.inc({ route: routeLabel(e.routeId) });
+      }
+    },
+  };
+};
+
+/** Read at scrape time from the state their owners keep (no per-request cost). */
+function requestStateGauges(registry: Registry, sources: MetricsSources): void {
+  const on = { registers: [registry] };
+  if (sources.inFlight !== undefined) {
+    const inFlight = sources.inFlight;
+    new Gauge({
+      ...on,
+      name: 'portico_requests_in_flight',
+      help: 'Requests being served now',
+      collect() {
+        this.set(inFlight.count);
+      },
+    });
+  }
+  if (sources.rateLimitBuckets !== undefined) {
+    const size = sources.rateLimitBuckets;
+    new Gauge({
+      ...on,
+      name: 'portico_rate_limit_buckets',
+      help: 'Client buckets held by the rate limiter',
+      collect() {
+        this.set(size());
+      },
+    });
+  }
+}
