@@ -1,6 +1,6 @@
 /**
  * Enrichment of N items by M rules with every mapping call a cache hit: the pure pipeline of
- * src/mapping/enrich.ts without I/O (scanItems -> planCalls -> cache lookups -> buildItemEdits ->
+ * src/mapping/shape-json.ts without I/O (scanItems -> planCalls -> cache lookups -> buildItemEdits ->
  * spliceItems). This is the gateway's CPU cost per mapped response once the cache is warm; the
  * `Promise.all` over the outcomes and the body read/write are left out.
  * Standalone: `node --import tsx bench/micro/enrich.ts`.

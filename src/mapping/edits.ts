@@ -1,7 +1,7 @@
 /**
  * From the answers of a response's mapping calls to the edit of each item: which tags it gets,
  * which parameter fields go (docs/design-decisions.md: only when the tag was set), how many bytes that adds,
- * and which (call, rule) pairs failed. Pure: the endpoint logs the failures and bounds the bytes.
+ * and which (call, rule) pairs failed. Pure: the shaper (shape-json.ts) logs the failures and bounds the bytes.
  */
 import type { CompiledMappingRule } from '../config/types.js';
 import type { MappingOutcome } from './cache.js';

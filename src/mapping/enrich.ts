@@ -1,72 +1,24 @@
 /**
  * The endpoint of routes with mapping rules or field rules (`response.allow/deny/rename`). The
  * request goes to the backend like a standard route; a 2xx JSON answer (an object or an array of
- * objects) is buffered, every distinct mapping URL is fetched concurrently, each result is spliced
- * into its items under `tag`, and the field rules shape the result (mapping/field-filter.ts).
- * Anything else is relayed unchanged (docs/design-decisions.md "Response mapping").
- *
- * Tracing (docs/design-decisions.md "HTTP behaviour": the same id goes to the backend, the mapping
- * calls and the auth service): every mapping call made carries the request id and, with `telemetry.propagation`,
- * the request's trace with a span id of its own. A call shared through the cache's single-flight
- * (one call for every client request that wants the same URL while it runs) carries the request
- * id and trace of the request that started it; requests that join it or hit the cache make no
- * call and get no span for it.
- *
- * Bounds (README "Response mapping"): at most `limits.connectionsPerOrigin` calls per response and
- * origin in flight at once (limit.ts), at most MAX_MAPPING_CALLS_PER_RESPONSE distinct URLs per
- * response (plan.ts), and an enriched body of at most 2 x `limits.maxMappingBodyBytes`; past a
- * bound, or on any error while enriching, the primary answer is still returned.
+ * objects) is buffered and shaped (shape-json.ts: mapping calls, splicing, field rules). Anything
+ * else is relayed unchanged (docs/design-decisions.md "Response mapping").
  */
 import { setMaxListeners } from 'node:events';
-import type { CompiledMappingRule, CompiledRoute } from '../config/types.js';
+import type { CompiledRoute } from '../config/types.js';
 import type { Exchange, Step } from '../pipeline/types.js';
-import type { UpstreamRegistry } from '../upstream/upstream.js';
-import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { BackendCall, createRouteCall, type RouteCall } from '../upstream/backend-call.js';
 import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
-import { scanItems } from './json-scan.js';
-import { batchCalls, batchObjects } from './batch.js';
-import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames, type PlannedCall } from './plan.js';
-import { createLimiter, type Limiter } from './limit.js';
-import { spliceItems } from './splice.js';
-import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
-import { callJson, type JsonCallObserver, type JsonCallOptions } from '../upstream/json-call.js';
 import { decodeBody, isJsonContentType, utf8Text } from './body.js';
-import type { MappingCache, MappingOutcome } from './cache.js';
+import { createJsonShaper } from './shape-json.js';
+import type { JsonShapingOptions } from './types.js';
 import { answerCompleted } from '../response/answer-completed.js';
 
-/** What shaping a JSON answer needs besides the route (mapping calls, cache, limits). */
-export interface JsonShapingOptions {
-  readonly events: EventBus;
-  readonly upstreams: UpstreamRegistry;
-  /** `timeouts.mappingSec` in milliseconds, per mapping call. */
-  readonly mappingTimeoutMs: number;
-  /** `limits.maxMappingBodyBytes`: larger primary bodies are relayed unchanged. */
-  readonly maxBodyBytes: number;
-  /** The process-wide cache, or undefined when `mappingCache.enabled` is false. */
-  readonly cache: MappingCache | undefined;
-  /** `telemetry.propagation`: mapping calls carry the request's `traceparent`/`tracestate`. */
-  readonly propagateTrace: boolean;
-  /** `limits.connectionsPerOrigin`: mapping calls of one response in flight at once, per origin. */
-  readonly connectionsPerOrigin: number;
-  /** For what is not an event of its own: enrichment given up (limits, errors). */
-  readonly logger: Logger;
-}
+export { createJsonShaper, type ShapeJson } from './shape-json.js';
+export type { JsonShapingOptions } from './types.js';
 
 export interface MappingEndpointOptions extends ForwardOptions, JsonShapingOptions {}
-
-/**
- * A route's JSON text after its mapping rules, then its field rules (`response`); undefined when
- * they change nothing. `size` is the text's length in bytes. Never rejects for a failed mapping.
- */
-export type ShapeJson = (ex: Exchange, text: string, size: number, signal: AbortSignal) => Promise<string | undefined>;
-
-const NOT_A_BATCH: MappingOutcome = Object.freeze({
-  ok: false,
-  reason: 'batch answer is neither an array of objects nor an object keyed by value',
-});
-const NOT_RETURNED: MappingOutcome = Object.freeze({ ok: false, reason: 'not in the batch answer' });
 
 /** Headers that describe the backend's bytes and would lie about the enriched body. */
 const STALE_WHEN_CHANGED = [
@@ -78,205 +30,6 @@ const STALE_WHEN_CHANGED = [
   'content-digest',
   'repr-digest',
 ];
-
-/** Builds the shaping of one route's JSON answers (once, at config load). */
-export function createJsonShaper(route: CompiledRoute, options: JsonShapingOptions): ShapeJson {
-  const { events, cache, mappingTimeoutMs, maxBodyBytes, propagateTrace, logger } = options;
-  const rules = route.mapping;
-  const filter = route.filterResponse;
-  const fieldNames = ruleFieldNames(rules);
-  const ruleUpstreams = rules.map((r) => options.upstreams.forOrigin(r.origin));
-  // One concurrency limit per distinct origin and response: `originSlot[rule]` indexes them.
-  const originKeys = [...new Set(rules.map((r) => r.origin.key))];
-  const originSlot = rules.map((r) => originKeys.indexOf(r.origin.key));
-  const maxInFlight = Math.max(1, options.connectionsPerOrigin);
-  // Bytes a set tag adds besides its value: `,"tag":` (an upper bound when the key exists).
-  const tagBytes = tagPrefixBytes(rules);
-  const maxOutputBytes = 2 * maxBodyBytes;
-  const observer: JsonCallObserver = { events, routeId: route.id };
-
-  /**
-   * One 'mapping:fail' per rule that failed in this response, never one per item or URL: with a
-   * mapping service down, every item of every response fails alike, and the count is what matters.
-   */
-  function reportFailures(
-    ex: Exchange,
-    calls: readonly PlannedCall[],
-    outcomes: readonly MappingOutcome[],
-    failures: ItemEdits['failures'],
-    failedItems: ItemEdits['failedItems'],
-  ): void {
-    const byRule = new Map<number, { url: string; reasons: Map<string, number>; calls: number }>();
-    for (const f of failures) {
-      const outcome = outcomes[f.callIndex]!;
-      const reason = outcome.ok ? '' : outcome.reason;
-      let agg = byRule.get(f.rule);
-      if (agg === undefined) byRule.set(f.rule, (agg = { url: calls[f.callIndex]!.url, reasons: new Map(), calls: 0 }));
-      agg.calls++;
-      agg.reasons.set(reason, (agg.reasons.get(reason) ?? 0) + 1);
-    }
-    for (const [r, agg] of byRule) {
-      const [reason = ''] = agg.reasons.keys();
-      const reasons = agg.reasons.size > 1 ? Object.fromEntries(agg.reasons) : undefined;
-      events.emit('mapping:fail', {
-        requestId: ex.requestId,
-        routeId: route.id,
-        tag: rules[r]!.tag,
-        url: agg.url,
-        reason,
-        items: failedItems[r]!,
-        calls: agg.calls,
-        reasons,
-      });
-    }
-  }
-
-  /**
-   * Fetches every distinct URL concurrently, through the cache when enabled, with at
-   * most `connectionsPerOrigin` calls of this response in flight per origin (limit.ts).
-   */
-  function fetchAll(ex: Exchange, calls: readonly PlannedCall[], signal: AbortSignal): Promise<MappingOutcome[]> {
-    const traceOf = propagateTrace ? ex.req : undefined;
-    // A call made for this client alone stops when it leaves; a shared call does not.
-    const shared: JsonCallOptions = {
-      requestId: ex.requestId,
-      timeoutMs: mappingTimeoutMs,
-      maxBytes: maxBodyBytes,
-      traceOf,
-      observer,
-      retries: route.retries,
-    };
-    const own: JsonCallOptions = { ...shared, signal };
-    const limiters: (Limiter | undefined)[] = new Array(originKeys.length);
-    const limited = (call: PlannedCall, run: () => Promise<MappingOutcome>): Promise<MappingOutcome> => {
-      const slot = originSlot[call.rule.index]!;
-      return (limiters[slot] ??= createLimiter(maxInFlight)).run(run);
-    };
-    const outcomes: (MappingOutcome | Promise<MappingOutcome>)[] = new Array(calls.length);
-    let batched: Map<CompiledMappingRule, number[]> | undefined;
-    calls.forEach((call, i) => {
-      if (call.rule.batch !== undefined) {
-        batched ??= new Map();
-        const indexes = batched.get(call.rule);
-        if (indexes === undefined) batched.set(call.rule, [i]);
-        else indexes.push(i);
-        return;
-      }
-      const target = ruleUpstreams[call.rule.index]!;
-      if (cache === undefined) {
-        outcomes[i] = limited(call, () => callJson(target, call.path, own));
-        return;
-      }
-      // A shared call serves other clients too: the one who started it leaving must not cancel
-      // it. It runs only on a miss nobody else is fetching, with this request's id and trace;
-      // a hit takes no slot.
-      outcomes[i] = cache.load(call.url, () => limited(call, () => callJson(target, call.path, shared)));
-    });
-    if (batched !== undefined)
-      for (const [rule, indexes] of batched) {
-        const done = fetchBatch(
-          rule,
-          indexes.map((i) => calls[i]!),
-          own,
-          limited,
-        );
-        indexes.forEach((i, k) => (outcomes[i] = done.then((results) => results[k]!)));
-      }
-    return Promise.all(outcomes);
-  }
-
-  /**
-   * The outcomes of a batched rule's calls, in order: cached values from the cache, the others
-   * asked for in batch calls (mapping/batch.ts), each returned object stored as its value's entry.
-   */
-  async function fetchBatch(
-    rule: CompiledMappingRule,
-    wanted: readonly PlannedCall[],
-    options: JsonCallOptions,
-    limited: (call: PlannedCall, run: () => Promise<MappingOutcome>) => Promise<MappingOutcome>,
-  ): Promise<MappingOutcome[]> {
-    const batch = rule.batch!;
-    const target = ruleUpstreams[rule.index]!;
-    const results: MappingOutcome[] = new Array(wanted.length);
-    const cached = cache === undefined ? [] : await cache.lookup(wanted.map((c) => c.url));
-    // Values to ask for -> the position of their call (planned calls are distinct, so are their values).
-    const ask = new Map<string, number>();
-    wanted.forEach((call, k) => {
-      const json = cached[k];
-      if (json !== undefined) results[k] = { ok: true, json };
-      else ask.set(call.value, k);
-    });
-    const settle = (values: readonly string[], outcome: (value: string) => MappingOutcome) => {
-      for (const v of values) results[ask.get(v)!] = outcome(v);
-    };
-    await Promise.all(
-      batchCalls(batch, [...ask.keys()]).map(async (b) => {
-        // Any call of the rule names its origin's concurrency slot.
-        const answer = await limited(wanted[0]!, () => callJson(target, b.path, { ...options, validated: true }));
-        if (!answer.ok) return settle(b.values, () => answer);
-        const objects = batchObjects(answer.json, batch.key);
-        if (objects === undefined) return settle(b.values, () => NOT_A_BATCH);
-        settle(b.values, (v) => {
-          const json = objects.get(v);
-          if (json === undefined) return NOT_RETURNED;
-          cache?.store(wanted[ask.get(v)!]!.url, json);
-          return { ok: true, json };
-        });
-      }),
-    );
-    return results;
-  }
-
-  /** The enriched text, or undefined when mapping changes nothing. */
-  async function enrich(ex: Exchange, text: string, size: number, signal: AbortSignal): Promise<string | undefined> {
-    const items = scanItems(text);
-    if (items === undefined || items.length === 0) return undefined;
-    const plan = planCalls(text, items, rules, fieldNames);
-    if (plan.dotSegments > 0) {
-      logger.warn(
-        { reqId: ex.requestId, route: route.id, skipped: plan.dotSegments },
-        'mapping values that are dot-segments (. or ..) skipped; those items go out without the tag',
-      );
-    }
-    if (plan.overLimit > 0) {
-      logger.warn(
-        { reqId: ex.requestId, route: route.id, limit: MAX_MAPPING_CALLS_PER_RESPONSE, skipped: plan.overLimit },
-        'mapping calls over the per-response limit; extra (item, rule) pairs skipped',
-      );
-    }
-    if (plan.calls.length === 0) return undefined;
-    const outcomes = await fetchAll(ex, plan.calls, signal);
-    if (signal.aborted) return undefined;
-
-    // A tag's JSON (up to maxMappingBodyBytes) is copied into every item that shares its URL:
-    // the output is counted before it is built, and is never built past its bound.
-    const { edits, addedBytes, failures, failedItems } = buildItemEdits(
-      items.length,
-      rules,
-      plan.callOf,
-      outcomes,
-      tagBytes,
-    );
-    // A failed mapping never fails the response: the items go out without the tag.
-    if (failures.length > 0) reportFailures(ex, plan.calls, outcomes, failures, failedItems);
-    const outputBytes = size + addedBytes;
-    if (outputBytes > maxOutputBytes) {
-      logger.warn(
-        { reqId: ex.requestId, route: route.id, bytes: outputBytes, limit: maxOutputBytes },
-        'mapping output over its limit; primary body returned unchanged',
-      );
-      return undefined;
-    }
-    return spliceItems(text, items, edits);
-  }
-
-  return async (ex, text, size, signal) => {
-    let out = rules.length > 0 ? await enrich(ex, text, size, signal) : undefined;
-    if (signal.aborted) return undefined;
-    if (filter !== undefined) out = filter(out ?? text) ?? out;
-    return out === text ? undefined : out;
-  };
-}
 
 /** Builds the mapping endpoint of one route (once, at config load). */
 export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {

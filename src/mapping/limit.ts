@@ -1,7 +1,7 @@
 /**
  * A concurrency limit: at most `max` tasks run at once, the others start in arrival order.
  *
- * Design note: enrich.ts makes one per response and mapping origin, sized to the origin's
+ * Design note: fetch-calls.ts makes one per response and mapping origin, sized to the origin's
  * connection pool (`limits.connectionsPerOrigin`), so a response naming hundreds of URLs keeps
  * at most one pool's worth of calls in flight and never floods the pool's queue: other requests
  * to that origin wait for one free connection, not behind every call of that response.

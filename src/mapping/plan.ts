@@ -32,7 +32,7 @@ export interface MappingPlan {
 /**
  * Distinct mapping URLs fetched for one response (README "Response mapping"): a body of a few
  * MiB can name hundreds of thousands of URLs, and every one is a call, a connection-pool slot
- * and a circuit permit. Pairs needing a URL past the limit are skipped (and logged by enrich.ts).
+ * and a circuit permit. Pairs needing a URL past the limit are skipped (and logged by shape-json.ts).
  */
 export const MAX_MAPPING_CALLS_PER_RESPONSE = 1000;
 

@@ -1,5 +1,5 @@
 /**
- * One GET whose answer the gateway reads as JSON: a mapping call (mapping/enrich.ts) or a backend
+ * One GET whose answer the gateway reads as JSON: a mapping call (mapping/fetch-calls.ts) or a backend
  * of an aggregated route (aggregate/). It goes through the origin's keep-alive pool (a bounded
  * number of connections per host), within its timeout, under the origin's circuit.
  * It never throws: every failure becomes an outcome with a reason for the warning log.
@@ -111,7 +111,7 @@ async function attemptJson(
 ): Promise<JsonOutcome | Retry> {
   // A function, not a narrowed property read: the signal may abort while the call runs.
   const callerGaveUp = () => options.signal?.aborted === true;
-  // The caller left while this call waited its turn (enrich.ts): no permit, no call.
+  // The caller left while this call waited its turn (mapping/limit.ts): no permit, no call.
   if (callerGaveUp()) return ABORTED;
   // While its circuit is open a mapping rule is skipped without a call.
   const permit = upstream.breaker.acquire();
