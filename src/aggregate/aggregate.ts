@@ -3,7 +3,7 @@
  * at once, each answer is shaped (target, allow/deny/rename, group) and merged into one JSON
  * object (merge.ts), and the route's own mapping and field rules then apply to the merged object.
  *
- * Each backend call is a JSON call (upstream/json-call.ts) under its origin's circuit, within
+ * Each backend call is a JSON call (upstream/call/json-call.ts) under its origin's circuit, within
  * `timeouts.backendSec`, its answer bounded by `limits.maxMappingBodyBytes`, with the headers a
  * plain route's backend gets (client headers less the drop set, claim headers, the route's header
  * rules, request id, trace context) but no body: the route is a GET.
@@ -14,10 +14,10 @@
  */
 import type { CompiledRoute } from '../config/types.js';
 import type { Exchange, Step } from '../pipeline/types.js';
-import { backendHeaders, type RouteCall } from '../upstream/backend-call.js';
+import { backendHeaders, type RouteCall } from '../upstream/call/route-call.js';
 import { alsoDropping, type RequestDropSet } from '../upstream/forward-headers.js';
 import { editHeaderRecord } from '../upstream/header-edits.js';
-import { callJson, type JsonCallObserver, type JsonOutcome } from '../upstream/json-call.js';
+import { callJson, type JsonCallObserver, type JsonOutcome } from '../upstream/call/json-call.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { createJsonShaper, type JsonShapingOptions } from '../mapping/enrich.js';
 import { sendError } from '../response/send-error.js';

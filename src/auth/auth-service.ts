@@ -25,7 +25,8 @@ import { appendTraceHeaders } from '../observability/trace-context.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { parseService } from '../upstream/origin.js';
 import { HOP_BY_HOP } from '../upstream/forward-headers.js';
-import { callEnded, callStarted } from '../upstream/backend-call.js';
+import { callStarted } from '../upstream/call/pool-use.js';
+import { readCall } from '../upstream/call/request.js';
 import type { Authenticator, AuthOutcome } from './types.js';
 import { claimHeaders, isClaimsObject, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
@@ -77,43 +78,28 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
         origin.hostHeader,
       );
       if (propagateTrace) appendTraceHeaders(req, requestHeaders);
-      const started = performance.now();
       // On a shared upstream pool the call counts like the routes' own calls: they share its connections.
-      const pool = upstream === undefined ? undefined : callStarted(upstream);
+      const target = upstream === undefined ? { dispatcher: ownPool! } : { pool: callStarted(upstream) };
+      const report = events && { events, routeId: routeId ?? '', origin: origin.key, call: 'auth' as const };
       try {
-        const { statusCode, headers, body } = await (pool?.dispatcher ?? ownPool!).request({
-          path: authPath,
-          method: 'GET',
-          headers: requestHeaders,
-          signal: abort.signal,
-        });
-        events?.emit('upstream:response', {
-          routeId: routeId ?? '',
-          origin: origin.key,
-          call: 'auth',
-          status: statusCode,
-          durationMs: performance.now() - started,
-        });
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of body as AsyncIterable<Buffer>) {
-          size += chunk.length;
-          if (size > MAX_AUTH_BODY_BYTES) {
-            body.destroy();
-            return gatewayRefusal(
-              'GW_AUTH_UNAVAILABLE',
-              `auth service answer larger than ${MAX_AUTH_BODY_BYTES} bytes`,
-            );
+        const request = { path: authPath, headers: requestHeaders, signal: abort.signal };
+        return await readCall(target, request, report, async ({ statusCode, headers, body }) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          for await (const chunk of body as AsyncIterable<Buffer>) {
+            size += chunk.length;
+            if (size > MAX_AUTH_BODY_BYTES) {
+              body.destroy();
+              return gatewayRefusal(
+                'GW_AUTH_UNAVAILABLE',
+                `auth service answer larger than ${MAX_AUTH_BODY_BYTES} bytes`,
+              );
+            }
+            chunks.push(chunk);
           }
-          chunks.push(chunk);
-        }
-        return interpretAuthAnswer(
-          statusCode,
-          headers,
-          chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
-          requestId,
-          logger,
-        );
+          const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+          return interpretAuthAnswer(statusCode, headers, whole, requestId, logger);
+        });
       } catch (err) {
         const detail = abort.signal.aborted
           ? `auth service ${url} gave no answer within ${timeoutMs} ms`
@@ -124,7 +110,6 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
         );
         return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
       } finally {
-        if (pool !== undefined) callEnded(pool);
         clearTimeout(timer);
       }
     },

@@ -17,7 +17,7 @@
 import { LRUCache } from 'lru-cache';
 import type { MappingCacheConfig } from '../config/schema.js';
 import { createSingleFlight } from './single-flight.js';
-import type { JsonOutcome } from '../upstream/json-call.js';
+import type { JsonOutcome } from '../upstream/call/json-call.js';
 
 /** The result of one mapping call: the body's JSON text, or why there is none. */
 export type MappingOutcome = JsonOutcome;

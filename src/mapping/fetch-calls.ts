@@ -13,7 +13,7 @@
 import type { CompiledMappingRule, CompiledRoute } from '../config/types.js';
 import type { Exchange } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
-import { callJson, type JsonCallObserver, type JsonCallOptions } from '../upstream/json-call.js';
+import { callJson, type JsonCallObserver, type JsonCallOptions } from '../upstream/call/json-call.js';
 import { batchCalls, batchObjects } from './batch.js';
 import type { PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';

@@ -142,7 +142,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (isWebSocket) layers.push(requireUpgradeLayer());
   // After auth: a request without a valid token never takes a probe slot. A disabled breaker
   // costs nothing here. An aggregated route's backends each answer to their own circuit
-  // (upstream/json-call.ts).
+  // (upstream/call/json-call.ts).
   if (route.kind !== 'aggregate' && settings.circuitBreaker.enabled) {
     layers.push(
       circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }),

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ForwardCall } from './forward.js';
-import { DeadlineSweep } from '../upstream/call-deadlines.js';
+import { DeadlineSweep } from '../upstream/call/deadlines.js';
 import { fakeCall, fakeExchange, rawHeaders } from '../../test/support/fake-backend-call.js';
 
 /**

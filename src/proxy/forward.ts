@@ -1,11 +1,12 @@
 /**
  * The endpoint of standard routes: the request is streamed to the backend and the answer streamed
- * back, never buffered. The call is one dispatch handler per request (upstream/backend-call.ts)
+ * back, never buffered. The call is one dispatch handler per request (upstream/call/backend-call.ts)
  * that writes the backend's head and body chunks straight into the client response.
  */
 import type { Exchange, Step } from '../pipeline/types.js';
 import type { CompiledRoute } from '../config/types.js';
-import { BackendCall, createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/backend-call.js';
+import { BackendCall } from '../upstream/call/backend-call.js';
+import { createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/call/route-call.js';
 
 export type ForwardOptions = Omit<BackendCallOptions, 'identityEncoding' | 'streaming'>;
 

@@ -25,7 +25,8 @@
  */
 import type { Exchange, Step } from '../pipeline/types.js';
 import type { CompiledRoute } from '../config/types.js';
-import { BackendCall, createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/backend-call.js';
+import { BackendCall } from '../upstream/call/backend-call.js';
+import { createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/call/route-call.js';
 import type { OpenStreams } from './open-streams.js';
 
 export interface SseOptions extends Omit<BackendCallOptions, 'identityEncoding' | 'streaming' | 'bodyTimeoutMs'> {

@@ -7,13 +7,8 @@ import type { Upstream } from '../upstream/upstream.js';
 import { requestDropSet } from '../upstream/forward-headers.js';
 import { createEventBus } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
-import {
-  acceptFor,
-  backendUpgradeHeaders,
-  handshakeProblem,
-  upgradeResponseHeaders,
-  websocketEndpoint,
-} from './websocket.js';
+import { acceptFor, handshakeProblem, upgradeResponseHeaders, websocketEndpoint } from './websocket.js';
+import { backendUpgradeHeaders } from '../upstream/call/upgrade-call.js';
 import { fakeUpgradeExchange } from '../../test/support/exchanges.js';
 
 function fakeRequest(rawHeaders: string[]): IncomingMessage {

@@ -20,24 +20,15 @@
  * get a raw byte pipe to the client, which would then read whatever that server sends as frames.
  */
 import { createHash } from 'node:crypto';
-import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { CompiledRoute } from '../config/types.js';
 import type { Exchange, Layer, Step } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import {
-  backendHeaders,
-  backendPath,
-  callEnded,
-  callOutcome,
-  callStarted,
-  createRouteCall,
-  recordFailure,
-  reportResponse,
-  type RouteCall,
-} from '../upstream/backend-call.js';
+import { createRouteCall } from '../upstream/call/route-call.js';
+import { upgradeCall } from '../upstream/call/upgrade-call.js';
 import { downstreamResponseHeaders, type RequestDropSet } from '../upstream/forward-headers.js';
 import { editHeaderList, editHeaderRecord } from '../upstream/header-edits.js';
 import { switchProtocols } from '../server/socket-response.js';
@@ -101,23 +92,9 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
   return out;
 }
 
-/** The flat header list of the upgrade request to the backend: a backend call's, plus the upgrade. */
-export function backendUpgradeHeaders(
-  call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
-  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params'>,
-  hostHeader = call.upstream.origin.hostHeader,
-): string[] {
-  const headers = backendHeaders(call, ex, hostHeader);
-  // Connection and Upgrade are hop-by-hop, so the forwarding rules dropped them: this hop upgrades too.
-  headers.push('connection', 'Upgrade', 'upgrade', 'websocket');
-  return headers;
-}
-
 /** The endpoint of an `isWebSocket` route, built once per route at config load. */
 export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): Step {
-  const { upstream, handshakeTimeoutMs, events, logger, tunnel: tunnelOptions } = options;
-  const { origin } = upstream;
-  const tls = upstream.tlsConnect;
+  const { upstream, handshakeTimeoutMs, events } = options;
   const editResponse = route.editHeaders.response;
   // The handshake is a backend call of the route; the tunnel after it is long-lived like a stream.
   const call = createRouteCall(route, {
@@ -128,87 +105,22 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
     events,
     streaming: true,
   });
-
   return (ex) => {
-    const { res } = ex;
     // The route's layers let only a handshake through (`requireUpgradeLayer`).
-    const { socket } = ex.upgrade!;
+    const { socket, head } = ex.upgrade!;
     // The client may have left while the route was looked up or the token checked.
     if (socket.destroyed) {
       ex.upstreamFailure = 'aborted';
       return Promise.resolve();
     }
-
-    const started = performance.now();
-    // Counted on the upstream from the handshake until the tunnel (or the answer) closes.
-    const pool = callStarted(upstream, call.streaming);
-    socket.once('close', () => callEnded(pool));
-    return new Promise<void>((resolve) => {
-      let settled = false;
-      // Ends the handshake once its outcome is on the exchange, where the circuit layer reads it.
-      const done = () => {
-        if (settled) return;
-        settled = true;
-        socket.removeListener('close', onClientClose);
-        resolve();
-      };
-      // The target's address: a named upstream's pick, else the service itself.
-      const target = pool.origin;
-      const breq: ClientRequest = (target.protocol === 'https:' ? httpsRequest : httpRequest)({
-        host: target.hostname,
-        port: target.port,
-        method: 'GET',
-        path: backendPath(route, ex),
-        headers: backendUpgradeHeaders(call, ex, target.hostHeader),
-        setHost: false,
-        agent: false,
-        timeout: handshakeTimeoutMs,
-        ...(tls === undefined ? {} : { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized }),
-        // A target resolved from a host name (upstream/dns-targets.ts) is still that name to TLS.
-        ...(target.serverName === undefined ? {} : { servername: target.serverName }),
-      });
-
-      // The client gave up during the handshake: drop the backend attempt, count nothing.
-      const onClientClose = () => {
-        if (settled) return;
-        ex.upstreamFailure = 'aborted';
-        done();
-        breq.destroy();
-      };
-      socket.once('close', onClientClose);
-
-      breq.on('timeout', () => {
-        breq.destroy(
-          Object.assign(new Error(`no upgrade answer within ${handshakeTimeoutMs} ms`), { code: 'ETIMEDOUT' }),
-        );
-      });
-
-      breq.on('error', (err) => {
-        if (settled) return;
-        // The target failed the handshake unless the client left first.
-        if (!socket.destroyed) callOutcome(pool, true);
-        const code = recordFailure(ex, err, origin.key, events, false, socket.destroyed);
-        if (code !== undefined) {
-          ex.errorCode = code;
-          sendError(res, code);
-        }
-        done();
-      });
-
+    return upgradeCall(call, ex, {
+      problem: (bres) => handshakeProblem(bres.headers, ex.req.headers['sec-websocket-key']),
       // Any answer but 101: relayed as-is, and the connection ends with it.
-      breq.on('response', (bres) => {
-        if (settled) {
-          bres.destroy();
-          return;
-        }
-        const status = bres.statusCode ?? 502;
-        callOutcome(pool, status >= 500);
-        ex.upstreamStatus = status;
-        done();
-        reportResponse(call, 'websocket', status, started);
+      answered(bres) {
+        const { res } = ex;
         const headers = { ...downstreamResponseHeaders(bres.headers), 'x-request-id': ex.requestId };
         if (editResponse !== undefined) editHeaderRecord(editResponse, headers, ex);
-        res.writeHead(status, bres.statusMessage, headers);
+        res.writeHead(bres.statusCode ?? 502, bres.statusMessage, headers);
         // The response ends the connection once the body is through (it serves one answer).
         bres.pipe(res);
         bres.on('error', () => res.destroy());
@@ -216,72 +128,42 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
           if (!bres.complete) res.destroy();
         });
         res.once('close', () => bres.destroy());
-      });
-
-      breq.on('upgrade', (bres, backend, backendHead) => {
-        if (settled || socket.destroyed) {
-          backend.destroy();
-          return;
-        }
-        const problem = handshakeProblem(bres.headers, ex.req.headers['sec-websocket-key']);
-        if (problem !== undefined) {
-          backend.destroy();
-          callOutcome(pool, true);
-          ex.upstreamFailure = 'other';
-          events.emit('upstream:error', {
-            requestId: ex.requestId,
-            routeId: route.id,
-            origin: origin.key,
-            kind: 'protocol',
-            error: new Error(problem),
-          });
-          ex.errorCode = 'GW_UPSTREAM_BAD_UPGRADE';
-          sendError(res, 'GW_UPSTREAM_BAD_UPGRADE');
-          done();
-          return;
-        }
-        callOutcome(pool, false);
-        ex.upstreamStatus = bres.statusCode ?? 101;
-        done();
-        const opened = performance.now();
-        reportResponse(call, 'websocket', 101, started);
+      },
+      switched(bres, backend, backendHead) {
         let answer = upgradeResponseHeaders(bres.rawHeaders, ex.requestId);
         if (editResponse !== undefined) answer = editHeaderList(editResponse, answer, ex);
         switchProtocols(ex, answer, bres.statusMessage);
         if (backendHead.length > 0) socket.write(backendHead);
-        const { head } = ex.upgrade!;
         if (head.length > 0) backend.write(head);
-        events.emit('stream:open', { kind: 'websocket', routeId: route.id });
-        tunnel(
-          socket,
-          backend,
-          (end) => {
-            const durationMs = performance.now() - opened;
-            events.emit('stream:close', { kind: 'websocket', routeId: route.id, durationMs });
-            if (end === 'closed')
-              logger.debug(
-                { reqId: ex.requestId, route: route.id, durationMs: Math.round(durationMs) },
-                'websocket tunnel closed',
-              );
-            // A side that stopped reading is worth an operator's look: a stuck backend or client.
-            else
-              logger.info(
-                {
-                  reqId: ex.requestId,
-                  route: route.id,
-                  durationMs: Math.round(durationMs),
-                  notReading: end === 'a-stalled' ? 'client' : 'backend',
-                },
-                'websocket tunnel closed: one side stopped reading',
-              );
-          },
-          tunnelOptions,
-        );
-      });
-
-      breq.end();
+        openTunnel(ex, socket, backend, options);
+      },
     });
   };
+}
+
+/** The byte tunnel between the client and the backend, reported as a stream while it is open. */
+function openTunnel(ex: Exchange, socket: Duplex, backend: Duplex, options: WebSocketOptions): void {
+  const { events, logger } = options;
+  const routeId = ex.route.id;
+  const opened = performance.now();
+  events.emit('stream:open', { kind: 'websocket', routeId });
+  tunnel(
+    socket,
+    backend,
+    (end) => {
+      const durationMs = performance.now() - opened;
+      events.emit('stream:close', { kind: 'websocket', routeId, durationMs });
+      const fields = { reqId: ex.requestId, route: routeId, durationMs: Math.round(durationMs) };
+      if (end === 'closed') logger.debug(fields, 'websocket tunnel closed');
+      // A side that stopped reading is worth an operator's look: a stuck backend or client.
+      else
+        logger.info(
+          { ...fields, notReading: end === 'a-stalled' ? 'client' : 'backend' },
+          'websocket tunnel closed: one side stopped reading',
+        );
+    },
+    options.tunnel,
+  );
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import type { UpstreamSpec } from './origin.js';
 import type { CheckedTarget } from './types.js';
+import { readCall } from './call/request.js';
 
 type CheckSpec = NonNullable<UpstreamSpec['healthCheck']>;
 
@@ -63,16 +64,18 @@ export class ActiveHealthCheck<T extends CheckedTarget> {
     const { spec } = this;
     const abort = AbortSignal.timeout(spec.timeoutMs);
     try {
-      const res = await target.pool.dispatcher.request({
-        method: 'GET',
+      // A probe is not a client's call: it is not counted on the pool, nor reported.
+      const request = {
         path: spec.path,
         headers: { host: target.pool.origin.hostHeader, 'user-agent': 'portico-health-check' },
-        headersTimeout: spec.timeoutMs,
-        bodyTimeout: spec.timeoutMs,
+        headersTimeoutMs: spec.timeoutMs,
+        bodyTimeoutMs: spec.timeoutMs,
         signal: abort,
+      };
+      return await readCall({ dispatcher: target.pool.dispatcher }, request, undefined, async (res) => {
+        await res.body.dump();
+        return res.statusCode >= 200 && res.statusCode < 400;
       });
-      await res.body.dump();
-      return res.statusCode >= 200 && res.statusCode < 400;
     } catch {
       return false;
     }

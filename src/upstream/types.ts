@@ -1,6 +1,6 @@
 /**
  * The contract of a backend pool, shared by the registry (upstream.ts), the target sets
- * (targets.ts) and every call (backend-call.ts). Types only, so any module can import it.
+ * (targets.ts) and every call (call/pool-use.ts). Types only, so any module can import it.
  */
 import type { Pool } from 'undici';
 import type { Origin } from './origin.js';
@@ -13,7 +13,7 @@ export interface CallRecorder {
 
 /**
  * A pool of connections to a backend, and the calls on it right now. Every call the gateway makes
- * on it counts itself (upstream/backend-call.ts), whichever endpoint makes it: the count is how a
+ * on it counts itself (upstream/call/backend-call.ts), whichever endpoint makes it: the count is how a
  * call knows it will wait in undici's queue, and what a choice between pools would compare.
  */
 export interface BackendPool {

@@ -10,7 +10,7 @@ import { Pool } from 'undici';
 import type { CircuitBreaker, CircuitPermit } from '../../src/circuit/breaker.js';
 import { parseService, type Origin } from '../../src/upstream/origin.js';
 import type { Upstream } from '../../src/upstream/upstream.js';
-import { callJson } from '../../src/upstream/json-call.js';
+import { callJson } from '../../src/upstream/call/json-call.js';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 
 function recordingBreaker(open = false): CircuitBreaker & { reports: string[] } {

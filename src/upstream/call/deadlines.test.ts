@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeadlineSweep, MAX_PERIOD_MS, MIN_PERIOD_MS, sweepPeriodFor, type Watched } from './call-deadlines.js';
+import { DeadlineSweep, MAX_PERIOD_MS, MIN_PERIOD_MS, sweepPeriodFor, type Watched } from './deadlines.js';
 
 /** A watched call that records when the sweep found it overdue. */
 function watched(deadlineAt: number): Watched & { seen: number[] } {

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { callEnded, callStarted, dropAcceptEncoding } from './backend-call.js';
-import { requestDropSet } from './forward-headers.js';
-import type { BackendPool, Upstream } from './upstream.js';
+import { callEnded, callStarted } from './pool-use.js';
+import { dropAcceptEncoding } from './route-call.js';
+import { requestDropSet } from '../forward-headers.js';
+import type { BackendPool, Upstream } from '../upstream.js';
 
 describe('dropAcceptEncoding', () => {
   it("adds accept-encoding to the pipeline's drop set (made once per route), leaving that set as it was", () => {

@@ -17,13 +17,16 @@
  * 'mapping' or 'backend') for the metrics.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Upstream } from '../upstream/upstream.js';
-import type { EventBus, UpstreamCall } from '../observability/events.js';
-import { appendTraceHeaders } from '../observability/trace-context.js';
-import { classifyUpstreamError } from './upstream-error.js';
-import { callEnded, callOutcome, callStarted, reportRetry, retryableFailure, retryableStatus } from './backend-call.js';
-import type { BackendPool } from './types.js';
-import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../mapping/body.js';
+import type { Upstream } from '../upstream.js';
+import type { EventBus, UpstreamCall } from '../../observability/events.js';
+import { appendTraceHeaders } from '../../observability/trace-context.js';
+import type { Dispatcher } from 'undici';
+import { classifyUpstreamError } from '../upstream-error.js';
+import type { CircuitPermit } from '../../circuit/breaker.js';
+import { readCall, type ReadReport } from './request.js';
+import { callOutcome, callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
+import type { BackendPool } from '../types.js';
+import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../../mapping/body.js';
 
 /** The answer's JSON text, or why there is none. */
 export type JsonOutcome =
@@ -109,20 +112,12 @@ async function attemptJson(
   avoid: BackendPool | undefined,
   mayRetry: boolean,
 ): Promise<JsonOutcome | Retry> {
-  // A function, not a narrowed property read: the signal may abort while the call runs.
-  const callerGaveUp = () => options.signal?.aborted === true;
   // The caller left while this call waited its turn (mapping/limit.ts): no permit, no call.
-  if (callerGaveUp()) return ABORTED;
+  if (options.signal?.aborted === true) return ABORTED;
   // While its circuit is open a mapping rule is skipped without a call.
   const permit = upstream.breaker.acquire();
   if (permit === undefined) return CIRCUIT_OPEN;
-  let reported = false;
-  const report = (outcome: 'succeed' | 'fail' | 'release') => {
-    if (reported) return;
-    reported = true;
-    permit[outcome]();
-  };
-
+  const settle = once(permit);
   const abort = new AbortController();
   let timedOut = false;
   let bodyTimer: NodeJS.Timeout | undefined;
@@ -131,96 +126,125 @@ async function attemptJson(
 
   // A flat list: the form undici takes without copying, and the one the OTLP exporter reads.
   const requestHeaders = options.headers ?? mappingHeaders(upstream, options);
-  const started = performance.now();
   // Counted on its pool like the route's own calls: they share its connections.
   const pool = callStarted(upstream, false, avoid);
   // `host` comes first: the target's, for a named upstream.
   requestHeaders[1] = pool.origin.hostHeader;
-
+  const request = { path, headers: requestHeaders, signal: abort.signal, headersTimeoutMs: options.timeoutMs };
   try {
-    const { statusCode, headers, body } = await pool.dispatcher.request({
-      method: 'GET',
-      path,
-      headers: requestHeaders,
-      signal: abort.signal,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
-    // bodyTimeout only bounds the silence between chunks; a trickle must not hold the response.
-    bodyTimer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, options.timeoutMs);
-    const observer = options.observer;
-    if (observer !== undefined)
-      observer.events.emit('upstream:response', {
-        routeId: observer.routeId,
-        origin: upstream.origin.key,
-        call: observer.call ?? 'mapping',
-        status: statusCode,
-        durationMs: performance.now() - started,
-      });
-    if (retryableStatus(statusCode) && mayRetry && upstream.retryBudget?.tryRetry() === true) {
-      body.dump().catch(() => undefined);
-      report('release');
-      callOutcome(pool, true);
-      return { retryFrom: pool, reason: `status ${statusCode}` };
-    }
-    // A 5xx is a failure, any other answer a success.
-    if (statusCode >= 500) report('fail');
-    else report('succeed');
-    callOutcome(pool, statusCode >= 500);
-    if (statusCode < 200 || statusCode >= 300) {
-      body.dump().catch(() => undefined);
-      return { ok: false, reason: `status ${statusCode}` };
-    }
-    if (!isJsonContentType(headers['content-type'])) {
-      body.dump().catch(() => undefined);
-      return { ok: false, reason: `non-JSON content-type ${String(headers['content-type'])}` };
-    }
-    const read = await readLimited(body, options.maxBytes);
-    if (read.overflow) {
-      body.destroy();
-      return { ok: false, reason: `body larger than ${options.maxBytes} bytes` };
-    }
-    const decoded = await decodeBody(
-      Buffer.concat(read.chunks, read.size),
-      headers['content-encoding'],
-      options.maxBytes,
+    return await readCall<JsonOutcome | Retry>(
+      { pool },
+      { ...request, bodyTimeoutMs: options.timeoutMs },
+      reportOf(upstream, options),
+      (answer) => {
+        // bodyTimeout only bounds the silence between chunks; a trickle must not hold the response.
+        bodyTimer = setTimeout(() => {
+          timedOut = true;
+          abort.abort();
+        }, options.timeoutMs);
+        const { statusCode, body } = answer;
+        if (retryableStatus(statusCode) && mayRetry && upstream.retryBudget?.tryRetry() === true) {
+          body.dump().catch(() => undefined);
+          settle('release');
+          callOutcome(pool, true);
+          return { retryFrom: pool, reason: `status ${statusCode}` };
+        }
+        // A 5xx is a failure, any other answer a success.
+        settle(statusCode >= 500 ? 'fail' : 'succeed');
+        callOutcome(pool, statusCode >= 500);
+        return readJson(answer, options);
+      },
     );
-    const text = decoded === undefined ? undefined : utf8Text(decoded);
-    if (text === undefined) return { ok: false, reason: 'undecodable body' };
-    const json = text.trim();
-    if (options.validated !== true && !isValidJson(json)) return { ok: false, reason: 'non-JSON body' };
-    return { ok: true, json };
   } catch (err) {
     // Only the body timer sets this: the answer's headers were already counted on the circuit.
     if (timedOut) return { ok: false, reason: 'timeout' };
-    if (callerGaveUp()) {
-      // The client left: nobody waits for this answer, and the backend is not to blame.
-      report('release');
-      return ABORTED;
-    }
-    const code = (err as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) {
-      // The gateway closed its own pool (shutdown): the backend never saw the call.
-      report('release');
-      return NOT_SENT;
-    }
-    callOutcome(pool, true);
-    const retryable = retryableFailure(err);
-    if (retryable !== undefined && mayRetry && upstream.retryBudget?.tryRetry() === true) {
-      report('release');
-      return { retryFrom: pool, reason: retryable };
-    }
-    report('fail');
-    const kind = classifyUpstreamError(err).kind;
-    return { ok: false, reason: kind === 'other' ? `error ${typeof code === 'string' ? code : String(err)}` : kind };
+    return failedAttempt(err, { upstream, pool, options, mayRetry, settle });
   } finally {
-    callEnded(pool);
     clearTimeout(bodyTimer);
     options.signal?.removeEventListener('abort', onCallerAbort);
   }
+}
+
+type Settle = (outcome: 'succeed' | 'fail' | 'release') => void;
+
+/** The circuit permit, settled once whatever path the call takes. */
+function once(permit: CircuitPermit): Settle {
+  let settled = false;
+  return (outcome) => {
+    if (settled) return;
+    settled = true;
+    permit[outcome]();
+  };
+}
+
+/** Where an answered call is reported: nowhere without an observer. */
+function reportOf(upstream: Upstream, options: JsonCallOptions): ReadReport | undefined {
+  const observer = options.observer;
+  if (observer === undefined) return undefined;
+  return {
+    events: observer.events,
+    routeId: observer.routeId,
+    origin: upstream.origin.key,
+    call: observer.call ?? 'mapping',
+  };
+}
+
+/** A call that got an answer it can use: a 2xx JSON body within the size limit. */
+async function readJson(
+  { statusCode, headers, body }: Dispatcher.ResponseData,
+  options: JsonCallOptions,
+): Promise<JsonOutcome> {
+  if (statusCode < 200 || statusCode >= 300) {
+    body.dump().catch(() => undefined);
+    return { ok: false, reason: `status ${statusCode}` };
+  }
+  if (!isJsonContentType(headers['content-type'])) {
+    body.dump().catch(() => undefined);
+    return { ok: false, reason: `non-JSON content-type ${String(headers['content-type'])}` };
+  }
+  const read = await readLimited(body, options.maxBytes);
+  if (read.overflow) {
+    body.destroy();
+    return { ok: false, reason: `body larger than ${options.maxBytes} bytes` };
+  }
+  const decoded = await decodeBody(
+    Buffer.concat(read.chunks, read.size),
+    headers['content-encoding'],
+    options.maxBytes,
+  );
+  const text = decoded === undefined ? undefined : utf8Text(decoded);
+  if (text === undefined) return { ok: false, reason: 'undecodable body' };
+  const json = text.trim();
+  if (options.validated !== true && !isValidJson(json)) return { ok: false, reason: 'non-JSON body' };
+  return { ok: true, json };
+}
+
+/** A call that failed before an answer it could use: released, retried elsewhere, or failed. */
+function failedAttempt(
+  err: unknown,
+  at: { upstream: Upstream; pool: BackendPool; options: JsonCallOptions; mayRetry: boolean; settle: Settle },
+): JsonOutcome | Retry {
+  const { upstream, pool, settle } = at;
+  if (at.options.signal?.aborted === true) {
+    // The client left: nobody waits for this answer, and the backend is not to blame.
+    settle('release');
+    return ABORTED;
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && NEVER_SENT_CODES.has(code)) {
+    // The gateway closed its own pool (shutdown): the backend never saw the call.
+    settle('release');
+    return NOT_SENT;
+  }
+  callOutcome(pool, true);
+  const retryable = retryableFailure(err);
+  if (retryable !== undefined && at.mayRetry && upstream.retryBudget?.tryRetry() === true) {
+    settle('release');
+    return { retryFrom: pool, reason: retryable };
+  }
+  settle('fail');
+  const kind = classifyUpstreamError(err).kind;
+  return { ok: false, reason: kind === 'other' ? `error ${typeof code === 'string' ? code : String(err)}` : kind };
 }
 
 /** No client credentials (the cache is shared between clients): the request id and the trace. */

@@ -1,0 +1,64 @@
+/**
+ * The calls whose answer the gateway reads itself (a mapping or aggregated JSON call, an auth
+ * service's verdict, a health probe) go out here, the one place such a request is sent. A call
+ * on a pool of an upstream is counted on it while it runs, like the routes' own calls, since they
+ * share its connections; a call that is answered is reported ('upstream:response').
+ */
+import type { Dispatcher } from 'undici';
+import type { EventBus, UpstreamCall } from '../../observability/events.js';
+import type { BackendPool } from '../upstream.js';
+import { callEnded } from './pool-use.js';
+
+/** One GET; the timeouts are undici's own (0 or absent: none but the signal). */
+export interface ReadRequest {
+  readonly path: string;
+  readonly headers: string[] | Record<string, string>;
+  readonly signal?: AbortSignal | undefined;
+  readonly headersTimeoutMs?: number | undefined;
+  readonly bodyTimeoutMs?: number | undefined;
+}
+
+/** Where an answered call is reported. */
+export interface ReadReport {
+  readonly events: EventBus;
+  readonly routeId: string;
+  readonly origin: string;
+  readonly call: UpstreamCall;
+}
+
+/**
+ * Sends `request` on `target` and hands the answer to `read`, which must consume or destroy its
+ * body. A `BackendPool` taken with `callStarted` is counted until `read` is done; a bare
+ * dispatcher (a probe, a pool of its own) is not counted.
+ */
+export async function readCall<T>(
+  target: { readonly pool: BackendPool } | { readonly dispatcher: Dispatcher },
+  request: ReadRequest,
+  report: ReadReport | undefined,
+  read: (answer: Dispatcher.ResponseData) => Promise<T> | T,
+): Promise<T> {
+  const pool = 'pool' in target ? target.pool : undefined;
+  const dispatcher = pool?.dispatcher ?? (target as { readonly dispatcher: Dispatcher }).dispatcher;
+  const started = performance.now();
+  try {
+    const answer = await dispatcher.request({
+      method: 'GET',
+      path: request.path,
+      headers: request.headers,
+      signal: request.signal,
+      headersTimeout: request.headersTimeoutMs,
+      bodyTimeout: request.bodyTimeoutMs,
+    });
+    if (report !== undefined)
+      report.events.emit('upstream:response', {
+        routeId: report.routeId,
+        origin: report.origin,
+        call: report.call,
+        status: answer.statusCode,
+        durationMs: performance.now() - started,
+      });
+    return await read(answer);
+  } finally {
+    if (pool !== undefined) callEnded(pool);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * What every call of one route shares, fixed at config load (`RouteCall`), and what each of its
+ * calls is made of: the backend path and query, the request header list, and the report of the
+ * answer's head.
+ */
+import type { Dispatcher } from 'undici';
+import type { Exchange } from '../../pipeline/types.js';
+import type { CompiledRoute } from '../../config/types.js';
+import type { EventBus, UpstreamCall } from '../../observability/events.js';
+import { announcesBody, bufferedLength } from '../../guards/request-buffer.js';
+import type { Upstream } from '../upstream.js';
+import { appendQuery } from '../target-url.js';
+import { alsoDropping, upstreamRequestHeaders, type RequestDropSet } from '../forward-headers.js';
+import { editHeaderList } from '../header-edits.js';
+import { callDeadlines, type DeadlineSweep } from './deadlines.js';
+
+export interface BackendCallOptions {
+  readonly upstream: Upstream;
+  /** Client headers never forwarded (the pipeline's set). */
+  readonly dropHeaders: RequestDropSet;
+  /** No response head within this time: 504. A call waiting for a pooled connection counts from its start. */
+  readonly headersTimeoutMs: number;
+  /** Longest silence between two body chunks; 0 for none (streams). */
+  readonly bodyTimeoutMs: number;
+  readonly events: EventBus;
+  /**
+   * Ask for the body as the backend stores it (`Accept-Encoding: identity` instead of the
+   * client's): a compressing backend holds stream events back, and enrichment parses the body.
+   */
+  readonly identityEncoding?: boolean;
+  /** Long-lived answers (SSE): the call goes out on the upstream's stream pool. */
+  readonly streaming?: boolean;
+  /** What watches the calls' deadlines (default: the process's `callDeadlines`). */
+  readonly deadlines?: DeadlineSweep;
+}
+
+/** What every call of one route shares, fixed at config load. */
+export interface RouteCall {
+  readonly route: CompiledRoute;
+  readonly upstream: Upstream;
+  readonly dropHeaders: RequestDropSet;
+  readonly identityEncoding: boolean;
+  readonly streaming: boolean;
+  readonly method: Dispatcher.HttpMethod;
+  readonly headersTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  readonly deadlines: DeadlineSweep;
+  readonly events: EventBus;
+}
+
+/** Fixes the calls of one route (once, at config load). */
+export function createRouteCall(route: CompiledRoute, options: BackendCallOptions): RouteCall {
+  const identityEncoding = options.identityEncoding === true;
+  return {
+    route,
+    upstream: options.upstream,
+    dropHeaders: identityEncoding ? dropAcceptEncoding(options.dropHeaders) : options.dropHeaders,
+    identityEncoding,
+    streaming: options.streaming === true,
+    method: route.method as Dispatcher.HttpMethod,
+    headersTimeoutMs: options.headersTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    deadlines: options.deadlines ?? callDeadlines,
+    events: options.events,
+  };
+}
+
+/** The drop set plus `Accept-Encoding`, which a call asking for `identity` replaces; the trust in the peer stays. */
+export function dropAcceptEncoding(drop: RequestDropSet): RequestDropSet {
+  return alsoDropping(drop, ['accept-encoding']);
+}
+
+/** The backend path and query of a call: the route's path with the parameters, then the client's query. */
+export function backendPath(route: CompiledRoute, ex: Pick<Exchange, 'params' | 'rawQuery'>): string {
+  return appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery);
+}
+
+/**
+ * The flat header list of a call: the client's end-to-end headers less the drop set, the claim
+ * headers, the forwarding headers and the request id (upstream/forward-headers.ts), then the
+ * route's request header rules (upstream/header-edits.ts). `Host` is the target's (the picked
+ * pool's origin, for a named upstream). An upgrade
+ * passes its own exchange and adds its `Connection: Upgrade`.
+ */
+export function backendHeaders(
+  call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
+  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params' | 'body'>,
+  hostHeader = call.upstream.origin.hostHeader,
+): string[] {
+  let headers = upstreamRequestHeaders(
+    {
+      req: ex.req,
+      requestId: ex.requestId,
+      hostHeader,
+      claimHeaders: ex.claimHeaders,
+      bodyLength: bufferedLength(ex),
+    },
+    call.dropHeaders,
+  );
+  const edit = call.route.editHeaders.request;
+  if (edit !== undefined) headers = editHeaderList(edit, headers, ex);
+  if (call.identityEncoding) headers.push('accept-encoding', 'identity');
+  return headers;
+}
+
+/**
+ * Reports a call's response head ('upstream:response'): the backend's latency as the gateway saw
+ * it, from `started` (a `performance.now()` reading taken when the call went out).
+ */
+export function reportResponse(
+  call: Pick<RouteCall, 'route' | 'upstream' | 'events'>,
+  kind: UpstreamCall,
+  status: number,
+  started: number,
+): void {
+  call.events.emit('upstream:response', {
+    routeId: call.route.id,
+    origin: call.upstream.origin.key,
+    call: kind,
+    status,
+    durationMs: performance.now() - started,
+  });
+}
+
+/**
+ * Whether a failed attempt of a route's call may go again, on another target: a retry left for
+ * the route and in the upstream's budget, a body that can be sent again, and time left before the
+ * route's deadline (`msLeft`). Takes the retry from the budget when it does.
+ */
+export function retryAllowed(call: RouteCall, ex: Exchange, retried: number, msLeft: number): boolean {
+  if (retried >= call.route.retries) return false;
+  if (ex.body === undefined && announcesBody(ex.req)) return false;
+  if (msLeft < 1) return false;
+  return call.upstream.retryBudget?.tryRetry() === true;
+}
