@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { callEnded, callStarted } from './pool-use.js';
+import { callEnded } from './pool-count.js';
+import { callStarted } from './pool-use.js';
 import { dropAcceptEncoding } from './route-call.js';
 import { requestDropSet } from '../forward-headers.js';
 import type { BackendPool, Upstream } from '../upstream.js';

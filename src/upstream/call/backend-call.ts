@@ -36,7 +36,8 @@ import { downstreamHeadersFromRaw } from '../forward-headers.js';
 import { editHeaderRecord } from '../header-edits.js';
 import { answerCompleted } from '../../response/answer-completed.js';
 import { TimedCall } from './timed-call.js';
-import { callEnded, callOutcome, callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
+import { callEnded, callOutcome } from './pool-count.js';
+import { callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
 import { backendHeaders, backendPath, reportResponse, retryAllowed, type RouteCall } from './route-call.js';
 import { ClientGone, failCall, QueueTimeout, RetryAttempt } from './failure.js';
 

@@ -10,7 +10,7 @@ import type { ErrorCode } from '../../response/errors.js';
 import { sendError } from '../../response/send-error.js';
 import { classifyUpstreamError } from '../upstream-error.js';
 import type { BackendPool } from '../upstream.js';
-import { callOutcome } from './pool-use.js';
+import { callOutcome } from './pool-count.js';
 import type { RouteCall } from './route-call.js';
 
 /** What a call's outcome is recorded on: an HTTP exchange, or an upgrade's counterpart. */

@@ -24,7 +24,8 @@ import type { Dispatcher } from 'undici';
 import { classifyUpstreamError } from '../upstream-error.js';
 import type { CircuitPermit } from '../../circuit/breaker.js';
 import { readCall, type ReadReport } from './request.js';
-import { callOutcome, callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
+import { callOutcome } from './pool-count.js';
+import { callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
 import type { BackendPool } from '../types.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../../mapping/body.js';
 

@@ -18,19 +18,6 @@ export function callStarted(upstream: Upstream, streaming = false, avoid?: Backe
   return pool;
 }
 
-/** The one place a call's end is recorded on its pool, once per `callStarted`. */
-export function callEnded(pool: BackendPool): void {
-  pool.inFlight--;
-}
-
-/**
- * Records on a named upstream's target whether the call failed (no answer, or a 5xx): its passive
- * health (upstream/targets.ts). Nothing to do for a plain service's pool.
- */
-export function callOutcome(pool: BackendPool, failed: boolean): void {
-  pool.health?.record(failed);
-}
-
 /** An answer that says this target cannot serve the call now: another target may. */
 export function retryableStatus(status: number): boolean {
   return status === 502 || status === 503;

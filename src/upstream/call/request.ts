@@ -6,8 +6,8 @@
  */
 import type { Dispatcher } from 'undici';
 import type { EventBus, UpstreamCall } from '../../observability/events.js';
-import type { BackendPool } from '../upstream.js';
-import { callEnded } from './pool-use.js';
+import type { BackendPool } from '../types.js';
+import { callEnded } from './pool-count.js';
 
 /** One GET; the timeouts are undici's own (0 or absent: none but the signal). */
 export interface ReadRequest {

@@ -18,7 +18,8 @@ import type { Duplex } from 'node:stream';
 import type { Exchange } from '../../pipeline/types.js';
 import { sendError } from '../../response/send-error.js';
 import type { BackendPool } from '../upstream.js';
-import { callEnded, callOutcome, callStarted } from './pool-use.js';
+import { callEnded, callOutcome } from './pool-count.js';
+import { callStarted } from './pool-use.js';
 import { backendHeaders, backendPath, reportResponse, type RouteCall } from './route-call.js';
 import { recordFailure } from './failure.js';
 
