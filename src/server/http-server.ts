@@ -56,7 +56,7 @@ export interface RequestHandlerDeps {
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, upgrade?: UpgradeRequest) => void;
 
 export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
-  const { events, logger, inFlight, tracer } = deps;
+  const { logger, tracer } = deps;
   return (req, res, upgrade) => {
     const started = performance.now();
     tracer.bind(req);
@@ -65,28 +65,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     if (deps.isDraining()) res.setHeader('connection', 'close');
     // Framing and Host problems are refused before anything reads the head for routing or auth.
     if (onRefusedConnection(req)) return void req.resume();
-    if (mayBeRefused(req)) {
-      const refusal = protocolRefusal(req);
-      if (refusal !== undefined) {
-        res.once('close', () =>
-          reportResponseEnd(
-            events,
-            res,
-            started,
-            requestId,
-            req.method ?? '',
-            pathOf(req.url ?? ''),
-            undefined,
-            refusal,
-          ),
-        );
-        req.resume();
-        // An HTTP/2 stream is refused alone: its framing is the connection's, not the client's.
-        if (req instanceof GatewayH2Request) return sendError(res, refusal);
-        refuseConnection(req);
-        return sendError(res, refusal, { connection: 'close' });
-      }
-    }
+    if (mayBeRefused(req) && refusedForProtocol(deps, req, res, started, requestId)) return;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -115,19 +94,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
           }
         : undefined;
     const errorCode = match.kind === 'found' ? undefined : MATCH_ERRORS[match.kind];
-    inFlight.count++;
-    res.once('close', () => {
-      ex?.onClose?.();
-      inFlight.count--;
-      const trace = tracer.isRecording() ? traceOf(req) : undefined;
-      const code = ex?.errorCode ?? errorCode;
-      if (upgrade === undefined)
-        return reportResponseEnd(events, res, started, requestId, method, path, ex?.route.id, code, trace);
-      // An upgrade is reported when the tunnel opens (101), or with the answer that refused it.
-      const status = upgrade.switched ? 101 : res.headersSent ? res.statusCode : CLIENT_CLOSED;
-      const aborted = !upgrade.switched && !answerCompleted(res);
-      reportRequestEnd(events, started, requestId, method, path, ex?.route.id, status, aborted, code, trace);
-    });
+    deps.inFlight.count++;
+    res.once('close', () => answered(deps, req, res, upgrade, started, requestId, method, path, ex, errorCode));
 
     if (match.kind !== 'found' || ex === undefined) {
       req.resume();
@@ -140,15 +108,66 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       ex.errorCode = 'GW_GATEWAY_DRAINING';
       return sendError(res, 'GW_GATEWAY_DRAINING');
     }
-    const exchange = ex;
-    runStep(match.entry.run, exchange).catch((err: unknown) => {
+    runStep(match.entry.run, ex).catch((err: unknown) => {
       // A bug, not a backend failure: log it with the request id, answer without internals.
-      logger.error({ reqId: requestId, route: exchange.route.id, err }, 'unhandled error in pipeline');
-      exchange.errorCode = 'GW_INTERNAL';
+      logger.error({ reqId: requestId, route: ex.route.id, err }, 'unhandled error in pipeline');
+      ex.errorCode = 'GW_INTERNAL';
       if (upgrade?.switched === true) upgrade.socket.destroy();
       else sendError(res, 'GW_INTERNAL');
     });
   };
+}
+
+/**
+ * The end of a request that reached routing: the endpoint's hook, the in-flight count, and the
+ * one report. An upgrade is reported when the tunnel opens (101), or with the answer that
+ * refused it (499 when the client left before any).
+ */
+function answered(
+  deps: RequestHandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  upgrade: UpgradeRequest | undefined,
+  started: number,
+  requestId: string,
+  method: string,
+  path: string,
+  ex: Exchange | undefined,
+  errorCode: ErrorCode | undefined,
+): void {
+  ex?.onClose?.();
+  deps.inFlight.count--;
+  const { events, tracer } = deps;
+  const trace = tracer.isRecording() ? traceOf(req) : undefined;
+  const code = ex?.errorCode ?? errorCode;
+  if (upgrade === undefined)
+    return reportResponseEnd(events, res, started, requestId, method, path, ex?.route.id, code, trace);
+  const status = upgrade.switched ? 101 : res.headersSent ? res.statusCode : CLIENT_CLOSED;
+  const aborted = !upgrade.switched && !answerCompleted(res);
+  reportRequestEnd(events, started, requestId, method, path, ex?.route.id, status, aborted, code, trace);
+}
+
+/** Refuses a request whose framing or Host the gateway does not accept; false when it is fine. */
+function refusedForProtocol(
+  deps: RequestHandlerDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  started: number,
+  requestId: string,
+): boolean {
+  const refusal = protocolRefusal(req);
+  if (refusal === undefined) return false;
+  const method = req.method ?? '';
+  const path = pathOf(req.url ?? '');
+  res.once('close', () => reportResponseEnd(deps.events, res, started, requestId, method, path, undefined, refusal));
+  req.resume();
+  // An HTTP/2 stream is refused alone: its framing is the connection's, not the client's.
+  if (req instanceof GatewayH2Request) sendError(res, refusal);
+  else {
+    refuseConnection(req);
+    sendError(res, refusal, { connection: 'close' });
+  }
+  return true;
 }
 
 /**

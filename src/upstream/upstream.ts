@@ -6,14 +6,14 @@
  * (docs/design-decisions.md).
  */
 import { rootCertificates } from 'node:tls';
-import { Pool } from 'undici';
 import type { Origin, UpstreamSpec } from './origin.js';
-import { TargetSet, type Target, type TargetHealth } from './targets.js';
+import { TargetSet, type Target } from './targets.js';
 import type { RetryBudget } from './retry-budget.js';
 import { DnsTargets, type LookupAll } from './dns-targets.js';
 import type { Logger } from '../observability/logger.js';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { BackendPool } from './types.js';
+import { PoolMaker } from './pools.js';
 import type { EventBus } from '../observability/events.js';
 import { createDisabledBreaker, type CircuitBreaker } from '../circuit/breaker.js';
 
@@ -72,134 +72,119 @@ export interface UpstreamRegistry {
 }
 
 export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegistry {
-  const upstreams = new Map<string, Upstream>();
-  const sets = new Map<string, TargetSet>();
-  const resolvers = new Map<string, DnsTargets>();
-  const lookup = options.lookup ?? lookupAll;
-  const pools: BackendPool[] = [];
-  const streamPools: BackendPool[] = [];
-  const createBreaker = options.createBreaker ?? createDisabledBreaker;
-  const now = options.now ?? Date.now;
+  return new Registry(options);
+}
 
-  /** A pool to `origin`; `health`: a named upstream's target, whose calls record their outcome on it. */
-  function makePool(
-    origin: Origin,
-    { streaming = false, http2 = false, health }: { streaming?: boolean; http2?: boolean; health?: TargetHealth } = {},
-  ): BackendPool {
-    const tlsConnect = tlsConnectOptions(origin, options.tls);
-    const pool: BackendPool = {
-      dispatcher: new Pool(`${origin.protocol}//${origin.hostname}:${origin.port}`, {
-        connections: streaming ? null : options.connections,
-        pipelining: 1,
-        // Longer than a typical backend's keep-alive would make us reuse sockets it is closing.
-        keepAliveTimeout: 4_000,
-        ...(streaming ? {} : { keepAliveMaxTimeout: 600_000 }),
-        ...(http2 ? { allowH2: true } : {}),
-        ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
-      }),
-      inFlight: 0,
-      connections: streaming ? Infinity : options.connections,
+/** The registry: one Upstream per origin key, the target sets and DNS followers of named upstreams. */
+class Registry implements UpstreamRegistry {
+  private readonly upstreams = new Map<string, Upstream>();
+  private readonly sets = new Map<string, TargetSet>();
+  private readonly resolvers = new Map<string, DnsTargets>();
+  private readonly pools: PoolMaker;
+  private readonly createBreaker: (origin: string) => CircuitBreaker;
+
+  constructor(private readonly options: UpstreamOptions) {
+    this.pools = new PoolMaker(options.connections, (origin) => tlsConnectOptions(origin, options.tls));
+    this.createBreaker = options.createBreaker ?? createDisabledBreaker;
+  }
+
+  forOrigin(origin: Origin): Upstream {
+    let u = this.upstreams.get(origin.key);
+    // A named upstream's origin is new after a reload: its targets may have changed.
+    if (u !== undefined && (origin.upstream === undefined || u.origin === origin)) return u;
+    u = origin.upstream === undefined ? this.single(origin) : this.balanced(origin, origin.upstream);
+    this.upstreams.set(origin.key, u);
+    return u;
+  }
+
+  all(): Iterable<Upstream> {
+    return this.upstreams.values();
+  }
+
+  *targets(): Iterable<{ readonly upstream: string; readonly target: Target }> {
+    for (const [upstream, set] of this.sets) for (const target of set.targets) yield { upstream, target };
+  }
+
+  async close(): Promise<void> {
+    await this.pools.close();
+    this.upstreams.clear();
+    for (const set of this.sets.values()) set.stop();
+    for (const dns of this.resolvers.values()) dns.stop();
+    this.resolvers.clear();
+    this.sets.clear();
+  }
+
+  /** A plain service: one pool, and one for streams made on first use. */
+  private single(origin: Origin): Upstream {
+    const pool = this.pools.make(origin);
+    let streamPool: BackendPool | undefined;
+    return {
       origin,
-      ...(health === undefined ? {} : { health }),
+      breaker: this.createBreaker(origin.key),
+      tlsConnect: tlsConnectOptions(origin, this.options.tls),
+      pick: () => pool,
+      pickForStream: () => (streamPool ??= this.pools.make(origin, { streaming: true })),
+      retryBudget: undefined,
     };
-    (streaming ? streamPools : pools).push(pool);
-    return pool;
   }
 
   /** A named upstream: its targets' pools behind one balanced pick (targets.ts). */
-  function balanced(origin: Origin, spec: UpstreamSpec): Upstream {
-    let set = sets.get(spec.name);
-    if (set === undefined) {
-      set = new TargetSet({
+  private balanced(origin: Origin, spec: UpstreamSpec): Upstream {
+    let targets = this.sets.get(spec.name);
+    if (targets === undefined) {
+      targets = new TargetSet({
         spec,
-        makePool: (target, streaming, health) => makePool(target, { streaming, http2: spec.http2, health }),
-        events: options.events,
-        now,
+        makePool: (target, streaming, health) => this.pools.make(target, { streaming, http2: spec.http2, health }),
+        events: this.options.events,
+        now: this.options.now ?? Date.now,
       });
-      sets.set(spec.name, set);
+      this.sets.set(spec.name, targets);
     }
-    const targets = set;
+    this.applyTargets(spec, targets);
+    const set = targets;
+    return {
+      origin,
+      breaker: this.createBreaker(origin.key),
+      tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, this.options.tls),
+      pick: (avoid) => set.pick(avoid).pool,
+      pickForStream: (avoid) => set.pickForStream(avoid),
+      retryBudget: spec.targets.length > 1 ? set.retryBudget : undefined,
+    };
+  }
+
+  /** Gives the set its targets: the spec's, or, for host names, the addresses they resolve to. */
+  private applyTargets(spec: UpstreamSpec, targets: TargetSet): void {
     // Targets that stay keep their pools and health; removed ones drain.
     const apply = (next: UpstreamSpec) => {
       for (const gone of targets.apply(next)) void gone.dispatcher.close().catch(() => gone.dispatcher.destroy());
     };
-    let dns = resolvers.get(spec.name);
-    if (DnsTargets.needed(spec)) {
-      if (dns === undefined) {
-        const name = spec.name;
-        dns = new DnsTargets(spec, {
-          lookup,
-          changed: (next) => {
-            apply(next);
-            options.logger?.info(
-              { upstream: name, targets: next.targets.map((t) => t.origin.key) },
-              'upstream targets resolved',
-            );
-          },
-          failed: (hostname, err) =>
-            options.logger?.warn(
-              { upstream: name, hostname, err },
-              'upstream target look-up failed; keeping its addresses',
-            ),
-        });
-        resolvers.set(spec.name, dns);
-      } else dns.update(spec);
-      apply(dns.expanded());
-    } else {
+    let dns = this.resolvers.get(spec.name);
+    if (!DnsTargets.needed(spec)) {
       dns?.stop();
-      resolvers.delete(spec.name);
-      apply(spec);
+      this.resolvers.delete(spec.name);
+      return apply(spec);
     }
-    return {
-      origin,
-      breaker: createBreaker(origin.key),
-      tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, options.tls),
-      pick: (avoid) => targets.pick(avoid).pool,
-      pickForStream: (avoid) => targets.pickForStream(avoid),
-      retryBudget: spec.targets.length > 1 ? targets.retryBudget : undefined,
-    };
+    if (dns === undefined) {
+      dns = this.followDns(spec, apply);
+      this.resolvers.set(spec.name, dns);
+    } else dns.update(spec);
+    apply(dns.expanded());
   }
 
-  return {
-    forOrigin(origin) {
-      let u = upstreams.get(origin.key);
-      // A named upstream's origin is new after a reload: its targets may have changed.
-      if (u !== undefined && (origin.upstream === undefined || u.origin === origin)) return u;
-      if (origin.upstream !== undefined) {
-        u = balanced(origin, origin.upstream);
-        upstreams.set(origin.key, u);
-        return u;
-      }
-      const pool = makePool(origin);
-      let streamPool: BackendPool | undefined;
-      u = {
-        origin,
-        breaker: createBreaker(origin.key),
-        tlsConnect: tlsConnectOptions(origin, options.tls),
-        pick: () => pool,
-        pickForStream: () => (streamPool ??= makePool(origin, { streaming: true })),
-        retryBudget: undefined,
-      };
-      upstreams.set(origin.key, u);
-      return u;
-    },
-    all: () => upstreams.values(),
-    *targets() {
-      for (const [upstream, set] of sets) for (const target of set.targets) yield { upstream, target };
-    },
-    async close() {
-      await Promise.all(pools.map((p) => p.dispatcher.close().catch(() => p.dispatcher.destroy())));
-      // Streams never end by themselves; their clients are gone by now, so cut what is left.
-      await Promise.all(streamPools.map((p) => p.dispatcher.destroy()));
-      upstreams.clear();
-      for (const set of sets.values()) set.stop();
-      for (const dns of resolvers.values()) dns.stop();
-      resolvers.clear();
-      sets.clear();
-      pools.length = 0;
-      streamPools.length = 0;
-    },
-  };
+  /** Resolves a named upstream's host names now and again, applying each change. */
+  private followDns(spec: UpstreamSpec, apply: (next: UpstreamSpec) => void): DnsTargets {
+    const { logger } = this.options;
+    const name = spec.name;
+    return new DnsTargets(spec, {
+      lookup: this.options.lookup ?? lookupAll,
+      changed: (next) => {
+        apply(next);
+        logger?.info({ upstream: name, targets: next.targets.map((t) => t.origin.key) }, 'upstream targets resolved');
+      },
+      failed: (hostname, err) =>
+        logger?.warn({ upstream: name, hostname, err }, 'upstream target look-up failed; keeping its addresses'),
+    });
+  }
 }
 
 function tlsConnectOptions(origin: Origin, tls: UpstreamOptions['tls']): TlsConnectOptions | undefined {
