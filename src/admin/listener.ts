@@ -19,10 +19,11 @@ import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { sendError } from '../response/send-error.js';
 import { createAdminAccess, SIGN_OUT_COOKIE, type AdminAccess } from './access.js';
-import { createFeed } from './feed.js';
-import { createLiveStats } from './live-stats.js';
+import { createFeed, type Feed } from './feed.js';
+import { createLiveStats, type LiveStats } from './live-stats.js';
 import { loadPageFiles, sendPageFile, type PageFile } from './page.js';
 import { createStatusReader, type StatusSources } from './status.js';
+import type { StatusDocument } from './types.js';
 
 /** The biggest login form read: a token field and little else. */
 const MAX_FORM_BYTES = 4096;
@@ -69,6 +70,14 @@ export interface Admin {
   close(): Promise<void>;
 }
 
+/** What answering a request reads: made once by `createAdmin`, the same for every request. */
+interface AdminSite {
+  readonly files: ReadonlyMap<string, PageFile>;
+  readonly status: () => StatusDocument;
+  readonly live: LiveStats;
+  readonly feed: Feed;
+}
+
 /** Creates the listener and starts counting; nothing is served until `listen`. */
 export function createAdmin(options: AdminOptions): Admin {
   const { settings, logger } = options;
@@ -76,69 +85,17 @@ export function createAdmin(options: AdminOptions): Admin {
   const live = createLiveStats(options.events, now);
   live.start();
   const status = createStatusReader(live, options.sources, now);
-  const files = loadPageFiles();
   const feed = createFeed(
     { status, series: () => live.series(), point: () => live.lastPoint() },
     options.feedIntervalMs,
   );
+  const site: AdminSite = { files: loadPageFiles(), status, live, feed };
   let token = settings.token;
   let access = createAdminAccess(token, now);
 
-  const file = (name: string): PageFile => files.get(name)!;
-  const json = (res: ServerResponse, body: unknown) => {
-    const text = Buffer.from(JSON.stringify(body));
-    res.writeHead(200, {
-      'content-type': 'application/json',
-      'content-length': text.length,
-      'cache-control': 'no-store',
-    });
-    res.end(text);
-  };
-
-  const serve = (req: IncomingMessage, res: ServerResponse, gate: AdminAccess): void => {
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
-    if (!gate.hostAllowed(req)) return sendError(res, 'GW_ADMIN_HOST_NOT_ALLOWED');
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const method = req.method ?? 'GET';
-    const allowed = PATHS[path];
-    if (allowed === undefined) return sendError(res, 'GW_ROUTE_NOT_FOUND');
-    if (!allowed.includes(method)) return sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: allowed.join(', ') });
-    if (path.startsWith('/assets/')) return sendPageFile(req, res, file(path.slice('/assets/'.length)));
-    if (path === '/login') return void login(req, res, gate);
-    if (path === '/logout') {
-      res.writeHead(303, { location: '/', 'set-cookie': SIGN_OUT_COOKIE, 'content-length': 0 });
-      return void res.end();
-    }
-    const allowedIn = gate.allows(req);
-    if (path === '/')
-      return allowedIn
-        ? sendPageFile(req, res, file(gate.hasToken ? 'index-token.html' : 'index.html'))
-        : sendPageFile(req, res, file('login.html'), 401);
-    if (!allowedIn)
-      return sendError(res, 'GW_ADMIN_UNAUTHORIZED', { 'www-authenticate': 'Bearer realm="portico-admin"' });
-    if (path === '/api/status') return json(res, status());
-    if (path === '/api/series') return json(res, live.series());
-    return feed.add(res);
-  };
-
-  const login = async (req: IncomingMessage, res: ServerResponse, gate: AdminAccess): Promise<void> => {
-    if (!gate.hasToken) {
-      res.writeHead(303, { location: '/', 'content-length': 0 });
-      return void res.end();
-    }
-    const form = await readForm(req);
-    if (form === undefined) return sendError(res, 'GW_BODY_TOO_LARGE', { connection: 'close' });
-    const cookie = gate.login(form.get('token') ?? '');
-    if (cookie === undefined) return sendPageFile(req, res, file('login-failed.html'), 401);
-    res.writeHead(303, { location: '/', 'set-cookie': cookie, 'content-length': 0 });
-    res.end();
-  };
-
   const server: Server = createServer((req, res) => {
     try {
-      serve(req, res, access);
+      serve(site, req, res, access);
     } catch (err) {
       logger.error({ err, url: req.url }, 'admin listener failed to answer');
       sendError(res, 'GW_INTERNAL');
@@ -177,6 +134,64 @@ export function createAdmin(options: AdminOptions): Admin {
       if (server.listening) await closed;
     },
   };
+}
+
+/** Answers one request: the paths of PATHS, behind the host check and, for data, the token. */
+function serve(site: AdminSite, req: IncomingMessage, res: ServerResponse, gate: AdminAccess): void {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+  if (!gate.hostAllowed(req)) return sendError(res, 'GW_ADMIN_HOST_NOT_ALLOWED');
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const method = req.method ?? 'GET';
+  const allowed = PATHS[path];
+  if (allowed === undefined) return sendError(res, 'GW_ROUTE_NOT_FOUND');
+  if (!allowed.includes(method)) return sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: allowed.join(', ') });
+  if (path.startsWith('/assets/')) return sendPageFile(req, res, file(site, path.slice('/assets/'.length)));
+  if (path === '/login') return void login(site, req, res, gate);
+  if (path === '/logout') {
+    res.writeHead(303, { location: '/', 'set-cookie': SIGN_OUT_COOKIE, 'content-length': 0 });
+    return void res.end();
+  }
+  const allowedIn = gate.allows(req);
+  if (path === '/')
+    return allowedIn
+      ? sendPageFile(req, res, file(site, gate.hasToken ? 'index-token.html' : 'index.html'))
+      : sendPageFile(req, res, file(site, 'login.html'), 401);
+  if (!allowedIn)
+    return sendError(res, 'GW_ADMIN_UNAUTHORIZED', { 'www-authenticate': 'Bearer realm="portico-admin"' });
+  if (path === '/api/status') return sendJson(res, site.status());
+  if (path === '/api/series') return sendJson(res, site.live.series());
+  return site.feed.add(res);
+}
+
+/** `POST /login`: the session cookie for the right token, the form again for a wrong one. */
+async function login(site: AdminSite, req: IncomingMessage, res: ServerResponse, gate: AdminAccess): Promise<void> {
+  if (!gate.hasToken) {
+    res.writeHead(303, { location: '/', 'content-length': 0 });
+    return void res.end();
+  }
+  const form = await readForm(req);
+  if (form === undefined) return sendError(res, 'GW_BODY_TOO_LARGE', { connection: 'close' });
+  const cookie = gate.login(form.get('token') ?? '');
+  if (cookie === undefined) return sendPageFile(req, res, file(site, 'login-failed.html'), 401);
+  res.writeHead(303, { location: '/', 'set-cookie': cookie, 'content-length': 0 });
+  res.end();
+}
+
+function file(site: AdminSite, name: string): PageFile {
+  return site.files.get(name)!;
+}
+
+/** Answers 200 with `body` as JSON, never cached. */
+function sendJson(res: ServerResponse, body: unknown): void {
+  const text = Buffer.from(JSON.stringify(body));
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': text.length,
+    'cache-control': 'no-store',
+  });
+  res.end(text);
 }
 
 /**
