@@ -8,6 +8,7 @@ import { request } from 'undici';
 import type { CliArgs } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
+import { formatDuration } from '../admin/page/format-duration.js';
 import type { StatusDocument, TrafficWindow } from '../admin/types.js';
 import { formatColumns } from './columns.js';
 
@@ -97,7 +98,7 @@ function summary(doc: StatusDocument): string {
   const g = doc.gateway;
   const out: string[] = [];
   out.push(
-    `Portico ${g.version}, up ${duration(g.uptimeSec)} (pid ${g.pid}${g.worker === undefined ? '' : `, worker ${g.worker}`}), ${g.inFlight} in flight`,
+    `Portico ${g.version}, up ${formatDuration(g.uptimeSec)} (pid ${g.pid}${g.worker === undefined ? '' : `, worker ${g.worker}`}), ${g.inFlight} in flight`,
   );
   const last = doc.reloads.last;
   out.push(
@@ -175,13 +176,4 @@ function ms(value: number | null): string {
 /** `HH:MM:SSZ` of an ISO time: the day is today's in a status summary. */
 function clock(iso: string): string {
   return `${iso.slice(11, 19)}Z`;
-}
-
-function duration(sec: number): string {
-  const d = Math.floor(sec / 86400);
-  const h = Math.floor((sec % 86400) / 3600);
-  const m = Math.floor((sec % 3600) / 60);
-  if (d > 0) return `${d} d ${h} h`;
-  if (h > 0) return `${h} h ${m} min`;
-  return m > 0 ? `${m} min ${sec % 60} s` : `${sec} s`;
 }

@@ -1,0 +1,176 @@
+/* global document, performance */
+// The status document drawn into the page: tiles, backend cards, the routes table and its
+// filter, the errors and the reload history. The table and the lists are rebuilt only when the
+// routes, errors or reloads they show changed; in between, only their numbers are written.
+import { $, el } from './elements.js';
+import { formatDuration } from './format-duration.js';
+import { clock, ms } from './format.js';
+
+let rendered = false;
+const routeRows = new Map();
+let routeKey = '';
+let errorsKey = '';
+let reloadsKey = '';
+
+/** Draws a status document (`status` events of the feed). */
+export function render(status) {
+  const g = status.gateway;
+  $('identity').textContent =
+    `Portico ${g.version} · up ${formatDuration(g.uptimeSec)} · pid ${g.pid}` +
+    (g.worker === undefined ? '' : ` · worker ${g.worker}: this worker's share of the traffic`);
+  renderTiles(status);
+  renderBackends(status);
+  renderRoutes(status.routes);
+  renderErrors(status.errors);
+  renderReloads(status);
+  if (!rendered) {
+    rendered = true;
+    performance.mark('portico:first-data');
+    document.body.dataset.ready = 'true';
+  }
+}
+
+function renderTiles(status) {
+  const t = status.traffic;
+  const m = t.lastMinute;
+  $('t-now').textContent = String(t.lastSecond);
+  $('t-requests').textContent = String(m.requests);
+  $('t-5xx').textContent = String(m.statuses['5xx']);
+  $('t-latency').textContent = `${ms(m.p50Ms)} / ${ms(m.p99Ms)} ms`;
+  $('t-limited').textContent = status.rateLimit.enabled ? String(status.rateLimit.rejectedLastMinute) : 'off';
+  $('t-streams').textContent = `${status.streams.sse} SSE, ${status.streams.websocket} WS`;
+  const c = status.mappingCache;
+  $('t-cache').textContent = !c.enabled
+    ? 'off'
+    : c.hitRatio === null
+      ? 'no lookup yet'
+      : `${Math.round(c.hitRatio * 100)}% of ${c.hits + c.misses}`;
+  $('t-inflight').textContent = String(status.gateway.inFlight);
+}
+
+const STATES = {
+  closed: ['ok', 'Circuit closed'],
+  'half-open': ['warn', 'Circuit half-open: probing'],
+  open: ['bad', 'Circuit open: calls refused'],
+};
+
+function renderBackends(status) {
+  $('circuit-note').textContent = status.circuitBreaker.enabled
+    ? ''
+    : 'The circuit breaker is off (config.circuitBreaker.enabled): every circuit stays closed.';
+  const cards = status.backends.map((b) => {
+    const [tone, label] = STATES[b.circuit.state] ?? ['warn', b.circuit.state];
+    const card = el(
+      'li',
+      { class: 'card', 'data-origin': b.origin, 'data-state': b.circuit.state },
+      el('h3', {}, b.origin),
+      el(
+        'p',
+        {},
+        el('span', { class: `badge ${tone}` }, label),
+        b.circuit.consecutiveFailures > 0 ? ` ${b.circuit.consecutiveFailures} failures in a row` : '',
+      ),
+      el('p', {}, `Last minute: ${b.lastMinute.calls} calls, ${b.lastMinute.failures} failed`),
+    );
+    if (b.targets !== undefined) {
+      const list = el('ul', { 'aria-label': `Targets of ${b.origin}` });
+      for (const t of b.targets) {
+        const state = t.ejected ? 'ejected' : t.healthy ? 'healthy' : 'unhealthy';
+        list.append(el('li', { 'data-state': state }, `${t.target}: ${state}, ${t.inFlight} in flight`));
+      }
+      card.append(list);
+    }
+    card.append(el('p', { class: 'note' }, `Used by ${b.routes.join(', ') || 'no route'}`));
+    return card;
+  });
+  $('backends').replaceChildren(...cards);
+}
+
+function renderRoutes(routes) {
+  const key = routes.map((r) => r.id).join('\n');
+  if (key !== routeKey) {
+    routeKey = key;
+    routeRows.clear();
+    const rows = routes.map((r) => {
+      const kind = r.stream ?? (r.mapping.length > 0 ? `${r.kind} (${r.mapping.join(', ')})` : r.kind);
+      const cells = ['', '', '', '', '', ''].map(() => el('td', { class: 'num' }));
+      const row = el(
+        'tr',
+        { 'data-route': r.id, 'data-search': `${r.methods} ${r.path} ${r.backend} ${r.auth} ${kind}`.toLowerCase() },
+        el('td', {}, r.methods),
+        el('td', { class: 'mono' }, r.path),
+        el('td', { class: 'mono' }, r.backend),
+        el('td', {}, r.auth),
+        el('td', {}, kind),
+        ...cells,
+      );
+      routeRows.set(r.id, cells);
+      return row;
+    });
+    $('route-rows').replaceChildren(...rows);
+    applyFilter();
+  }
+  for (const r of routes) {
+    const cells = routeRows.get(r.id);
+    const m = r.lastMinute;
+    const values = [m.perSec, m.statuses['2xx'], m.statuses['4xx'], m.statuses['5xx'], ms(m.p50Ms), ms(m.p99Ms)];
+    values.forEach((v, i) => (cells[i].textContent = String(v)));
+    cells[3].classList.toggle('bad', m.statuses['5xx'] > 0);
+  }
+}
+
+export function applyFilter() {
+  const words = $('filter').value.toLowerCase().split(/\s+/).filter(Boolean);
+  let shown = 0;
+  const rows = $('route-rows').children;
+  for (const row of rows) {
+    const match = words.every((w) => row.dataset.search.includes(w));
+    row.hidden = !match;
+    if (match) shown++;
+  }
+  $('route-count').textContent =
+    words.length === 0 ? `${rows.length} routes` : `${shown} of ${rows.length} routes match`;
+}
+
+function renderErrors(errors) {
+  const key = errors.length === 0 ? '' : `${errors.length} ${errors[0].time} ${errors[0].requestId}`;
+  if (key === errorsKey) return;
+  errorsKey = key;
+  $('errors-empty').hidden = errors.length > 0;
+  $('error-rows').replaceChildren(
+    ...errors.map((e) =>
+      el(
+        'tr',
+        {},
+        el('td', {}, clock(e.time)),
+        el('td', { class: e.status >= 500 ? 'bad' : '' }, String(e.status)),
+        el('td', { class: 'mono' }, e.code),
+        el('td', { class: 'mono' }, `${e.method} ${e.path}`),
+        el('td', { class: 'mono' }, e.requestId),
+        el('td', {}, e.detail ?? ''),
+      ),
+    ),
+  );
+}
+
+function renderReloads(status) {
+  $('config-file').textContent = status.gateway.configFile;
+  const history = status.reloads.history;
+  const key = history.map((r) => r.time + r.ok).join();
+  if (key === reloadsKey) return;
+  reloadsKey = key;
+  $('reloads-empty').hidden = history.length > 0;
+  $('reloads').replaceChildren(
+    ...history.map((r) => {
+      const item = el(
+        'li',
+        { 'data-ok': String(r.ok) },
+        `${clock(r.time)}: `,
+        el('span', { class: `badge ${r.ok ? 'ok' : 'bad'}` }, r.ok ? 'applied' : 'rejected'),
+        ` ${r.file}`,
+      );
+      if (!r.ok && r.problems !== undefined) item.append(el('pre', {}, r.problems.join('\n')));
+      return item;
+    }),
+  );
+}
