@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /** `portico start | check | routes | status | token | init`. Parses arguments and calls into the rest. */
 import './tune-v8.js';
-import { parseCli, USAGE, UsageError } from './args.js';
+import { parseCli, USAGE, UsageError, type CliArgs } from './args.js';
 import { packageVersion } from '../ops/package-version.js';
 
 // Each command imports what it needs when it runs: a usage mistake, --help or --version answers
 // without loading the gateway.
 
+/** Runs the command in `argv`; resolves its exit code, negative for `start`, which sets its own. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   let args;
   try {
@@ -34,37 +35,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       process.stdout.write(`portico ${packageVersion()}\n`);
       return 0;
     case 'check':
-    case 'routes': {
-      const { loadConfig } = await import('../config/load.js');
-      const { formatProblem } = await import('../config/problems.js');
-      const result = loadConfig(args.config, env);
-      if (!result.ok) {
-        process.stderr.write(result.problems.map(formatProblem).join('\n') + '\n');
-        return 1;
-      }
-      // Warnings and notes about a valid file: printed, but the exit code stays 0.
-      if (args.verb === 'check' && result.notices.length > 0)
-        process.stderr.write(result.notices.map(formatProblem).join('\n') + '\n');
-      if (args.verb === 'routes') {
-        const { formatRoutes } = await import('./routes-table.js');
-        process.stdout.write(formatRoutes(result.config));
-        return 0;
-      }
-      if (args.resolve) {
-        const { parseConfigFile } = await import('../config/parse.js');
-        const { resolveProblems } = await import('./resolve-hosts.js');
-        const parsed = parseConfigFile(args.config, env);
-        const problems = await resolveProblems(result.config, parsed.locate);
-        if (problems.length > 0) {
-          process.stderr.write(problems.map(formatProblem).join('\n') + '\n');
-          return 1;
-        }
-      }
-      process.stdout.write(
-        `${args.config}: ok (${result.config.routes.length} routes${args.resolve ? ', every host resolves' : ''})\n`,
-      );
-      return 0;
-    }
+    case 'routes':
+      return checkConfig(args, env);
     case 'token': {
       const { runToken } = await import('./token.js');
       const result = await runToken(args, env);
@@ -87,6 +59,39 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       return runStart(args, env);
     }
   }
+}
+
+/** `check` and `routes`: the file's problems, or its notices and an ok line, or its route table. */
+async function checkConfig(args: CliArgs, env: NodeJS.ProcessEnv): Promise<number> {
+  const { loadConfig } = await import('../config/load.js');
+  const { formatProblem } = await import('../config/problems.js');
+  const result = loadConfig(args.config, env);
+  if (!result.ok) {
+    process.stderr.write(result.problems.map(formatProblem).join('\n') + '\n');
+    return 1;
+  }
+  // Warnings and notes about a valid file: printed, but the exit code stays 0.
+  if (args.verb === 'check' && result.notices.length > 0)
+    process.stderr.write(result.notices.map(formatProblem).join('\n') + '\n');
+  if (args.verb === 'routes') {
+    const { formatRoutes } = await import('./routes-table.js');
+    process.stdout.write(formatRoutes(result.config));
+    return 0;
+  }
+  if (args.resolve) {
+    const { parseConfigFile } = await import('../config/parse.js');
+    const { resolveProblems } = await import('./resolve-hosts.js');
+    const parsed = parseConfigFile(args.config, env);
+    const problems = await resolveProblems(result.config, parsed.locate);
+    if (problems.length > 0) {
+      process.stderr.write(problems.map(formatProblem).join('\n') + '\n');
+      return 1;
+    }
+  }
+  process.stdout.write(
+    `${args.config}: ok (${result.config.routes.length} routes${args.resolve ? ', every host resolves' : ''})\n`,
+  );
+  return 0;
 }
 
 main(process.argv.slice(2), process.env).then(

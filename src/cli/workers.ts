@@ -12,7 +12,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { CliArgs } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { servePrimaryMetrics } from '../observability/cluster-metrics.js';
 import { onSighup, watchConfigFile } from '../ops/reload.js';
 import { flushThen } from '../ops/shutdown.js';
@@ -51,65 +51,66 @@ export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise
     return 1;
   }
   servePrimaryMetrics();
-  const workers = new Set<Worker>();
-  const crashes: number[] = [];
-  let stopping = false;
-  let exitCode = 0;
+  const primary = new Primary(args, env, logger);
+  for (let i = 0; i < args.workers; i++) primary.fork();
+  logger.info(
+    { workers: args.workers, pid: process.pid, config: args.config },
+    `portico primary: starting ${args.workers} workers`,
+  );
+  onSighup(() => primary.reload('SIGHUP'));
+  if (args.watch) watchConfigFile(args.config, () => primary.reload('file change'));
+  process.on('SIGTERM', () => primary.stop('SIGTERM'));
+  process.on('SIGINT', () => primary.stop('SIGINT'));
+  if (startedByNpm(env)) stopWhenOrphaned((reason) => primary.stop(reason));
+  return -1;
+}
 
-  const fork = () => {
+/** The primary's workers: forks them, replaces those that die, passes reloads on, stops them. */
+class Primary {
+  private readonly workers = new Set<Worker>();
+  /** When workers died unexpectedly, within the last CRASH_WINDOW_MS. */
+  private readonly crashes: number[] = [];
+  private stopping = false;
+  private exitCode = 0;
+
+  constructor(
+    private readonly args: CliArgs,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly logger: Logger,
+  ) {}
+
+  fork(): void {
     const worker = cluster.fork({ PORTICO_CLUSTER: '1' });
-    workers.add(worker);
-    worker.on('exit', (code, signal) => onExit(worker, code, signal));
-  };
+    this.workers.add(worker);
+    worker.on('exit', (code, signal) => this.onExit(worker, code, signal));
+  }
 
-  const onExit = (worker: Worker, code: number | null, signal: string | null) => {
-    workers.delete(worker);
-    if (stopping) {
-      if (code !== 0) exitCode = 1;
-      if (workers.size === 0) {
-        logger.info({ exitCode }, 'all workers stopped');
-        flushThen(logger, () => process.exit(exitCode));
-      }
-      return;
-    }
-    const now = Date.now();
-    crashes.push(now);
-    while (crashes.length > 0 && crashes[0]! < now - CRASH_WINDOW_MS) crashes.shift();
-    if (crashes.length >= MAX_CRASHES) {
-      logger.fatal({ worker: worker.id, code, signal, crashes: crashes.length }, 'workers keep dying; stopping');
-      exitCode = 1;
-      stop('crash loop');
-      return;
-    }
-    logger.error({ worker: worker.id, code, signal }, 'worker exited unexpectedly; starting a new one');
-    setTimeout(() => {
-      if (!stopping) fork();
-    }, 500);
-  };
-
-  const reload = (why: string) => {
-    const next = loadConfig(args.config, env);
+  /** Validates the file once (an invalid one is logged and changes nothing), then tells every worker. */
+  reload(why: string): void {
+    const next = loadConfig(this.args.config, this.env);
     if (!next.ok) {
-      logger.error(
-        { file: args.config, problems: next.problems.map(formatProblem) },
+      this.logger.error(
+        { file: this.args.config, problems: next.problems.map(formatProblem) },
         'configuration reload rejected; keeping the running configuration',
       );
       return;
     }
-    for (const w of workers) if (w.isConnected()) w.send(RELOAD);
-    logger.info({ why, workers: workers.size }, 'reload sent to workers');
-  };
+    for (const w of this.workers) if (w.isConnected()) w.send(RELOAD);
+    this.logger.info({ why, workers: this.workers.size }, 'reload sent to workers');
+  }
 
-  const stop = (reason: string) => {
-    if (stopping) {
+  /** Drains every worker, then exits; a second call kills what is left. */
+  stop(reason: string): void {
+    const { workers, logger } = this;
+    if (this.stopping) {
       logger.warn({ reason }, 'second stop request: killing the workers');
       for (const w of workers) w.process.kill('SIGKILL');
       flushThen(logger, () => process.exit(1));
       return;
     }
-    stopping = true;
+    this.stopping = true;
     logger.info({ reason, workers: workers.size }, 'stopping workers');
-    if (workers.size === 0) flushThen(logger, () => process.exit(exitCode));
+    if (workers.size === 0) flushThen(logger, () => process.exit(this.exitCode));
     for (const w of workers) {
       if (w.isConnected()) w.send(SHUTDOWN);
       else w.process.kill('SIGTERM');
@@ -119,17 +120,31 @@ export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise
       for (const w of workers) w.process.kill('SIGKILL');
       flushThen(logger, () => process.exit(1));
     }, STOP_DEADLINE_MS).unref();
-  };
+  }
 
-  for (let i = 0; i < args.workers; i++) fork();
-  logger.info(
-    { workers: args.workers, pid: process.pid, config: args.config },
-    `portico primary: starting ${args.workers} workers`,
-  );
-  onSighup(() => reload('SIGHUP'));
-  if (args.watch) watchConfigFile(args.config, () => reload('file change'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  if (startedByNpm(env)) stopWhenOrphaned(stop);
-  return -1;
+  private onExit(worker: Worker, code: number | null, signal: string | null): void {
+    const { workers, crashes, logger } = this;
+    workers.delete(worker);
+    if (this.stopping) {
+      if (code !== 0) this.exitCode = 1;
+      if (workers.size === 0) {
+        logger.info({ exitCode: this.exitCode }, 'all workers stopped');
+        flushThen(logger, () => process.exit(this.exitCode));
+      }
+      return;
+    }
+    const now = Date.now();
+    crashes.push(now);
+    while (crashes.length > 0 && crashes[0]! < now - CRASH_WINDOW_MS) crashes.shift();
+    if (crashes.length >= MAX_CRASHES) {
+      logger.fatal({ worker: worker.id, code, signal, crashes: crashes.length }, 'workers keep dying; stopping');
+      this.exitCode = 1;
+      this.stop('crash loop');
+      return;
+    }
+    logger.error({ worker: worker.id, code, signal }, 'worker exited unexpectedly; starting a new one');
+    setTimeout(() => {
+      if (!this.stopping) this.fork();
+    }, 500);
+  }
 }
