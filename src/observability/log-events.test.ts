@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { createEventBus } from './events.js';
-import { createLogger, logEvents } from './logger.js';
+import { logEvents } from './log-events.js';
+import { createLogger } from './logger.js';
 
 function setup() {
   const lines: Record<string, unknown>[] = [];
