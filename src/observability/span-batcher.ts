@@ -50,27 +50,16 @@ export function createSpanBatcher(options: SpanBatcherOptions): SpanBatcher {
   // Aborts the send in flight at close()'s deadline.
   const giveUp = new AbortController();
 
+  const collector: Collector = { url, resource, dispatcher, signal: giveUp.signal };
+
   async function send(spans: OtlpSpan[]): Promise<void> {
-    try {
-      const res = await request(url, {
-        method: 'POST',
-        dispatcher,
-        headers: { 'content-type': 'application/json' },
-        body: encodeExportRequest(resource, spans),
-        headersTimeout: 10_000,
-        bodyTimeout: 10_000,
-        signal: giveUp.signal,
-      });
-      await res.body.dump();
-      if (res.statusCode >= 300) throw new Error(`collector answered ${res.statusCode}`);
-    } catch (err) {
-      if (giveUp.signal.aborted) return;
-      dropped += spans.length;
-      const now = performance.now();
-      if (now - lastErrorLog > 60_000) {
-        lastErrorLog = now;
-        logger.warn({ err, url, spans: spans.length }, 'OTLP export failed; spans dropped');
-      }
+    const failure = await postBatch(collector, spans);
+    if (failure === undefined || giveUp.signal.aborted) return;
+    dropped += spans.length;
+    const now = performance.now();
+    if (now - lastErrorLog > 60_000) {
+      lastErrorLog = now;
+      logger.warn({ err: failure.err, url, spans: spans.length }, 'OTLP export failed; spans dropped');
     }
   }
 
@@ -120,4 +109,32 @@ export function createSpanBatcher(options: SpanBatcherOptions): SpanBatcher {
       } else await dispatcher.close();
     },
   };
+}
+
+/** Where a batcher sends, fixed when it is made; `signal` aborts the send in flight. */
+interface Collector {
+  readonly url: string;
+  readonly resource: OtlpResource;
+  readonly dispatcher: Agent;
+  readonly signal: AbortSignal;
+}
+
+/** POSTs one batch; resolves undefined when the collector took it, else with what went wrong. */
+async function postBatch(collector: Collector, spans: OtlpSpan[]): Promise<{ readonly err: unknown } | undefined> {
+  try {
+    const res = await request(collector.url, {
+      method: 'POST',
+      dispatcher: collector.dispatcher,
+      headers: { 'content-type': 'application/json' },
+      body: encodeExportRequest(collector.resource, spans),
+      headersTimeout: 10_000,
+      bodyTimeout: 10_000,
+      signal: collector.signal,
+    });
+    await res.body.dump();
+    if (res.statusCode >= 300) throw new Error(`collector answered ${res.statusCode}`);
+    return undefined;
+  } catch (err) {
+    return { err };
+  }
 }
