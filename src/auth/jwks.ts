@@ -94,49 +94,103 @@ export interface JwksKeySource {
 
 /** Key resolution with failure backoff and stale-if-error around a remote key set. */
 export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySource {
-  const { remote, logger, url, retryAfterFailureMs, now } = options;
-  let retryAt = 0;
-  /** The last keys that loaded, used while the endpoint fails. */
-  let stale: JWTVerifyGetKey | undefined;
-  let failing = false;
-  const loadedKeys = remote.loadedKeys ?? remote.jwks;
-  let lastSet: JSONWebKeySet | undefined;
-  let lastContent: string | undefined;
-  let version = 0;
+  const { remote, logger, url } = options;
+  const failures = new FetchFailures(options);
+  const keySet = new KeySetVersion(remote.loadedKeys ?? remote.jwks);
+
+  const getKey: JWTVerifyGetKey = async (...args) => {
+    if (failures.backingOff()) return failures.fromStale(...args);
+    try {
+      const key = await remote(...args);
+      keySet.note();
+      if (failures.failing) failures.markSuccess();
+      return key;
+    } catch (err) {
+      if (err instanceof errors.JOSEError && TOKEN_ERRORS.has(err.code)) {
+        // An unknown kid may have made jose refetch: the set can have changed even though this token failed.
+        keySet.note();
+        throw err;
+      }
+      failures.markFailure(err);
+      return failures.fromStale(...args);
+    }
+  };
+
+  return {
+    getKey,
+    version: () => keySet.version,
+    async prefetch() {
+      try {
+        await remote.reload();
+        keySet.note();
+        failures.failing = false;
+        logger.info({ url, keys: remote.jwks()?.keys.length ?? 0 }, 'auth: JWKS keys loaded');
+      } catch (err) {
+        failures.markFailure(err);
+      }
+    },
+  };
+}
+
+/** Counts the changes of the loaded key set's content: a rotation, not a refetch of the same keys. */
+class KeySetVersion {
+  version = 0;
+  private lastSet: JSONWebKeySet | undefined;
+  private lastContent: string | undefined;
+
+  constructor(private readonly loadedKeys: () => JSONWebKeySet | undefined) {}
 
   /** Called after every successful key lookup or load: a new set object may carry other keys. */
-  function noteKeySet(): void {
-    const set = loadedKeys();
-    if (set === lastSet) return;
-    lastSet = set;
+  note(): void {
+    const set = this.loadedKeys();
+    if (set === this.lastSet) return;
+    this.lastSet = set;
     const content = JSON.stringify(set?.keys ?? []);
-    if (content === lastContent) return;
-    lastContent = content;
-    version++;
+    if (content === this.lastContent) return;
+    this.lastContent = content;
+    this.version++;
+  }
+}
+
+/** The failure backoff and stale-if-error of one key source (the design note above). */
+class FetchFailures {
+  failing = false;
+  private retryAt = 0;
+  /** The last keys that loaded, used while the endpoint fails. */
+  private stale: JWTVerifyGetKey | undefined;
+
+  constructor(private readonly options: JwksKeySourceOptions) {}
+
+  /** True while the last fetch failed and the next one must wait for the backoff. */
+  backingOff(): boolean {
+    return this.failing && this.options.now() < this.retryAt;
   }
 
-  function markFailure(err: unknown): void {
-    retryAt = now() + retryAfterFailureMs;
+  markFailure(err: unknown): void {
+    const { remote, logger, url, retryAfterFailureMs, now } = this.options;
+    this.retryAt = now() + retryAfterFailureMs;
     const cached = remote.jwks();
-    stale = cached === undefined ? undefined : createLocalJWKSet(cached);
-    if (!failing) {
+    this.stale = cached === undefined ? undefined : createLocalJWKSet(cached);
+    if (!this.failing) {
       logger.warn(
-        { url, err, hasKeys: stale !== undefined },
-        stale
+        { url, err, hasKeys: this.stale !== undefined },
+        this.stale
           ? 'auth: JWKS endpoint failing; verifying with the keys loaded before'
           : 'auth: JWKS endpoint unavailable; protected routes answer 503 until keys load',
       );
     }
-    failing = true;
+    this.failing = true;
   }
 
-  function markSuccess(): void {
-    if (failing) logger.info({ url }, 'auth: JWKS keys loaded');
-    failing = false;
-    stale = undefined;
+  markSuccess(): void {
+    if (this.failing) this.options.logger.info({ url: this.options.url }, 'auth: JWKS keys loaded');
+    this.failing = false;
+    this.stale = undefined;
   }
 
-  async function fromStale(...args: Parameters<JWTVerifyGetKey>): Promise<Awaited<ReturnType<JWTVerifyGetKey>>> {
+  async fromStale(...args: Parameters<JWTVerifyGetKey>): Promise<Awaited<ReturnType<JWTVerifyGetKey>>> {
+    const { url } = this.options;
+    const stale = this.stale;
     if (stale === undefined) throw new JwksUnavailableError(`JWKS endpoint ${url} unavailable; no keys loaded`);
     try {
       return await stale(...args);
@@ -149,39 +203,6 @@ export function createJwksKeySource(options: JwksKeySourceOptions): JwksKeySourc
       throw err;
     }
   }
-
-  const getKey: JWTVerifyGetKey = async (...args) => {
-    if (failing && now() < retryAt) return fromStale(...args);
-    try {
-      const key = await remote(...args);
-      noteKeySet();
-      if (failing) markSuccess();
-      return key;
-    } catch (err) {
-      if (err instanceof errors.JOSEError && TOKEN_ERRORS.has(err.code)) {
-        // An unknown kid may have made jose refetch: the set can have changed even though this token failed.
-        noteKeySet();
-        throw err;
-      }
-      markFailure(err);
-      return fromStale(...args);
-    }
-  };
-
-  return {
-    getKey,
-    version: () => version,
-    async prefetch() {
-      try {
-        await remote.reload();
-        noteKeySet();
-        failing = false;
-        logger.info({ url, keys: remote.jwks()?.keys.length ?? 0 }, 'auth: JWKS keys loaded');
-      } catch (err) {
-        markFailure(err);
-      }
-    },
-  };
 }
 
 export interface RemoteKeySourceOptions {
