@@ -10,7 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Authenticator, AuthOutcome } from './types.js';
 import { claimHeaders, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
-import { createTokenCache, type AuthSuccess } from './token-cache.js';
+import { createTokenCache, type AuthSuccess, type TokenCache } from './token-cache.js';
 
 /** The claim checks and clock every JWT mode shares (config.auth). */
 export interface JwtCheckOptions {
@@ -54,60 +54,14 @@ export function bearerToken(header: string): string | undefined {
 
 /** An Authenticator validating `Authorization: Bearer <jwt>` with the given keys and checks. */
 export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authenticator {
-  const { getKey, logger, isUnavailable, now, keySetVersion, clockToleranceSec } = options;
-  // Built once: the hot path passes the same options object to jose.
-  const verifyOptions: JWTVerifyOptions = {
-    algorithms: [...options.algorithms],
-    clockTolerance: options.clockToleranceSec,
-    ...(options.issuer === undefined
-      ? {}
-      : { issuer: typeof options.issuer === 'string' ? options.issuer : [...options.issuer] }),
-    ...(options.audience === undefined
-      ? {}
-      : { audience: typeof options.audience === 'string' ? options.audience : [...options.audience] }),
-  };
-
+  const { now, keySetVersion } = options;
   // One per authenticator, i.e. per configuration: a reload with another secret starts empty.
   const cache =
     options.tokenCache === false
       ? undefined
       : createTokenCache({ ...options.tokenCache, clockToleranceSec: options.clockToleranceSec, now: now ?? Date.now });
+  const verifier: Verifier = { options, verifyOptions: verifyOptionsOf(options), cache };
   let cachedVersion = keySetVersion?.();
-
-  /** Verifies a token the cache does not hold, and caches the success under `key`. */
-  async function verify(
-    key: string,
-    token: string,
-    requestId: string,
-    version: number | undefined,
-  ): Promise<AuthOutcome> {
-    let payload: Record<string, unknown>;
-    try {
-      const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: new Date(now()) };
-      payload = (await jwtVerify(token, getKey, opts)).payload;
-    } catch (err) {
-      const detail = describe(err);
-      if (isUnavailable?.(err)) return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
-      return gatewayRefusal('GW_AUTH_INVALID', detail, INVALID_HEADERS);
-    }
-    // A token is not used before it was issued: `iat` later than now (beyond the clock tolerance,
-    // the knob for an issuer's clock running ahead) is refused like an `nbf` in the future.
-    if (typeof payload.iat === 'number' && payload.iat > Math.floor((now ?? Date.now)() / 1000) + clockToleranceSec) {
-      return gatewayRefusal(
-        'GW_AUTH_INVALID',
-        '"iat" claim timestamp check failed (issued in the future)',
-        INVALID_HEADERS,
-      );
-    }
-    const skipped: SkippedClaim[] = [];
-    const headers = claimHeaders(payload, skipped);
-    if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
-    const outcome: AuthSuccess = { ok: true, claimHeaders: headers, claims: payload };
-    // Not cached if the key set changed while this token was verified (which set checked it is unknown).
-    if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version))
-      cache.set(key, payload, outcome);
-    return outcome;
-  }
 
   return {
     // A token the cache holds is answered synchronously: no promise on the hot path.
@@ -137,9 +91,69 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Authen
         const hit = cache.get(key);
         if (hit !== undefined) return hit;
       }
-      return verify(key, token, requestId, version);
+      return verify(verifier, key, token, requestId, version);
     },
   };
+}
+
+/** What verifying a token the cache does not hold needs: made once per authenticator. */
+interface Verifier {
+  readonly options: JwtAuthenticatorOptions;
+  readonly verifyOptions: JWTVerifyOptions;
+  readonly cache: TokenCache | undefined;
+}
+
+/** jose's options for the configured checks. */
+function verifyOptionsOf(options: JwtAuthenticatorOptions): JWTVerifyOptions {
+  // Built once: the hot path passes the same options object to jose.
+  return {
+    algorithms: [...options.algorithms],
+    clockTolerance: options.clockToleranceSec,
+    ...(options.issuer === undefined
+      ? {}
+      : { issuer: typeof options.issuer === 'string' ? options.issuer : [...options.issuer] }),
+    ...(options.audience === undefined
+      ? {}
+      : { audience: typeof options.audience === 'string' ? options.audience : [...options.audience] }),
+  };
+}
+
+/** Verifies a token the cache does not hold, and caches the success under `key`. */
+async function verify(
+  verifier: Verifier,
+  key: string,
+  token: string,
+  requestId: string,
+  version: number | undefined,
+): Promise<AuthOutcome> {
+  const { verifyOptions, cache } = verifier;
+  const { getKey, logger, isUnavailable, now, keySetVersion, clockToleranceSec } = verifier.options;
+  let payload: Record<string, unknown>;
+  try {
+    const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: new Date(now()) };
+    payload = (await jwtVerify(token, getKey, opts)).payload;
+  } catch (err) {
+    const detail = describe(err);
+    if (isUnavailable?.(err)) return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
+    return gatewayRefusal('GW_AUTH_INVALID', detail, INVALID_HEADERS);
+  }
+  // A token is not used before it was issued: `iat` later than now (beyond the clock tolerance,
+  // the knob for an issuer's clock running ahead) is refused like an `nbf` in the future.
+  if (typeof payload.iat === 'number' && payload.iat > Math.floor((now ?? Date.now)() / 1000) + clockToleranceSec) {
+    return gatewayRefusal(
+      'GW_AUTH_INVALID',
+      '"iat" claim timestamp check failed (issued in the future)',
+      INVALID_HEADERS,
+    );
+  }
+  const skipped: SkippedClaim[] = [];
+  const headers = claimHeaders(payload, skipped);
+  if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
+  const outcome: AuthSuccess = { ok: true, claimHeaders: headers, claims: payload };
+  // Not cached if the key set changed while this token was verified (which set checked it is unknown).
+  if (cache !== undefined && (keySetVersion === undefined || keySetVersion() === version))
+    cache.set(key, payload, outcome);
+  return outcome;
 }
 
 /** jose error code and message, for logs (never sent to the client). */
