@@ -96,98 +96,125 @@ export interface StatefulBreaker extends CircuitBreaker {
  * if (permit === undefined) return reject503(b.retryAfterSec());
  */
 export function createBreaker(options: BreakerOptions): StatefulBreaker {
-  const { origin, onChange } = options;
-  const settingsOf = typeof options.settings === 'function' ? options.settings : constant(options.settings);
-  const now = options.now ?? (() => performance.now());
-
-  let state: CircuitState = 'closed';
-  let consecutiveFailures = 0;
-  let openedAt = 0;
-  let probesInFlight = 0;
-  let probeSuccesses = 0;
-  // Incremented on every transition: a permit only counts in the period that granted it.
-  let period = 0;
-
-  function moveTo(to: CircuitState): void {
-    const from = state;
-    state = to;
-    period++;
-    probesInFlight = 0;
-    probeSuccesses = 0;
-    if (to === 'open') openedAt = now();
-    if (to === 'closed') consecutiveFailures = 0;
-    onChange?.({ origin, from, to, consecutiveFailures });
-  }
-
-  function onSucceed(granted: number): void {
-    if (granted !== period) return;
-    consecutiveFailures = 0;
-    if (state === 'half-open') {
-      probesInFlight--;
-      probeSuccesses++;
-      if (probeSuccesses >= settingsOf().halfOpenRequests) moveTo('closed');
-    }
-  }
-
-  function onFail(granted: number): void {
-    if (granted !== period) return;
-    consecutiveFailures++;
-    // A failed probe reopens at once; closed opens after maxFailures in a row.
-    if (state === 'half-open' || consecutiveFailures >= settingsOf().maxFailures) moveTo('open');
-  }
-
-  function onRelease(granted: number): void {
-    if (granted === period && state === 'half-open') probesInFlight--;
-  }
-
-  function permit(): CircuitPermit {
-    const granted = period;
-    let settled = false;
-    // Exactly one outcome per permit: later calls are ignored, so a caller's double report cannot
-    // free a probe slot twice. Closures, not methods: callers may pass `permit.succeed` around.
-    const once = (f: (granted: number) => void) => () => {
-      if (settled) return;
-      settled = true;
-      f(granted);
-    };
-    return { succeed: once(onSucceed), fail: once(onFail), release: once(onRelease) };
-  }
-
+  const b: BreakerState = {
+    origin: options.origin,
+    settingsOf: typeof options.settings === 'function' ? options.settings : constant(options.settings),
+    now: options.now ?? (() => performance.now()),
+    onChange: options.onChange,
+    state: 'closed',
+    consecutiveFailures: 0,
+    openedAt: 0,
+    probesInFlight: 0,
+    probeSuccesses: 0,
+    period: 0,
+  };
   return {
-    origin,
+    origin: b.origin,
     get state() {
-      return state;
+      return b.state;
     },
     get consecutiveFailures() {
-      return consecutiveFailures;
+      return b.consecutiveFailures;
     },
     acquire() {
-      const settings = settingsOf();
-      if (!settings.enabled) return NO_OP_PERMIT;
-      if (state === 'closed') return permit();
-      // Open -> Half-Open happens here, on the first request after the timeout: no timers.
-      if (state === 'open') {
-        if (now() - openedAt < settings.timeoutSec * 1000) return undefined;
-        moveTo('half-open');
-      }
-      if (probesInFlight >= settings.halfOpenRequests) return undefined;
-      probesInFlight++;
-      return permit();
+      return acquire(b);
     },
     retryAfterSec() {
-      if (!settingsOf().enabled || state === 'closed') return 0;
-      if (state === 'half-open') return 1;
-      const remainingMs = openedAt + settingsOf().timeoutSec * 1000 - now();
-      return Math.max(1, Math.ceil(remainingMs / 1000));
+      return retryAfterSec(b);
     },
     reset() {
-      if (state !== 'closed') moveTo('closed');
-      else {
-        period++;
-        consecutiveFailures = 0;
-      }
+      reset(b);
     },
   };
+}
+
+/** One breaker's settings and the state the table above moves. */
+interface BreakerState {
+  readonly origin: string;
+  readonly settingsOf: () => CircuitSettings;
+  readonly now: () => number;
+  readonly onChange: ((change: CircuitChange) => void) | undefined;
+  state: CircuitState;
+  consecutiveFailures: number;
+  openedAt: number;
+  probesInFlight: number;
+  probeSuccesses: number;
+  // Incremented on every transition: a permit only counts in the period that granted it.
+  period: number;
+}
+
+function acquire(b: BreakerState): CircuitPermit | undefined {
+  const settings = b.settingsOf();
+  if (!settings.enabled) return NO_OP_PERMIT;
+  if (b.state === 'closed') return permit(b);
+  // Open -> Half-Open happens here, on the first request after the timeout: no timers.
+  if (b.state === 'open') {
+    if (b.now() - b.openedAt < settings.timeoutSec * 1000) return undefined;
+    moveTo(b, 'half-open');
+  }
+  if (b.probesInFlight >= settings.halfOpenRequests) return undefined;
+  b.probesInFlight++;
+  return permit(b);
+}
+
+function retryAfterSec(b: BreakerState): number {
+  if (!b.settingsOf().enabled || b.state === 'closed') return 0;
+  if (b.state === 'half-open') return 1;
+  const remainingMs = b.openedAt + b.settingsOf().timeoutSec * 1000 - b.now();
+  return Math.max(1, Math.ceil(remainingMs / 1000));
+}
+
+function reset(b: BreakerState): void {
+  if (b.state !== 'closed') moveTo(b, 'closed');
+  else {
+    b.period++;
+    b.consecutiveFailures = 0;
+  }
+}
+
+function moveTo(b: BreakerState, to: CircuitState): void {
+  const from = b.state;
+  b.state = to;
+  b.period++;
+  b.probesInFlight = 0;
+  b.probeSuccesses = 0;
+  if (to === 'open') b.openedAt = b.now();
+  if (to === 'closed') b.consecutiveFailures = 0;
+  b.onChange?.({ origin: b.origin, from, to, consecutiveFailures: b.consecutiveFailures });
+}
+
+function onSucceed(b: BreakerState, granted: number): void {
+  if (granted !== b.period) return;
+  b.consecutiveFailures = 0;
+  if (b.state === 'half-open') {
+    b.probesInFlight--;
+    b.probeSuccesses++;
+    if (b.probeSuccesses >= b.settingsOf().halfOpenRequests) moveTo(b, 'closed');
+  }
+}
+
+function onFail(b: BreakerState, granted: number): void {
+  if (granted !== b.period) return;
+  b.consecutiveFailures++;
+  // A failed probe reopens at once; closed opens after maxFailures in a row.
+  if (b.state === 'half-open' || b.consecutiveFailures >= b.settingsOf().maxFailures) moveTo(b, 'open');
+}
+
+function onRelease(b: BreakerState, granted: number): void {
+  if (granted === b.period && b.state === 'half-open') b.probesInFlight--;
+}
+
+function permit(b: BreakerState): CircuitPermit {
+  const granted = b.period;
+  let settled = false;
+  // Exactly one outcome per permit: later calls are ignored, so a caller's double report cannot
+  // free a probe slot twice. Closures, not methods: callers may pass `permit.succeed` around.
+  const once = (f: (b: BreakerState, granted: number) => void) => () => {
+    if (settled) return;
+    settled = true;
+    f(b, granted);
+  };
+  return { succeed: once(onSucceed), fail: once(onFail), release: once(onRelease) };
 }
 
 function constant<T>(value: T): () => T {
