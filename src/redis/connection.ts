@@ -17,7 +17,7 @@
  * comparison recorded in docs/redis.md, and it reloads a script Redis forgot (NOSCRIPT) by itself.
  */
 import { createRequire } from 'node:module';
-import type { Redis as RedisClient } from 'ioredis';
+import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import { createEventBus, type EventBus, type RedisUse } from '../observability/events.js';
 import { redactRedisUrl } from './redis-url.js';
@@ -81,89 +81,29 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   const { settings, logger, events } = options;
   const where = redactRedisUrl(settings.url);
   const Redis = redisClass();
-  const client = new Redis(settings.url, {
-    lazyConnect: true,
-    keyPrefix: settings.keyPrefix,
-    connectTimeout: settings.connectTimeoutMs,
-    commandTimeout: settings.commandTimeoutMs,
-    // A command sent while disconnected fails at once, and one in flight when the connection
-    // drops is not resent: the request that needed it has decided locally in the meantime.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    // RESP2: understood by every Redis and by managed services that lack HELLO.
-    protocol: 2,
-    connectionName: 'portico',
-    retryStrategy: (times) => Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(times - 1, 10)),
-  });
+  const client = new Redis(settings.url, clientOptions(settings));
   const scripts = new Map<string, ScriptCommand>();
-  let state: 'connecting' | 'up' | 'down' | 'closed' = 'connecting';
-  let downSince = 0;
-  let failedCommands = 0;
-  let skipUntil = 0;
-  let backoffMs = 0;
-  let lastError = '';
-
-  const goDown = (reason: string) => {
-    if (state === 'closed' || state === 'down') return;
-    const first = state === 'connecting';
-    state = 'down';
-    downSince = Date.now();
-    failedCommands = 0;
-    logger.warn(
-      { redis: where, reason },
-      first
-        ? "Redis unreachable at start: rate limits use each process's own buckets and the mapping cache skips Redis until it answers"
-        : "Redis unavailable: rate limits fall back to each process's own buckets and the mapping cache skips Redis until it answers",
-    );
-  };
-  const goUp = () => {
-    backoffMs = 0;
-    skipUntil = 0;
-    if (state === 'up' || state === 'closed') return;
-    if (state === 'connecting') logger.info({ redis: where }, 'Redis connected');
-    else
-      logger.info(
-        { redis: where, outageMs: Date.now() - downSince, failedCommands },
-        'Redis available again: rate limits and the mapping cache are shared again',
-      );
-    state = 'up';
-  };
+  const health = new ConnectionHealth(logger, where);
 
   client.on('ready', () => {
-    lastError = '';
-    goUp();
+    health.lastError = '';
+    health.goUp();
   });
   // The first attempt's failure is judged by `started` (a wrong password is not an outage).
-  client.on('close', () => state !== 'connecting' && goDown(lastError || 'connection closed'));
+  client.on('close', () => health.state !== 'connecting' && health.goDown(health.lastError || 'connection closed'));
   // Every failed attempt emits 'error'; the outage is logged once by goDown, so this only keeps
   // the reason (an 'error' without a listener would end the process).
-  client.on('error', (err: Error) => (lastError = err.message));
+  client.on('error', (err: Error) => (health.lastError = err.message));
 
   const started = client.connect().then(
     () => undefined,
-    () => {
-      const problem = startProblem(lastError);
-      if (problem === undefined) {
-        goDown(lastError || 'connection closed');
-        return undefined;
-      }
-      // Logged as well for an embedded gateway; `start` refuses with the same words on stderr.
-      logger.error({ redis: where, problem }, 'Redis settings do not work: nothing is shared until they are fixed');
-      if (state === 'connecting') {
-        state = 'down';
-        downSince = Date.now();
-      }
-      return `Redis at ${where}: ${problem}`;
-    },
+    () => health.firstAttemptFailed(),
   );
 
   const commandFailed = (use: RedisUse, err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
     events.emit('redis:error', { use, kind: errorKind(message, client.status) });
-    failedCommands++;
-    backoffMs = Math.min(BACKOFF_MAX_MS, Math.max(BACKOFF_FIRST_MS, backoffMs * 2));
-    skipUntil = performance.now() + backoffMs;
-    goDown(message);
+    health.commandFailed(message);
     return undefined;
   };
 
@@ -171,7 +111,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     settings,
     get isUp() {
       // Not `state`: past the backoff a command is the probe whose answer ends the outage.
-      return client.status === 'ready' && (skipUntil === 0 || performance.now() >= skipUntil);
+      return client.status === 'ready' && (health.skipUntil === 0 || performance.now() >= health.skipUntil);
     },
     get isConnected() {
       return client.status === 'ready';
@@ -187,7 +127,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       return reply.then(
         (value) => {
           events.emit('redis:response', { use, durationMs: performance.now() - startedAt });
-          if (state === 'down' && client.status === 'ready') goUp();
+          if (health.state === 'down' && client.status === 'ready') health.goUp();
           return value;
         },
         (err: unknown) => commandFailed(use, err),
@@ -195,11 +135,100 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     },
     started,
     async close() {
-      state = 'closed';
+      health.state = 'closed';
       if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
       else client.disconnect();
     },
   };
+}
+
+/** The client's settings: bounded waits, and no queue of commands while disconnected. */
+function clientOptions(settings: RedisSettings): RedisOptions {
+  return {
+    lazyConnect: true,
+    keyPrefix: settings.keyPrefix,
+    connectTimeout: settings.connectTimeoutMs,
+    commandTimeout: settings.commandTimeoutMs,
+    // A command sent while disconnected fails at once, and one in flight when the connection
+    // drops is not resent: the request that needed it has decided locally in the meantime.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    // RESP2: understood by every Redis and by managed services that lack HELLO.
+    protocol: 2,
+    connectionName: 'portico',
+    retryStrategy: (times) => Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(times - 1, 10)),
+  };
+}
+
+/** Where the connection stands in the transition table above, and the backoff after a failed command. */
+class ConnectionHealth {
+  state: 'connecting' | 'up' | 'down' | 'closed' = 'connecting';
+  /** The reason of the last failed connection attempt, logged when an outage starts. */
+  lastError = '';
+  /** No command is sent before this `performance.now()`; 0 while no command has failed since the last answer. */
+  skipUntil = 0;
+  private downSince = 0;
+  private failedCommands = 0;
+  private backoffMs = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly where: string,
+  ) {}
+
+  goDown(reason: string): void {
+    if (this.state === 'closed' || this.state === 'down') return;
+    const first = this.state === 'connecting';
+    this.state = 'down';
+    this.downSince = Date.now();
+    this.failedCommands = 0;
+    this.logger.warn(
+      { redis: this.where, reason },
+      first
+        ? "Redis unreachable at start: rate limits use each process's own buckets and the mapping cache skips Redis until it answers"
+        : "Redis unavailable: rate limits fall back to each process's own buckets and the mapping cache skips Redis until it answers",
+    );
+  }
+
+  goUp(): void {
+    this.backoffMs = 0;
+    this.skipUntil = 0;
+    if (this.state === 'up' || this.state === 'closed') return;
+    if (this.state === 'connecting') this.logger.info({ redis: this.where }, 'Redis connected');
+    else
+      this.logger.info(
+        { redis: this.where, outageMs: Date.now() - this.downSince, failedCommands: this.failedCommands },
+        'Redis available again: rate limits and the mapping cache are shared again',
+      );
+    this.state = 'up';
+  }
+
+  /** A command failed: counted, the next one waits for the backoff, and the outage starts if it had not. */
+  commandFailed(message: string): void {
+    this.failedCommands++;
+    this.backoffMs = Math.min(BACKOFF_MAX_MS, Math.max(BACKOFF_FIRST_MS, this.backoffMs * 2));
+    this.skipUntil = performance.now() + this.backoffMs;
+    this.goDown(message);
+  }
+
+  /** The first connection attempt failed: an outage, or (the reason returned) settings that cannot work. */
+  firstAttemptFailed(): string | undefined {
+    const problem = startProblem(this.lastError);
+    if (problem === undefined) {
+      this.goDown(this.lastError || 'connection closed');
+      return undefined;
+    }
+    // Logged as well for an embedded gateway; `start` refuses with the same words on stderr.
+    this.logger.error(
+      { redis: this.where, problem },
+      'Redis settings do not work: nothing is shared until they are fixed',
+    );
+    if (this.state === 'connecting') {
+      this.state = 'down';
+      this.downSince = Date.now();
+    }
+    return `Redis at ${this.where}: ${problem}`;
+  }
 }
 
 /** Why `config.redis` cannot work (wrong password, unknown host), from one connection attempt; undefined without it. */
