@@ -48,9 +48,6 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
     route.mapping.length > 0 || route.filterResponse !== undefined ? createJsonShaper(route, options) : undefined;
   const editResponse = route.editHeaders.response;
 
-  /** What each backend's headers are built from: the exchange, without its body (none is sent). */
-  type HeaderSource = Parameters<typeof backendHeaders>[1];
-
   function callBackend(ex: Exchange, source: HeaderSource, i: number, signal: AbortSignal): Promise<JsonOutcome> {
     const b = backends[i]!;
     const call = calls[i]!;
@@ -71,14 +68,7 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
     ex.onClose = () => {
       if (!answerCompleted(ex.res)) abort.abort();
     };
-    const source: HeaderSource = {
-      req: ex.req,
-      requestId: ex.requestId,
-      claimHeaders: ex.claimHeaders,
-      claims: ex.claims,
-      params: ex.params,
-      body: undefined,
-    };
+    const source = headerSource(ex);
     const outcomes = await Promise.all(backends.map((_, i) => callBackend(ex, source, i, abort.signal)));
     const { res } = ex;
     if (abort.signal.aborted || res.destroyed) {
@@ -86,9 +76,7 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
       return;
     }
     const parts: Shaped[] = outcomes.map((o, i) => (o.ok ? shapeAnswer(backends[i]!, o.json) : o));
-    const failed = parts.flatMap((p, i) =>
-      p.ok ? [] : [{ backend: i, service: backends[i]!.service, reason: p.reason }],
-    );
+    const failed = failures(backends, parts);
     if (failed.length > 0)
       events.emit('aggregate:incomplete', { requestId: ex.requestId, routeId: route.id, total: parts.length, failed });
     if (failed.length === parts.length) {
@@ -111,15 +99,44 @@ export function aggregateEndpoint(route: CompiledRoute, options: AggregateOption
       }
       if (res.destroyed) return;
     }
-    const body = Buffer.from(text, 'utf8');
-    const headers: Record<string, string | string[]> = {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': String(body.length),
-      'x-portico-completed': failed.length === 0 ? 'true' : 'false',
-      'x-request-id': ex.requestId,
-    };
-    if (editResponse !== undefined) editHeaderRecord(editResponse, headers, ex);
-    res.writeHead(200, headers);
-    res.end(body);
+    sendMerged(ex, text, failed.length === 0, editResponse);
   };
+}
+
+/** What each backend's headers are built from: the exchange, without its body (none is sent). */
+type HeaderSource = Parameters<typeof backendHeaders>[1];
+
+function headerSource(ex: Exchange): HeaderSource {
+  return {
+    req: ex.req,
+    requestId: ex.requestId,
+    claimHeaders: ex.claimHeaders,
+    claims: ex.claims,
+    params: ex.params,
+    body: undefined,
+  };
+}
+
+/** The backends whose answer is missing from the merged one, for the 'aggregate:incomplete' event. */
+function failures(backends: CompiledRoute['backends'], parts: readonly Shaped[]) {
+  return parts.flatMap((p, i) => (p.ok ? [] : [{ backend: i, service: backends[i]!.service, reason: p.reason }]));
+}
+
+/** Writes the merged answer, saying whether every backend is in it, with the route's response header rules. */
+function sendMerged(
+  ex: Exchange,
+  text: string,
+  completed: boolean,
+  editResponse: CompiledRoute['editHeaders']['response'],
+): void {
+  const body = Buffer.from(text, 'utf8');
+  const headers: Record<string, string | string[]> = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(body.length),
+    'x-portico-completed': completed ? 'true' : 'false',
+    'x-request-id': ex.requestId,
+  };
+  if (editResponse !== undefined) editHeaderRecord(editResponse, headers, ex);
+  ex.res.writeHead(200, headers);
+  ex.res.end(body);
 }
