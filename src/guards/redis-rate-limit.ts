@@ -15,8 +15,7 @@
  * store's (fail open to local limits): each replica then limits on its own, counted as a
  * fallback ('redis:fallback'), and the connection logs the outage once (redis/connection.ts).
  */
-import type { EventBus } from '../observability/events.js';
-import type { RedisConnection } from '../redis/connection.js';
+import { fallbackCounter, type RedisUserOptions } from '../redis/fallback-counter.js';
 import type { RateLimiter, RateLimitPolicy, RateLimitStore } from './rate-limit.js';
 
 /** KEYS[1] the bucket; ARGV rate (tokens a second) and burst. Returns the tokens left, as text. */
@@ -38,21 +37,19 @@ return tostring(tokens - 1)
 const COMMAND = 'porticoTakeToken';
 /** Bucket keys are `<keyPrefix>rl:<scope><client ip>`. */
 const KEY_PREFIX = 'rl:';
-const FALLBACK = Object.freeze({ use: 'rate-limit' as const });
 
-export interface RedisRateLimitOptions {
-  readonly redis: RedisConnection;
+export interface RedisRateLimitOptions extends RedisUserOptions {
   /** The process's own buckets, used while Redis cannot answer. */
   readonly fallback: RateLimiter;
-  readonly events: EventBus;
 }
 
 /** The store whose buckets live in Redis. */
 export function createRedisRateLimitStore(options: RedisRateLimitOptions): RateLimitStore {
-  const { redis, fallback, events } = options;
+  const { redis, fallback } = options;
   redis.defineScript(COMMAND, TAKE_TOKEN_LUA, 1);
+  const countFallback = fallbackCounter(options.events, 'rate-limit');
   const local = (key: string, policy: RateLimitPolicy) => {
-    events.emit('redis:fallback', FALLBACK);
+    countFallback();
     return fallback.take(key, policy);
   };
   return {

@@ -8,8 +8,7 @@
  * slow the lookup answers "absent" and the service is called, counted as a fallback; writes are
  * sent in the background and never wait.
  */
-import type { EventBus } from '../observability/events.js';
-import type { RedisConnection } from '../redis/connection.js';
+import { fallbackCounter, type RedisUserOptions } from '../redis/fallback-counter.js';
 import type { SharedMappingStore } from './cache.js';
 
 /** KEYS[1] the entry. Returns { value, milliseconds left }, or nil when absent. */
@@ -21,19 +20,16 @@ return { value, redis.call('PTTL', KEYS[1]) }
 
 const COMMAND = 'porticoMappingGet';
 const KEY_PREFIX = 'mc:';
-const FALLBACK = Object.freeze({ use: 'mapping-cache' as const });
 
-export interface RedisMappingStoreOptions {
-  readonly redis: RedisConnection;
-  readonly events: EventBus;
-}
+export type RedisMappingStoreOptions = RedisUserOptions;
 
 /** The shared store of mapping results. */
 export function createRedisMappingStore(options: RedisMappingStoreOptions): SharedMappingStore {
-  const { redis, events } = options;
+  const { redis } = options;
   redis.defineScript(COMMAND, GET_WITH_TTL_LUA, 1);
+  const countFallback = fallbackCounter(options.events, 'mapping-cache');
   const skipped = () => {
-    events.emit('redis:fallback', FALLBACK);
+    countFallback();
     return undefined;
   };
   return {
