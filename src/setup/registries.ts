@@ -1,0 +1,102 @@
+/**
+ * What the gateway makes once per process and keeps across reloads: the circuits, the upstreams
+ * with their pools, the Redis connection, the mapping cache, the rate-limit buckets, the open
+ * streams and the JWKS keys (docs/design-decisions.md: state survives a reload).
+ */
+import { readFileSync } from 'node:fs';
+import type { CompiledConfig } from '../config/types.js';
+import { createUpstreamRegistry, type UpstreamRegistry } from '../upstream/upstream.js';
+import type { LookupAll } from '../upstream/dns-targets.js';
+import { createCircuitRegistry, originsOf, type CircuitRegistry } from '../circuit/registry.js';
+import type { EventBus } from '../observability/events.js';
+import type { Logger } from '../observability/logger.js';
+import { createMappingCache, type MappingCache } from '../mapping/cache.js';
+import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../guards/rate-limit.js';
+import { createRedisRateLimitStore } from '../guards/redis-rate-limit.js';
+import { createRedisMappingStore } from '../mapping/redis-cache.js';
+import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
+import { createOpenStreams, type OpenStreams } from '../stream/open-streams.js';
+import { createJwksRegistry, type JwksRegistry } from '../auth/jwks-registry.js';
+import type { TargetStats } from '../observability/metrics.js';
+
+export interface Registries {
+  readonly circuits: CircuitRegistry;
+  readonly upstreams: UpstreamRegistry;
+  /** The connection to `config.redis` made at creation; undefined without it (docs/redis.md). */
+  readonly redis: RedisConnection | undefined;
+  readonly mappingCache: MappingCache;
+  readonly rateLimiter: RateLimiter;
+  /** The buckets in Redis, for `rateLimit.store: redis`; undefined without `config.redis`. */
+  readonly sharedRateLimits: RateLimitStore | undefined;
+  /** Open SSE streams, ended when the drain starts (they would otherwise hold it for its whole length). */
+  readonly streams: OpenStreams;
+  readonly jwks: JwksRegistry;
+}
+
+export interface RegistryOptions {
+  readonly config: CompiledConfig;
+  readonly events: EventBus;
+  readonly logger: Logger;
+  readonly now?: (() => number) | undefined;
+  readonly lookup?: LookupAll | undefined;
+}
+
+/** Makes the registries for the configuration the gateway starts with. */
+export function createRegistries(options: RegistryOptions): Registries {
+  const { config, events, logger, now } = options;
+  // One circuit per origin for the whole process; breakers read the registry's current settings,
+  // so a reload can change or disable them without losing state.
+  const circuits = createCircuitRegistry({ settings: config.settings.circuitBreaker, events, now });
+  const upstreams = createUpstreamRegistry({
+    connections: config.settings.limits.connectionsPerOrigin,
+    events,
+    logger,
+    ...(now === undefined ? {} : { now }),
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+    createBreaker: (origin) => circuits.forOrigin(origin),
+    tls: upstreamTls(config),
+  });
+  circuits.retain(originsOf(config));
+  // Its settings apply at start (a reload that changes them is logged).
+  const redisSettings = config.settings.redis;
+  const redis = redisSettings && createRedisConnection({ settings: redisSettings, logger, events });
+  const mappingCache = createMappingCache(config.settings.mappingCache, {
+    now,
+    shared: redis && createRedisMappingStore({ redis, events }),
+  });
+  const rateLimiter = createRateLimiter();
+  const sharedRateLimits = redis && createRedisRateLimitStore({ redis, fallback: rateLimiter, events });
+  // No refetch of keys for an unchanged jwksUrl.
+  const jwks = createJwksRegistry({ logger, now });
+  return {
+    circuits,
+    upstreams,
+    redis,
+    mappingCache,
+    rateLimiter,
+    sharedRateLimits,
+    streams: createOpenStreams(),
+    jwks,
+  };
+}
+
+/** TLS settings for https:// backends, read once: pools are made once per process. */
+function upstreamTls(config: CompiledConfig): { ca?: string; rejectUnauthorized: boolean } {
+  const t = config.settings.upstreamTls;
+  return { rejectUnauthorized: t.rejectUnauthorized, ...(t.caFile ? { ca: readFileSync(t.caFile, 'utf8') } : {}) };
+}
+
+/** The counts of every named upstream's targets, for metrics and the status page. */
+export function* targetStats(upstreams: UpstreamRegistry, now: number): Iterable<TargetStats> {
+  for (const { upstream, target } of upstreams.targets())
+    yield {
+      upstream,
+      target: target.key,
+      requests: target.health.requests,
+      failures: target.health.failures,
+      ejections: target.health.ejectionsTotal,
+      ejected: target.health.ejectedUntil > now,
+      healthy: !target.health.down,
+      inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0),
+    };
+}
