@@ -185,32 +185,20 @@ function shapingOptions(route: CompiledRoute, deps: PipelineDeps): JsonShapingOp
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
   const timeouts = route.timeouts;
-  const forwardOptions = {
+  // What every endpoint's backend call needs: backendSec bounds the wait for the head.
+  const callOptions = {
     upstream,
     dropHeaders: deps.dropHeaders,
     headersTimeoutMs: timeouts.backendSec * 1000,
-    // backendSec bounds the wait for the head only: a long download may pause between chunks.
-    bodyTimeoutMs: timeouts.backendIdleSec * 1000,
     events: deps.events,
   };
+  // The head only: a long download may pause between chunks, up to backendIdleSec.
+  const forwardOptions = { ...callOptions, bodyTimeoutMs: timeouts.backendIdleSec * 1000 };
   switch (route.kind) {
     case 'websocket':
-      return websocketEndpoint(route, {
-        upstream,
-        dropHeaders: deps.dropHeaders,
-        handshakeTimeoutMs: timeouts.backendSec * 1000,
-        events: deps.events,
-        logger: deps.logger,
-        tunnel: deps.tunnel,
-      });
+      return websocketEndpoint(route, { ...callOptions, logger: deps.logger, tunnel: deps.tunnel });
     case 'sse':
-      return sseEndpoint(route, {
-        upstream,
-        dropHeaders: deps.dropHeaders,
-        headersTimeoutMs: timeouts.backendSec * 1000,
-        events: deps.events,
-        streams: deps.streams,
-      });
+      return sseEndpoint(route, { ...callOptions, streams: deps.streams });
     case 'mapping':
       return mappingEndpoint(route, { ...forwardOptions, ...shapingOptions(route, deps) });
     case 'aggregate':

@@ -137,7 +137,7 @@ describe('websocketEndpoint before the backend is contacted', () => {
     const step = websocketEndpoint(route, {
       upstream: { origin: route.origin, tlsConnect: undefined } as unknown as Upstream,
       dropHeaders: requestDropSet([], false),
-      handshakeTimeoutMs: 1000,
+      headersTimeoutMs: 1000,
       events: createEventBus(),
       logger: createLogger({ level: 'silent' }),
     });

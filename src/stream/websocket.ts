@@ -40,7 +40,7 @@ export interface WebSocketOptions {
   /** Client headers never forwarded (from the pipeline deps). */
   readonly dropHeaders: RequestDropSet;
   /** No answer to the upgrade request within this time: 504 (`timeouts.backendSec`). */
-  readonly handshakeTimeoutMs: number;
+  readonly headersTimeoutMs: number;
   readonly events: EventBus;
   readonly logger: Logger;
   /** Overrides the tunnel's stall and close bounds (tests); the documented defaults otherwise. */
@@ -94,13 +94,13 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
 
 /** The endpoint of an `isWebSocket` route, built once per route at config load. */
 export function websocketEndpoint(route: CompiledRoute, options: WebSocketOptions): Step {
-  const { upstream, handshakeTimeoutMs, events } = options;
+  const { upstream, headersTimeoutMs, events } = options;
   const editResponse = route.editHeaders.response;
   // The handshake is a backend call of the route; the tunnel after it is long-lived like a stream.
   const call = createRouteCall(route, {
     upstream,
     dropHeaders: options.dropHeaders,
-    headersTimeoutMs: handshakeTimeoutMs,
+    headersTimeoutMs,
     bodyTimeoutMs: 0,
     events,
     streaming: true,
