@@ -11,6 +11,7 @@
  */
 export { createGateway, type Gateway, type GatewayOptions } from './gateway.js';
 export { loadConfig, loadConfigText } from './config/load.js';
-export type { CompiledConfig, CompiledRoute, LoadResult } from './config/types.js';
+export type { CompiledConfig, LoadResult, RouteSpec } from './config/types.js';
+export type { CompiledRoute } from './pipeline/types.js';
 export { formatProblem, type Problem } from './config/problems.js';
 export { createLogger, type Logger } from './observability/logger.js';

@@ -5,7 +5,7 @@
  * `Promise.all` over the outcomes and the body read/write are left out.
  * Standalone: `node --import tsx bench/micro/enrich.ts`.
  */
-import type { CompiledMappingRule } from '../../src/config/types.js';
+import type { CompiledMappingRule } from '../../src/pipeline/types.js';
 import { createMappingCache, type MappingCache, type MappingOutcome } from '../../src/mapping/cache.js';
 import { scanItems } from '../../src/mapping/json-scan.js';
 import { planCalls, ruleFieldNames } from '../../src/mapping/plan.js';

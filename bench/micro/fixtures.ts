@@ -1,12 +1,13 @@
-/** Compiled configurations shared by the microbenchmarks (built once, as a config load would). */
+/** Compiled configurations shared by the microbenchmarks (built once, as a config load and its pipelines would). */
 import { loadConfigText } from '../../src/config/load.js';
-import type { CompiledConfig } from '../../src/config/types.js';
+import { compileRoutes } from '../../src/pipeline/compile-route.js';
+import type { PipelineConfig } from '../../src/pipeline/types.js';
 
 /** Compiles YAML or throws with the problems (a bench fixture that does not load is a bug). */
-export function compile(yaml: string): CompiledConfig {
+export function compile(yaml: string): PipelineConfig {
   const loaded = loadConfigText(yaml, 'micro-bench.yaml', {});
   if (!loaded.ok) throw new Error(`micro bench config: ${JSON.stringify(loaded.problems)}`);
-  return loaded.config;
+  return compileRoutes(loaded.config);
 }
 
 const RESOURCES = [

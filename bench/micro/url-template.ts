@@ -4,13 +4,9 @@
  * duplicate client parameter).
  * Standalone: `node --import tsx bench/micro/url-template.ts`.
  */
-import {
-  appendQuery,
-  compileUrlBuilder,
-  isTemplate,
-  parseTemplate,
-  type Template,
-} from '../../src/upstream/target-url.js';
+import type { Template } from '../../src/config/types.js';
+import { isTemplate, parseTemplate } from '../../src/config/syntax/template.js';
+import { appendQuery, compileUrlBuilder } from '../../src/upstream/target-url.js';
 import { isMain, measure, runStandalone, type MicroSuite } from './measure.js';
 
 function template(source: string): Template {

@@ -12,7 +12,7 @@
  * 200 with `X-Portico-Completed: false` and an 'aggregate:incomplete' event (logged, counted) when
  * some did not; 502 `GW_AGGREGATE_FAILED` when none did.
  */
-import type { CompiledRoute } from '../config/types.js';
+import type { CompiledRoute } from '../pipeline/types.js';
 import type { Exchange, Step } from '../pipeline/types.js';
 import { backendHeaders, type RouteCall } from '../upstream/call/route-call.js';
 import { alsoDropping, type RequestDropSet } from '../upstream/forward-headers.js';

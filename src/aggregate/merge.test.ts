@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CompiledBackend } from '../config/types.js';
+import type { CompiledBackend } from '../pipeline/types.js';
 import { compileFieldFilter } from '../mapping/field-filter.js';
 import { mergeAnswers, shapeAnswer } from './merge.js';
 

@@ -8,7 +8,7 @@
  * Like mapping, merging works on the JSON text (mapping/json-scan.ts): every value is copied byte
  * for byte, so numbers past 2^53 and string escapes survive.
  */
-import type { CompiledBackend } from '../config/types.js';
+import type { CompiledBackend } from '../pipeline/types.js';
 import { scanItems, type ObjectSpan } from '../mapping/json-scan.js';
 
 /** One backend's part of the merged object, or why it has none. */

@@ -7,7 +7,7 @@ import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import type { AuthOutcome, Authenticator } from './types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
-import { isOrigin, parseService } from '../upstream/origin.js';
+import { isOrigin, parseService } from '../config/syntax/service.js';
 import { createLocalJwtAuthenticator } from './local-jwt.js';
 import { createJwksAuthenticator } from './jwks.js';
 import { createJwksRegistry, type JwksRegistry } from './jwks-registry.js';

@@ -4,7 +4,8 @@
  * a value with CR, LF or other control characters) is skipped, never repaired: repairing would let a
  * token holder shape the headers a backend trusts. The caller logs what was skipped.
  */
-import { HEADER_NAME, INVALID_VALUE_CHAR, MAX_HEADER_VALUE_LENGTH } from '../upstream/header-edits.js';
+import { HEADER_NAME, INVALID_VALUE_CHAR } from '../config/syntax/headers.js';
+import { MAX_HEADER_VALUE_LENGTH } from '../upstream/header-edits.js';
 
 /** Why a claim was not turned into a header. */
 export type SkippedClaim = {

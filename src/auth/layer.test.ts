@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import type { Exchange, Step } from '../pipeline/types.js';
-import type { CompiledRoute } from '../config/types.js';
+import type { CompiledRoute } from '../pipeline/types.js';
 import type { Authenticator, AuthOutcome } from './types.js';
 import { authLayer } from './layer.js';
 import { fakeExchange, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';

@@ -11,7 +11,7 @@ import type { Exchange, Layer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import { reportAuthResult } from './authenticator.js';
 import { gatewayRefusal } from './refusal.js';
-import type { ClaimCheck } from './requirements.js';
+import type { ClaimCheck } from './types.js';
 import type { TokenSources } from './token-sources.js';
 import type { AuthOutcome, Authenticator } from './types.js';
 

@@ -1,6 +1,7 @@
 /**
- * Authorization rules (a route's `require:`), compiled once at config load into one check on the
- * claims an authenticator returned. The rules, as docs/authorization.md states them:
+ * Authorization rules (a route's `require:`), compiled once per configuration, when the route's
+ * pipeline is built, into one check on the claims an authenticator returned. The rules, as
+ * docs/authorization.md states them:
  * - `roles`: the token holds at least one of them, in the claim `auth.rolesClaim` names (else
  *   `roles`, then `role`), a string or a list of strings;
  * - `scopes`: the token holds every one of them, in `scope` or `scp` (a space-separated string or
@@ -11,6 +12,7 @@
  * `https://example.com/roles` hold dots), then as a dot path into nested objects
  * (`realm_access.roles`).
  */
+import type { ClaimCheck } from './types.js';
 
 export type ClaimValue = string | number | boolean;
 
@@ -19,9 +21,6 @@ export interface Requirements {
   readonly scopes?: readonly string[] | undefined;
   readonly claims?: Readonly<Record<string, ClaimValue | readonly ClaimValue[]>> | undefined;
 }
-
-/** Undefined when the claims satisfy every rule, else why not (for logs, never for the client). */
-export type ClaimCheck = (claims: Readonly<Record<string, unknown>>) => string | undefined;
 
 const DEFAULT_ROLE_CLAIMS = ['roles', 'role'] as const;
 const SCOPE_CLAIMS = ['scope', 'scp'] as const;

@@ -22,3 +22,9 @@ export interface Authenticator {
   authenticate(req: IncomingMessage, requestId: string, routeId?: string): AuthOutcome | Promise<AuthOutcome>;
   close?(): Promise<void>;
 }
+
+/**
+ * A route's `require:` rules, compiled (auth/requirements.ts): undefined when the claims satisfy
+ * every rule, else why not (for logs, never for the client).
+ */
+export type ClaimCheck = (claims: Readonly<Record<string, unknown>>) => string | undefined;

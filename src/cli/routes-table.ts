@@ -1,4 +1,4 @@
-import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import type { CompiledConfig, RouteSpec } from '../config/types.js';
 import { formatColumns } from './columns.js';
 
 /** The route table as `portico routes` prints it: one aligned line per route, NOTE when any route has one. */
@@ -15,7 +15,7 @@ export function formatRoutes(config: CompiledConfig): string {
 /** One route as `portico routes` and the status page (docs/dashboard.md) describe it. */
 export function describeRoute(
   config: CompiledConfig,
-  r: CompiledRoute,
+  r: RouteSpec,
 ): { methods: string; path: string; backend: string; kind: string; auth: string; note: string } {
   return {
     methods: methods(config, r),
@@ -28,26 +28,26 @@ export function describeRoute(
 }
 
 /** The route's kind; a JSON answer read by the gateway says how: `aggregate(n)`, `mapping(tags)`, `filtered`. */
-function kindOf(r: CompiledRoute): string {
+function kindOf(r: RouteSpec): string {
   if (r.kind !== 'mapping' && r.kind !== 'aggregate') return r.kind;
   const parts = r.kind === 'aggregate' ? [`aggregate(${r.backends.length})`] : [];
   if (r.mapping.length > 0) parts.push(`mapping(${r.mapping.map((m) => m.tag).join(',')})`);
-  if (r.filterResponse !== undefined) parts.push('filtered');
+  if (r.fields !== undefined) parts.push('filtered');
   return parts.join('+');
 }
 
 /** A WebSocket route answers upgrades only; a GET route also answers HEAD unless a HEAD route exists. */
-function methods(config: CompiledConfig, r: CompiledRoute): string {
+function methods(config: CompiledConfig, r: RouteSpec): string {
   if (r.kind === 'websocket') return 'WS';
   return r.method === 'GET' && !hasHeadRoute(config, r) ? 'GET,HEAD' : r.method;
 }
 
-function hasHeadRoute(config: CompiledConfig, r: CompiledRoute): boolean {
+function hasHeadRoute(config: CompiledConfig, r: RouteSpec): boolean {
   return config.routes.some((o) => o.method === 'HEAD' && o.route === r.route);
 }
 
 /** The URL the gateway calls (a named upstream's targets in brackets); a WebSocket route's backend is reached with ws:// or wss://. */
-function backend(r: CompiledRoute): string {
+function backend(r: RouteSpec): string {
   if (r.kind === 'aggregate')
     return r.backends.map((b) => `${b.origin.protocol}//${b.origin.hostHeader}${b.path.source}`).join(' + ');
   const named = r.origin.upstream;
@@ -58,7 +58,7 @@ function backend(r: CompiledRoute): string {
 }
 
 /** HEAD on a mapped route is forwarded as it is: its content-length is the backend's, not the mapped body's. */
-function note(config: CompiledConfig, r: CompiledRoute): string {
+function note(config: CompiledConfig, r: RouteSpec): string {
   if (r.kind === 'mapping' && r.method === 'GET' && !hasHeadRoute(config, r))
     return `HEAD answers the backend's content-length (${r.mapping.length > 0 ? 'unmapped' : 'unfiltered'})`;
   return '';

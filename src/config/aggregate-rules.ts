@@ -10,7 +10,7 @@ import { didYouMean } from './problems.js';
 import { isRecord } from './raw-value.js';
 import { checkService } from './service-rule.js';
 import { fieldRules } from './field-rules.js';
-import { isTemplate, parseTemplate, templateParams } from '../upstream/target-url.js';
+import { isTemplate, parseTemplate, templateParams } from './syntax/template.js';
 
 /** Checks every route's `backends`, or its `service` and `path` when it has none. */
 export function aggregateRules(raw: Record<string, unknown>, at: AddProblem): void {

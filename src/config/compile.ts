@@ -1,22 +1,41 @@
 /**
- * Turns a validated file into the immutable configuration the gateway serves: every template,
- * URL builder and origin is prepared here, once, so the request path only looks things up.
+ * Turns a validated file into the immutable configuration the gateway serves, as data: every
+ * template and origin parsed, every default applied, every decision that needs no code made
+ * (route kinds, auth, retries, limits), files read. Behaviour (URL builders, claim checks, body
+ * validators, header edits, field filters) is compiled from this data by each feature when the
+ * route's pipeline is built (pipeline/compile-route.ts).
  */
-import type { GatewayFile, UpstreamConfig } from './schema.js';
-import type { CompiledBackend, CompiledConfig, CompiledMappingRule, CompiledRoute, CompiledTls } from './types.js';
+import type { GatewayFile, GatewaySettings, RouteConfig, UpstreamConfig } from './schema.js';
+import type {
+  BackendSpec,
+  CompiledConfig,
+  CompiledTls,
+  MappingRuleSpec,
+  Origin,
+  RouteKind,
+  RouteSpec,
+  Template,
+  UpstreamSpec,
+} from './types.js';
 import { readCaFile, readCertificatePair } from './tls-files.js';
 import { toRouterPath } from './router-path.js';
-import { compileUrlBuilder, parseTemplate, type Template } from '../upstream/target-url.js';
-import { parseService, upstreamOrigin, type Origin, type UpstreamSpec } from '../upstream/origin.js';
-import { compileRequirements } from '../auth/requirements.js';
-import { compileBodySchema, readSchema } from '../guards/json-schema.js';
-import { compileHeaderEdit } from '../upstream/header-edits.js';
-import { compileFieldFilter } from '../mapping/field-filter.js';
-import { compileBatch } from '../mapping/batch.js';
+import { parseTemplate } from './syntax/template.js';
+import { parseService, upstreamOrigin } from './syntax/service.js';
+import { hasFieldRules } from './syntax/field-rules.js';
+import { readSchema } from './json-schema.js';
 import { dirname } from 'node:path';
 
 /** Methods a retry cannot make do their work twice (RFC 9110 9.2.2). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+/** What every route of one file is compiled against. */
+interface RouteContext {
+  readonly settings: GatewaySettings;
+  readonly prefix: string;
+  readonly baseDir: string;
+  /** The origin a `service` names: a named upstream's, else the one its text describes. */
+  readonly originOf: (service: string) => Origin;
+}
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
@@ -31,78 +50,78 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
   const named = new Map(
     Object.entries(file.upstreams ?? {}).map(([name, u]) => [name, upstreamOrigin(compileUpstream(name, u))]),
   );
-  const mustOrigin = (service: string): Origin => named.get(service) ?? mustService(service);
-  const routes = file.routes.map((r, index): CompiledRoute => {
-    const backends = (r.backends ?? []).map((b, i): CompiledBackend => {
-      const t = mustTemplate(b.path);
-      return Object.freeze({
-        index: i,
-        service: b.service,
-        origin: mustOrigin(b.service),
-        path: t,
-        buildPath: compileUrlBuilder(t),
-        group: b.group,
-        target: b.target?.split('.'),
-        filter: compileFieldFilter(b),
-      });
-    });
-    // Validation: a route has service and path, or backends.
-    const service = r.service ?? backends[0]!.service;
-    const path = r.path === undefined ? backends[0]!.path : mustTemplate(r.path);
-    const mapping = (r.mapping ?? []).map((m, i): CompiledMappingRule => {
-      const t = mustTemplate(m.path);
-      return {
-        index: i,
-        tag: m.tag,
-        removeKeyMapping: m.removeKeyMapping,
-        service: m.service,
-        origin: mustOrigin(m.service),
-        path: t,
-        buildPath: compileUrlBuilder(t),
-        batch: m.batch === undefined ? undefined : compileBatch(m.batch),
-      };
-    });
-    const filterResponse = compileFieldFilter(r.response);
-    return Object.freeze({
-      id: `${r.method} ${r.route}`,
-      index,
-      method: r.method,
-      route: r.route,
-      clientPath: prefix + r.route,
-      routerPath: toRouterPath(prefix + r.route),
-      service,
-      origin: mustOrigin(service),
-      path,
-      buildPath: compileUrlBuilder(path),
-      kind: r.isWebSocket
-        ? 'websocket'
-        : backends.length > 0
-          ? 'aggregate'
-          : r.isSSE
-            ? 'sse'
-            : mapping.length > 0 || filterResponse !== undefined
-              ? 'mapping'
-              : 'standard',
-      requiresAuth: r.protected ?? (r.require !== undefined || (settings.auth.defaultProtected && !r.public)),
-      checkClaims: r.require === undefined ? undefined : compileRequirements(r.require, settings.auth.rolesClaim),
-      backends: Object.freeze(backends),
-      mapping: Object.freeze(mapping),
-      filterResponse,
-      maxBodyBytes: Math.min(r.maxBodyBytes ?? settings.limits.maxBodyBytes, r.request?.maxBytes ?? Infinity),
-      validateBody:
-        r.request === undefined ? undefined : compileBodySchema(readSchema(r.request.schema, dirname(fileName))),
-      buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,
-      editHeaders: Object.freeze({
-        request: compileHeaderEdit(r.headers?.request),
-        response: compileHeaderEdit(r.headers?.response),
-      }),
-      rateLimit: r.rateLimit,
-      retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
-      timeouts: { ...settings.timeouts, ...r.timeouts },
-    });
-  });
+  const context: RouteContext = {
+    settings,
+    prefix,
+    baseDir: dirname(fileName),
+    originOf: (service) => named.get(service) ?? mustService(service),
+  };
+  const routes = file.routes.map((r, index) => compileRoute(r, index, context));
   const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, dirname(fileName));
   return Object.freeze({ file: fileName, settings, prefix, routes: Object.freeze(routes), ...(tls ? { tls } : {}) });
+}
+
+function compileRoute(r: RouteConfig, index: number, context: RouteContext): RouteSpec {
+  const { settings, prefix } = context;
+  const backends = (r.backends ?? []).map((b, i): BackendSpec =>
+    Object.freeze({
+      index: i,
+      service: b.service,
+      origin: context.originOf(b.service),
+      path: mustTemplate(b.path),
+      group: b.group,
+      target: b.target?.split('.'),
+      fields: fieldRules(b),
+    }),
+  );
+  // Validation: a route has service and path, or backends.
+  const service = r.service ?? backends[0]!.service;
+  const mapping = (r.mapping ?? []).map((m, i): MappingRuleSpec => ({
+    index: i,
+    tag: m.tag,
+    removeKeyMapping: m.removeKeyMapping,
+    service: m.service,
+    origin: context.originOf(m.service),
+    path: mustTemplate(m.path),
+    batch: m.batch,
+  }));
+  const fields = fieldRules(r.response);
+  return Object.freeze({
+    id: `${r.method} ${r.route}`,
+    index,
+    method: r.method,
+    route: r.route,
+    clientPath: prefix + r.route,
+    routerPath: toRouterPath(prefix + r.route),
+    service,
+    origin: context.originOf(service),
+    path: r.path === undefined ? backends[0]!.path : mustTemplate(r.path),
+    kind: routeKind(r, backends.length > 0, mapping.length > 0 || fields !== undefined),
+    requiresAuth: r.protected ?? (r.require !== undefined || (settings.auth.defaultProtected && !r.public)),
+    require: r.require,
+    backends: Object.freeze(backends),
+    mapping: Object.freeze(mapping),
+    fields,
+    maxBodyBytes: Math.min(r.maxBodyBytes ?? settings.limits.maxBodyBytes, r.request?.maxBytes ?? Infinity),
+    requestSchema: r.request === undefined ? undefined : readSchema(r.request.schema, context.baseDir),
+    buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,
+    headers: Object.freeze({ request: r.headers?.request, response: r.headers?.response }),
+    rateLimit: r.rateLimit,
+    retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
+    timeouts: { ...settings.timeouts, ...r.timeouts },
+  });
+}
+
+function routeKind(r: RouteConfig, aggregates: boolean, shapesJson: boolean): RouteKind {
+  if (r.isWebSocket) return 'websocket';
+  if (aggregates) return 'aggregate';
+  if (r.isSSE) return 'sse';
+  return shapesJson ? 'mapping' : 'standard';
+}
+
+/** The allow/deny/rename of a route's answer or a backend's; undefined when they change nothing. */
+function fieldRules(rules: RouteConfig['response']): RouteSpec['fields'] {
+  return hasFieldRules(rules) ? { allow: rules.allow, deny: rules.deny, rename: rules.rename } : undefined;
 }
 
 function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {

@@ -8,9 +8,8 @@
 import type { AddProblem } from './problems.js';
 import { didYouMean } from './problems.js';
 import { isRecord } from './raw-value.js';
-import { templateParams } from '../upstream/target-url.js';
-import { HEADER_NAME, INVALID_VALUE_CHAR, placeholders } from '../upstream/header-edits.js';
-import { HOP_BY_HOP } from '../upstream/forward-headers.js';
+import { templateParams } from './syntax/template.js';
+import { HEADER_NAME, HOP_BY_HOP, INVALID_VALUE_CHAR, placeholders } from './syntax/headers.js';
 
 /** Headers whose value the gateway decides on the way to a backend. */
 const REQUEST_OWNED = new Set([

@@ -1,13 +1,13 @@
 /**
  * The configuration's one entry point for `start`, `check`, reload and embedding: parse the YAML
- * (parse.ts), check it (validate.ts), then compile it (compile.ts). Every problem comes back as
- * data; nothing here throws on bad input.
+ * (parse.ts), check it (validate.ts), then compile it into plain data (compile.ts). Every problem
+ * comes back as data; nothing here throws on bad input.
  */
 import type { CompiledConfig, LoadResult } from './types.js';
 import { parseConfigFile, parseConfigText } from './parse.js';
 import { validateConfig } from './validate.js';
 import { compileConfig } from './compile.js';
-import { resolveTracing, writtenTelemetryKeys } from '../observability/otel-env.js';
+import { resolveTracing, writtenTelemetryKeys } from './otel-env.js';
 
 /** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {

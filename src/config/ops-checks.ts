@@ -4,10 +4,10 @@
  * Redis URL and the stores that need it.
  */
 import type { ConfigPath } from './parse.js';
-import { trustEntryProblem } from '../server/client-ip.js';
-import { corsOriginProblem } from '../guards/cors.js';
 import { isRecord } from './raw-value.js';
-import { redisUrlProblem } from '../redis/redis-url.js';
+import { trustEntryProblem } from './syntax/trust-proxy.js';
+import { corsOriginProblem } from './syntax/cors-origin.js';
+import { redisUrlProblem } from './syntax/redis-url.js';
 
 type At = (path: ConfigPath, message: string, hint?: string) => void;
 

@@ -2,15 +2,9 @@
  * Config problems are data, not exceptions: every check appends to one list, the whole list is
  * reported at once (`FILE:LINE:COL: message`), and only then does the gateway refuse to start.
  */
-export interface Problem {
-  readonly file: string;
-  readonly line: number;
-  readonly col: number;
-  readonly message: string;
-  readonly hint?: string;
-  /** Absent for an error. A warning or note never stops the gateway; `check` prints it. */
-  readonly severity?: 'warning' | 'note';
-}
+import type { Problem } from './types.js';
+
+export type { Problem };
 
 /** Where a check reports a problem: the key path (located later) and the message. */
 export type AddProblem = (path: readonly (string | number)[], message: string, hint?: string) => void;

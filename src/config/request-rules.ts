@@ -5,7 +5,7 @@
  */
 import type { AddProblem } from './problems.js';
 import { isRecord } from './raw-value.js';
-import { compileBodySchema, readSchema } from '../guards/json-schema.js';
+import { compileJsonSchema, readSchema } from './json-schema.js';
 
 /** Checks every route's `request`; schema files are read relative to `baseDir` (the config file's folder). */
 export function requestRules(raw: Record<string, unknown>, baseDir: string, at: AddProblem): void {
@@ -34,7 +34,7 @@ export function requestRules(raw: Record<string, unknown>, baseDir: string, at: 
       return;
     }
     try {
-      compileBodySchema(schema);
+      compileJsonSchema(schema);
     } catch (err) {
       at(where, `${label}.request.schema: not a valid JSON Schema: ${(err as Error).message}`);
     }

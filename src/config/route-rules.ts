@@ -7,7 +7,7 @@ import type { MappingRuleFields, RouteFields } from './route-fields.js';
 import { createRouteConflicts, isHttpMethod } from './route-conflicts.js';
 import { checkService } from './service-rule.js';
 import { didYouMean } from './problems.js';
-import { isTemplate, parseTemplate } from '../upstream/target-url.js';
+import { isTemplate, parseTemplate } from './syntax/template.js';
 
 /** Paths the gateway answers itself, outside any route. */
 export const RESERVED_PATHS = ['/health', '/ready', '/metrics'];

@@ -1,7 +1,7 @@
 /** The one rule for every `service:` key (routes, mapping rules, the auth service). */
 import type { AddProblem } from './problems.js';
 import { formatPath } from './raw-value.js';
-import { isOrigin, parseService } from '../upstream/origin.js';
+import { isOrigin, parseService } from './syntax/service.js';
 
 /** Reports a service that is not `host`, `host:port` or an http(s) origin. */
 export function checkService(

@@ -1,59 +1,138 @@
 /**
- * The compiled configuration's contract: what the gateway serves once a file is validated and
- * compiled (config/compile.ts). Types only, so any module can import it. The settings types
- * (`GatewaySettings`, `RouteConfig`, ...) are the schema's output and live with it in schema.ts.
+ * What config/ produces: the validated, defaulted, readonly data of a configuration file
+ * (config/compile.ts), and the problems of a file that is not valid. Plain data and types only,
+ * so any module can import it. Each feature compiles its own behaviour from this data when the
+ * route's pipeline is built (pipeline/compile-route.ts). The settings types (`GatewaySettings`,
+ * `RouteConfig`, ...) are the schema's output and live with it in schema.ts.
  */
 import type { GatewaySettings, HttpMethod, RouteConfig } from './schema.js';
-import type { Problem } from './problems.js';
-import type { Template, UrlBuilder } from '../upstream/target-url.js';
-import type { Origin } from '../upstream/origin.js';
-import type { TracingSettings } from '../observability/otel-env.js';
-import type { ClaimCheck } from '../auth/requirements.js';
-import type { BodyValidator } from '../guards/json-schema.js';
-import type { CompiledHeaderEdit } from '../upstream/header-edits.js';
-import type { FieldFilter } from '../mapping/field-filter.js';
+
+/** One problem of a configuration file, located (config/problems.ts formats it). */
+export interface Problem {
+  readonly file: string;
+  readonly line: number;
+  readonly col: number;
+  readonly message: string;
+  readonly hint?: string;
+  /** Absent for an error. A warning or note never stops the gateway; `check` prints it. */
+  readonly severity?: 'warning' | 'note';
+}
+
+export type TemplatePart = string | { readonly param: string };
+
+/** A `{param}` template (a route's or a backend's path), parsed by config/syntax/template.ts. */
+export interface Template {
+  readonly source: string;
+  readonly parts: readonly TemplatePart[];
+  /** Placeholder names in order of appearance (may repeat). */
+  readonly params: readonly string[];
+  /** True when the template already holds a `?`: client query is then appended with `&`. */
+  readonly hasQuery: boolean;
+  /** Names of the query parameters the template writes itself (decoded); empty without a query. */
+  readonly queryKeys: ReadonlySet<string>;
+}
+
+/**
+ * A backend as a `service` string names it (config/syntax/service.ts). The origin
+ * (`scheme://host:port`, port always written) keys the connection pool and the circuit of a
+ * backend (docs/design-decisions.md).
+ */
+export interface Origin {
+  /** `http://host:port`, the port always explicit. */
+  readonly key: string;
+  readonly protocol: 'http:' | 'https:';
+  readonly hostname: string;
+  readonly port: number;
+  /** Value of the `Host` header sent to this backend. */
+  readonly hostHeader: string;
+  /** TLS server name when `hostname` is an address resolved from a name (upstream/dns-targets.ts). */
+  readonly serverName?: string;
+  /**
+   * A named upstream's targets (`upstreams:`, docs/upstreams.md); absent for a plain `service`.
+   * A named upstream's origin is keyed by its name: one pool per target, one circuit for all.
+   */
+  readonly upstream?: UpstreamSpec;
+}
+
+export type Balance = 'least-request' | 'round-robin' | 'random';
+
+/** A named upstream as compiled: its targets and how calls are spread over them. */
+export interface UpstreamSpec {
+  readonly name: string;
+  readonly targets: readonly { readonly origin: Origin; readonly weight: number }[];
+  readonly balance: Balance;
+  readonly outlier: {
+    readonly enabled: boolean;
+    readonly consecutiveFailures: number;
+    readonly baseEjectionMs: number;
+    readonly maxEjectionPercent: number;
+  };
+  /** Calls to the targets may use HTTP/2 (undici's `allowH2`, negotiated by ALPN over TLS). */
+  readonly http2: boolean;
+  /** How often host name targets are looked up again (upstream/dns-targets.ts). */
+  readonly dnsRefreshMs: number;
+  /** Active health checks (upstream/health-check.ts); undefined: none. */
+  readonly healthCheck?: {
+    readonly path: string;
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly healthyThreshold: number;
+    readonly unhealthyThreshold: number;
+  };
+}
+
+/** Field rules of a JSON answer (`response:` on a route, the same keys on a backend): docs/field-filtering.md. */
+export interface FieldRules {
+  readonly allow?: readonly string[] | undefined;
+  readonly deny?: readonly string[] | undefined;
+  readonly rename?: Readonly<Record<string, string>> | undefined;
+}
+
+/** One side of a route's header rules (`headers.request` / `headers.response`), as written. */
+export interface HeaderRules {
+  readonly set?: Readonly<Record<string, string>> | undefined;
+  readonly remove?: readonly string[] | undefined;
+}
+
+/** A mapping rule's `batch`, as written (docs/mapping.md "Batched mapping"). */
+export interface BatchRule {
+  readonly path: string;
+  readonly separator: string;
+  readonly key: string;
+  readonly max: number;
+}
 
 /** `mapping`: the JSON answer is buffered and transformed (mapping rules, field rules, or both). */
 export type RouteKind = 'standard' | 'mapping' | 'aggregate' | 'sse' | 'websocket';
 
-export interface CompiledMappingRule {
+/** One response-mapping rule of a route. */
+export interface MappingRuleSpec {
   readonly index: number;
   readonly tag: string;
   readonly removeKeyMapping: boolean;
   readonly service: string;
   readonly origin: Origin;
   readonly path: Template;
-  readonly buildPath: UrlBuilder;
-  /** The rule's `batch`, compiled; undefined: one call per distinct value. */
-  readonly batch: CompiledBatch | undefined;
-}
-
-/** A mapping rule's `batch` (mapping/batch.ts). */
-export interface CompiledBatch {
-  /** The batch path before and after `{values}`. */
-  readonly prefix: string;
-  readonly suffix: string;
-  readonly separator: string;
-  readonly key: string;
-  readonly max: number;
+  /** The rule's `batch`; undefined: one call per distinct value. */
+  readonly batch: BatchRule | undefined;
 }
 
 /** One backend of an aggregated route (`backends:`). */
-export interface CompiledBackend {
+export interface BackendSpec {
   readonly index: number;
   readonly service: string;
   readonly origin: Origin;
   readonly path: Template;
-  readonly buildPath: UrlBuilder;
   /** Key the answer is nested under; undefined: its fields are merged at the top level. */
   readonly group: string | undefined;
   /** The field taken from the answer, as dot-path names; undefined: the whole answer. */
   readonly target: readonly string[] | undefined;
-  /** The backend's allow/deny/rename, compiled; undefined without any. */
-  readonly filter: FieldFilter | undefined;
+  /** The backend's allow/deny/rename; undefined when they would leave every answer as it is. */
+  readonly fields: FieldRules | undefined;
 }
 
-export interface CompiledRoute {
+/** A route as configured: validated, defaults applied, every decision that needs no code made. */
+export interface RouteSpec {
   /** `GET /users/{id}`: the label in logs and metrics (a template, never a raw path). */
   readonly id: string;
   readonly index: number;
@@ -68,26 +147,25 @@ export interface CompiledRoute {
   readonly service: string;
   readonly origin: Origin;
   readonly path: Template;
-  readonly buildPath: UrlBuilder;
   readonly kind: RouteKind;
   /** An aggregated route's backends, in the order written; empty for every other kind. */
-  readonly backends: readonly CompiledBackend[];
+  readonly backends: readonly BackendSpec[];
   readonly requiresAuth: boolean;
   /** The route's `require:` rules on a valid token's claims; undefined when it has none. */
-  readonly checkClaims: ClaimCheck | undefined;
-  readonly mapping: readonly CompiledMappingRule[];
+  readonly require: RouteConfig['require'];
+  readonly mapping: readonly MappingRuleSpec[];
   /** Largest request body: the route's maxBodyBytes, else config.limits.maxBodyBytes (at most request.maxBytes). */
   readonly maxBodyBytes: number;
-  /** The route's `request.schema`, compiled; undefined without one. */
-  readonly validateBody: BodyValidator | undefined;
+  /** The route's `request.schema`, read (a file's JSON parsed); undefined without one. */
+  readonly requestSchema: unknown;
   /** Read the whole request body before the backend call (guards/request-buffer.ts). */
   readonly buffersRequest: boolean;
-  /** The route's `response` field rules (allow, deny, rename), compiled; undefined without any. */
-  readonly filterResponse: FieldFilter | undefined;
-  /** The route's header rules (`headers.request` / `headers.response`), compiled; undefined for a side without rules. */
-  readonly editHeaders: {
-    readonly request: CompiledHeaderEdit | undefined;
-    readonly response: CompiledHeaderEdit | undefined;
+  /** The route's `response` field rules (allow, deny, rename); undefined when they would leave every answer as it is. */
+  readonly fields: FieldRules | undefined;
+  /** The route's header rules, as written; undefined for a side without rules. */
+  readonly headers: {
+    readonly request: HeaderRules | undefined;
+    readonly response: HeaderRules | undefined;
   };
   /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
@@ -113,12 +191,26 @@ export interface CompiledTls {
   readonly hstsMaxAgeSec: number | undefined;
 }
 
+/** The tracing settings: `config.telemetry` merged with the OTEL_* environment (config/otel-env.ts). */
+export interface TracingSettings {
+  /** The full URL spans are POSTed to; undefined when nothing is exported. */
+  readonly tracesUrl: string | undefined;
+  readonly serviceName: string;
+  /** Share of gateway-started traces that are sampled. */
+  readonly sampleRatio: number;
+  /** Resource attributes besides service.name, in the order given. */
+  readonly resourceAttributes: readonly (readonly [string, string])[];
+  /** Settings that could not be honoured as written: logged once when the gateway applies them. */
+  readonly warnings: readonly string[];
+}
+
+/** A loaded configuration: what the gateway serves, as data. */
 export interface CompiledConfig {
   readonly file: string;
   readonly settings: GatewaySettings;
   /** basePath normalised: '' when there is no prefix. */
   readonly prefix: string;
-  readonly routes: readonly CompiledRoute[];
+  readonly routes: readonly RouteSpec[];
   /** TLS on the listener; undefined: plain HTTP. */
   readonly tls?: CompiledTls;
   /**

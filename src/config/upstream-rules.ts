@@ -7,7 +7,7 @@
 import type { AddProblem } from './problems.js';
 import { didYouMean } from './problems.js';
 import { isRecord } from './raw-value.js';
-import { parseService } from '../upstream/origin.js';
+import { parseService } from './syntax/service.js';
 
 /** Checks `upstreams` and every `service` that may name one. */
 export function upstreamRules(raw: Record<string, unknown>, at: AddProblem): void {

@@ -35,14 +35,6 @@ export interface CorsPolicy {
   allowsUpgrade(req: IncomingMessage): boolean;
 }
 
-/** Why a `cors.origins` entry is unusable, or undefined. */
-export function corsOriginProblem(origin: string): string | undefined {
-  if (!/^https?:\/\/(\*\.)?[a-z0-9.-]+(:\d{1,5})?$/i.test(origin)) {
-    return `"${origin}" is not an origin: write scheme://host[:port] with no path ("https://app.example.com", "https://*.example.com")`;
-  }
-  return undefined;
-}
-
 function originMatcher(origins: CorsConfig['origins']): (origin: string) => boolean {
   if (origins === '*') return () => true;
   const exact = new Set<string>();

@@ -10,7 +10,7 @@ import {
   type RateLimitStore,
 } from './rate-limit.js';
 import type { Exchange } from '../pipeline/types.js';
-import type { CompiledRoute } from '../config/types.js';
+import type { CompiledRoute } from '../pipeline/types.js';
 import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { RateLimitConfig } from '../config/schema.js';
 

@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Exchange, Layer } from '../pipeline/types.js';
 import type { ErrorCode } from '../response/errors.js';
 import { sendError } from '../response/send-error.js';
-import type { BodyValidator, SchemaFailure } from './json-schema.js';
+import type { BodyValidator, SchemaFailure } from './types.js';
 
 /** `application/json`, or any `type/subtype+json`, with or without parameters. */
 const JSON_TYPE = /^\s*[a-z0-9!#$&^_.+-]+\/(?:json|[a-z0-9!#$&^_.+-]*\+json)\s*(?:;|$)/i;

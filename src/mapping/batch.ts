@@ -9,7 +9,8 @@
  *   whose member names are the values. A value the answer does not hold leaves its items untagged.
  * - The cache stays per value: each matched object is the entry of the rule's own per-value URL.
  */
-import type { CompiledBatch } from '../config/types.js';
+import type { BatchRule } from '../config/types.js';
+import type { CompiledBatch } from '../pipeline/types.js';
 import { encodeValue } from '../upstream/target-url.js';
 import { scanItems } from './json-scan.js';
 import { placeholderValue } from './plan.js';
@@ -20,20 +21,13 @@ import { placeholderValue } from './plan.js';
  */
 export const MAX_BATCH_PATH_BYTES = 4096;
 
-export interface BatchRule {
-  readonly path: string;
-  readonly separator: string;
-  readonly key: string;
-  readonly max: number;
-}
-
 /** One batch call: its path and the values it asks for. */
 export interface BatchCall {
   readonly path: string;
   readonly values: readonly string[];
 }
 
-/** Compiles a rule's `batch` once at config load (validation checked the one `{values}`). */
+/** Compiles a rule's `batch` once per configuration (validation checked the one `{values}`). */
 export function compileBatch(batch: BatchRule): CompiledBatch {
   const at = batch.path.indexOf('{values}');
   if (at < 0) throw new Error('unvalidated batch path: no {values}');

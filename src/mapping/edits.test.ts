@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfigText } from '../config/load.js';
+import { compileRoutes } from '../pipeline/compile-route.js';
 import { buildItemEdits, tagPrefixBytes } from './edits.js';
 
 const loaded = loadConfigText(
@@ -17,7 +18,7 @@ const loaded = loadConfigText(
   {},
 );
 assert.ok(loaded.ok);
-const rules = loaded.config.routes[0]!.mapping;
+const rules = compileRoutes(loaded.config).routes[0]!.mapping;
 
 describe('buildItemEdits', () => {
   it('sets tags, removes the parameter only where the tag was set, reports each failed pair once', () => {

@@ -3,7 +3,7 @@
  * which parameter fields go (docs/design-decisions.md: only when the tag was set), how many bytes that adds,
  * and which (call, rule) pairs failed. Pure: the shaper (shape-json.ts) logs the failures and bounds the bytes.
  */
-import type { CompiledMappingRule } from '../config/types.js';
+import type { CompiledMappingRule } from '../pipeline/types.js';
 import type { MappingOutcome } from './cache.js';
 import type { ItemEdit } from './splice.js';
 import type { MappingPlan } from './plan.js';

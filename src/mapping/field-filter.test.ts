@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileFieldFilter, type FieldRules } from './field-filter.js';
+import type { FieldRules } from '../config/types.js';
+import { compileFieldFilter } from './field-filter.js';
 
 const run = (rules: FieldRules, text: string) => compileFieldFilter(rules)!(text);
 

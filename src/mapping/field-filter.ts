@@ -12,15 +12,9 @@
  * string escapes survive; only the whitespace between the kept members of a filtered object is not.
  */
 import { scanItems, type ObjectSpan } from './json-scan.js';
-
-export interface FieldRules {
-  readonly allow?: readonly string[] | undefined;
-  readonly deny?: readonly string[] | undefined;
-  readonly rename?: Readonly<Record<string, string>> | undefined;
-}
-
-/** Filters a JSON text; undefined when the text is not an object or an array of objects. */
-export type FieldFilter = (text: string) => string | undefined;
+import type { FieldRules } from '../config/types.js';
+import { hasFieldRules } from '../config/syntax/field-rules.js';
+import type { FieldFilter } from '../pipeline/types.js';
 
 /** The fields a rule names, as a tree: `true` for a whole field, a subtree for some of its fields. */
 type PathTree = ReadonlyMap<string, PathTree | true>;
@@ -32,11 +26,11 @@ interface Compiled {
 }
 
 /**
- * Compiles the rules once at config load; undefined when there is nothing to do.
+ * Compiles the rules once per configuration; undefined when there is nothing to do.
  * @example compileFieldFilter({ deny: ['password'] })!('{"id":1,"password":"x"}') // '{"id":1}'
  */
 export function compileFieldFilter(rules: FieldRules | undefined): FieldFilter | undefined {
-  if (rules === undefined) return undefined;
+  if (!hasFieldRules(rules)) return undefined;
   const c: Compiled = {
     allow: rules.allow === undefined ? undefined : pathTree(rules.allow),
     deny: rules.deny === undefined || rules.deny.length === 0 ? undefined : pathTree(rules.deny),
@@ -45,7 +39,6 @@ export function compileFieldFilter(rules: FieldRules | undefined): FieldFilter |
         ? undefined
         : new Map(Object.entries(rules.rename)),
   };
-  if (c.allow === undefined && c.deny === undefined && c.rename === undefined) return undefined;
   return (text) => {
     const items = scanItems(text);
     if (items === undefined) return undefined;

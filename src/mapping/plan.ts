@@ -3,7 +3,7 @@
  * once, cache or not (100 items over 5 distinct values cause 5 calls), and at most
  * `MAX_MAPPING_CALLS_PER_RESPONSE` distinct URLs per response.
  */
-import type { CompiledMappingRule } from '../config/types.js';
+import type { CompiledMappingRule } from '../pipeline/types.js';
 import { isDotSegmentValue } from '../upstream/target-url.js';
 import { stringValue, type MemberSpan, type ObjectSpan } from './json-scan.js';
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GatewayEvents } from './events.js';
 import type { ChildSpan, TraceContext } from './trace-context.js';
-import { tracesUrl } from './otel-env.js';
+import { tracesUrl } from '../config/otel-env.js';
 import {
   clientSpan,
   encodeExportRequest,
@@ -171,6 +171,13 @@ describe('OTLP/HTTP JSON encoding', () => {
 });
 
 describe('OTLP helpers', () => {
+  it('reads server.address and server.port from an origin', () => {
+    assert.deepEqual(originAddress('http://10.0.0.1:8080'), { address: '10.0.0.1', port: 8080 });
+    assert.deepEqual(originAddress('https://api.example.com'), { address: 'api.example.com', port: 443 });
+    assert.deepEqual(originAddress('http://[::1]'), { address: '[::1]', port: 80 });
+    assert.deepEqual(originAddress('http://[::1]:9000'), { address: '[::1]', port: 9000 });
+  });
+
   it('appends /v1/traces to a collector base URL once', () => {
     assert.equal(tracesUrl('http://collector:4318'), 'http://collector:4318/v1/traces');
     assert.equal(tracesUrl('http://collector:4318/'), 'http://collector:4318/v1/traces');

@@ -1,6 +1,6 @@
 /**
  * Optional span export over OTLP/HTTP with the JSON encoding (`config.telemetry.otlpEndpoint` or
- * the OTEL_EXPORTER_OTLP_* variables, merged by otel-env.ts), POSTed with undici: no
+ * the OTEL_EXPORTER_OTLP_* variables, merged by config/otel-env.ts), POSTed with undici: no
  * OpenTelemetry SDK. The gateway loads this module with a dynamic import only when an endpoint
  * is configured, so it costs nothing when off.
  *
@@ -11,7 +11,7 @@
  */
 import type { EventBus, GatewayEvents } from './events.js';
 import type { Logger } from './logger.js';
-import { tracesUrl } from './otel-env.js';
+import { tracesUrl } from '../config/otel-env.js';
 import type { Tracer } from './trace-context.js';
 import { createCallSpans } from './call-spans.js';
 import { clientSpan, otlpResource, serverSpan } from './otlp-encoding.js';

@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { loadConfigText } from '../config/load.js';
-import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import type { CompiledConfig } from '../config/types.js';
 import type { Authenticator, AuthOutcome } from '../auth/types.js';
 import type { CircuitBreaker } from '../circuit/breaker.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from '../upstream/upstream.js';
@@ -15,7 +15,7 @@ import { createMappingCache } from '../mapping/cache.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
 import { buildPipeline, createPipelineDeps, routeLayers, type PipelineDeps } from './build.js';
-import type { Exchange } from './types.js';
+import type { CompiledRoute, Exchange } from './types.js';
 import { compose } from './compose.js';
 import {
   fakeExchange,
@@ -82,7 +82,7 @@ function setup(yaml: string, options: { admit?: boolean; auth?: AuthOutcome } = 
     }),
     authenticator,
   };
-  return { deps, route: (i = 0) => config.routes[i]!, breakerLog: log, authCalls: calls, authResults };
+  return { deps, route: (i = 0) => deps.config.routes[i]!, breakerLog: log, authCalls: calls, authResults };
 }
 
 /** The recipe of `route` around a fake `next`. */

@@ -12,12 +12,13 @@
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
  * before authentication so that abusive traffic costs no token check or auth-service call.
  */
-import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import type { CompiledConfig } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import type { Layer, Step } from './types.js';
+import type { CompiledRoute, Layer, PipelineConfig, Step } from './types.js';
 import { compose } from './compose.js';
+import { compileRoutes } from './compile-route.js';
 import { forwardEndpoint } from '../proxy/forward.js';
 import { requestDropSet, type RequestDropSet } from '../upstream/forward-headers.js';
 import {
@@ -72,7 +73,8 @@ export interface SharedPipelineDeps {
 
 /** What every pipeline may use: the shared parts plus what is compiled once per configuration. */
 export interface PipelineDeps extends SharedPipelineDeps {
-  readonly config: CompiledConfig;
+  /** The configuration, every route compiled (pipeline/compile-route.ts). */
+  readonly config: PipelineConfig;
   readonly rateLimiter: RateLimiter;
   /** Where this configuration's rate limits take tokens: `rateLimiter`, or Redis (`rateLimit.store`). */
   readonly rateLimitStore: RateLimitStore;
@@ -91,12 +93,13 @@ export interface PipelineDeps extends SharedPipelineDeps {
 /** Compiles what the pipelines of `config` share: made once per configuration, swapped on reload. */
 export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelineDeps): PipelineDeps {
   const { settings } = config;
+  const compiled = compileRoutes(config);
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
   const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(settings, shared) : undefined;
   const rateLimiter = shared.rateLimiter ?? createRateLimiter();
   return {
     ...shared,
-    config,
+    config: compiled,
     rateLimiter,
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(

@@ -1,14 +1,70 @@
 /**
- * The pipeline's contract: what every step of a route receives (Exchange) and the shapes that
- * build a route's handler (Step, Layer). One exchange serves every kind of request: HTTP/1.1,
- * HTTP/2 and WebSocket upgrades go through the same layers. Types only, so any module can
- * import it.
+ * The pipeline's contract: the route a pipeline runs (CompiledRoute: config/'s RouteSpec plus
+ * what each feature compiled from it), what every step of a route receives (Exchange) and the
+ * shapes that build a route's handler (Step, Layer). One exchange serves every kind of request:
+ * HTTP/1.1, HTTP/2 and WebSocket upgrades go through the same layers. Types only, so any module
+ * can import it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
-import type { CompiledRoute } from '../config/types.js';
-import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
+import type { BackendSpec, CompiledConfig, MappingRuleSpec, RouteSpec } from '../config/types.js';
+import type { CompiledHeaderEdit, UpstreamFailureKind, UrlBuilder } from '../upstream/types.js';
+import type { ClaimCheck } from '../auth/types.js';
+import type { BodyValidator } from '../guards/types.js';
+
+/** Filters a JSON text (mapping/field-filter.ts); undefined when the text is not an object or an array of objects. */
+export type FieldFilter = (text: string) => string | undefined;
+
+/** A mapping rule's `batch`, compiled (mapping/batch.ts). */
+export interface CompiledBatch {
+  /** The batch path before and after `{values}`. */
+  readonly prefix: string;
+  readonly suffix: string;
+  readonly separator: string;
+  readonly key: string;
+  readonly max: number;
+}
+
+export interface CompiledMappingRule extends Omit<MappingRuleSpec, 'batch'> {
+  readonly buildPath: UrlBuilder;
+  /** The rule's `batch`, compiled; undefined: one call per distinct value. */
+  readonly batch: CompiledBatch | undefined;
+}
+
+/** One backend of an aggregated route, compiled. */
+export interface CompiledBackend extends BackendSpec {
+  readonly buildPath: UrlBuilder;
+  /** The backend's allow/deny/rename, compiled; undefined without any. */
+  readonly filter: FieldFilter | undefined;
+}
+
+/**
+ * A route as its pipeline runs it: the configuration's data (RouteSpec) and what each feature
+ * compiled from it once, when the pipeline was built (pipeline/compile-route.ts).
+ */
+export interface CompiledRoute extends Omit<RouteSpec, 'backends' | 'mapping'> {
+  readonly buildPath: UrlBuilder;
+  /** An aggregated route's backends, in the order written; empty for every other kind. */
+  readonly backends: readonly CompiledBackend[];
+  /** The route's `require:` rules, compiled; undefined when it has none. */
+  readonly checkClaims: ClaimCheck | undefined;
+  readonly mapping: readonly CompiledMappingRule[];
+  /** The route's `request.schema`, compiled; undefined without one. */
+  readonly validateBody: BodyValidator | undefined;
+  /** The route's `response` field rules (allow, deny, rename), compiled; undefined without any. */
+  readonly filterResponse: FieldFilter | undefined;
+  /** The route's header rules (`headers.request` / `headers.response`), compiled; undefined for a side without rules. */
+  readonly editHeaders: {
+    readonly request: CompiledHeaderEdit | undefined;
+    readonly response: CompiledHeaderEdit | undefined;
+  };
+}
+
+/** A configuration as its pipelines use it: every route compiled. */
+export interface PipelineConfig extends Omit<CompiledConfig, 'routes'> {
+  readonly routes: readonly CompiledRoute[];
+}
 
 /**
  * A request body read completely before the backend call (guards/request-buffer.ts): in memory,

@@ -4,7 +4,7 @@
  * that writes the backend's head and body chunks straight into the client response.
  */
 import type { Exchange, Step } from '../pipeline/types.js';
-import type { CompiledRoute } from '../config/types.js';
+import type { CompiledRoute } from '../pipeline/types.js';
 import { BackendCall } from '../upstream/call/backend-call.js';
 import { createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/call/route-call.js';
 

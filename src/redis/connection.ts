@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import { createEventBus, type EventBus, type RedisUse } from '../observability/events.js';
-import { redactRedisUrl } from './redis-url.js';
+import { redactRedisUrl } from '../config/syntax/redis-url.js';
 
 /**
  * ioredis is loaded when the first connection is made, not with this module: a gateway without

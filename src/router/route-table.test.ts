@@ -1,12 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfigText } from '../config/load.js';
+import { compileRoutes } from '../pipeline/compile-route.js';
 import { createRouteTable } from './route-table.js';
 
 function table(yaml: string) {
   const r = loadConfigText(yaml, 'g.yaml', {});
   assert.ok(r.ok);
-  return createRouteTable(r.config.routes.map((route) => ({ route, run: async () => {} })));
+  return createRouteTable(compileRoutes(r.config).routes.map((route) => ({ route, run: async () => {} })));
 }
 
 describe('route table', () => {

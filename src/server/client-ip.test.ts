@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { createClientIpResolver, createTrustTest, parseForwardedEntry, trustEntryProblem } from './client-ip.js';
+import { trustEntryProblem } from '../config/syntax/trust-proxy.js';
+import { createClientIpResolver, createTrustTest, parseForwardedEntry } from './client-ip.js';
 
 function req(remoteAddress: string, xff?: string | string[]): IncomingMessage {
   return {

@@ -9,37 +9,15 @@
  */
 import { BlockList, isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
-
-/** Named address sets accepted in `trustProxy` besides addresses and CIDRs. */
-const NAMED: Record<string, readonly string[]> = {
-  loopback: ['127.0.0.0/8', '::1/128'],
-  private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
-  linklocal: ['169.254.0.0/16', 'fe80::/10'],
-};
+import { TRUST_PROXY_NAMES } from '../config/syntax/trust-proxy.js';
 
 export type ClientIpResolver = (req: IncomingMessage) => string;
-
-/** Why a `trustProxy` entry is unusable, or undefined when it is an address, a CIDR or a name. */
-export function trustEntryProblem(entry: string): string | undefined {
-  if (entry in NAMED) return undefined;
-  const slash = entry.indexOf('/');
-  const address = slash < 0 ? entry : entry.slice(0, slash);
-  const family = isIP(address);
-  if (family === 0)
-    return `"${entry}" is not an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of ${Object.keys(NAMED).join(', ')}`;
-  if (slash >= 0) {
-    const bits = entry.slice(slash + 1);
-    const max = family === 4 ? 32 : 128;
-    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `"${entry}": prefix length must be 0-${max}`;
-  }
-  return undefined;
-}
 
 /** Compiles `trustProxy` (validated entries) into a membership test. */
 export function createTrustTest(entries: readonly string[]): (address: string) => boolean {
   if (entries.length === 0) return () => false;
   const list = new BlockList();
-  for (const entry of entries.flatMap((e) => NAMED[e] ?? [e])) {
+  for (const entry of entries.flatMap((e) => TRUST_PROXY_NAMES[e] ?? [e])) {
     const slash = entry.indexOf('/');
     const address = slash < 0 ? entry : entry.slice(0, slash);
     const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';

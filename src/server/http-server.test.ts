@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { loadConfigText } from '../config/load.js';
+import { compileRoutes } from '../pipeline/compile-route.js';
 import { createRouteTable, type RouteEntry } from '../router/route-table.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
@@ -24,7 +25,7 @@ async function serve(run: Step): Promise<{
     {},
   );
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
-  const entries: RouteEntry[] = loaded.config.routes.map((route) => ({ route, run }));
+  const entries: RouteEntry[] = compileRoutes(loaded.config).routes.map((route) => ({ route, run }));
   const table = createRouteTable(entries);
   const events = createEventBus();
   const firstEnd = new Promise<GatewayEvents['request:end']>((resolve) => events.on('request:end', resolve));

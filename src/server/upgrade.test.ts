@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { loadConfigText } from '../config/load.js';
+import { compileRoutes } from '../pipeline/compile-route.js';
 import type { CompiledConfig } from '../config/types.js';
 import { createRouteTable, type RouteEntry } from '../router/route-table.js';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
@@ -51,7 +52,7 @@ routes:
     calls.push(ex);
     switchProtocols(ex, ['upgrade', 'websocket'], undefined);
   };
-  const entries: RouteEntry[] = config.routes.map((route) => ({
+  const entries: RouteEntry[] = compileRoutes(config).routes.map((route) => ({
     route,
     run: route.kind === 'websocket' ? upgrade : async () => {},
   }));

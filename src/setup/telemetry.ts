@@ -11,7 +11,7 @@ import type { Logger } from '../observability/logger.js';
 import { createMetrics, type Metrics, type MetricsSources } from '../observability/metrics.js';
 import { clusterMetricsRenderer, inPorticoCluster } from '../observability/cluster-metrics.js';
 import { createTracer, type Tracer } from '../observability/trace-context.js';
-import { resolveTracing } from '../observability/otel-env.js';
+import { resolveTracing } from '../config/otel-env.js';
 import type { OtlpExporter } from '../observability/otlp.js';
 import { bearerCheck } from '../ops/bearer-check.js';
 import { sendError } from '../response/send-error.js';

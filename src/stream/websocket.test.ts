@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { loadConfigText } from '../config/load.js';
-import type { CompiledRoute } from '../config/types.js';
+import { compileRoutes } from '../pipeline/compile-route.js';
+import type { CompiledRoute } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { requestDropSet } from '../upstream/forward-headers.js';
 import { createEventBus } from '../observability/events.js';
@@ -35,7 +36,7 @@ config:
     {},
   );
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
-  return r.config.routes[0]!;
+  return compileRoutes(r.config).routes[0]!;
 }
 
 describe('upgradeResponseHeaders', () => {

@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { CompiledRoute } from '../config/types.js';
+import type { CompiledRoute } from '../pipeline/types.js';
 import type { Exchange, Layer, Step } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';

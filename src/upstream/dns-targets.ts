@@ -9,7 +9,7 @@
  * looked up.
  */
 import { isIP } from 'node:net';
-import type { Origin, UpstreamSpec } from './origin.js';
+import type { Origin, UpstreamSpec } from '../config/types.js';
 
 /** Resolves a host name to its addresses (node:dns `lookup` with `all: true`, injectable for tests). */
 export type LookupAll = (hostname: string) => Promise<readonly string[]>;

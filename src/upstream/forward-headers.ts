@@ -7,19 +7,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { createRequire } from 'node:module';
 import { TRACE_HEADERS, appendTraceHeaders } from '../observability/trace-context.js';
-
-/** RFC 9110 7.6.1 hop-by-hop headers, plus the legacy ones proxies still see. */
-export const HOP_BY_HOP = [
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'proxy-authenticate',
-  'proxy-authorization',
-];
+import { HOP_BY_HOP } from '../config/syntax/headers.js';
 
 /** Headers the gateway sets itself on the way to a backend. */
 const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect'];

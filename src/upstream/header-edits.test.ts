@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileHeaderEdit, editHeaderList, editHeaderRecord, fillTemplate, placeholders } from './header-edits.js';
+import { placeholders } from '../config/syntax/headers.js';
+import { compileHeaderEdit, editHeaderList, editHeaderRecord, fillTemplate } from './header-edits.js';
 
 const values = (params: Record<string, string>, claims?: Record<string, unknown>) => ({ params, claims });
 

@@ -1,7 +1,8 @@
 /**
  * A route's header rules (`headers.request` / `headers.response`, docs/header-rules.md): headers
- * removed and set on the way to the backend and on the way back to the client. Compiled once at
- * config load into lower-case names and value templates; a request only fills the templates.
+ * removed and set on the way to the backend and on the way back to the client. Compiled once per
+ * configuration, when the route's pipeline is built, into lower-case names and value templates
+ * (the syntax is config/syntax/headers.ts); a request only fills the templates.
  *
  * Values may hold `{param}` (a path parameter, as decoded by the router) and `{claims.NAME}` (a
  * claim of the valid token; the name as written, else a dot path). A header whose placeholder has
@@ -11,19 +12,9 @@
  * Non-ASCII text is sent as its UTF-8 bytes.
  */
 import { claimAt } from '../auth/requirements.js';
-
-// The header-name syntax is defined in config/ (the schema checks tls.clientSubjectHeader with it,
-// and config/ imports no feature folder); it is re-exported here beside the value syntax.
-export { HEADER_NAME } from '../config/schema/header-syntax.js';
-
-/** A value template: literal text and placeholders, alternating as written. */
-type Part = { readonly text: string } | { readonly param: string } | { readonly claim: string };
-
-export interface CompiledHeaderEdit {
-  /** Lower-case names removed (the names `set` replaces are in it too). */
-  readonly remove: ReadonlySet<string>;
-  readonly set: readonly (readonly [name: string, value: readonly Part[]])[];
-}
+import { INVALID_VALUE_CHAR, PLACEHOLDER, placeholders } from '../config/syntax/headers.js';
+import type { CompiledHeaderEdit, HeaderValuePart as Part } from './types.js';
+import type { HeaderRules } from '../config/types.js';
 
 /** What a template is filled from. */
 export interface HeaderValues {
@@ -31,35 +22,12 @@ export interface HeaderValues {
   readonly claims: Readonly<Record<string, unknown>> | undefined;
 }
 
-/** What a placeholder refers to, for `portico check`. */
-export type Placeholder = { readonly param: string } | { readonly claim: string };
-
-/** `{name}` or `{claims.NAME}`; anything else between braces is an error at check. */
-const PLACEHOLDER = /\{([^{}]*)\}/g;
-/** What Node and undici accept in a header value (field-vchar, obs-text, SP, HTAB): no CR, LF, NUL. */
-export const INVALID_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 /** Longest value set from a template or a claim (auth/claim-headers.ts): longer ones would push a backend's header limit. */
 export const MAX_HEADER_VALUE_LENGTH = 4096;
 const NOT_PRINTABLE_ASCII = /[^\t\x20-\x7e]/;
 
-/** The placeholders of a value template, in order; an error string for a malformed one. */
-export function placeholders(value: string): Placeholder[] | { error: string } {
-  const out: Placeholder[] = [];
-  for (const m of value.matchAll(PLACEHOLDER)) {
-    const inner = m[1]!;
-    if (inner.startsWith('claims.') && inner.length > 'claims.'.length) out.push({ claim: inner.slice(7) });
-    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(inner)) out.push({ param: inner });
-    else return { error: `"{${inner}}" is neither {param} nor {claims.NAME}` };
-  }
-  const rest = value.replace(PLACEHOLDER, '');
-  if (rest.includes('{') || rest.includes('}')) return { error: 'an unmatched brace' };
-  return out;
-}
-
 /** Compiles one side's rules; undefined when there are none. Throws on what `check` refuses. */
-export function compileHeaderEdit(
-  rules: { readonly set?: Readonly<Record<string, string>>; readonly remove?: readonly string[] } | undefined,
-): CompiledHeaderEdit | undefined {
+export function compileHeaderEdit(rules: HeaderRules | undefined): CompiledHeaderEdit | undefined {
   if (rules === undefined) return undefined;
   const set = Object.entries(rules.set ?? {}).map(
     ([name, value]) => [name.toLowerCase(), compileTemplate(value)] as const,

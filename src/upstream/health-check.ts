@@ -7,7 +7,7 @@
  * a gateway that starts or reloads does not refuse traffic while its first checks run. One check
  * per target at a time; the timer does not keep the process alive.
  */
-import type { UpstreamSpec } from './origin.js';
+import type { UpstreamSpec } from '../config/types.js';
 import type { CheckedTarget } from './types.js';
 import { readCall } from './call/request.js';
 

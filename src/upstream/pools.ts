@@ -4,7 +4,7 @@
  * calls, and an unbounded one for streams, made on first use.
  */
 import { Pool } from 'undici';
-import type { Origin } from './origin.js';
+import type { Origin } from '../config/types.js';
 import type { TargetHealth } from './targets.js';
 import type { BackendPool } from './types.js';
 

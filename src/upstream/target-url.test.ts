@@ -1,13 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  appendQuery,
-  compileUrlBuilder,
-  encodeValue,
-  isDotSegmentValue,
-  parseTemplate,
-  type Template,
-} from './target-url.js';
+import type { Template } from '../config/types.js';
+import { parseTemplate } from '../config/syntax/template.js';
+import { appendQuery, compileUrlBuilder, encodeValue, isDotSegmentValue } from './target-url.js';
 
 function template(source: string): Template {
   const t = parseTemplate(source);

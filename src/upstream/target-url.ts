@@ -1,75 +1,11 @@
 /**
- * `{param}` templates, parsed once at config load into literal and placeholder parts, and the
- * URL builders made from them. Every substituted value is percent-encoded, so a value can never
- * change the structure of the backend path or query (docs/design-decisions.md "HTTP behaviour").
+ * The URL builders made from `{param}` templates (parsed at config load, config/syntax/template.ts).
+ * Every substituted value is percent-encoded, so a value can never change the structure of the
+ * backend path or query (docs/design-decisions.md "HTTP behaviour").
  */
-
-export type TemplatePart = string | { readonly param: string };
-
-export interface Template {
-  readonly source: string;
-  readonly parts: readonly TemplatePart[];
-  /** Placeholder names in order of appearance (may repeat). */
-  readonly params: readonly string[];
-  /** True when the template already holds a `?`: client query is then appended with `&`. */
-  readonly hasQuery: boolean;
-  /** Names of the query parameters the template writes itself (decoded); empty without a query. */
-  readonly queryKeys: ReadonlySet<string>;
-}
-
-const PARAM_NAME = /^[A-Za-z_$][\w$-]*$/;
-
-/** Parses `/users/{id}/posts?x={y}`; returns a message instead when the template is malformed. */
-export function parseTemplate(source: string): Template | { error: string } {
-  const parts: TemplatePart[] = [];
-  const params: string[] = [];
-  let i = 0;
-  let literal = '';
-  while (i < source.length) {
-    const c = source[i]!;
-    if (c === '}') return { error: `unmatched "}" at position ${i + 1} of "${source}"` };
-    if (c !== '{') {
-      literal += c;
-      i++;
-      continue;
-    }
-    const end = source.indexOf('}', i);
-    if (end < 0) return { error: `unclosed "{" at position ${i + 1} of "${source}"` };
-    const name = source.slice(i + 1, end);
-    if (!PARAM_NAME.test(name))
-      return { error: `"{${name}}" is not a valid parameter name (letters, digits, _ and -)` };
-    if (literal === '' && parts.length > 0)
-      return { error: `parameters {${params[params.length - 1]}} and {${name}} must be separated by text` };
-    if (literal) parts.push(literal);
-    literal = '';
-    parts.push({ param: name });
-    params.push(name);
-    i = end + 1;
-  }
-  if (literal) parts.push(literal);
-  const q = source.indexOf('?');
-  const queryKeys = new Set(
-    q < 0
-      ? []
-      : source
-          .slice(q + 1)
-          .split('&')
-          .filter(Boolean)
-          .map(queryKey),
-  );
-  return { source, parts, params, hasQuery: q >= 0, queryKeys };
-}
-
-export function isTemplate(t: Template | { error: string }): t is Template {
-  return !('error' in t);
-}
-
-/** The parameters of a template written as `source`, or undefined when it is not one. */
-export function templateParams(source: unknown): string[] | undefined {
-  if (typeof source !== 'string') return undefined;
-  const t = parseTemplate(source);
-  return isTemplate(t) ? [...t.params] : undefined;
-}
+import type { Template } from '../config/types.js';
+import { queryKey } from '../config/syntax/template.js';
+import type { UrlBuilder } from './types.js';
 
 /**
  * Percent-encodes one substituted value. encodeURIComponent leaves `.` alone, so a value that is
@@ -97,8 +33,6 @@ export function isDotSegmentValue(value: string): boolean {
   }
   return false;
 }
-
-export type UrlBuilder = (values: Readonly<Record<string, string>>) => string;
 
 /**
  * A function that fills the template with encoded values. Built once per template; the
@@ -139,17 +73,4 @@ export function appendQuery(
     if (part !== '' && !own.has(queryKey(part))) out += `&${part}`;
   }
   return out;
-}
-
-/** The decoded name of one `name=value` query part (`+` is a space in queries). */
-function queryKey(part: string): string {
-  const eq = part.indexOf('=');
-  const name = eq < 0 ? part : part.slice(0, eq);
-  if (!name.includes('%') && !name.includes('+')) return name;
-  const raw = name.replaceAll('+', ' ');
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
 }

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pool } from 'undici';
 import { smoothWeightedOrder, TargetSet } from './targets.js';
-import type { Origin, UpstreamSpec } from './origin.js';
+import type { Origin, UpstreamSpec } from '../config/types.js';
 
 const origin = (n: number) => ({ key: `http://10.0.0.${n}:80`, hostHeader: `10.0.0.${n}` }) as Origin;
 

@@ -9,7 +9,7 @@
  * one. The upstream's circuit breaker stays one for all targets.
  */
 import type { BackendPool, CallRecorder } from './types.js';
-import type { Balance, Origin, UpstreamSpec } from './origin.js';
+import type { Balance, Origin, UpstreamSpec } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
 import { ActiveHealthCheck } from './health-check.js';
 import { RetryBudget } from './retry-budget.js';

@@ -1,9 +1,26 @@
 /**
  * The contract of a backend pool, shared by the registry (upstream.ts), the target sets
- * (targets.ts) and every call (call/pool-use.ts). Types only, so any module can import it.
+ * (targets.ts) and every call (call/pool-use.ts), and what upstream/ compiles for a route (URL
+ * builders, header rules). Types only, so any module can import it.
  */
 import type { Pool } from 'undici';
-import type { Origin } from './origin.js';
+import type { Origin } from '../config/types.js';
+
+/** Why a backend call got no answer (upstream/upstream-error.ts classifies it). */
+export type UpstreamFailureKind = 'timeout' | 'dns' | 'refused' | 'reset' | 'aborted' | 'other';
+
+/** Fills a path template with encoded values (upstream/target-url.ts). */
+export type UrlBuilder = (values: Readonly<Record<string, string>>) => string;
+
+/** A header value template: literal text and placeholders, alternating as written. */
+export type HeaderValuePart = { readonly text: string } | { readonly param: string } | { readonly claim: string };
+
+/** One side of a route's header rules, compiled (upstream/header-edits.ts). */
+export interface CompiledHeaderEdit {
+  /** Lower-case names removed (the names `set` replaces are in it too). */
+  readonly remove: ReadonlySet<string>;
+  readonly set: readonly (readonly [name: string, value: readonly HeaderValuePart[]])[];
+}
 
 /** Where a call's outcome is recorded: a named upstream's target health (targets.ts). */
 export interface CallRecorder {

@@ -1,6 +1,7 @@
 import type { ErrorCode } from '../response/errors.js';
+import type { UpstreamFailureKind } from './types.js';
 
-export type UpstreamFailureKind = 'timeout' | 'dns' | 'refused' | 'reset' | 'aborted' | 'other';
+export type { UpstreamFailureKind };
 
 /** Classifies an undici/socket error: what happened, and what the client is answered. */
 export function classifyUpstreamError(err: unknown): { kind: UpstreamFailureKind; code: ErrorCode } {

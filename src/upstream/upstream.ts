@@ -6,7 +6,7 @@
  * (docs/design-decisions.md).
  */
 import { rootCertificates } from 'node:tls';
-import type { Origin, UpstreamSpec } from './origin.js';
+import type { Origin, UpstreamSpec } from '../config/types.js';
 import { TargetSet, type Target } from './targets.js';
 import type { RetryBudget } from './retry-budget.js';
 import { DnsTargets, type LookupAll } from './dns-targets.js';

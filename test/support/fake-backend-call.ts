@@ -5,12 +5,12 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Exchange } from '../../src/pipeline/types.js';
-import type { CompiledRoute } from '../../src/config/types.js';
+import type { CompiledRoute } from '../../src/pipeline/types.js';
 import type { RouteCall } from '../../src/upstream/call/route-call.js';
 import type { BackendPool, Upstream } from '../../src/upstream/upstream.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
 import { fakeExchange as sharedExchange, fakeRequest } from './exchanges.js';
-import type { Origin } from '../../src/upstream/origin.js';
+import type { Origin } from '../../src/config/types.js';
 import { DeadlineSweep } from '../../src/upstream/call/deadlines.js';
 
 /** A response that records its head, body chunks, end and destruction. */

@@ -3,7 +3,7 @@
  * `config.upstreamTls` (trust of https:// backends).
  */
 import { z } from 'zod';
-import { HEADER_NAME } from './header-syntax.js';
+import { HEADER_NAME } from '../syntax/headers.js';
 
 export const UpstreamTlsSchema = z.strictObject({
   caFile: z

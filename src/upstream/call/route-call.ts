@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Exchange } from '../../pipeline/types.js';
-import type { CompiledRoute } from '../../config/types.js';
+import type { CompiledRoute } from '../../pipeline/types.js';
 import type { EventBus, UpstreamCall } from '../../observability/events.js';
 import { announcesBody, bufferedLength } from '../../guards/request-buffer.js';
 import type { Upstream } from '../upstream.js';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseService } from './origin.js';
+import { parseService } from './service.js';
 
 describe('parseService: host:port, http://host:port or https://host', () => {
   const ok = [

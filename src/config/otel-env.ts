@@ -12,19 +12,8 @@
  *   span export off; `always_on` and `traceidratio` map to their parent-based form, with a warning.
  * - `OTEL_SDK_DISABLED=true`: no span export at all, whatever else is set; propagation stays.
  */
-import type { GatewaySettings } from '../config/schema.js';
-
-export interface TracingSettings {
-  /** The full URL spans are POSTed to; undefined when nothing is exported. */
-  readonly tracesUrl: string | undefined;
-  readonly serviceName: string;
-  /** Share of gateway-started traces that are sampled. */
-  readonly sampleRatio: number;
-  /** Resource attributes besides service.name, in the order given. */
-  readonly resourceAttributes: readonly (readonly [string, string])[];
-  /** Settings that could not be honoured as written: logged once when the gateway applies them. */
-  readonly warnings: readonly string[];
-}
+import type { GatewaySettings } from './schema.js';
+import type { TracingSettings } from './types.js';
 
 type Telemetry = GatewaySettings['telemetry'];
 

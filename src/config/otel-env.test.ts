@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseResourceAttributes, resolveTracing, writtenTelemetryKeys } from './otel-env.js';
-import { originAddress } from './otlp-encoding.js';
 
 const defaults = { metrics: true, propagation: true, serviceName: 'portico', sampleRatio: 1 };
 const none = new Set<string>();
@@ -103,12 +102,5 @@ describe('OTEL_* environment', () => {
     );
     const bad = resolveTracing(defaults, none, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' });
     assert.deepEqual([bad.tracesUrl, bad.warnings.length], [undefined, 1]);
-  });
-
-  it('reads server.address and server.port from an origin', () => {
-    assert.deepEqual(originAddress('http://10.0.0.1:8080'), { address: '10.0.0.1', port: 8080 });
-    assert.deepEqual(originAddress('https://api.example.com'), { address: 'api.example.com', port: 443 });
-    assert.deepEqual(originAddress('http://[::1]'), { address: '[::1]', port: 80 });
-    assert.deepEqual(originAddress('http://[::1]:9000'), { address: '[::1]', port: 9000 });
   });
 });

@@ -1,0 +1,47 @@
+/**
+ * Compiles what each feature needs from a route's data, once per configuration, when its pipeline
+ * is built: URL builders (upstream/), the claim check (auth/), the body validator (guards/),
+ * header edits (upstream/), field filters and batch plans (mapping/). config/ hands over data
+ * only; this is where the behaviour is made, so the request path only calls it.
+ */
+import type { CompiledConfig, RouteSpec } from '../config/types.js';
+import type { CompiledRoute, PipelineConfig } from './types.js';
+import { compileUrlBuilder } from '../upstream/target-url.js';
+import { compileHeaderEdit } from '../upstream/header-edits.js';
+import { compileRequirements } from '../auth/requirements.js';
+import { compileBodySchema } from '../guards/json-schema.js';
+import { compileFieldFilter } from '../mapping/field-filter.js';
+import { compileBatch } from '../mapping/batch.js';
+
+/** The configuration with every route compiled; its other parts are shared, not copied. */
+export function compileRoutes(config: CompiledConfig): PipelineConfig {
+  const rolesClaim = config.settings.auth.rolesClaim;
+  return Object.freeze({ ...config, routes: Object.freeze(config.routes.map((r) => compileRoute(r, rolesClaim))) });
+}
+
+/** One route's data and the behaviour each feature compiled from it. */
+export function compileRoute(spec: RouteSpec, rolesClaim: string | undefined): CompiledRoute {
+  return Object.freeze({
+    ...spec,
+    buildPath: compileUrlBuilder(spec.path),
+    backends: Object.freeze(
+      spec.backends.map((b) =>
+        Object.freeze({ ...b, buildPath: compileUrlBuilder(b.path), filter: compileFieldFilter(b.fields) }),
+      ),
+    ),
+    checkClaims: spec.require === undefined ? undefined : compileRequirements(spec.require, rolesClaim),
+    mapping: Object.freeze(
+      spec.mapping.map((m) => ({
+        ...m,
+        buildPath: compileUrlBuilder(m.path),
+        batch: m.batch === undefined ? undefined : compileBatch(m.batch),
+      })),
+    ),
+    validateBody: spec.requestSchema === undefined ? undefined : compileBodySchema(spec.requestSchema),
+    filterResponse: compileFieldFilter(spec.fields),
+    editHeaders: Object.freeze({
+      request: compileHeaderEdit(spec.headers.request),
+      response: compileHeaderEdit(spec.headers.response),
+    }),
+  });
+}
