@@ -4,7 +4,7 @@
  * into a line and column for `FILE:LINE:COL` problems.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Node } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import type { Problem } from './problems.js';
 import {
   aliasSlips,
@@ -61,11 +61,14 @@ export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.e
   return parseConfigText(text, file, env);
 }
 
+/** Line and column of an offset in the text `lineCounter` has counted. */
+type At = (offset: number | undefined) => { line: number; col: number };
+
 /** Parses configuration text; `file` only names it in problems. */
 export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ParsedConfig {
   const lineCounter = new LineCounter();
   const problems: Problem[] = [];
-  const at = (offset: number | undefined) => {
+  const at: At = (offset) => {
     const pos = lineCounter.linePos(offset ?? 0);
     return { line: pos.line, col: pos.col };
   };
@@ -83,20 +86,46 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
       message: `nesting deeper than ${MAX_NESTING} levels (lists and mappings inside each other)`,
       hint: 'a gateway configuration needs fewer than 10; check for a runaway [ or {',
     });
-    const origin = at(tooDeep);
-    return {
-      file,
-      value: undefined,
-      problems,
-      wholeEnvPaths: [],
-      locate: () => origin,
-      locateKey: () => origin,
-      keysBefore: () => [],
-    };
+    return unparsed(file, problems, at(tooDeep));
   }
 
   // Duplicate keys are found below, where both lines and the likely slip can be named.
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  syntaxProblems(doc, text, lineCounter, { file, problems, at, slip });
+  const wholeEnvPaths: ConfigPath[] = [];
+  let value: unknown;
+  if (problems.length === 0) {
+    // A missing variable is reported, then validation goes on so that every problem shows at once.
+    substituteEnv(
+      doc.contents,
+      env,
+      (node, message) => problems.push({ file, ...at(node.range?.[0]), message }),
+      wholeEnvPaths,
+    );
+    try {
+      // Expansion was bounded above; the library's own alias rule would refuse legitimate reuse.
+      value = doc.toJS({ maxAliasCount: -1 }) as unknown;
+    } catch (err) {
+      problems.push({ file, ...at(0), message: `YAML: ${(err as Error).message}` });
+    }
+  }
+  return { file, value, problems, wholeEnvPaths, ...locators(doc, at) };
+}
+
+/** Where the syntax checks report: the file's problems, and how offsets become positions. */
+interface SyntaxReport {
+  readonly file: string;
+  readonly problems: Problem[];
+  readonly at: At;
+  readonly slip: (s: Slip) => void;
+}
+
+/**
+ * The parser's errors, each explained by the slip that usually causes it when one is found; then,
+ * on a document without errors, duplicate keys and aliases.
+ */
+function syntaxProblems(doc: Document, text: string, lineCounter: LineCounter, report: SyntaxReport): void {
+  const { file, problems, at, slip } = report;
   const explained = doc.errors.map((e) => overIndentedKey(text, e, lineCounter.lineStarts));
   const shown = explained.find((s) => s !== undefined);
   if (shown) slip(shown);
@@ -118,27 +147,10 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     for (const s of duplicateKeySlips(doc, lineOf)) slip(s);
   }
   if (problems.length === 0) for (const s of aliasSlips(doc)) slip(s);
-  const syntaxOk = problems.length === 0;
-  const wholeEnvPaths: ConfigPath[] = [];
-  // A missing variable is reported, then validation goes on so that every problem shows at once.
-  if (syntaxOk)
-    substituteEnv(
-      doc.contents,
-      env,
-      (node, message) => problems.push({ file, ...at(node.range?.[0]), message }),
-      wholeEnvPaths,
-    );
+}
 
-  let value: unknown;
-  if (syntaxOk) {
-    try {
-      // Expansion was bounded above; the library's own alias rule would refuse legitimate reuse.
-      value = doc.toJS({ maxAliasCount: -1 }) as unknown;
-    } catch (err) {
-      problems.push({ file, ...at(0), message: `YAML: ${(err as Error).message}` });
-    }
-  }
-
+/** `locate`, `locateKey` and `keysBefore` over the parsed document. */
+function locators(doc: Document, at: At): Pick<ParsedConfig, 'locate' | 'locateKey' | 'keysBefore'> {
   const nodeAt = (path: ConfigPath): Node | undefined => {
     let node: unknown = doc.contents;
     let found = node as Node | undefined;
@@ -151,10 +163,6 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     return found;
   };
   return {
-    file,
-    value,
-    problems,
-    wholeEnvPaths,
     locate: (path) => at(nodeAt(path)?.range?.[0]),
     locateKey: (path, key) => {
       const map = nodeAt(path);
@@ -174,17 +182,22 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
   };
 }
 
-function unparsable(file: string, message: string): ParsedConfig {
-  const origin = { line: 1, col: 1 };
+/** A file that is not data: its problems, every path located at `origin`. */
+function unparsed(file: string, problems: Problem[], origin: { line: number; col: number }): ParsedConfig {
   return {
     file,
     value: undefined,
-    problems: [{ file, ...origin, message }],
+    problems,
     wholeEnvPaths: [],
     locate: () => origin,
     locateKey: () => origin,
     keysBefore: () => [],
   };
+}
+
+function unparsable(file: string, message: string): ParsedConfig {
+  const origin = { line: 1, col: 1 };
+  return unparsed(file, [{ file, ...origin, message }], origin);
 }
 
 /**
