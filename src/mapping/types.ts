@@ -3,7 +3,7 @@
  * is built from (the endpoint, the shaper and the mapping calls all read them).
  */
 import type { UpstreamRegistry } from '../upstream/upstream.js';
-import type { EventBus } from '../observability/events.js';
+import type { EventBus } from '../observability/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { MappingCache } from './cache.js';
 

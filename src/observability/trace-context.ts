@@ -17,37 +17,9 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { randomHex } from './random-ids.js';
+import type { ChildSpan, TraceContext } from './types.js';
 
-/** A child span: one outgoing call, recorded only while an exporter is active. */
-export interface ChildSpan {
-  readonly spanId: string;
-  /** performance.now() when the call was prepared; the exporter refines start and end. */
-  start: number;
-  end: number | undefined;
-  status: number | undefined;
-  error: string | undefined;
-  name: string | undefined;
-  /** The call's full URL (`url.full`). */
-  origin: string | undefined;
-  method: string | undefined;
-  /** Host and port of the callee (`server.address`, `server.port`). */
-  address: string | undefined;
-  port: number | undefined;
-}
-
-export interface TraceContext {
-  readonly traceId: string;
-  /** The client's span id; undefined when the trace started here. */
-  readonly parentId: string | undefined;
-  /** The gateway's own (server) span id; '' when not recording. */
-  readonly spanId: string;
-  readonly sampled: boolean;
-  readonly tracestate: string | undefined;
-  /** Outgoing calls, kept only when the trace is sampled and an exporter records. */
-  readonly children: ChildSpan[] | undefined;
-  /** The client's Host header (`server.address` of the server span), kept only while recording. */
-  readonly host?: string | undefined;
-}
+export type { ChildSpan, TraceContext };
 
 /** What an exporter needs from this module. */
 export interface SpanRecorder {

@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { GatewayEvents } from '../events.js';
+import type { GatewayEvents } from '../types.js';
 
 /** One target of a named upstream, as the metrics read it. */
 export interface TargetStats {
