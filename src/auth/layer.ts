@@ -11,9 +11,8 @@ import type { Exchange, Layer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import { reportAuthResult } from './authenticator.js';
 import { gatewayRefusal } from './refusal.js';
-import type { ClaimCheck } from './types.js';
+import type { Authenticator, AuthOutcome, ClaimCheck } from './types.js';
 import type { TokenSources } from './token-sources.js';
-import type { AuthOutcome, Authenticator } from './types.js';
 
 const NO_CLAIMS: Readonly<Record<string, unknown>> = Object.freeze({});
 

@@ -2,10 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { circuitLayer } from './layer.js';
-import type { CompiledRoute } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import { fakeUpgradeExchange, neverRuns as neverRunsUpgrade, waitingNext } from '../../test/support/exchanges.js';
 import type { CircuitBreaker, CircuitPermit, CircuitState } from './breaker.js';
-import type { Exchange, Step } from '../pipeline/types.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
 
 /** A breaker that records what the layer reported. */

@@ -4,8 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { corsOriginProblem } from '../config/syntax/cors-origin.js';
 import { compileCors, originCheckLayer } from './cors.js';
-import type { CompiledRoute } from '../pipeline/types.js';
-import type { Exchange } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange } from '../pipeline/types.js';
 import { fakeRequest, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { CorsConfig } from '../config/schema.js';
 

@@ -9,8 +9,7 @@ import {
   type RateLimitPolicy,
   type RateLimitStore,
 } from './rate-limit.js';
-import type { Exchange } from '../pipeline/types.js';
-import type { CompiledRoute } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange } from '../pipeline/types.js';
 import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { RateLimitConfig } from '../config/schema.js';
 

@@ -15,9 +15,8 @@
  * every replica (redis-rate-limit.ts), with these as the fallback while Redis cannot answer.
  */
 import { LRUCache } from 'lru-cache';
-import type { CompiledRoute } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange, Layer } from '../pipeline/types.js';
 import type { RateLimitConfig } from '../config/schema.js';
-import type { Exchange, Layer } from '../pipeline/types.js';
 import { sendError } from '../response/send-error.js';
 import type { ClientIpResolver } from '../server/client-ip.js';
 

@@ -5,8 +5,7 @@
  * else is relayed unchanged (docs/design-decisions.md "Response mapping").
  */
 import { setMaxListeners } from 'node:events';
-import type { CompiledRoute } from '../pipeline/types.js';
-import type { Exchange, Step } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { Logger } from '../observability/logger.js';
 import { BackendCall } from '../upstream/call/backend-call.js';
 import { createRouteCall, type RouteCall } from '../upstream/call/route-call.js';

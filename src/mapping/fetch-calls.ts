@@ -10,8 +10,7 @@
  * id and trace of the request that started it; requests that join it or hit the cache make no
  * call and get no span for it.
  */
-import type { CompiledMappingRule, CompiledRoute } from '../pipeline/types.js';
-import type { Exchange } from '../pipeline/types.js';
+import type { CompiledMappingRule, CompiledRoute, Exchange } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { callJson, type JsonCallObserver, type JsonCallOptions } from '../upstream/call/json-call.js';
 import { batchCalls, batchObjects } from './batch.js';

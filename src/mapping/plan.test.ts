@@ -1,10 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CompiledMappingRule } from '../pipeline/types.js';
-import type { Template } from '../config/types.js';
+import type { Origin, Template } from '../config/types.js';
 import { parseTemplate } from '../config/syntax/template.js';
 import { compileUrlBuilder } from '../upstream/target-url.js';
-import type { Origin } from '../config/types.js';
 import { parseService } from '../config/syntax/service.js';
 import { scanItems } from './json-scan.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames } from './plan.js';

@@ -9,8 +9,7 @@
  * response (plan.ts), and an enriched body of at most 2 x `limits.maxMappingBodyBytes`; past a
  * bound, or on any error while enriching, the primary answer is still returned.
  */
-import type { CompiledMappingRule, CompiledRoute } from '../pipeline/types.js';
-import type { Exchange } from '../pipeline/types.js';
+import type { CompiledMappingRule, CompiledRoute, Exchange } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { scanItems, type ObjectSpan } from './json-scan.js';

@@ -3,8 +3,7 @@
  * back, never buffered. The call is one dispatch handler per request (upstream/call/backend-call.ts)
  * that writes the backend's head and body chunks straight into the client response.
  */
-import type { Exchange, Step } from '../pipeline/types.js';
-import type { CompiledRoute } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import { BackendCall } from '../upstream/call/backend-call.js';
 import { createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/call/route-call.js';
 

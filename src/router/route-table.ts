@@ -3,9 +3,8 @@
  * Routes come with their path already in find-my-way's syntax (`CompiledRoute.routerPath`).
  */
 import FindMyWay from 'find-my-way';
-import type { CompiledRoute } from '../pipeline/types.js';
+import type { CompiledRoute, Step } from '../pipeline/types.js';
 import { HTTP_METHODS, type HttpMethod } from '../config/schema.js';
-import type { Step } from '../pipeline/types.js';
 import { isDotSegmentValue } from '../upstream/target-url.js';
 
 export interface RouteEntry {

@@ -23,8 +23,7 @@
  * response is finished cleanly (the client sees a normal end and reconnects elsewhere) and the
  * backend stream is aborted; what the backend still sends is dropped.
  */
-import type { Exchange, Step } from '../pipeline/types.js';
-import type { CompiledRoute } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import { BackendCall } from '../upstream/call/backend-call.js';
 import { createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/call/route-call.js';
 import type { OpenStreams } from './open-streams.js';

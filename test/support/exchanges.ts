@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CompiledRoute } from '../../src/pipeline/types.js';
-import type { Exchange } from '../../src/pipeline/types.js';
+import type { CompiledRoute, Exchange } from '../../src/pipeline/types.js';
 import { responseOnSocket } from '../../src/server/socket-response.js';
 import { GatewayResponse, stampRequestId } from '../../src/server/gateway-response.js';
 import { RecordingSocket } from './recording-socket.js';

@@ -4,8 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Exchange } from '../../src/pipeline/types.js';
-import type { CompiledRoute } from '../../src/pipeline/types.js';
+import type { CompiledRoute, Exchange } from '../../src/pipeline/types.js';
 import type { RouteCall } from '../../src/upstream/call/route-call.js';
 import type { BackendPool, Upstream } from '../../src/upstream/upstream.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
