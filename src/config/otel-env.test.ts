@@ -5,7 +5,7 @@ import { parseResourceAttributes, resolveTracing, writtenTelemetryKeys } from '.
 const defaults = { metrics: true, propagation: true, serviceName: 'portico', sampleRatio: 1 };
 const none = new Set<string>();
 
-describe('OTEL_* environment', () => {
+describe('OTEL_* environment: endpoint, service and resource', () => {
   it('appends /v1/traces to OTEL_EXPORTER_OTLP_ENDPOINT and uses the traces endpoint as-is, which wins', () => {
     assert.equal(
       resolveTracing(defaults, none, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }).tracesUrl,
@@ -59,7 +59,9 @@ describe('OTEL_* environment', () => {
       'b',
     );
   });
+});
 
+describe('OTEL_* environment: sampling and switching export off', () => {
   it('maps the samplers the gateway supports and warns about the rest', () => {
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c' };
     const r = (sampler: string, arg?: string) =>

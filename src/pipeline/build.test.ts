@@ -1,103 +1,26 @@
 /**
- * The recipes of pipeline/build.ts, run with fake `next`s (one that records, one that must never
- * run, one that waits), a fake Authenticator and a recording breaker: which layers a route gets,
- * and in which order they answer. No network: the endpoints are never reached.
+ * The HTTP recipes of pipeline/build.ts, run with fake `next`s (one that records, one that must
+ * never run, one that waits), a fake Authenticator and a recording breaker: which layers a route
+ * gets, and in which order they answer. No network: the endpoints are never reached.
+ * WebSocket handshakes through the same recipes: build-handshake.test.ts.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { loadConfigText } from '../config/load.js';
-import type { CompiledConfig } from '../config/types.js';
-import type { Authenticator, AuthOutcome } from '../auth/types.js';
-import type { CircuitBreaker } from '../circuit/breaker.js';
-import { createUpstreamRegistry, type UpstreamRegistry } from '../upstream/upstream.js';
-import { createMappingCache } from '../mapping/cache.js';
-import { createEventBus, type GatewayEvents } from '../observability/events.js';
-import { createLogger } from '../observability/logger.js';
-import { buildPipeline, createPipelineDeps, routeLayers, type PipelineDeps } from './build.js';
-import type { CompiledRoute, Exchange } from './types.js';
-import { compose } from './compose.js';
+import { buildPipeline, routeLayers } from './build.js';
+import type { Exchange } from './types.js';
+import { fakeExchange, fakeRequest, neverRuns, recordingNext, waitingNext } from '../../test/support/exchanges.js';
 import {
-  fakeExchange,
-  fakeRequest,
-  fakeUpgradeExchange,
-  neverRuns,
-  recordingNext,
-  waitingNext,
-} from '../../test/support/exchanges.js';
+  BROWSER,
+  closePipelineSetups,
+  httpPipeline,
+  REFUSAL,
+  SECRET,
+  setup,
+} from '../../test/support/pipeline-setup.js';
 
-const SECRET = 'a-unit-test-secret-of-at-least-32-bytes';
-const BROWSER = 'https://app.example.com';
+after(closePipelineSetups);
 
-function compile(yaml: string): CompiledConfig {
-  const r = loadConfigText(yaml, 'unit.yaml', {});
-  if (!r.ok) throw new Error(JSON.stringify(r.problems));
-  return r.config;
-}
-
-/** A breaker that admits (or not) and records every acquire and outcome. */
-function recordingBreaker(admit = true) {
-  const log: string[] = [];
-  const breaker: CircuitBreaker = {
-    origin: 'http://127.0.0.1:1',
-    state: admit ? 'closed' : 'open',
-    acquire() {
-      log.push('acquire');
-      if (!admit) return undefined;
-      return { succeed: () => log.push('succeed'), fail: () => log.push('fail'), release: () => log.push('release') };
-    },
-    retryAfterSec: () => 12.2,
-  };
-  return { breaker, log };
-}
-
-/** An Authenticator that answers `outcome` and counts its calls. */
-function fakeAuthenticator(outcome: AuthOutcome = { ok: true, claimHeaders: [['X-sub', 'u1']] }) {
-  const calls: string[] = [];
-  const authenticator: Authenticator = {
-    authenticate: async (_req, requestId) => (calls.push(requestId), outcome),
-  };
-  return { authenticator, calls };
-}
-
-const registries: UpstreamRegistry[] = [];
-after(() => Promise.all(registries.map((r) => r.close())));
-
-function setup(yaml: string, options: { admit?: boolean; auth?: AuthOutcome } = {}) {
-  const config = compile(yaml);
-  const { breaker, log } = recordingBreaker(options.admit);
-  // Real pools are made but never connected: no endpoint runs in these tests.
-  const upstreams = createUpstreamRegistry({ connections: 1, createBreaker: () => breaker });
-  registries.push(upstreams);
-  const events = createEventBus();
-  const authResults: GatewayEvents['auth:result'][] = [];
-  events.on('auth:result', (e) => authResults.push(e));
-  const { authenticator, calls } = fakeAuthenticator(options.auth);
-  const deps: PipelineDeps = {
-    ...createPipelineDeps(config, {
-      upstreams,
-      events,
-      logger: createLogger({ level: 'silent' }),
-      mappingCache: createMappingCache(config.settings.mappingCache),
-    }),
-    authenticator,
-  };
-  return { deps, route: (i = 0) => deps.config.routes[i]!, breakerLog: log, authCalls: calls, authResults };
-}
-
-/** The recipe of `route` around a fake `next`. */
-const httpPipeline = (route: CompiledRoute, deps: PipelineDeps, next: (ex: Exchange) => Promise<void>) =>
-  compose(routeLayers(route, deps), next);
-
-const REFUSAL: AuthOutcome = {
-  ok: false,
-  status: 401,
-  headers: { 'content-type': 'application/json', 'content-length': '2', 'www-authenticate': 'Bearer' },
-  body: Buffer.from('{}'),
-  code: 'GW_AUTH_MISSING',
-};
-
-describe('buildPipeline: the HTTP recipe', () => {
+describe('buildPipeline, HTTP: auth before the circuit', () => {
   it('a public route: no token check; the circuit admits, and counts the outcome once next is done', async () => {
     const { deps, route, breakerLog, authCalls } = setup(`
 routes:
@@ -150,7 +73,9 @@ config:
     assert.equal(ex.errorCode, 'GW_AUTH_MISSING');
     assert.deepEqual(breakerLog, []);
   });
+});
 
+describe('buildPipeline, HTTP: cheap refusals first, and no layer a route does not need', () => {
   it('the rate limit refuses before auth, and CORS headers are on the refusal', async () => {
     const { deps, route, authCalls } = setup(`
 routes:
@@ -204,7 +129,9 @@ config:
     assert.equal(seen.length, 1);
     assert.deepEqual(breakerLog, []);
   });
+});
 
+describe('buildPipeline, HTTP: route kinds, and refusals when the route is built', () => {
   it('an SSE route settles its permit when the endpoint starts the response, not when the stream ends', async () => {
     const { deps, route, breakerLog } = setup(`
 routes:
@@ -248,97 +175,5 @@ config:
   auth: { secret: "${SECRET}", defaultProtected: true }
 `);
     assert.throws(() => routeLayers(route(), { ...deps, authenticator: undefined }), /requires auth/);
-  });
-});
-
-describe('the same recipe for a WebSocket handshake', () => {
-  const WS_ROUTE = `
-routes:
-  - { method: GET, route: /chat, service: "127.0.0.1:1", path: /chat, isWebSocket: true, rateLimit: { requestsPerSec: 1, burst: 1 } }
-  - { method: GET, route: /plain, service: "127.0.0.1:1", path: /plain }
-config:
-  circuitBreaker: { enabled: true }
-  auth: { secret: "${SECRET}", defaultProtected: true }
-  cors: { origins: ["${BROWSER}"] }
-`;
-
-  it("writes the Authenticator's refusal onto the socket and never asks the circuit", async () => {
-    const { deps, route, breakerLog, authResults } = setup(WS_ROUTE, { auth: REFUSAL });
-    const { ex, socket } = fakeUpgradeExchange(route());
-    await buildPipeline(route(), deps)(ex);
-    await once(socket, 'close');
-    const text = socket.text();
-    assert.ok(text.startsWith('HTTP/1.1 401 Unauthorized\r\n'), text);
-    assert.match(text, /\r\nwww-authenticate: Bearer\r\n/);
-    assert.match(text, /\r\nx-request-id: rid-1\r\n/);
-    assert.ok(text.endsWith('\r\n\r\n{}'));
-    assert.equal(ex.res.statusCode, 401);
-    assert.equal(ex.errorCode, 'GW_AUTH_MISSING');
-    assert.deepEqual(breakerLog, []);
-    assert.deepEqual(
-      authResults.map((r) => r.outcome),
-      ['missing'],
-    );
-  });
-
-  it('answers 503 JSON with Retry-After when the circuit refuses a permit, after auth', async () => {
-    const { deps, route, breakerLog } = setup(WS_ROUTE, { admit: false });
-    const { ex, socket } = fakeUpgradeExchange(route());
-    await buildPipeline(route(), deps)(ex);
-    await once(socket, 'close');
-    const text = socket.text();
-    assert.ok(text.startsWith('HTTP/1.1 503 Service Unavailable\r\n'), text);
-    assert.match(text, /\r\nretry-after: 13\r\n/);
-    assert.match(text, /\r\nx-portico-error: GW_CIRCUIT_OPEN\r\n/);
-    assert.deepEqual(breakerLog, ['acquire']);
-    assert.equal(ex.res.statusCode, 503);
-    assert.equal(ex.errorCode, 'GW_CIRCUIT_OPEN');
-    assert.deepEqual(ex.claimHeaders, [['X-sub', 'u1']]);
-  });
-
-  it('rate limit, then Origin check, then auth, then circuit, then next with the claims', async () => {
-    const { deps, route, breakerLog, authCalls } = setup(WS_ROUTE);
-    const foreign = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: 'https://evil.example' }));
-    await httpPipeline(route(), deps, neverRuns())(foreign.ex);
-    assert.equal(foreign.ex.res.statusCode, 403);
-    assert.equal(foreign.ex.errorCode, 'GW_ORIGIN_NOT_ALLOWED');
-    assert.deepEqual(authCalls, [], 'a foreign origin is refused before the token is checked');
-
-    // The refused handshake took the client's only token: the next one is over the limit.
-    const limited = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: BROWSER }));
-    await httpPipeline(route(), deps, neverRuns())(limited.ex);
-    assert.equal(limited.ex.res.statusCode, 429);
-    assert.equal(limited.ex.errorCode, 'GW_RATE_LIMITED');
-    assert.deepEqual(authCalls, []);
-    assert.deepEqual(breakerLog, []);
-  });
-
-  it('an admitted upgrade reaches next with its claims; the permit is settled when next is done', async () => {
-    const { deps, route, breakerLog } = setup(WS_ROUTE);
-    const waiting = waitingNext<Exchange>((u) => {
-      u.upstreamStatus = 101;
-    });
-    const { ex } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: BROWSER }));
-    const running = httpPipeline(route(), deps, waiting.next)(ex);
-    assert.deepEqual((await waiting.started).claimHeaders, [['X-sub', 'u1']]);
-    assert.deepEqual(breakerLog, ['acquire']);
-    waiting.finish();
-    await running;
-    assert.deepEqual(breakerLog, ['acquire', 'succeed']);
-  });
-
-  it('a public WebSocket route without limits or CORS has only the circuit layer', async () => {
-    const { deps, route, breakerLog, authCalls } = setup(`
-routes:
-  - { method: GET, route: /chat, service: "127.0.0.1:1", path: /chat, isWebSocket: true }
-config:
-  circuitBreaker: { enabled: true }
-`);
-    const { next, seen } = recordingNext<Exchange>();
-    const { ex } = fakeUpgradeExchange(route(), fakeRequest({ host: 'gw', origin: 'https://anyone.example' }));
-    await httpPipeline(route(), deps, next)(ex);
-    assert.deepEqual(seen, [ex]);
-    assert.deepEqual(authCalls, []);
-    assert.deepEqual(breakerLog, ['acquire', 'release']);
   });
 });
