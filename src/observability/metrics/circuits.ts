@@ -2,23 +2,23 @@
  * Circuit breakers: 'circuit:change' into `portico_circuit_transitions_total`; each origin's
  * current state read at scrape time into `portico_circuit_state`.
  */
-import { Counter, Gauge } from 'prom-client';
+import { Gauge } from 'prom-client';
+import { counter } from './shared.js';
 import type { MetricsModule } from './types.js';
 
 const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const;
 
 export const circuitMetrics: MetricsModule = (registry, sources) => {
-  const on = { registers: [registry] };
-  const circuitTransitions = new Counter({
-    ...on,
-    name: 'portico_circuit_transitions_total',
-    help: 'Circuit state changes, by origin and new state',
-    labelNames: ['origin', 'state'] as const,
-  });
+  const circuitTransitions = counter(
+    registry,
+    'portico_circuit_transitions_total',
+    'Circuit state changes, by origin and new state',
+    ['origin', 'state'],
+  );
   if (sources.circuits !== undefined) {
     const circuits = sources.circuits;
     new Gauge({
-      ...on,
+      registers: [registry],
       name: 'portico_circuit_state',
       help: 'Circuit state per backend origin: 1 for the current state (closed, open, half-open), 0 for the others',
       labelNames: ['origin', 'state'] as const,

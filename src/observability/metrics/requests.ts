@@ -2,9 +2,9 @@
  * Requests: 'request:end' into the request duration and count, aborted requests, gateway errors
  * and rate-limit refusals; requests in flight and the rate limiter's buckets read at scrape time.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { createSeriesHistogram } from '../series.js';
-import { LATENCY_BUCKETS, routeLabel } from './shared.js';
+import { counter, gaugeFrom, LATENCY_BUCKETS, routeLabel } from './shared.js';
 import type { MetricsModule, MetricsSources } from './types.js';
 
 function statusClass(status: number): string {
@@ -12,7 +12,6 @@ function statusClass(status: number): string {
 }
 
 export const requestMetrics: MetricsModule = (registry, sources) => {
-  const on = { registers: [registry] };
   // The two per-request series are kept by series.ts (no prom-client work per request).
   const duration = createSeriesHistogram(registry, {
     name: 'portico_request_duration_seconds',
@@ -20,24 +19,24 @@ export const requestMetrics: MetricsModule = (registry, sources) => {
     buckets: LATENCY_BUCKETS,
     counter: { name: 'portico_requests_total', help: 'Requests answered, by route template, method and status class' },
   });
-  const aborted = new Counter({
-    ...on,
-    name: 'portico_requests_aborted_total',
-    help: 'Requests whose client left before the response ended',
-    labelNames: ['route'] as const,
-  });
-  const gatewayErrors = new Counter({
-    ...on,
-    name: 'portico_gateway_errors_total',
-    help: 'Responses the gateway generated itself, by error code (X-Portico-Error)',
-    labelNames: ['code'] as const,
-  });
-  const rateLimited = new Counter({
-    ...on,
-    name: 'portico_rate_limited_total',
-    help: 'Requests refused with 429 by the rate limiter, by route',
-    labelNames: ['route'] as const,
-  });
+  const aborted = counter(
+    registry,
+    'portico_requests_aborted_total',
+    'Requests whose client left before the response ended',
+    ['route'],
+  );
+  const gatewayErrors = counter(
+    registry,
+    'portico_gateway_errors_total',
+    'Responses the gateway generated itself, by error code (X-Portico-Error)',
+    ['code'],
+  );
+  const rateLimited = counter(
+    registry,
+    'portico_rate_limited_total',
+    'Requests refused with 429 by the rate limiter, by route',
+    ['route'],
+  );
   requestStateGauges(registry, sources);
   return {
     'request:end': (e) => {
@@ -58,27 +57,11 @@ export const requestMetrics: MetricsModule = (registry, sources) => {
 
 /** Read at scrape time from the state their owners keep (no per-request cost). */
 function requestStateGauges(registry: Registry, sources: MetricsSources): void {
-  const on = { registers: [registry] };
-  if (sources.inFlight !== undefined) {
-    const inFlight = sources.inFlight;
-    new Gauge({
-      ...on,
-      name: 'portico_requests_in_flight',
-      help: 'Requests being served now',
-      collect() {
-        this.set(inFlight.count);
-      },
-    });
+  const { inFlight, rateLimitBuckets } = sources;
+  if (inFlight !== undefined) {
+    gaugeFrom(registry, 'portico_requests_in_flight', 'Requests being served now', () => inFlight.count);
   }
-  if (sources.rateLimitBuckets !== undefined) {
-    const size = sources.rateLimitBuckets;
-    new Gauge({
-      ...on,
-      name: 'portico_rate_limit_buckets',
-      help: 'Client buckets held by the rate limiter',
-      collect() {
-        this.set(size());
-      },
-    });
+  if (rateLimitBuckets !== undefined) {
+    gaugeFrom(registry, 'portico_rate_limit_buckets', 'Client buckets held by the rate limiter', rateLimitBuckets);
   }
 }

@@ -2,43 +2,39 @@
  * Upstream calls: 'upstream:response' into the upstream latency (and mapping calls answered),
  * 'upstream:error', 'upstream:retry' and 'aggregate:incomplete' into their counters.
  */
-import { Counter } from 'prom-client';
 import { createSeriesHistogram } from '../series.js';
-import { LATENCY_BUCKETS, routeLabel } from './shared.js';
+import { counter, LATENCY_BUCKETS, routeLabel } from './shared.js';
 import type { MetricsModule } from './types.js';
 
 export const upstreamMetrics: MetricsModule = (registry) => {
-  const on = { registers: [registry] };
   const upstreamDuration = createSeriesHistogram(registry, {
     name: 'portico_upstream_duration_seconds',
     help: 'Time until an upstream answered with its response head, by route, origin and call (backend, mapping, auth, websocket)',
     buckets: LATENCY_BUCKETS,
   });
-  const upstreamErrors = new Counter({
-    ...on,
-    name: 'portico_upstream_errors_total',
-    help: 'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)',
-    labelNames: ['route', 'origin', 'kind'] as const,
-  });
+  const upstreamErrors = counter(
+    registry,
+    'portico_upstream_errors_total',
+    'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)',
+    ['route', 'origin', 'kind'],
+  );
   // Counted here, not with the mapping failures: an answered mapping call is an 'upstream:response'.
-  const mappingCalls = new Counter({
-    ...on,
-    name: 'portico_mapping_calls_total',
-    help: 'Mapping calls answered, by route and origin',
-    labelNames: ['route', 'origin'] as const,
-  });
-  const retries = new Counter({
-    ...on,
-    name: 'portico_upstream_retries_total',
-    help: 'Backend calls sent again to another target of a named upstream, by route and upstream',
-    labelNames: ['route', 'origin'] as const,
-  });
-  const aggregateFailures = new Counter({
-    ...on,
-    name: 'portico_aggregate_backend_failures_total',
-    help: 'Backends of an aggregated route that gave no usable answer, by route and service',
-    labelNames: ['route', 'service'] as const,
-  });
+  const mappingCalls = counter(registry, 'portico_mapping_calls_total', 'Mapping calls answered, by route and origin', [
+    'route',
+    'origin',
+  ]);
+  const retries = counter(
+    registry,
+    'portico_upstream_retries_total',
+    'Backend calls sent again to another target of a named upstream, by route and upstream',
+    ['route', 'origin'],
+  );
+  const aggregateFailures = counter(
+    registry,
+    'portico_aggregate_backend_failures_total',
+    'Backends of an aggregated route that gave no usable answer, by route and service',
+    ['route', 'service'],
+  );
   return {
     'upstream:response': (e) => {
       const series = upstreamDuration.series(`${e.call} ${e.origin} ${e.routeId}`, () => ({
