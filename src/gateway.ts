@@ -22,7 +22,7 @@ import type { RedisConnection } from './redis/connection.js';
 import type { Metrics } from './observability/metrics.js';
 import type { Tracer } from './observability/trace-context.js';
 import type { OtlpExporter } from './observability/otlp.js';
-import type { TunnelOptions } from './stream/tunnel.js';
+import type { TunnelOptions } from './endpoints/tunnel.js';
 import { createAdmin, type Admin as AdminListener } from './admin/listener.js';
 import { createRegistries, targetStats, type Registries } from './setup/registries.js';
 import { Telemetry } from './setup/telemetry.js';

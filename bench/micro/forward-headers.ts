@@ -1,12 +1,16 @@
 /**
- * Request header building (src/upstream/forward-headers.ts upstreamRequestHeaders) for a typical
+ * Request header building (src/upstream/headers/forward-headers.ts upstreamRequestHeaders) for a typical
  * browser-like request of 12 headers, with and without claim headers from auth. The request is
  * a fake with just the fields the function reads (rawHeaders, headers, socket).
  * Standalone: `node --import tsx bench/micro/forward-headers.ts`.
  */
 import type { IncomingMessage } from 'node:http';
 import { DEFAULT_STRIP_HEADERS } from '../../src/config/schema.js';
-import { requestDropSet, upstreamRequestHeaders, type ForwardContext } from '../../src/upstream/forward-headers.js';
+import {
+  requestDropSet,
+  upstreamRequestHeaders,
+  type ForwardContext,
+} from '../../src/upstream/headers/forward-headers.js';
 import { isMain, measure, runStandalone, type MicroSuite } from './measure.js';
 
 const RAW = [

@@ -5,7 +5,7 @@
  * token holder shape the headers a backend trusts. The caller logs what was skipped.
  */
 import { HEADER_NAME, INVALID_VALUE_CHAR } from '../config/syntax/headers.js';
-import { MAX_HEADER_VALUE_LENGTH } from '../upstream/header-edits.js';
+import { MAX_HEADER_VALUE_LENGTH } from '../upstream/headers/header-edits.js';
 
 /** Why a claim was not turned into a header. */
 export type SkippedClaim = {

@@ -13,6 +13,7 @@
  * (`realm_access.roles`).
  */
 import type { ClaimCheck } from './types.js';
+import { claimAt } from '../pipeline/claims.js';
 
 export type ClaimValue = string | number | boolean;
 
@@ -70,18 +71,6 @@ export function compileRequirements(rules: Requirements, rolesClaim: string | un
     }
     return undefined;
   };
-}
-
-/** The claim called `name`, else the value at the dot path `name`; undefined when absent. */
-export function claimAt(claims: Readonly<Record<string, unknown>>, name: string): unknown {
-  if (Object.hasOwn(claims, name)) return claims[name];
-  if (!name.includes('.')) return undefined;
-  let at: unknown = claims;
-  for (const part of name.split('.')) {
-    if (typeof at !== 'object' || at === null || Array.isArray(at) || !Object.hasOwn(at, part)) return undefined;
-    at = (at as Record<string, unknown>)[part];
-  }
-  return at;
 }
 
 /** The strings a claim holds: a list's strings, or one string (split on spaces for scopes). */

@@ -2,7 +2,7 @@
  * The JSON Schema dialect of `request.schema`: the schema read (an inline object, or a JSON file)
  * and compiled with ajv, draft-07 by default, draft 2020-12 when the schema's `$schema` says so,
  * formats from ajv-formats. Validation compiles it to report a bad schema with its line; the
- * request-schema guard (guards/json-schema.ts) compiles it again with the same instances.
+ * request-schema guard (layers/json-schema.ts) compiles it again with the same instances.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

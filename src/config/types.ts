@@ -158,7 +158,7 @@ export interface RouteSpec {
   readonly maxBodyBytes: number;
   /** The route's `request.schema`, read (a file's JSON parsed); undefined without one. */
   readonly requestSchema: unknown;
-  /** Read the whole request body before the backend call (guards/request-buffer.ts). */
+  /** Read the whole request body before the backend call (layers/request-buffer.ts). */
   readonly buffersRequest: boolean;
   /** The route's `response` field rules (allow, deny, rename); undefined when they would leave every answer as it is. */
   readonly fields: FieldRules | undefined;
@@ -167,7 +167,7 @@ export interface RouteSpec {
     readonly request: HeaderRules | undefined;
     readonly response: HeaderRules | undefined;
   };
-  /** The route's own rate-limit options as written (resolved by guards/rate-limit.ts). */
+  /** The route's own rate-limit options as written (resolved by layers/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
   /**
    * Retries allowed per request on a named upstream: the route's `retries`, or 0 for a method that

@@ -2,7 +2,7 @@
  * The shaping of a route's JSON answer, on the text: the items are scanned, every distinct mapping
  * URL is fetched (fetch-calls.ts), each result is spliced into its items under `tag`, and the
  * field rules (field-filter.ts) shape the result. Used by mapped routes (enrich.ts) and by
- * aggregated ones on their merged answer (aggregate/aggregate.ts).
+ * aggregated ones on their merged answer (endpoints/aggregate.ts).
  *
  * Bounds (README "Response mapping"): at most `limits.connectionsPerOrigin` calls per response and
  * origin in flight at once (limit.ts), at most MAX_MAPPING_CALLS_PER_RESPONSE distinct URLs per

@@ -19,38 +19,39 @@ import type { Logger } from '../observability/logger.js';
 import type { CompiledRoute, Layer, PipelineConfig, Step } from './types.js';
 import { compose } from './compose.js';
 import { compileRoutes } from './compile-route.js';
-import { forwardEndpoint } from '../proxy/forward.js';
-import { requestDropSet, type RequestDropSet } from '../upstream/forward-headers.js';
+import { forwardEndpoint } from '../endpoints/forward.js';
+import { requestDropSet, type RequestDropSet } from '../upstream/headers/forward-headers.js';
 import {
   createClientIpResolver,
   createTrustTest,
   normalizeAddress,
   type ClientIpResolver,
 } from '../server/client-ip.js';
-import { bodyLimitLayer } from '../server/limits.js';
-import { circuitLayer } from '../circuit/layer.js';
+import { bodyLimitLayer } from '../layers/body-limit.js';
+import { circuitLayer } from '../layers/circuit.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
-import { authLayer, type RouteAuthRules } from '../auth/layer.js';
+import { authLayer, type RouteAuthRules } from '../layers/auth.js';
 import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
-import { mappingEndpoint, type JsonShapingOptions } from '../mapping/enrich.js';
-import { aggregateEndpoint } from '../aggregate/aggregate.js';
+import { mappingEndpoint, type JsonShapingOptions } from '../endpoints/mapping.js';
+import { aggregateEndpoint } from '../endpoints/aggregate.js';
 import type { MappingCache } from '../mapping/cache.js';
-import { sseEndpoint } from '../stream/sse.js';
-import type { OpenStreams } from '../stream/open-streams.js';
-import { requireUpgradeLayer, websocketEndpoint } from '../stream/websocket.js';
-import type { TunnelOptions } from '../stream/tunnel.js';
+import { sseEndpoint } from '../endpoints/sse.js';
+import type { OpenStreams } from '../endpoints/open-streams.js';
+import { requireUpgradeLayer } from '../layers/require-upgrade.js';
+import { websocketEndpoint } from '../endpoints/websocket.js';
+import type { TunnelOptions } from '../endpoints/tunnel.js';
 import {
   createRateLimiter,
   rateLimitLayer,
   routeRateLimit,
   type RateLimiter,
   type RateLimitStore,
-} from '../guards/rate-limit.js';
-import { requestBufferLayer } from '../guards/request-buffer.js';
-import { requestSchemaLayer } from '../guards/request-schema.js';
-import { compileCors, corsLayer, originCheckLayer, type CorsPolicy } from '../guards/cors.js';
+} from '../layers/rate-limit.js';
+import { requestBufferLayer } from '../layers/request-buffer.js';
+import { requestSchemaLayer } from '../layers/request-schema.js';
+import { compileCors, corsLayer, originCheckLayer, type CorsPolicy } from '../layers/cors.js';
 
 /** What the process makes once and every configuration's pipelines share. */
 export interface SharedPipelineDeps {
@@ -65,9 +66,9 @@ export interface SharedPipelineDeps {
   readonly sharedRateLimits?: RateLimitStore | undefined;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
   readonly jwks?: JwksRegistry;
-  /** The process-wide open SSE streams, ended when the gateway drains (stream/open-streams.ts). */
+  /** The process-wide open SSE streams, ended when the gateway drains (endpoints/open-streams.ts). */
   readonly streams?: OpenStreams;
-  /** Overrides the WebSocket tunnel bounds (tests); stream/tunnel.ts has the defaults. */
+  /** Overrides the WebSocket tunnel bounds (tests); endpoints/tunnel.ts has the defaults. */
   readonly tunnel?: TunnelOptions;
 }
 

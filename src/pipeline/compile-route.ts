@@ -1,15 +1,15 @@
 /**
  * Compiles what each feature needs from a route's data, once per configuration, when its pipeline
- * is built: URL builders (upstream/), the claim check (auth/), the body validator (guards/),
+ * is built: URL builders (upstream/), the claim check (auth/), the body validator (layers/),
  * header edits (upstream/), field filters and batch plans (mapping/). config/ hands over data
  * only; this is where the behaviour is made, so the request path only calls it.
  */
 import type { CompiledConfig, RouteSpec } from '../config/types.js';
 import type { CompiledRoute, PipelineConfig } from './types.js';
 import { compileUrlBuilder } from '../upstream/target-url.js';
-import { compileHeaderEdit } from '../upstream/header-edits.js';
+import { compileHeaderEdit } from '../upstream/headers/header-edits.js';
 import { compileRequirements } from '../auth/requirements.js';
-import { compileBodySchema } from '../guards/json-schema.js';
+import { compileBodySchema } from '../layers/json-schema.js';
 import { compileFieldFilter } from '../mapping/field-filter.js';
 import { compileBatch } from '../mapping/batch.js';
 

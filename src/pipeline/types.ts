@@ -11,7 +11,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { BackendSpec, CompiledConfig, MappingRuleSpec, RouteSpec } from '../config/types.js';
 import type { CompiledHeaderEdit, UpstreamFailureKind, UrlBuilder } from '../upstream/types.js';
 import type { ClaimCheck } from '../auth/types.js';
-import type { BodyValidator } from '../guards/types.js';
+import type { BodyValidator } from '../layers/types.js';
 
 /** Filters a JSON text (mapping/field-filter.ts); undefined when the text is not an object or an array of objects. */
 export type FieldFilter = (text: string) => string | undefined;
@@ -67,7 +67,7 @@ export interface PipelineConfig extends Omit<CompiledConfig, 'routes'> {
 }
 
 /**
- * A request body read completely before the backend call (guards/request-buffer.ts): in memory,
+ * A request body read completely before the backend call (layers/request-buffer.ts): in memory,
  * or in an unlinked temporary file once it outgrew the memory buffer.
  */
 export type RequestBody = Buffer | { readonly handle: FileHandle; readonly size: number };

@@ -14,7 +14,7 @@ import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { sendError } from '../response/send-error.js';
 import { sendHealth, sendReady } from '../ops/health.js';
-import type { CorsPolicy } from '../guards/cors.js';
+import type { CorsPolicy } from '../layers/cors.js';
 import { traceOf, type Tracer } from '../observability/trace-context.js';
 import { answerCompleted } from '../response/answer-completed.js';
 import { stampRequestId } from './gateway-response.js';
@@ -45,7 +45,7 @@ export interface RequestHandlerDeps {
   readonly metrics?: (req: IncomingMessage, res: ServerResponse) => void;
   /** Counts requests in flight, for graceful shutdown. */
   readonly inFlight: { count: number };
-  /** The CORS policy of the current configuration (preflights are answered here, guards/cors.ts). */
+  /** The CORS policy of the current configuration (preflights are answered here, layers/cors.ts). */
   readonly cors?: () => CorsPolicy | undefined;
 }
 

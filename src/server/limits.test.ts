@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyLimitLayer, clientErrorHandler, serverOptions } from './limits.js';
+import { bodyLimitLayer } from '../layers/body-limit.js';
+import { clientErrorHandler, serverOptions } from './limits.js';
 import type { Exchange } from '../pipeline/types.js';
 import { createLogger } from '../observability/logger.js';
 

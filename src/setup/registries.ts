@@ -11,11 +11,11 @@ import { createCircuitRegistry, originsOf, type CircuitRegistry } from '../circu
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { createMappingCache, type MappingCache } from '../mapping/cache.js';
-import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../guards/rate-limit.js';
-import { createRedisRateLimitStore } from '../guards/redis-rate-limit.js';
+import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../layers/rate-limit.js';
+import { createRedisRateLimitStore } from '../layers/redis-rate-limit.js';
 import { createRedisMappingStore } from '../mapping/redis-cache.js';
 import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
-import { createOpenStreams, type OpenStreams } from '../stream/open-streams.js';
+import { createOpenStreams, type OpenStreams } from '../endpoints/open-streams.js';
 import { createJwksRegistry, type JwksRegistry } from '../auth/jwks-registry.js';
 import type { TargetStats } from '../observability/metrics.js';
 

@@ -15,7 +15,7 @@ export type UrlBuilder = (values: Readonly<Record<string, string>>) => string;
 /** A header value template: literal text and placeholders, alternating as written. */
 export type HeaderValuePart = { readonly text: string } | { readonly param: string } | { readonly claim: string };
 
-/** One side of a route's header rules, compiled (upstream/header-edits.ts). */
+/** One side of a route's header rules, compiled (upstream/headers/header-edits.ts). */
 export interface CompiledHeaderEdit {
   /** Lower-case names removed (the names `set` replaces are in it too). */
   readonly remove: ReadonlySet<string>;

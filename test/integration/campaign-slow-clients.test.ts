@@ -18,7 +18,7 @@ import { startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { bounded, startWsBackend, type WsBackend } from '../support/ws-backend.js';
 import { waitFor } from '../support/wait-for.js';
-import { acceptFor } from '../../src/stream/websocket.js';
+import { acceptFor } from '../../src/endpoints/websocket.js';
 
 const MB = 1024 * 1024;
 /** The configured client timeouts (seconds in the YAML below). */

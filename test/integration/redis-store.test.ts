@@ -12,8 +12,8 @@ import { waitFor } from '../support/wait-for.js';
 import { createRedisConnection, type RedisConnection, type RedisSettings } from '../../src/redis/connection.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createRateLimiter, type RateLimitStore } from '../../src/guards/rate-limit.js';
-import { createRedisRateLimitStore } from '../../src/guards/redis-rate-limit.js';
+import { createRateLimiter, type RateLimitStore } from '../../src/layers/rate-limit.js';
+import { createRedisRateLimitStore } from '../../src/layers/redis-rate-limit.js';
 import { createMappingCache, type MappingOutcome } from '../../src/mapping/cache.js';
 import { createRedisMappingStore } from '../../src/mapping/redis-cache.js';
 

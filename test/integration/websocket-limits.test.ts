@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { bounded, handshakeHeaders, upgradeRequest } from '../support/ws-backend.js';
-import { acceptFor } from '../../src/stream/websocket.js';
+import { acceptFor } from '../../src/endpoints/websocket.js';
 
 const MB = 1024 * 1024;
 
@@ -140,7 +140,7 @@ function nextStreamClose(gw: TestGateway): Promise<void> {
 }
 
 describe('WebSocket tunnel limits', () => {
-  // Short enough for a test; the default (stream/tunnel.ts STALL_MS) is documented in docs/streaming.md.
+  // Short enough for a test; the default (endpoints/tunnel.ts STALL_MS) is documented in docs/streaming.md.
   const stallMs = 400;
   let backend: RawWsBackend;
   let gw: TestGateway;

@@ -1,4 +1,4 @@
-/** The entries of `config.cors.origins`: an origin, or a pattern for its subdomains (guards/cors.ts matches them). */
+/** The entries of `config.cors.origins`: an origin, or a pattern for its subdomains (layers/cors.ts matches them). */
 
 /** Why a `cors.origins` entry is unusable, or undefined. */
 export function corsOriginProblem(origin: string): string | undefined {

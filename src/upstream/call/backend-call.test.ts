@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { callEnded } from './pool-count.js';
 import { callStarted } from './pool-use.js';
 import { dropAcceptEncoding } from './route-call.js';
-import { requestDropSet } from '../forward-headers.js';
+import { requestDropSet } from '../headers/forward-headers.js';
 import type { BackendPool, Upstream } from '../upstream.js';
 
 describe('dropAcceptEncoding', () => {

@@ -30,10 +30,10 @@
  */
 import { errors, type Dispatcher } from 'undici';
 import type { Exchange } from '../../pipeline/types.js';
-import { upstreamBody } from '../../guards/request-buffer.js';
+import { upstreamBody } from '../../pipeline/request-body.js';
 import type { BackendPool } from '../upstream.js';
-import { downstreamHeadersFromRaw } from '../forward-headers.js';
-import { editHeaderRecord } from '../header-edits.js';
+import { downstreamHeadersFromRaw } from '../headers/forward-headers.js';
+import { editHeaderRecord } from '../headers/header-edits.js';
 import { answerCompleted } from '../../response/answer-completed.js';
 import { TimedCall } from './timed-call.js';
 import { callEnded, callOutcome } from './pool-count.js';

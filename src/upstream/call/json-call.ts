@@ -1,6 +1,6 @@
 /**
  * One GET whose answer the gateway reads as JSON: a mapping call (mapping/fetch-calls.ts) or a backend
- * of an aggregated route (aggregate/). It goes through the origin's keep-alive pool (a bounded
+ * of an aggregated route (endpoints/aggregate.ts). It goes through the origin's keep-alive pool (a bounded
  * number of connections per host), within its timeout, under the origin's circuit.
  * It never throws: every failure becomes an outcome with a reason for the warning log.
  *
@@ -27,7 +27,7 @@ import { readCall, type ReadReport } from './request.js';
 import { callOutcome } from './pool-count.js';
 import { callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
 import type { BackendPool } from '../types.js';
-import { decodeBody, isJsonContentType, readLimited, utf8Text } from '../../mapping/body.js';
+import { decodeBody, isJsonContentType, readLimited, utf8Text } from './read-body.js';
 
 /** The answer's JSON text, or why there is none. */
 export type JsonOutcome =

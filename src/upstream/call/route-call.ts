@@ -7,11 +7,11 @@ import type { Dispatcher } from 'undici';
 import type { Exchange } from '../../pipeline/types.js';
 import type { CompiledRoute } from '../../pipeline/types.js';
 import type { EventBus, UpstreamCall } from '../../observability/events.js';
-import { announcesBody, bufferedLength } from '../../guards/request-buffer.js';
+import { announcesBody, bufferedLength } from '../../pipeline/request-body.js';
 import type { Upstream } from '../upstream.js';
 import { appendQuery } from '../target-url.js';
-import { alsoDropping, upstreamRequestHeaders, type RequestDropSet } from '../forward-headers.js';
-import { editHeaderList } from '../header-edits.js';
+import { alsoDropping, upstreamRequestHeaders, type RequestDropSet } from '../headers/forward-headers.js';
+import { editHeaderList } from '../headers/header-edits.js';
 import { callDeadlines, type DeadlineSweep } from './deadlines.js';
 
 export interface BackendCallOptions {
@@ -77,8 +77,8 @@ export function backendPath(route: CompiledRoute, ex: Pick<Exchange, 'params' | 
 
 /**
  * The flat header list of a call: the client's end-to-end headers less the drop set, the claim
- * headers, the forwarding headers and the request id (upstream/forward-headers.ts), then the
- * route's request header rules (upstream/header-edits.ts). `Host` is the target's (the picked
+ * headers, the forwarding headers and the request id (upstream/headers/forward-headers.ts), then the
+ * route's request header rules (upstream/headers/header-edits.ts). `Host` is the target's (the picked
  * pool's origin, for a named upstream). An upgrade
  * passes its own exchange and adds its `Connection: Upgrade`.
  */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
-import { decodeBody, isJsonContentType, readLimited, utf8Text } from './body.js';
+import { decodeBody, isJsonContentType, readLimited, utf8Text } from './read-body.js';
 
 describe('decodeBody', () => {
   const plain = Buffer.from('{"a":"é"}');

@@ -23,16 +23,15 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { CompiledRoute } from '../pipeline/types.js';
-import type { Exchange, Layer, Step } from '../pipeline/types.js';
+import type { Exchange, Step } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { createRouteCall } from '../upstream/call/route-call.js';
 import { upgradeCall } from '../upstream/call/upgrade-call.js';
-import { downstreamResponseHeaders, type RequestDropSet } from '../upstream/forward-headers.js';
-import { editHeaderList, editHeaderRecord } from '../upstream/header-edits.js';
+import { downstreamResponseHeaders, type RequestDropSet } from '../upstream/headers/forward-headers.js';
+import { editHeaderList, editHeaderRecord } from '../upstream/headers/header-edits.js';
 import { switchProtocols } from '../server/socket-response.js';
-import { sendError } from '../response/send-error.js';
 import { tunnel, type TunnelOptions } from './tunnel.js';
 
 export interface WebSocketOptions {
@@ -164,18 +163,4 @@ function openTunnel(ex: Exchange, socket: Duplex, backend: Duplex, options: WebS
     },
     options.tunnel,
   );
-}
-
-/**
- * The gate of a WebSocket route: a plain request (no handshake, or one Node did not hand over as
- * an upgrade) is answered 426 with `Upgrade: websocket`, before the circuit, so that it neither
- * takes a probe slot nor reaches the backend (docs/design-decisions.md).
- */
-export function requireUpgradeLayer(): Layer {
-  return (next) => (ex) => {
-    if (ex.upgrade !== undefined) return next(ex);
-    ex.errorCode = 'GW_UPGRADE_REQUIRED';
-    sendError(ex.res, 'GW_UPGRADE_REQUIRED', { upgrade: 'websocket', connection: 'Upgrade' });
-    return Promise.resolve();
-  };
 }

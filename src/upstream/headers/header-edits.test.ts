@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { placeholders } from '../config/syntax/headers.js';
+import { placeholders } from '../../config/syntax/headers.js';
 import { compileHeaderEdit, editHeaderList, editHeaderRecord, fillTemplate } from './header-edits.js';
 
 const values = (params: Record<string, string>, claims?: Record<string, unknown>) => ({ params, claims });

@@ -9,7 +9,7 @@
  * for byte, so numbers past 2^53 and string escapes survive.
  */
 import type { CompiledBackend } from '../pipeline/types.js';
-import { scanItems, type ObjectSpan } from '../mapping/json-scan.js';
+import { scanItems, type ObjectSpan } from './json-scan.js';
 
 /** One backend's part of the merged object, or why it has none. */
 export type Shaped =

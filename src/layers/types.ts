@@ -1,6 +1,6 @@
 /**
  * What the guards compile for a route and the pipeline holds: the request body's validator
- * (guards/json-schema.ts). Types only, so any module can import it.
+ * (layers/json-schema.ts). Types only, so any module can import it.
  */
 
 export interface SchemaFailure {

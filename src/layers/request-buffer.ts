@@ -19,9 +19,9 @@ import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
-import type { Exchange, Layer, RequestBody } from '../pipeline/types.js';
+import type { Layer, RequestBody } from '../pipeline/types.js';
+import { announcesBody } from '../pipeline/request-body.js';
 import { sendError } from '../response/send-error.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -33,13 +33,6 @@ export interface RequestBufferOptions {
   readonly logger: Logger;
 }
 
-/** True when the client request announces a body. */
-export function announcesBody(req: IncomingMessage): boolean {
-  const h = req.headers;
-  return h['transfer-encoding'] !== undefined || (h['content-length'] !== undefined && h['content-length'] !== '0');
-}
-
-/** The layer that reads the whole body before calling `next`. Requests without a body pass. */
 export function requestBufferLayer(options: RequestBufferOptions): Layer {
   const dir = options.dir ?? tmpdir();
   return (next) => (ex) => {
@@ -62,24 +55,6 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
       },
     );
   };
-}
-
-/**
- * The body to send to the backend: the buffered one when the route buffers, else the client's
- * stream itself, or null when there is none.
- */
-export function upstreamBody(ex: Exchange): Buffer | Readable | null {
-  const body = ex.body;
-  if (body !== undefined)
-    return Buffer.isBuffer(body) ? body : body.handle.createReadStream({ start: 0, autoClose: false });
-  return announcesBody(ex.req) ? ex.req : null;
-}
-
-/** The `content-length` to add for a buffered body the client sent chunked (undefined if none). */
-export function bufferedLength(ex: Pick<Exchange, 'body' | 'req'>): number | undefined {
-  const body = ex.body;
-  if (body === undefined || ex.req.headers['content-length'] !== undefined) return undefined;
-  return Buffer.isBuffer(body) ? undefined : body.size; // undici sets it for a Buffer itself
 }
 
 async function closeBody(body: RequestBody | undefined): Promise<void> {

@@ -9,10 +9,10 @@
  */
 import type { Exchange, Layer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
-import { reportAuthResult } from './authenticator.js';
-import { gatewayRefusal } from './refusal.js';
-import type { Authenticator, AuthOutcome, ClaimCheck } from './types.js';
-import type { TokenSources } from './token-sources.js';
+import { reportAuthResult } from '../auth/authenticator.js';
+import { gatewayRefusal } from '../auth/refusal.js';
+import type { Authenticator, AuthOutcome, ClaimCheck } from '../auth/types.js';
+import type { TokenSources } from '../auth/token-sources.js';
 
 const NO_CLAIMS: Readonly<Record<string, unknown>> = Object.freeze({});
 

@@ -15,13 +15,13 @@
 import type { CompiledRoute } from '../pipeline/types.js';
 import type { Exchange, Step } from '../pipeline/types.js';
 import { backendHeaders, type RouteCall } from '../upstream/call/route-call.js';
-import { alsoDropping, type RequestDropSet } from '../upstream/forward-headers.js';
-import { editHeaderRecord } from '../upstream/header-edits.js';
+import { alsoDropping, type RequestDropSet } from '../upstream/headers/forward-headers.js';
+import { editHeaderRecord } from '../upstream/headers/header-edits.js';
 import { callJson, type JsonCallObserver, type JsonOutcome } from '../upstream/call/json-call.js';
 import { appendQuery } from '../upstream/target-url.js';
-import { createJsonShaper, type JsonShapingOptions } from '../mapping/enrich.js';
+import { createJsonShaper, type JsonShapingOptions } from './mapping.js';
 import { sendError } from '../response/send-error.js';
-import { mergeAnswers, shapeAnswer, type Shaped } from './merge.js';
+import { mergeAnswers, shapeAnswer, type Shaped } from '../mapping/merge.js';
 import { answerCompleted } from '../response/answer-completed.js';
 
 export interface AggregateOptions extends JsonShapingOptions {

@@ -11,10 +11,10 @@
  * text comes from the client or the token, and repairing it would let them shape the header.
  * Non-ASCII text is sent as its UTF-8 bytes.
  */
-import { claimAt } from '../auth/requirements.js';
-import { INVALID_VALUE_CHAR, PLACEHOLDER, placeholders } from '../config/syntax/headers.js';
-import type { CompiledHeaderEdit, HeaderValuePart as Part } from './types.js';
-import type { HeaderRules } from '../config/types.js';
+import { claimAt } from '../../pipeline/claims.js';
+import { INVALID_VALUE_CHAR, PLACEHOLDER, placeholders } from '../../config/syntax/headers.js';
+import type { CompiledHeaderEdit, HeaderValuePart as Part } from '../types.js';
+import type { HeaderRules } from '../../config/types.js';
 
 /** What a template is filled from. */
 export interface HeaderValues {

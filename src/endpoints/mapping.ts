@@ -9,14 +9,14 @@ import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { Logger } from '../observability/logger.js';
 import { BackendCall } from '../upstream/call/backend-call.js';
 import { createRouteCall, type RouteCall } from '../upstream/call/route-call.js';
-import { forwardEndpoint, type ForwardOptions } from '../proxy/forward.js';
-import { decodeBody, isJsonContentType, utf8Text } from './body.js';
-import { createJsonShaper } from './shape-json.js';
-import type { JsonShapingOptions } from './types.js';
+import { forwardEndpoint, type ForwardOptions } from './forward.js';
+import { decodeBody, isJsonContentType, utf8Text } from '../upstream/call/read-body.js';
+import { createJsonShaper } from '../mapping/shape-json.js';
+import type { JsonShapingOptions } from '../mapping/types.js';
 import { answerCompleted } from '../response/answer-completed.js';
 
-export { createJsonShaper, type ShapeJson } from './shape-json.js';
-export type { JsonShapingOptions } from './types.js';
+export { createJsonShaper, type ShapeJson } from '../mapping/shape-json.js';
+export type { JsonShapingOptions } from '../mapping/types.js';
 
 export interface MappingEndpointOptions extends ForwardOptions, JsonShapingOptions {}
 

@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { circuitLayer } from './layer.js';
+import { circuitLayer } from './circuit.js';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import { fakeUpgradeExchange, neverRuns as neverRunsUpgrade, waitingNext } from '../../test/support/exchanges.js';
-import type { CircuitBreaker, CircuitPermit, CircuitState } from './breaker.js';
+import type { CircuitBreaker, CircuitPermit, CircuitState } from '../circuit/breaker.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
 
 /** A breaker that records what the layer reported. */

@@ -6,8 +6,8 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { createRequire } from 'node:module';
-import { TRACE_HEADERS, appendTraceHeaders } from '../observability/trace-context.js';
-import { HOP_BY_HOP } from '../config/syntax/headers.js';
+import { TRACE_HEADERS, appendTraceHeaders } from '../../observability/trace-context.js';
+import { HOP_BY_HOP } from '../../config/syntax/headers.js';
 
 /** Headers the gateway sets itself on the way to a backend. */
 const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect'];

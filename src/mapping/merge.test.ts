@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CompiledBackend } from '../pipeline/types.js';
-import { compileFieldFilter } from '../mapping/field-filter.js';
+import { compileFieldFilter } from './field-filter.js';
 import { mergeAnswers, shapeAnswer } from './merge.js';
 
 const backend = (b: Partial<CompiledBackend>): CompiledBackend =>

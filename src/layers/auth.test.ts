@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
-import type { Authenticator, AuthOutcome } from './types.js';
-import { authLayer } from './layer.js';
+import type { Authenticator, AuthOutcome } from '../auth/types.js';
+import { authLayer } from './auth.js';
 import { fakeExchange, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
-import { gatewayRefusal } from './refusal.js';
+import { gatewayRefusal } from '../auth/refusal.js';
 
 const ROUTE = { id: 'GET /orders' } as CompiledRoute;
 
