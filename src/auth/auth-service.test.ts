@@ -2,20 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Writable } from 'node:stream';
-import { createLogger } from '../observability/logger.js';
 import { authServiceRequestHeaders, interpretAuthAnswer } from './auth-service.js';
-
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(c: Buffer, _e, cb) {
-      for (const l of c.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
-  return { logger: createLogger({ level: 'debug', destination }), lines };
-}
+import { captureLogger } from '../../test/support/capture-logger.js';
 
 describe('authServiceRequestHeaders', () => {
   it('carries the exact Authorization, the cookie, the request id and what the client asked for', () => {
@@ -77,7 +65,13 @@ describe('interpretAuthAnswer', () => {
   for (const c of ok) {
     it(`${c.name}: lets the request through`, () => {
       assert.deepEqual(
-        interpretAuthAnswer(200, { 'content-type': 'application/json' }, Buffer.from(c.body), 'r', capture().logger),
+        interpretAuthAnswer(
+          200,
+          { 'content-type': 'application/json' },
+          Buffer.from(c.body),
+          'r',
+          captureLogger().logger,
+        ),
         { ok: true, claimHeaders: c.headers, ...(c.claims === undefined ? {} : { claims: c.claims }) },
       );
     });
@@ -85,7 +79,7 @@ describe('interpretAuthAnswer', () => {
 
   for (const body of ['[1,2]', 'null', '"yes"', 'OK', '{"a":']) {
     it(`200 with ${JSON.stringify(body)}: fail closed with 503 GW_AUTH_UNAVAILABLE, logged`, () => {
-      const { logger, lines } = capture();
+      const { logger, lines } = captureLogger();
       const outcome = interpretAuthAnswer(200, {}, Buffer.from(body), 'r9', logger);
       assert.equal(outcome.ok, false);
       if (outcome.ok) return;
@@ -115,7 +109,7 @@ describe('interpretAuthAnswer', () => {
       } as unknown as IncomingHttpHeaders,
       body,
       'r',
-      capture().logger,
+      captureLogger().logger,
     );
     assert.deepEqual(outcome, {
       ok: false,
@@ -132,13 +126,13 @@ describe('interpretAuthAnswer', () => {
   });
 
   it('204 is not 200: relayed as it is', () => {
-    const outcome = interpretAuthAnswer(204, {}, Buffer.alloc(0), 'r', capture().logger);
+    const outcome = interpretAuthAnswer(204, {}, Buffer.alloc(0), 'r', captureLogger().logger);
     assert.equal(outcome.ok, false);
     if (!outcome.ok) assert.equal(outcome.status, 204);
   });
 
   it('several Set-Cookie on a refusal: the first is relayed, the loss logged', () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = captureLogger();
     const outcome = interpretAuthAnswer(
       302,
       { location: '/login', 'set-cookie': ['a=1', 'b=2'] },

@@ -6,7 +6,6 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import {
   createLocalJWKSet,
   errors,
@@ -16,8 +15,8 @@ import {
   type JSONWebKeySet,
   type CompactJWSHeaderParameters,
 } from 'jose';
-import { createLogger } from '../observability/logger.js';
 import { createJwksKeySource, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
+import { captureLogger } from '../../test/support/capture-logger.js';
 
 const TOKEN: FlattenedJWSInput = { payload: '', signature: '' };
 const header = (kid: string): CompactJWSHeaderParameters => ({ alg: 'ES256', kid });
@@ -65,17 +64,11 @@ function fakeRemote(initial: JSONWebKeySet) {
 
 function setup(initial: JSONWebKeySet) {
   const clock = { ms: 1_000_000 };
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(c: Buffer, _e, cb) {
-      for (const l of c.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
+  const { logger, lines } = captureLogger();
   const { remote, state } = fakeRemote(initial);
   const source = createJwksKeySource({
     remote,
-    logger: createLogger({ level: 'debug', destination }),
+    logger,
     url: 'http://idp.test/jwks',
     retryAfterFailureMs: 1000,
     now: () => clock.ms,

@@ -6,29 +6,27 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { Writable } from 'node:stream';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
-import { createLogger, type Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
 import type { Authenticator, AuthOutcome } from './types.js';
 import { bearerToken, createJwtAuthenticator } from './jwt-authenticator.js';
 import { createLocalJwtAuthenticator } from './local-jwt.js';
 import { createJwksAuthenticator, createJwksKeySource, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
 import { HMAC_ALGORITHMS } from './local-jwt.js';
+import { captureLogger } from '../../test/support/capture-logger.js';
 
 const NOW_SEC = 1_700_000_000;
 const now = () => NOW_SEC * 1000;
 const SECRET = 'a-test-secret-that-is-long-enough-for-hs512-000000';
 
-function captureLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _e, cb) {
-      for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l) as Record<string, unknown>);
-      cb();
-    },
-  });
-  return { logger: createLogger({ level: 'debug', destination }), lines };
-}
+/** Options of an authenticator that checks no issuer or audience and allows no clock skew. */
+const noClaimChecks = (logger: Logger = captureLogger().logger) => ({
+  issuer: undefined,
+  audience: undefined,
+  clockToleranceSec: 0,
+  logger,
+  now,
+});
 
 const request = (authorization?: string) =>
   ({ headers: authorization === undefined ? {} : { authorization } }) as unknown as IncomingMessage;
@@ -255,14 +253,7 @@ runJwtContract('JWKS keys', async (o) => {
 describe('local HMAC mode', () => {
   for (const alg of ['HS256', 'HS384', 'HS512']) {
     it(`accepts ${alg}`, async () => {
-      const a = createLocalJwtAuthenticator({
-        secret: SECRET,
-        issuer: undefined,
-        audience: undefined,
-        clockToleranceSec: 0,
-        logger: captureLogger().logger,
-        now,
-      });
+      const a = createLocalJwtAuthenticator({ secret: SECRET, ...noClaimChecks() });
       const token = await new SignJWT({ sub: alg }).setProtectedHeader({ alg }).sign(new TextEncoder().encode(SECRET));
       assert.deepEqual(await a.authenticate(request(`Bearer ${token}`), 'r'), {
         ok: true,
@@ -274,28 +265,14 @@ describe('local HMAC mode', () => {
 
   it('warns at config load about a secret shorter than 32 bytes', () => {
     const { logger, lines } = captureLogger();
-    createLocalJwtAuthenticator({
-      secret: 'short',
-      issuer: undefined,
-      audience: undefined,
-      clockToleranceSec: 0,
-      logger,
-      now,
-    });
+    createLocalJwtAuthenticator({ secret: 'short', ...noClaimChecks(logger) });
     logger.flush();
     assert.equal(lines.filter((l) => String(l.msg).includes('shorter than 32 bytes')).length, 1);
   });
 
   it('logs claims it skipped, with the request id', async () => {
     const { logger, lines } = captureLogger();
-    const a = createLocalJwtAuthenticator({
-      secret: SECRET,
-      issuer: undefined,
-      audience: undefined,
-      clockToleranceSec: 0,
-      logger,
-      now,
-    });
+    const a = createLocalJwtAuthenticator({ secret: SECRET, ...noClaimChecks(logger) });
     const token = await new SignJWT({ sub: 'u1', role: 'x\r\ny' })
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode(SECRET));
@@ -469,14 +446,7 @@ describe('verified-token cache', () => {
       now,
     });
     await source.prefetch();
-    const authenticator = createJwksAuthenticator({
-      keys: source,
-      issuer: undefined,
-      audience: undefined,
-      clockToleranceSec: 0,
-      logger: captureLogger().logger,
-      now,
-    });
+    const authenticator = createJwksAuthenticator({ keys: source, ...noClaimChecks() });
     const sign = (pair: typeof k1, kid: string, p: JWTPayload) =>
       new SignJWT(p).setProtectedHeader({ alg: 'ES256', kid }).sign(pair.privateKey);
     const old = `Bearer ${await sign(k1, 'k1', { sub: 'old' })}`;

@@ -1,21 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { createEventBus } from './events.js';
 import { logEvents } from './log-events.js';
-import { createLogger } from './logger.js';
+import { captureLogger } from '../../test/support/capture-logger.js';
 
 function setup() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n'))
-        if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
+  const { logger, lines } = captureLogger();
   const bus = createEventBus();
-  logEvents(bus, createLogger({ level: 'debug', destination }), { repeatWindowMs: 1_000 });
+  logEvents(bus, logger, { repeatWindowMs: 1_000 });
   return { bus, lines };
 }
 
