@@ -46,6 +46,14 @@ function open(s: ReturnType<typeof setup>) {
   assert.equal(s.breaker.state, 'open');
 }
 
+/** A breaker opened, then left until its timeoutSec has elapsed: the next acquire is a probe. */
+function openPastTimeout(overrides: Partial<CircuitSettings> = {}) {
+  const s = setup(overrides);
+  open(s);
+  s.advance(10_000);
+  return s;
+}
+
 describe('createBreaker: the transition table, row by row', () => {
   it('Closed, request, normal operation: Closed, every request passes', () => {
     const s = setup();
@@ -101,9 +109,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('Open, time: Half-Open on the first request after timeoutSec (lazily, no timer)', () => {
-    const s = setup();
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout();
     assert.equal(s.breaker.state, 'open', 'nothing happens without a request');
     const probe = s.breaker.acquire();
     assert.ok(probe);
@@ -112,9 +118,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('Half-Open: at most halfOpenRequests probes at a time, the others rejected', () => {
-    const s = setup({ halfOpenRequests: 1 });
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout({ halfOpenRequests: 1 });
     const probe = must(s.breaker.acquire());
     for (let i = 0; i < 199; i++) assert.equal(s.breaker.acquire(), undefined);
     assert.equal(s.breaker.retryAfterSec(), 1);
@@ -123,9 +127,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('Half-Open, probe succeeds: Closed, requests pass normally', () => {
-    const s = setup();
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout();
     must(s.breaker.acquire()).succeed();
     assert.equal(s.breaker.state, 'closed');
     assert.equal(s.breaker.consecutiveFailures, 0);
@@ -137,9 +139,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('Half-Open, probe fails: Open again, and the timer restarts', () => {
-    const s = setup();
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout();
     must(s.breaker.acquire()).fail();
     assert.equal(s.breaker.state, 'open');
     assert.deepEqual(s.changes.at(-1), { origin: ORIGIN, from: 'half-open', to: 'open', consecutiveFailures: 4 });
@@ -153,9 +153,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('Half-Open with halfOpenRequests 3: three concurrent probes; three successes close it', () => {
-    const s = setup({ halfOpenRequests: 3 });
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout({ halfOpenRequests: 3 });
     const probes = [must(s.breaker.acquire()), must(s.breaker.acquire()), must(s.breaker.acquire())];
     assert.equal(s.breaker.acquire(), undefined);
     probes[0]!.succeed();
@@ -173,9 +171,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('Half-Open with halfOpenRequests 3: one failed probe reopens, the other probes then count nothing', () => {
-    const s = setup({ halfOpenRequests: 3 });
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout({ halfOpenRequests: 3 });
     const probes = [must(s.breaker.acquire()), must(s.breaker.acquire()), must(s.breaker.acquire())];
     probes[0]!.succeed();
     probes[1]!.fail();
@@ -186,9 +182,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('Half-Open: a released probe frees its slot and counts nothing', () => {
-    const s = setup();
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout();
     must(s.breaker.acquire()).release();
     assert.equal(s.breaker.state, 'half-open');
     const probe = must(s.breaker.acquire());
@@ -198,9 +192,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('a permit settles once: a second outcome is ignored', () => {
-    const s = setup({ halfOpenRequests: 2 });
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout({ halfOpenRequests: 2 });
     const probe = must(s.breaker.acquire());
     probe.release();
     probe.release();
@@ -224,9 +216,7 @@ describe('createBreaker: the transition table, row by row', () => {
   });
 
   it('emits one change per transition, in order', () => {
-    const s = setup();
-    open(s);
-    s.advance(10_000);
+    const s = openPastTimeout();
     must(s.breaker.acquire()).fail();
     s.advance(10_000);
     must(s.breaker.acquire()).succeed();
