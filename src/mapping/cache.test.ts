@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createMappingCache, type MappingOutcome } from './cache.js';
+import { heldCall } from '../../test/support/held-call.js';
 
 /** A cache on a hand-driven clock (never 0: lru-cache reads a start of 0 as "no TTL"). */
 function setup(settings: { ttlSec?: number; maxSize?: number } = {}) {
@@ -81,24 +82,19 @@ describe('createMappingCache', () => {
 
   it('concurrent loads of one URL share one call, successful or not', async () => {
     const { cache } = setup();
-    let calls = 0;
-    let finish!: (o: MappingOutcome) => void;
-    const call = () => {
-      calls++;
-      return new Promise<MappingOutcome>((r) => (finish = r));
-    };
-    const a = cache.load('S', call);
-    const b = cache.load('S', call);
-    finish({ ok: false, reason: 'timeout' });
+    const held = heldCall<MappingOutcome>();
+    const a = cache.load('S', held.call);
+    const b = cache.load('S', held.call);
+    held.settle({ ok: false, reason: 'timeout' });
     assert.deepEqual(await Promise.all([a, b]), [
       { ok: false, reason: 'timeout' },
       { ok: false, reason: 'timeout' },
     ]);
-    assert.equal(calls, 1);
-    const c = cache.load('S', call);
-    finish({ ok: true, json: '1' });
+    assert.equal(held.calls(), 1);
+    const c = cache.load('S', held.call);
+    held.settle({ ok: true, json: '1' });
     assert.deepEqual(await c, { ok: true, json: '1' });
-    assert.equal(calls, 2);
+    assert.equal(held.calls(), 2);
     assert.deepEqual(cache.stats(), {
       hits: 0,
       misses: 2,
