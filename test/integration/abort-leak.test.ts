@@ -17,6 +17,7 @@ import { createTestCa, type TestCa } from '../support/certs.js';
 import { h2request } from '../support/http2.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { waitFor } from '../support/wait-for.js';
+import { closeAll } from '../support/close-all.js';
 
 const POOL = 64; // config.limits.connectionsPerOrigin default
 const CHUNK = Buffer.alloc(16 * 1024, 'x');
@@ -131,24 +132,12 @@ describe('client aborts release the upstream connection', () => {
     backend = await startSlowBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /slow
-    service: ${backend.host}
-    path: /slow
-  - method: GET
-    route: /stall
-    service: ${backend.host}
-    path: /stall
-  - method: GET
-    route: /small
-    service: ${backend.host}
-    path: /small
+  - { method: GET, route: /slow, service: ${backend.host}, path: /slow }
+  - { method: GET, route: /stall, service: ${backend.host}, path: /stall }
+  - { method: GET, route: /small, service: ${backend.host}, path: /small }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it(
     '1,000 clients leaving mid-body leave no upstream socket behind, and the gateway still serves',

@@ -68,18 +68,9 @@ describe('status page in Chromium', { skip: SKIP }, () => {
   const failure = { on: false };
   const yaml = (extra = '') => `
 routes:
-  - method: GET
-    route: /users/{id}
-    service: ${ok.host}
-    path: /users/{id}
-  - method: GET
-    route: /orders
-    service: ${failing.host}
-    path: /orders
-  - method: POST
-    route: /orders
-    service: ${failing.host}
-    path: /orders
+  - { method: GET, route: "/users/{id}", service: ${ok.host}, path: "/users/{id}" }
+  - { method: GET, route: /orders, service: ${failing.host}, path: /orders }
+  - { method: POST, route: /orders, service: ${failing.host}, path: /orders }
 ${extra}
 config:
   circuitBreaker:

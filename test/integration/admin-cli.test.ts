@@ -26,14 +26,8 @@ describe('portico status', () => {
     const port = await closedPort();
     const yaml = `
 routes:
-  - method: GET
-    route: /users
-    service: ${backend.host}
-    path: /users
-  - method: GET
-    route: /broken
-    service: ${backend.host}
-    path: /broken
+  - { method: GET, route: /users, service: ${backend.host}, path: /users }
+  - { method: GET, route: /broken, service: ${backend.host}, path: /broken }
 config:
   admin:
     port: ${port}

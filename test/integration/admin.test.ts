@@ -18,6 +18,7 @@ import { request, type ClientRequest } from 'node:http';
 import { reloadFromFile } from '../../src/ops/reload.js';
 import { formatProblem, loadConfigText } from '../../src/index.js';
 import type { StatusDocument } from '../../src/admin/types.js';
+import { closeAll } from '../support/close-all.js';
 
 const TOKEN = 'an-admin-token-of-some-length';
 
@@ -25,21 +26,10 @@ const TOKEN = 'an-admin-token-of-some-length';
 function routes(ok: TestBackend, failing: TestBackend): string {
   return `
 routes:
-  - method: GET
-    route: /users/{id}
-    service: ${ok.host}
-    path: /users/{id}
-  - method: GET
-    route: /orders
-    service: ${failing.host}
-    path: /orders
-  - method: GET
-    route: /limited
-    service: ${ok.host}
-    path: /limited
-    rateLimit:
-      requestsPerSec: 0.01
-      burst: 1
+  - { method: GET, route: "/users/{id}", service: ${ok.host}, path: "/users/{id}" }
+  - { method: GET, route: /orders, service: ${failing.host}, path: /orders }
+  - { method: GET, route: /limited, service: ${ok.host}, path: /limited,
+      rateLimit: { requestsPerSec: 0.01, burst: 1 } }
 `;
 }
 
@@ -79,10 +69,7 @@ describe('admin listener', () => {
     ok = await startBackend((req, res) => json(res, 200, { url: req.url }));
     failing = await startBackend((_req, res) => json(res, failure.on ? 500 : 200, { failing: failure.on }));
   });
-  after(async () => {
-    await ok.close();
-    await failing.close();
-  });
+  after(() => closeAll(ok, failing));
 
   describe('off (no config.admin)', () => {
     it('has no listener, and nothing of it subscribes to the bus', async () => {
@@ -375,23 +362,10 @@ upstreams:
     outlierDetection:
       consecutiveFailures: 1
 routes:
-  - method: GET
-    route: /users/{id}
-    service: users
-    path: /users/{id}
-  - method: GET
-    route: /events
-    service: ${events.host}
-    path: /events
-    isSSE: true
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - path: /users/{authorId}
-        service: ${posts.host}
-        tag: author
+  - { method: GET, route: "/users/{id}", service: users, path: "/users/{id}" }
+  - { method: GET, route: /events, service: ${events.host}, path: /events, isSSE: true }
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${posts.host}, tag: author }] }
 config:
   mappingCache:
     enabled: true

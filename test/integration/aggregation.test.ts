@@ -76,15 +76,8 @@ routes:
       - service: 127.0.0.1:${down}
         path: /nothing
         group: missing
-  - method: GET
-    route: /none
-    public: true
-    backends:
-      - service: 127.0.0.1:${down}
-        path: /a
-      - service: ${flaky.host}
-        path: /b
-        group: b
+  - { method: GET, route: /none, public: true,
+      backends: [{ service: 127.0.0.1:${down}, path: /a }, { service: ${flaky.host}, path: /b, group: b }] }
   - method: GET
     route: /mapped
     public: true

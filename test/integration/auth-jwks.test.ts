@@ -11,6 +11,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import type { GetOptions } from '../support/http.js';
 import { createManualClock } from '../support/manual-clock.js';
 import { waitFor } from '../support/wait-for.js';
+import { closeAll } from '../support/close-all.js';
 
 interface SigningKey {
   kid: string;
@@ -40,10 +41,7 @@ async function startJwksServer(keys: SigningKey[]) {
 
 const routes = (host: string) => `
 routes:
-  - method: GET
-    route: /orders
-    service: ${host}
-    path: /orders
+  - { method: GET, route: /orders, service: ${host}, path: /orders }
   - method: GET
     route: /catalog
     service: ${host}
@@ -74,11 +72,7 @@ config:
     secret: ignored-because-jwksUrl-takes-priority-0123456789
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await jwks?.server.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, jwks?.server, backend));
 
   it('fetches the keys at start, once', async () => {
     await waitFor(() => jwks.state.fetches === 1);
@@ -178,9 +172,7 @@ config:
       assert.equal((await gw.get('/api/orders', bearer(await key.sign({ sub: 'u' })))).status, 200);
       assert.equal(jwks.state.fetches, 1, 'default cooldown (30 s): no refetch');
     } finally {
-      await gw.close();
-      await jwks.server.close();
-      await backend.close();
+      await closeAll(gw, jwks.server, backend);
     }
   });
 });
@@ -224,9 +216,7 @@ config:
       assert.equal(backend.seen.length, before + 1);
       assert.ok(gw.logs.some((l) => l.msg === 'auth: JWKS keys loaded'));
     } finally {
-      await gw.close();
-      await jwks.server.close();
-      await backend.close();
+      await closeAll(gw, jwks.server, backend);
     }
   });
 
@@ -246,8 +236,7 @@ config:
       assert.ok(Date.now() - started < 2000);
       assert.equal(backend.seen.length, 0);
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 });
@@ -296,9 +285,7 @@ config:
       assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'after-3');
       assert.equal(jwks.state.fetches, 2, 'no fetch during the failure backoff, reload or not');
     } finally {
-      await gw.close();
-      await jwks.server.close();
-      await backend.close();
+      await closeAll(gw, jwks.server, backend);
     }
   });
 
@@ -322,10 +309,7 @@ config:
       assert.equal(first.state.fetches, 1, 'back to the first URL: its keys were kept');
       assert.equal(second.state.fetches, 1);
     } finally {
-      await gw.close();
-      await first.server.close();
-      await second.server.close();
-      await backend.close();
+      await closeAll(gw, first.server, second.server, backend);
     }
   });
 });

@@ -10,6 +10,7 @@ import { generateKeyPair, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
 import { closedPort, json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import type { GatewayEvents } from '../../src/observability/events.js';
+import { closeAll } from '../support/close-all.js';
 
 const SECRET = 'integration-secret-0123456789abcdef0123456789';
 const key = new TextEncoder().encode(SECRET);
@@ -32,19 +33,9 @@ describe('local JWT mode', () => {
     backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /orders
-    service: ${backend.host}
-    path: /orders
-  - method: POST
-    route: /orders
-    service: ${backend.host}
-    path: /orders
-  - method: GET
-    route: /catalog
-    service: ${backend.host}
-    path: /catalog
-    public: true
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders }
+  - { method: POST, route: /orders, service: ${backend.host}, path: /orders }
+  - { method: GET, route: /catalog, service: ${backend.host}, path: /catalog, public: true }
 config:
   auth:
     secret: ${SECRET}
@@ -55,10 +46,7 @@ config:
 `);
     gw.gateway.events.on('auth:result', (e) => results.push(e));
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   const good = (extra: JWTPayload = {}) =>
     sign({
@@ -275,10 +263,7 @@ describe('identity headers cannot be spoofed', () => {
   });
   const routes = (host: string) => `
 routes:
-  - method: GET
-    route: /private
-    service: ${host}
-    path: /private
+  - { method: GET, route: /private, service: ${host}, path: /private }
   - method: GET
     route: /public
     service: ${host}
@@ -405,29 +390,15 @@ describe('several Authorization headers (a backend may read the last one, the ga
     wsPort = await closedPort();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /private
-    service: ${backend.host}
-    path: /private
-  - method: GET
-    route: /public
-    service: ${backend.host}
-    path: /public
-    public: true
-  - method: GET
-    route: /socket
-    service: 127.0.0.1:${wsPort}
-    path: /socket
-    isWebSocket: true
+  - { method: GET, route: /private, service: ${backend.host}, path: /private }
+  - { method: GET, route: /public, service: ${backend.host}, path: /public, public: true }
+  - { method: GET, route: /socket, service: 127.0.0.1:${wsPort}, path: /socket, isWebSocket: true }
 config:
   auth: { secret: ${SECRET}, defaultProtected: true }
 `);
     gw.gateway.events.on('auth:result', (e) => results.push(e));
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   const forged = () =>
     new SignJWT({ sub: 'root', role: 'admin' })
@@ -536,10 +507,7 @@ describe('the verified-token cache belongs to one configuration', () => {
     const backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
     const yaml = (secret: string) => `
 routes:
-  - method: GET
-    route: /private
-    service: ${backend.host}
-    path: /private
+  - { method: GET, route: /private, service: ${backend.host}, path: /private }
 config:
   auth: { secret: ${secret}, defaultProtected: true }
 `;
@@ -558,8 +526,7 @@ config:
       assert.deepEqual(await res.body.json(), { error: 'Invalid or expired token', success: false });
       assert.equal(backend.seen.length, 2);
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 });

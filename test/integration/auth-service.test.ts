@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { closedPort, json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import type { GatewayEvents } from '../../src/observability/events.js';
+import { closeAll } from '../support/close-all.js';
 
 function rawValues(seen: SeenRequest | undefined, name: string): string[] {
   const raw = seen?.rawHeaders ?? [];
@@ -63,15 +64,8 @@ describe('delegated auth service', () => {
     auth.server.on('connection', () => authConnections++);
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /orders
-    service: ${backend.host}
-    path: /orders
-  - method: GET
-    route: /catalog
-    service: ${backend.host}
-    path: /catalog
-    public: true
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders }
+  - { method: GET, route: /catalog, service: ${backend.host}, path: /catalog, public: true }
 config:
   auth:
     authService: ${auth.host}
@@ -81,11 +75,7 @@ config:
 `);
     gw.gateway.events.on('auth:result', (e) => results.push(e));
   });
-  after(async () => {
-    await gw?.close();
-    await auth?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, auth, backend));
 
   async function call(headers: Record<string, string>, path = '/api/orders') {
     const res = await request(`${gw.url}${path}`, { headers });
@@ -247,10 +237,7 @@ config:
     const before = authConnections;
     gw.reload(`
 routes:
-  - method: GET
-    route: /orders
-    service: ${backend.host}
-    path: /orders
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders }
 config:
   auth: { authService: "http://${auth.host}", authPath: /v1/check, defaultProtected: true }
 `);
@@ -280,10 +267,7 @@ describe('delegated auth service unreachable', () => {
     const backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
     const gw = await startGateway(`
 routes:
-  - method: GET
-    route: /orders
-    service: ${backend.host}
-    path: /orders
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders }
 config:
   auth: { authService: "127.0.0.1:${port}", defaultProtected: true }
 `);
@@ -299,8 +283,7 @@ config:
       assert.equal(backend.seen.length, 0);
       assert.ok(gw.logs.some((l) => l.msg === 'auth service unreachable' && l.reqId === 'unreach'));
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 });

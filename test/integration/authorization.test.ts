@@ -13,29 +13,16 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
+import { closeAll } from '../support/close-all.js';
 
 const SECRET = 'authorization-test-secret-0123456789abcdef';
 
 const routes = (host: string) => `
 routes:
-  - method: GET
-    route: /admin
-    service: ${host}
-    path: /admin
-    require:
-      roles: [admin]
-  - method: GET
-    route: /orders
-    service: ${host}
-    path: /orders
-    require:
-      scopes: [orders:read]
-      claims: { tenant: acme }
-  - method: GET
-    route: /me
-    service: ${host}
-    path: /me
-    protected: true
+  - { method: GET, route: /admin, service: ${host}, path: /admin, require: { roles: [admin] } }
+  - { method: GET, route: /orders, service: ${host}, path: /orders,
+      require: { scopes: [orders:read], claims: { tenant: acme } } }
+  - { method: GET, route: /me, service: ${host}, path: /me, protected: true }
   - method: GET
     route: /catalog
     service: ${host}
@@ -52,10 +39,7 @@ function authorizationCases(mode: string, setup: () => Promise<{ gw: TestGateway
     before(async () => {
       ({ gw, backend, sign } = await setup());
     });
-    after(async () => {
-      await gw.close();
-      await backend.close();
-    });
+    after(() => closeAll(gw, backend));
     const call = async (path: string, claims?: JWTPayload, raw?: string) => {
       const token = raw ?? (claims === undefined ? undefined : await sign(claims));
       return gw.get(`/api${path}`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
@@ -164,23 +148,14 @@ describe('require: on a WebSocket route and auth.rolesClaim', () => {
     backend = await startWsBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /live
-    service: ${backend.host}
-    path: /echo
-    isWebSocket: true
-    require:
-      roles: [ops]
+  - { method: GET, route: /live, service: ${backend.host}, path: /echo, isWebSocket: true, require: { roles: [ops] } }
 config:
   auth:
     secret: ${SECRET}
     rolesClaim: realm_access.roles
 `);
   });
-  after(async () => {
-    await gw.close();
-    await backend.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('an upgrade with the role (in the nested claim) is tunnelled; without it, 403 before the backend', async () => {
     const upgrades = backend.upgrades.length;
@@ -254,11 +229,7 @@ describe('auth.tokenFrom: a cookie or a query parameter', () => {
       .sign(new TextEncoder().encode(SECRET));
   const yaml = (auth: string) => `
 routes:
-  - method: GET
-    route: /feed
-    service: ${backend.host}
-    path: /feed
-    protected: true
+  - { method: GET, route: /feed, service: ${backend.host}, path: /feed, protected: true }
 config:
   auth:
 ${auth}

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 /**
  * `timeouts.backendSec` bounds the wait for the response head; `timeouts.backendIdleSec` bounds
@@ -35,11 +36,7 @@ config:
   timeouts: { backendSec: 5, backendIdleSec: 1 }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await strict?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, strict, backend));
 
   it('a body pausing longer than backendSec (but under backendIdleSec) arrives whole', async () => {
     const res = await request(`${gw.url}/api/pause`);

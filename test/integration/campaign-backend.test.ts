@@ -14,6 +14,7 @@ import { request } from 'undici';
 import { rawConnect } from '../support/raw-http.js';
 import { startRawBackend, type ParsedRequest, type RawBackend } from '../support/raw-backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 const MB = 1024 * 1024;
 /** limits.maxMappingBodyBytes of the test gateway: small, so the limits are reached quickly. */
@@ -181,22 +182,15 @@ before(async () => {
   gw = await startGateway(`
 routes:
   - { method: GET, route: "/plain/{kind}/{name}", service: ${svc}, path: "/{kind}/{name}" }
-  - method: GET
-    route: "/mapped/{kind}/{name}"
-    service: ${svc}
-    path: "/{kind}/{name}"
-    mapping:
-      - { path: "/special/{m}", service: ${svc}, tag: extra }
+  - { method: GET, route: "/mapped/{kind}/{name}", service: ${svc}, path: "/{kind}/{name}",
+      mapping: [{ path: "/special/{m}", service: ${svc}, tag: extra }] }
   - { method: GET, route: "/items/{m}", service: ${svc}, path: "/items/{m}", mapping: [{ path: "/special/{m}", service: ${svc}, tag: extra }] }
 config:
   limits: { maxMappingBodyBytes: ${MAX_MAPPING_BYTES} }
   timeouts: { backendSec: 5, mappingSec: 5 }
 `);
 });
-after(async () => {
-  await gw?.close();
-  await backend?.close();
-});
+after(() => closeAll(gw, backend));
 
 /** Status and body of a GET, status 0 when the response was cut short. */
 async function outcome(path: string): Promise<{ status: number; body: string }> {

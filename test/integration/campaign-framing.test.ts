@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 import { rawConnect, type RawConnection, type RawResponse } from '../support/raw-http.js';
 import { header, startRawBackend, type ParsedRequest, type RawBackend } from '../support/raw-backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 /** Upper bound for one exchange on the loopback (each exchange takes milliseconds). */
 const EXCHANGE_MS = 5_000;
@@ -63,10 +64,7 @@ routes:
   - { method: POST, route: /smuggled, service: ${svc}, path: /SMUGGLED }
 `);
 });
-after(async () => {
-  await gw?.close();
-  await backend?.close();
-});
+after(() => closeAll(gw, backend));
 
 /** Requests the backend received from `from` on (indexes into `backend.requests`). */
 function seenSince(from: number): ParsedRequest[] {

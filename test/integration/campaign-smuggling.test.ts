@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { parseAllStrict, startRawBackend, type RawBackend } from '../support/raw-backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 /** Upper bound for one stream's exchange on the loopback (each takes milliseconds). */
 const CASE_MS = 5_000;
@@ -253,10 +254,7 @@ config:
   limits: { maxBodyBytes: 65536 }
 `);
 });
-after(async () => {
-  await gw?.close();
-  await backend?.close();
-});
+after(() => closeAll(gw, backend));
 
 interface Answer {
   readonly status: number;

@@ -16,6 +16,7 @@ import { request } from 'undici';
 import { json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect } from '../support/raw-http.js';
+import { closeAll } from '../support/close-all.js';
 
 const SECRET = 'campaign-secret-0123456789abcdef0123456789abcdef';
 const AUDIENCE = 'portico-campaign';
@@ -112,13 +113,7 @@ config:
     jwksCooldownSec: 60
 `);
   });
-  after(async () => {
-    await local?.close();
-    await jwks?.close();
-    await backend?.close();
-    await trap?.close();
-    await idp?.close();
-  });
+  after(() => closeAll(local, jwks, backend, trap, idp));
 
   async function call(
     gw: TestGateway,
@@ -411,11 +406,7 @@ config:
     defaultProtected: true
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await authService?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, authService, backend));
 
   it('control: a plain claim becomes its header', async () => {
     answer = '{"userId":"42"}';

@@ -12,19 +12,9 @@ const POSTS = [
 function yaml(posts: TestBackend, users: TestBackend): string {
   return `
 routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
-        removeKeyMapping: true
-  - method: GET
-    route: "/users/{id}"
-    service: ${users.host}
-    path: "/users/{id}"
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author, removeKeyMapping: true }] }
+  - { method: GET, route: "/users/{id}", service: ${users.host}, path: "/users/{id}" }
 config:
   circuitBreaker:
     enabled: true

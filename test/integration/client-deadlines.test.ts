@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect } from '../support/raw-http.js';
+import { closeAll } from '../support/close-all.js';
 
 const READ_SEC = 1;
 const WRITE_SEC = 0.5;
@@ -71,10 +72,7 @@ config:
   writeTimeoutSec: ${WRITE_SEC}
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('answers 408 to a body that trickles in past readTimeoutSec, though it is never silent', async () => {
     const conn = await rawConnect(gw.port);

@@ -72,24 +72,12 @@ describe('a client that leaves is not an upstream error', () => {
     gw = await startGateway(`
 routes:
   - { method: GET, route: /events, service: ${backend.host}, path: /events, isSSE: true }
-  - method: GET
-    route: /slow-items
-    service: ${backend.host}
-    path: /slow-items
-    mapping:
-      - { path: "/users/{userId}", service: ${backend.host}, tag: user }
-  - method: GET
-    route: /items
-    service: ${backend.host}
-    path: /items
-    mapping:
-      - { path: "/users/{userId}", service: ${backend.host}, tag: user }
-  - method: GET
-    route: /text
-    service: ${backend.host}
-    path: /text
-    mapping:
-      - { path: "/users/{userId}", service: ${backend.host}, tag: user }
+  - { method: GET, route: /slow-items, service: ${backend.host}, path: /slow-items,
+      mapping: [{ path: "/users/{userId}", service: ${backend.host}, tag: user }] }
+  - { method: GET, route: /items, service: ${backend.host}, path: /items,
+      mapping: [{ path: "/users/{userId}", service: ${backend.host}, tag: user }] }
+  - { method: GET, route: /text, service: ${backend.host}, path: /text,
+      mapping: [{ path: "/users/{userId}", service: ${backend.host}, tag: user }] }
 config:
   circuitBreaker: { enabled: true, maxFailures: 1, timeoutSec: 60 }
 `);

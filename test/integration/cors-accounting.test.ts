@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { json, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 describe('CORS preflights are logged and counted', () => {
   let backend: TestBackend;
@@ -23,10 +24,7 @@ config:
     origins: [https://app.example.com]
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('one access log line and one portico_requests_total sample per preflight, under the route it asks about', async () => {
     const logsBefore = gw.logs.length;

@@ -12,6 +12,7 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
+import { closeAll } from '../support/close-all.js';
 
 const USER =
   '{"id":12345678901234567890,"name":"Ann","password":"hunter2","address":{"city":"Porto","zip":"4000"},"roles":[{"name":"admin","grantedBy":"root"}]}';
@@ -52,24 +53,12 @@ config:
   limits:
     maxMappingBodyBytes: 2048
 routes:${route('/user/public', '/user', '      allow: [id, name, address.city, roles.name]')}${route('/user/safe', '/user', '      deny: [password, address.zip]\n      rename: { name: fullName }')}${route('/users', '/users', '      deny: [password, roles]')}${route('/text', '/text', '      deny: [password]')}${route('/error', '/error', '      deny: [password]')}${route('/big', '/big', '      deny: [password]')}${route('/gzip', '/gzip', '      allow: [name]')}
-  - method: GET
-    route: /posts
-    service: ${backend.host}
-    path: /posts
-    mapping:
-      - path: /users/{authorId}
-        service: ${users.host}
-        tag: author
-        removeKeyMapping: true
-    response:
-      deny: [draft, author.email]
+  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author, removeKeyMapping: true }],
+      response: { deny: [draft, author.email] } }
 `);
   });
-  after(async () => {
-    await gw.close();
-    await backend.close();
-    await users.close();
-  });
+  after(() => closeAll(gw, backend, users));
 
   const get = async (path: string) => {
     const res = await request(`${gw.url}/api${path}`);

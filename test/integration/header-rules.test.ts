@@ -13,6 +13,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
+import { closeAll } from '../support/close-all.js';
 
 const SECRET = 'header-rules-test-secret-0123456789abcdef';
 const sign = (claims: Record<string, unknown>) =>
@@ -64,60 +65,18 @@ routes:
           Cache-Control: "no-store"
           X-Served-For: "{tenant}"
         remove: [X-Internal, Server, x-powered-by]
-  - method: GET
-    route: /public/{name}
-    service: ${backend.host}
-    path: /public/{name}
-    headers:
-      request:
-        set:
-          X-Name: "{name}"
-  - method: GET
-    route: /orders
-    service: ${backend.host}
-    path: /orders
-    public: true
-    mapping:
-      - path: /users/{userId}
-        service: ${users.host}
-        tag: user
-    headers:
-      request:
-        set: { X-From: gateway }
-      response:
-        remove: [X-Internal]
-        set: { X-Mapped: "yes" }
-  - method: GET
-    route: /events
-    service: ${backend.host}
-    path: /events
-    public: true
-    isSSE: true
-    headers:
-      request:
-        set: { X-Stream: "1" }
-      response:
-        remove: [X-Internal]
-  - method: GET
-    route: /chat/{room}
-    service: ${ws.host}
-    path: /chat/{room}
-    public: true
-    isWebSocket: true
-    headers:
-      request:
-        set: { X-Room: "{room}" }
-        remove: [Cookie]
-      response:
-        set: { X-Tunnel: "{room}" }
+  - { method: GET, route: "/public/{name}", service: ${backend.host}, path: "/public/{name}",
+      headers: { request: { set: { X-Name: "{name}" } } } }
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders, public: true,
+      mapping: [{ path: "/users/{userId}", service: ${users.host}, tag: user }],
+      headers: { request: { set: { X-From: gateway } }, response: { remove: [X-Internal], set: { X-Mapped: "yes" } } } }
+  - { method: GET, route: /events, service: ${backend.host}, path: /events, public: true, isSSE: true,
+      headers: { request: { set: { X-Stream: "1" } }, response: { remove: [X-Internal] } } }
+  - { method: GET, route: "/chat/{room}", service: ${ws.host}, path: "/chat/{room}", public: true, isWebSocket: true,
+      headers: { request: { set: { X-Room: "{room}" }, remove: [Cookie] }, response: { set: { X-Tunnel: "{room}" } } } }
 `);
   });
-  after(async () => {
-    await gw.close();
-    await backend.close();
-    await users.close();
-    await ws.close();
-  });
+  after(() => closeAll(gw, backend, users, ws));
 
   const seenAt = (prefix: string) => {
     const r = backend.seen.filter((s) => s.url.startsWith(prefix)).at(-1);

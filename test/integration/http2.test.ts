@@ -20,6 +20,7 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { createTestCa, type TestCa } from '../support/certs.js';
 import { startWsBackend, type WsBackend } from '../support/ws-backend.js';
+import { closeAll } from '../support/close-all.js';
 
 const run = promisify(execFile);
 const SECRET = 'http2-test-secret-0123456789abcdef0123456789';
@@ -87,19 +88,10 @@ routes:
   - { method: GET, route: /private, service: ${backend.host}, path: /echo }
   - { method: GET, route: /events, service: ${backend.host}, path: /events, public: true, isSSE: true }
   - { method: GET, route: /ws, service: ${wsBackend.host}, path: /echo, public: true, isWebSocket: true }
-  - method: GET
-    route: /limited
-    service: ${backend.host}
-    path: /echo
-    public: true
-    rateLimit: { requestsPerSec: 0.01, burst: 1 }
-  - method: GET
-    route: /orders
-    service: ${backend.host}
-    path: /orders
-    public: true
-    mapping:
-      - { path: "/users/{userId}", service: ${users.host}, tag: user }
+  - { method: GET, route: /limited, service: ${backend.host}, path: /echo, public: true,
+      rateLimit: { requestsPerSec: 0.01, burst: 1 } }
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders, public: true,
+      mapping: [{ path: "/users/{userId}", service: ${users.host}, tag: user }] }
 `);
     session = connect(`https://localhost:${gw.port}`, { ca: caPem });
   });
@@ -331,10 +323,7 @@ routes:
   - { method: GET, route: /hello, service: ${backend.host}, path: /hello }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('serves h2 and HTTP/1.1 on one plain port', async () => {
     const h2 = await curl(['--http2-prior-knowledge', `${gw.url}/api/hello`]);

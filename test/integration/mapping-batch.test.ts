@@ -12,6 +12,7 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
+import { closeAll } from '../support/close-all.js';
 
 const ITEMS = 250;
 
@@ -77,11 +78,7 @@ routes:
           path: /users/by-id?ids={values}
 `);
   });
-  after(async () => {
-    await gw.close();
-    await posts.close();
-    await users.close();
-  });
+  after(() => closeAll(gw, posts, users));
 
   const get = async (path: string) => {
     const res = await request(`${gw.url}/api${path}`);

@@ -48,22 +48,10 @@ async function setup(
   const users = await startBackend(usersHandler ?? ((req, res) => json(res, 200, { at: req.url })));
   const yaml = `
 routes:
-  - method: GET
-    route: "/item/{key}"
-    service: ${primary.host}
-    path: "/item/{key}"
-    mapping:
-      - path: "/users/{key}"
-        service: ${users.host}
-        tag: user
-  - method: GET
-    route: "/list/{n}"
-    service: ${primary.host}
-    path: "/list/{n}"
-    mapping:
-      - path: "/users/{key}"
-        service: ${users.host}
-        tag: user
+  - { method: GET, route: "/item/{key}", service: ${primary.host}, path: "/item/{key}",
+      mapping: [{ path: "/users/{key}", service: ${users.host}, tag: user }] }
+  - { method: GET, route: "/list/{n}", service: ${primary.host}, path: "/list/{n}",
+      mapping: [{ path: "/users/{key}", service: ${users.host}, tag: user }] }
 config:
   mappingCache:
 ${cache}

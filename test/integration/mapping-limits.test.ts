@@ -61,14 +61,8 @@ describe('mapping: calls waiting for a connection (2 per origin, 400 ms service,
       });
       const gw = await gateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 config:
   limits:
     connectionsPerOrigin: 2
@@ -114,18 +108,9 @@ config:
       });
       const gw = await gateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
-  - method: GET
-    route: /users/direct
-    service: ${users.host}
-    path: /users/direct
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
+  - { method: GET, route: /users/direct, service: ${users.host}, path: /users/direct }
 config:
   limits:
     connectionsPerOrigin: 2
@@ -155,14 +140,8 @@ describe('mapping: bounded output', () => {
     const users = await started((_req, res) => json(res, 200, big));
     const gw = await gateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 config:
   limits:
     maxMappingBodyBytes: 10000
@@ -189,14 +168,8 @@ config:
     const fits = await startPrimary(() => small);
     gw.reload(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${fits.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: GET, route: /posts, service: ${fits.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 config:
   limits:
     maxMappingBodyBytes: 10000
@@ -217,14 +190,8 @@ config:
       const users = await started((req, res) => json(res, 200, req.url!.slice(3)));
       const gw = await gateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - path: "/u/{u}"
-        service: ${users.host}
-        tag: t
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/u/{u}", service: ${users.host}, tag: t }] }
 `);
       const res = await get(`${gw.url}/api/posts`, { headers: { 'x-request-id': 'rid-many' } });
       assert.equal(res.status, 200);
@@ -253,14 +220,8 @@ describe('mapping: an exception while enriching (the primary response is always 
     const users = await started((req, res) => json(res, 200, { url: req.url }));
     const gw = await gateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 `);
     const res = await get(`${gw.url}/api/posts`, { headers: { 'x-request-id': 'rid-throw' } });
     assert.equal(res.status, 200);

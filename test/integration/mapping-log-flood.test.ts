@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 const ITEMS = 50;
 const REQUESTS = 20;
@@ -24,21 +25,13 @@ describe('mapping warnings during an outage', () => {
     users = await startBackend((_req, res) => json(res, 500, { error: 'down' }));
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${posts.host}
-    path: /posts
-    mapping:
-      - { path: "/users/{authorId}", service: ${users.host}, tag: author }
+  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 config:
   circuitBreaker: { enabled: true, maxFailures: 5, timeoutSec: 60 }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await posts?.close();
-    await users?.close();
-  });
+  after(() => closeAll(gw, posts, users));
 
   it(`${REQUESTS} responses of ${ITEMS} items each: at most one warning per reason, each with its item count`, async () => {
     for (let i = 0; i < REQUESTS; i++) {

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
+import { closeAll } from '../support/close-all.js';
 
 interface Reply {
   readonly status?: number;
@@ -82,23 +83,10 @@ routes:
       - path: "/comments?postId={id}"
         service: http://${comments.host}
         tag: comments
-  - method: GET
-    route: /profiles
-    service: ${primary.backend.host}
-    path: /profiles
-    mapping:
-      - path: "/users/{authorId}/profile"
-        service: ${users.host}
-        tag: profile
-  - method: GET
-    route: /members
-    service: ${primary.backend.host}
-    path: /members
-    mapping:
-      - path: "/orgs/{org}/users/{authorId}"
-        service: ${users.host}
-        tag: member
-        removeKeyMapping: true
+  - { method: GET, route: /profiles, service: ${primary.backend.host}, path: /profiles,
+      mapping: [{ path: "/users/{authorId}/profile", service: ${users.host}, tag: profile }] }
+  - { method: GET, route: /members, service: ${primary.backend.host}, path: /members,
+      mapping: [{ path: "/orgs/{org}/users/{authorId}", service: ${users.host}, tag: member, removeKeyMapping: true }] }
   - method: GET
     route: /twins
     service: ${primary.backend.host}
@@ -110,22 +98,11 @@ routes:
       - path: "/users/{writerId}"
         service: ${users.host}
         tag: writer
-  - method: POST
-    route: /things
-    service: ${primary.backend.host}
-    path: /things
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: POST, route: /things, service: ${primary.backend.host}, path: /things,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await primary?.backend.close();
-    await users?.close();
-    await comments?.close();
-  });
+  after(() => closeAll(gw, primary?.backend, users, comments));
   const reset = () => {
     users.seen.length = 0;
     comments.seen.length = 0;
@@ -400,25 +377,14 @@ describe('mapping: unchanged primary responses', () => {
     users = await startBackend(usersHandler);
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: "/raw/{name}"
-    service: ${primary.backend.host}
-    path: "/raw/{name}"
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
-        removeKeyMapping: true
+  - { method: GET, route: "/raw/{name}", service: ${primary.backend.host}, path: "/raw/{name}",
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author, removeKeyMapping: true }] }
 config:
   limits:
     maxMappingBodyBytes: 2048
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await primary?.backend.close();
-    await users?.close();
-  });
+  after(() => closeAll(gw, primary?.backend, users));
 
   const big = `[${Array.from({ length: 100 }, (_, i) => `{"n":${i},"authorId":1}`).join(',')}]`;
   const cases: { name: string; reply: Reply }[] = [
@@ -547,12 +513,7 @@ config:
     mappingSec: 0.3
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await primary?.backend.close();
-    await users?.close();
-    await flaky?.close();
-  });
+  after(() => closeAll(gw, primary?.backend, users, flaky));
 
   it('5xx, 4xx, timeout and non-JSON answers leave the item without the tag, keep the key, log a warning; the other rule goes on; 200', async () => {
     const modes = ['500', '404', 'slow', 'text', 'badjson', 'ok'];
@@ -613,12 +574,8 @@ describe('mapping: primary request failures are answered like a standard route',
     const port = await closedPort();
     const gw = await startGateway(`
 routes:
-  - method: GET
-    route: /x
-    service: 127.0.0.1:${port}
-    path: /x
-    mapping:
-      - { path: "/users/{id}", service: 127.0.0.1:${port}, tag: user }
+  - { method: GET, route: /x, service: 127.0.0.1:${port}, path: /x,
+      mapping: [{ path: "/users/{id}", service: 127.0.0.1:${port}, tag: user }] }
 `);
     try {
       const res = await request(`${gw.url}/api/x`);
@@ -637,12 +594,8 @@ routes:
     });
     const gw = await startGateway(`
 routes:
-  - method: GET
-    route: /x
-    service: ${backend.host}
-    path: /x
-    mapping:
-      - { path: "/users/{id}", service: ${backend.host}, tag: user }
+  - { method: GET, route: /x, service: ${backend.host}, path: /x,
+      mapping: [{ path: "/users/{id}", service: ${backend.host}, tag: user }] }
 config:
   timeouts:
     backendSec: 0.3
@@ -654,8 +607,7 @@ config:
       assert.deepEqual(await res.body.json(), { error: 'Backend service did not answer in time', success: false });
       assert.equal(backend.seen.length, 1);
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 });
@@ -671,14 +623,8 @@ describe('mapping: concurrency', () => {
     });
     const gw = await startGateway(`
 routes:
-  - method: GET
-    route: /items
-    service: ${primary.backend.host}
-    path: /items
-    mapping:
-      - path: "/slow/{id}"
-        service: ${slow.host}
-        tag: slow
+  - { method: GET, route: /items, service: ${primary.backend.host}, path: /items,
+      mapping: [{ path: "/slow/{id}", service: ${slow.host}, tag: slow }] }
 `);
     try {
       primary.replies.set('/items', { body: `[${Array.from({ length: 10 }, (_, i) => `{"id":${i}}`).join(',')}]` });
@@ -690,9 +636,7 @@ routes:
         Array.from({ length: 10 }, (_, i) => `/slow/${i}`),
       );
     } finally {
-      await gw.close();
-      await primary.backend.close();
-      await slow.close();
+      await closeAll(gw, primary.backend, slow);
     }
   });
 });
@@ -705,14 +649,8 @@ describe('mapping: a client that leaves', () => {
     });
     const gw = await startGateway(`
 routes:
-  - method: GET
-    route: /items
-    service: ${primary.backend.host}
-    path: /items
-    mapping:
-      - path: "/never/{id}"
-        service: ${silent.host}
-        tag: never
+  - { method: GET, route: /items, service: ${primary.backend.host}, path: /items,
+      mapping: [{ path: "/never/{id}", service: ${silent.host}, tag: never }] }
 `);
     try {
       primary.replies.set('/items', { body: '[{"id":1}]' });
@@ -726,9 +664,7 @@ routes:
       await closed;
       assert.equal(silent.seen.length, 1, 'one call, closed by the gateway before any answer');
     } finally {
-      await gw.close();
-      await primary.backend.close();
-      await silent.close();
+      await closeAll(gw, primary.backend, silent);
     }
   });
 });

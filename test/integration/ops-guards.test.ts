@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { json, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 /** Writes raw bytes and resolves with everything the server sent until it closed. */
 function rawExchange(
@@ -52,23 +53,10 @@ describe('rate limiting', () => {
     backend = await startBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /limited
-    service: ${backend.host}
-    path: /limited
-  - method: GET
-    route: /strict
-    service: ${backend.host}
-    path: /strict
-    rateLimit:
-      requestsPerSec: 0.5
-      burst: 1
-  - method: GET
-    route: /free
-    service: ${backend.host}
-    path: /free
-    rateLimit:
-      enabled: false
+  - { method: GET, route: /limited, service: ${backend.host}, path: /limited }
+  - { method: GET, route: /strict, service: ${backend.host}, path: /strict,
+      rateLimit: { requestsPerSec: 0.5, burst: 1 } }
+  - { method: GET, route: /free, service: ${backend.host}, path: /free, rateLimit: { enabled: false } }
 config:
   rateLimit:
     enabled: true
@@ -77,10 +65,7 @@ config:
   trustProxy: [10.0.0.0/8]
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('admits the burst with RateLimit headers, then answers 429 with Retry-After without calling the backend', async () => {
     const seen = backend.seen.length;
@@ -126,10 +111,7 @@ describe('rate limiting behind a trusted proxy', () => {
     backend = await startBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /limited
-    service: ${backend.host}
-    path: /limited
+  - { method: GET, route: /limited, service: ${backend.host}, path: /limited }
 config:
   rateLimit:
     enabled: true
@@ -138,10 +120,7 @@ config:
   trustProxy: [127.0.0.1]
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('limits each forwarded client separately and ignores the hops the client forged', async () => {
     const get = (xff: string) => rawRequest(gw.url, '/api/limited', { headers: { 'x-forwarded-for': xff } });
@@ -163,14 +142,8 @@ describe('CORS', () => {
     backend = await startBackend((req, res) => json(res, 200, { method: req.method }));
     gw = await startGateway(`
 routes:
-  - method: PATCH
-    route: "/items/{id}"
-    service: ${backend.host}
-    path: "/items/{id}"
-  - method: GET
-    route: /items
-    service: ${backend.host}
-    path: /items
+  - { method: PATCH, route: "/items/{id}", service: ${backend.host}, path: "/items/{id}" }
+  - { method: GET, route: /items, service: ${backend.host}, path: /items }
 config:
   cors:
     origins: [https://app.example.com]
@@ -183,10 +156,7 @@ config:
     requestsPerSec: 1000
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('answers a preflight itself with 204 and never forwards it', async () => {
     const seen = backend.seen.length;
@@ -255,15 +225,8 @@ describe('request limits', () => {
     backend = await startBackend((_req, res, body) => json(res, 200, { received: body.length }));
     gw = await startGateway(`
 routes:
-  - method: POST
-    route: /upload
-    service: ${backend.host}
-    path: /upload
-  - method: POST
-    route: /small
-    service: ${backend.host}
-    path: /small
-    maxBodyBytes: 10
+  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
+  - { method: POST, route: /small, service: ${backend.host}, path: /small, maxBodyBytes: 10 }
 config:
   limits:
     maxBodyBytes: 1000
@@ -273,10 +236,7 @@ config:
     clientBodySec: 1
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('accepts a body within the limit', async () => {
     const res = await request(`${gw.url}/api/upload`, { method: 'POST', body: 'x'.repeat(1000) });

@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect } from '../support/raw-http.js';
+import { closeAll } from '../support/close-all.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -22,10 +23,7 @@ describe('a complete request waiting longer than clientBodySec', () => {
     );
     gw = await startGateway(`
 routes:
-  - method: POST
-    route: /slow
-    service: ${backend.host}
-    path: /slow
+  - { method: POST, route: /slow, service: ${backend.host}, path: /slow }
 config:
   limits:
     connectionsPerOrigin: 1
@@ -34,10 +32,7 @@ config:
     backendSec: 5
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('gets its 200 when the body followed the head in a second packet (raw client)', async () => {
     const conn = await rawConnect(gw.port);
@@ -98,10 +93,7 @@ describe('errors Node detects before a request exists', () => {
     backend = await startBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /a
-    service: ${backend.host}
-    path: /a
+  - { method: GET, route: /a, service: ${backend.host}, path: /a }
 config:
   limits:
     maxHeaderBytes: 2048
@@ -109,10 +101,7 @@ config:
     clientHeaderSec: 1
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   const cases = [
     {

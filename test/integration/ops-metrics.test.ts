@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { getStatus } from '../support/http.js';
+import { closeAll } from '../support/close-all.js';
 
 /** The value of one sample line of the exposition text. */
 function sample(text: string, series: string): number | undefined {
@@ -34,33 +35,13 @@ describe('GET /metrics', () => {
     const dead = await closedPort();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: "/users/{id}"
-    service: ${backend.host}
-    path: "/users/{id}"
-  - method: GET
-    route: /fail
-    service: ${failing.host}
-    path: /fail
-  - method: GET
-    route: /dead
-    service: 127.0.0.1:${dead}
-    path: /dead
-  - method: GET
-    route: /posts
-    service: ${backend.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
-  - method: GET
-    route: /limited
-    service: ${backend.host}
-    path: /limited
-    rateLimit:
-      requestsPerSec: 1
-      burst: 1
+  - { method: GET, route: "/users/{id}", service: ${backend.host}, path: "/users/{id}" }
+  - { method: GET, route: /fail, service: ${failing.host}, path: /fail }
+  - { method: GET, route: /dead, service: 127.0.0.1:${dead}, path: /dead }
+  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
+  - { method: GET, route: /limited, service: ${backend.host}, path: /limited,
+      rateLimit: { requestsPerSec: 1, burst: 1 } }
 config:
   circuitBreaker:
     enabled: true
@@ -80,12 +61,7 @@ config:
     assert.equal(await getStatus(`${gw.url}/api/limited`), 200);
     assert.equal(await getStatus(`${gw.url}/api/limited`), 429);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-    await users?.close();
-    await failing?.close();
-  });
+  after(() => closeAll(gw, backend, users, failing));
 
   it('serves Prometheus text with no store', async () => {
     const res = await request(`${gw.url}/metrics`);
@@ -181,10 +157,7 @@ config:
     metrics: false
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('answers 404 and subscribes nothing to the request path', async () => {
     assert.equal(await getStatus(`${gw.url}/metrics`), 404);

@@ -8,6 +8,7 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { getStatus } from '../support/http.js';
 import { waitFor } from '../support/wait-for.js';
+import { closeAll } from '../support/close-all.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -27,10 +28,7 @@ config:
     backend = await startBackend();
     gw = await startGateway(yaml(true).replace('HOST', backend.host));
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('continues the client trace with a new span id and passes tracestate on', async () => {
     assert.equal(
@@ -107,11 +105,7 @@ config:
     serviceName: edge-gateway
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await collector?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, collector, backend));
 
   /** Every span the collector received so far. */
   function received(): { spans: ExportedSpan[]; serviceNames: string[] } {
@@ -197,12 +191,7 @@ describe('two gateways in one process', () => {
     exporting = await startGateway(`${routes}config:\n  telemetry:\n    otlpEndpoint: http://${collector.host}\n`);
     quiet = await startGateway(`${routes}config:\n  telemetry:\n    sampleRatio: 0\n`);
   });
-  after(async () => {
-    await exporting?.close();
-    await quiet?.close();
-    await collector?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(exporting, quiet, collector, backend));
 
   it('keep their own sampling and span export', async () => {
     await exporting.gateway.spanExporter();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { closedPort, json, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 describe('standard routes proxy to the backend', () => {
   let backend: TestBackend;
@@ -24,10 +25,7 @@ routes:
   - { method: OPTIONS, route: /products, service: ${backend.host}, path: /products }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   const cases = [
     { name: 'plain GET under /api', method: 'GET', path: '/api/products', backendSaw: '/products' },
@@ -181,8 +179,7 @@ describe('backend failures', () => {
       assert.equal(res.statusCode, 502);
       await res.body.dump();
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 
@@ -201,8 +198,7 @@ config: { timeouts: { backendSec: 0.3 } }`);
       const elapsed = Date.now() - started;
       assert.ok(elapsed >= 250 && elapsed < 2000, `took ${elapsed} ms`);
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 });
@@ -264,8 +260,7 @@ describe('connection pooling', () => {
       assert.equal(backend.seen.length, 10);
       assert.equal(connections, 1);
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 });

@@ -121,12 +121,8 @@ describe('shared mapping cache', () => {
   it('a second replica is served from Redis without a service call', async () => {
     const users = await startBackend((req, res) => json(res, 200, { id: req.url, name: 'Zoë' }));
     const yaml = `routes:
-  - method: GET
-    route: "/orders/{id}"
-    service: ${backend.host}
-    path: "/orders/{id}"
-    mapping:
-      - { path: "/users/{url}", service: ${users.host}, tag: user }
+  - { method: GET, route: "/orders/{id}", service: ${backend.host}, path: "/orders/{id}",
+      mapping: [{ path: "/users/{url}", service: ${users.host}, tag: user }] }
 config:
   mappingCache: { enabled: true, ttlSec: 60, store: redis }
 ${redisYaml(redis.url, '    keyPrefix: "cache:"\n')}`;

@@ -10,6 +10,7 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect, type RawConnection } from '../support/raw-http.js';
 import { waitFor } from '../support/wait-for.js';
+import { closeAll } from '../support/close-all.js';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const tempBodies = () => readdirSync(tmpdir()).filter((f) => f.startsWith('portico-body-'));
@@ -52,10 +53,7 @@ config:
   timeouts: { backendSec: 3 }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('64 trickling uploads hold no backend connection: a GET to the same backend answers at once', async () => {
     const uploads: RawConnection[] = [];
@@ -190,10 +188,7 @@ config:
   timeouts: { backendSec: 0.3 }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   /** Sends a chunked body of `chunks` 100-byte chunks, `gapMs` apart; resolves when the last went out. */
   async function trickle(c: RawConnection, path: string, chunks: number, gapMs: number): Promise<number> {

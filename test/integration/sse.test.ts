@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingHttpHeaders, type ClientRequest, type ServerResponse } from 'node:http';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable across the test process. */
 const now = () => performance.timeOrigin + performance.now();
@@ -161,35 +162,17 @@ describe('SSE routes stream events without buffering', () => {
     silentPort = await closedPort();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /ticker
-    service: ${backend.host}
-    path: /ticker
-    isSSE: true
-  - method: GET
-    route: "/streams/{name}"
-    service: ${backend.host}
-    path: "/{name}"
-    isSSE: true
-  - method: GET
-    route: "/topics/{topic}/events"
-    service: ${backend.host}
-    path: "/echo-request?topic={topic}"
-    isSSE: true
-  - method: GET
-    route: /down
-    service: 127.0.0.1:${silentPort}
-    path: /events
-    isSSE: true
+  - { method: GET, route: /ticker, service: ${backend.host}, path: /ticker, isSSE: true }
+  - { method: GET, route: "/streams/{name}", service: ${backend.host}, path: "/{name}", isSSE: true }
+  - { method: GET, route: "/topics/{topic}/events", service: ${backend.host}, path: "/echo-request?topic={topic}",
+      isSSE: true }
+  - { method: GET, route: /down, service: 127.0.0.1:${silentPort}, path: /events, isSSE: true }
 config:
   timeouts:
     backendSec: 0.3
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   it('delivers each of 5 events written 200 ms apart within 50 ms of being written', async () => {
     const stream = await openStream(gw.url, '/api/ticker');

@@ -11,6 +11,7 @@ import { closedPort, json, startBackend, type SeenRequest, type TestBackend } fr
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
 import { waitFor } from '../support/wait-for.js';
+import { closeAll } from '../support/close-all.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -75,23 +76,10 @@ describe('trace context on mapping calls and the auth service', () => {
     auth = await authService();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${backend.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
-  - method: GET
-    route: /feed
-    service: ${backend.host}
-    path: /posts
-    public: true
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
+  - { method: GET, route: /feed, service: ${backend.host}, path: /posts, public: true,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 config:
   auth:
     authService: ${auth.host}
@@ -208,14 +196,8 @@ describe('trace context on mapping and auth calls with propagation off', () => {
     auth = await authService();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${backend.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 config:
   auth:
     authService: ${auth.host}
@@ -225,12 +207,7 @@ config:
     propagation: false
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-    await users?.close();
-    await auth?.close();
-  });
+  after(() => closeAll(gw, backend, users, auth));
 
   it('adds no traceparent to mapping and auth calls, and relays the client one to the backend unchanged', async () => {
     const client = `00-${TRACE}-${PARENT}-01`;
@@ -268,22 +245,11 @@ describe('metrics of mapping and auth-service calls', () => {
     dead = await closedPort();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${backend.host}
-    path: /posts
-    public: true
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
-      - path: "/extra/{id}"
-        service: 127.0.0.1:${dead}
-        tag: extra
-  - method: GET
-    route: /orders
-    service: ${backend.host}
-    path: /orders
+  - { method: GET, route: /posts, service: ${backend.host}, path: /posts, public: true,
+      mapping: [
+        { path: "/users/{authorId}", service: ${users.host}, tag: author },
+        { path: "/extra/{id}", service: 127.0.0.1:${dead}, tag: extra }] }
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders }
 config:
   auth:
     authService: ${auth.host}
@@ -297,12 +263,7 @@ config:
     assert.equal((await get(`${gw.url}/api/orders`, { headers: { authorization: 'Bearer ok' } })).status, 200);
     assert.equal((await get(`${gw.url}/api/orders`, { headers: { authorization: 'Bearer no' } })).status, 401);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-    await users?.close();
-    await auth?.close();
-  });
+  after(() => closeAll(gw, backend, users, auth));
 
   it('counts every answered mapping call, and only those', async () => {
     const text = await (await request(`${gw.url}/metrics`)).body.text();
@@ -358,14 +319,8 @@ describe('OTLP spans of mapping and auth-service calls', () => {
     collector = await startBackend((_req, res) => json(res, 200, {}));
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /posts
-    service: ${backend.host}
-    path: /posts
-    mapping:
-      - path: "/users/{authorId}"
-        service: ${users.host}
-        tag: author
+  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
 config:
   auth:
     authService: ${auth.host}
@@ -375,13 +330,7 @@ config:
     otlpEndpoint: http://${collector.host}
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await collector?.close();
-    await backend?.close();
-    await users?.close();
-    await auth?.close();
-  });
+  after(() => closeAll(gw, collector, backend, users, auth));
 
   it('exports a client span per call, under the server span, with the id each service received', async () => {
     // The exporter is loaded with a dynamic import: wait (bounded) until it records.

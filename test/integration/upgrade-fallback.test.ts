@@ -9,6 +9,7 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect } from '../support/raw-http.js';
 import { openWebSocket, startWsBackend, type WsBackend } from '../support/ws-backend.js';
+import { closeAll } from '../support/close-all.js';
 
 const H2C = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n';
 const WS_HANDSHAKE =
@@ -25,26 +26,12 @@ describe('upgrades the gateway does not perform are served as plain HTTP/1.1 req
     wsBackend = await startWsBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /items
-    service: ${backend.host}
-    path: /items
-  - method: POST
-    route: /items
-    service: ${backend.host}
-    path: /items
-  - method: GET
-    route: /echo
-    service: ${wsBackend.host}
-    path: /echo
-    isWebSocket: true
+  - { method: GET, route: /items, service: ${backend.host}, path: /items }
+  - { method: POST, route: /items, service: ${backend.host}, path: /items }
+  - { method: GET, route: /echo, service: ${wsBackend.host}, path: /echo, isWebSocket: true }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-    await wsBackend?.close();
-  });
+  after(() => closeAll(gw, backend, wsBackend));
 
   it('answers a GET with Upgrade: h2c (curl --http2) over HTTP/1.1, keeps the connection, forwards no upgrade header', async () => {
     const before = backend.seen.length;

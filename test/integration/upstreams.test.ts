@@ -20,6 +20,7 @@ import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { formatRoutes } from '../../src/cli/routes-table.js';
+import { closeAll } from '../support/close-all.js';
 
 const named = (b: TestBackend, name: string) => (req: { url?: string | undefined }, res: Parameters<typeof json>[0]) =>
   json(res, 200, { from: name, url: req.url });
@@ -79,20 +80,10 @@ routes:
   - { method: GET, route: /weighted, service: weighted, path: /w, public: true }
   - { method: GET, route: /lr, service: lr, path: /lr, public: true }
   - { method: GET, route: /flaky, service: flaky, path: /f, public: true, retries: 0 }
-  - method: GET
-    route: /mapped
-    service: ${a.host}
-    path: /items
-    public: true
-    mapping:
-      - { path: "/users/{id}", service: rr, tag: user }
+  - { method: GET, route: /mapped, service: ${a.host}, path: /items, public: true,
+      mapping: [{ path: "/users/{id}", service: rr, tag: user }] }
   - { method: GET, route: /chat, service: chat, path: /chat, public: true, isWebSocket: true }
-  - method: GET
-    route: /quick
-    service: ${silent.host}
-    path: /quick
-    public: true
-    timeouts: { backendSec: 0.2 }
+  - { method: GET, route: /quick, service: ${silent.host}, path: /quick, public: true, timeouts: { backendSec: 0.2 } }
 `,
       process.env,
       { now: () => clock },
@@ -366,11 +357,7 @@ routes:
   - { method: GET, route: /c, service: checked, path: /c, public: true, retries: 0 }
 `);
   });
-  after(async () => {
-    await gw.close();
-    await a.close();
-    await b.close();
-  });
+  after(() => closeAll(gw, a, b));
 
   const spread = (n: number) => answeredBy(`${gw.url}/api/c`, n);
   const logged = (msg: string, target: TestBackend, times = 1) =>
@@ -515,9 +502,7 @@ routes:
       const targets = [...gw.gateway.upstreams.targets()].map((t) => t.target.key).sort();
       assert.deepEqual(targets, [`http://${a.host}`, `http://${b.host}`].sort());
     } finally {
-      await gw.close();
-      await a.close();
-      await b.close();
+      await closeAll(gw, a, b);
     }
   });
 });
@@ -599,19 +584,10 @@ upstreams:
     targets: ["127.0.0.1:${dead}", ${a.host}]
     outlierDetection: { enabled: false }
 routes:
-  - method: GET
-    route: /agg
-    public: true
-    backends:
-      - { service: users, path: /users/1, group: one }
-      - { service: users, path: /users/2, group: two }
-  - method: GET
-    route: /mapped
-    service: ${a.host}
-    path: /items
-    public: true
-    mapping:
-      - { path: "/users/{userId}", service: users, tag: user }
+  - { method: GET, route: /agg, public: true,
+      backends: [{ service: users, path: /users/1, group: one }, { service: users, path: /users/2, group: two }] }
+  - { method: GET, route: /mapped, service: ${a.host}, path: /items, public: true,
+      mapping: [{ path: "/users/{userId}", service: users, tag: user }] }
 `);
     try {
       for (let i = 0; i < 4; i++) {
@@ -626,8 +602,7 @@ routes:
       const metrics = await (await request(`${gw.url}/metrics`)).body.text();
       assert.match(metrics, /portico_upstream_retries_total\{route="\/agg",origin="users"\} [1-9]/);
     } finally {
-      await gw.close();
-      await a.close();
+      await closeAll(gw, a);
     }
   });
 });

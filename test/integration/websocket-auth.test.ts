@@ -11,6 +11,7 @@ import {
   upgradeRequest,
   type WsBackend,
 } from '../support/ws-backend.js';
+import { closeAll } from '../support/close-all.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';
 
@@ -35,33 +36,16 @@ describe('auth is checked before the upgrade (and on SSE routes like any route)'
     });
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /private
-    service: ${backend.host}
-    path: /echo
-    isWebSocket: true
-  - method: GET
-    route: /open
-    service: ${backend.host}
-    path: /echo
-    isWebSocket: true
-    public: true
-  - method: GET
-    route: /events
-    service: ${sseBackend.host}
-    path: /events
-    isSSE: true
+  - { method: GET, route: /private, service: ${backend.host}, path: /echo, isWebSocket: true }
+  - { method: GET, route: /open, service: ${backend.host}, path: /echo, isWebSocket: true, public: true }
+  - { method: GET, route: /events, service: ${sseBackend.host}, path: /events, isSSE: true }
 config:
   auth:
     secret: ${SECRET}
     defaultProtected: true
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-    await sseBackend?.close();
-  });
+  after(() => closeAll(gw, backend, sseBackend));
 
   const refusals = [
     { name: 'no token', headers: async (): Promise<Record<string, string>> => ({}), code: 'GW_AUTH_MISSING' },
@@ -135,11 +119,7 @@ describe('the circuit breaker counts WebSocket upgrade attempts', () => {
     const down = await closedPort();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /down
-    service: 127.0.0.1:${down}
-    path: /echo
-    isWebSocket: true
+  - { method: GET, route: /down, service: 127.0.0.1:${down}, path: /echo, isWebSocket: true }
 config:
   circuitBreaker:
     enabled: true

@@ -16,6 +16,7 @@ import {
   type UpgradeAnswer,
   type WsBackend,
 } from '../support/ws-backend.js';
+import { closeAll } from '../support/close-all.js';
 
 /** Closes an upgraded socket at once (the tests only look at the 101). */
 function done(answer: UpgradeAnswer): void {
@@ -31,30 +32,12 @@ describe('WebSocket upgrades are rate limited with the HTTP buckets', () => {
     backend = await startBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /echo
-    service: ${wsBackend.host}
-    path: /echo
-    isWebSocket: true
-  - method: GET
-    route: /own
-    service: ${wsBackend.host}
-    path: /echo
-    isWebSocket: true
-    rateLimit:
-      requestsPerSec: 0.1
-      burst: 1
-  - method: GET
-    route: /free
-    service: ${wsBackend.host}
-    path: /echo
-    isWebSocket: true
-    rateLimit:
-      enabled: false
-  - method: GET
-    route: /plain
-    service: ${backend.host}
-    path: /plain
+  - { method: GET, route: /echo, service: ${wsBackend.host}, path: /echo, isWebSocket: true }
+  - { method: GET, route: /own, service: ${wsBackend.host}, path: /echo, isWebSocket: true,
+      rateLimit: { requestsPerSec: 0.1, burst: 1 } }
+  - { method: GET, route: /free, service: ${wsBackend.host}, path: /echo, isWebSocket: true,
+      rateLimit: { enabled: false } }
+  - { method: GET, route: /plain, service: ${backend.host}, path: /plain }
 config:
   rateLimit:
     enabled: true
@@ -62,11 +45,7 @@ config:
     burst: 2
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await wsBackend?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, wsBackend, backend));
 
   it('takes upgrades from the shared bucket and answers 429 JSON with Retry-After and RateLimit-* without contacting the backend', async () => {
     const plain = await rawRequest(gw.url, '/api/plain');
@@ -125,20 +104,13 @@ describe('WebSocket upgrades honour the CORS origins', () => {
     wsBackend = await startWsBackend();
     gw = await startGateway(`
 routes:
-  - method: GET
-    route: /echo
-    service: ${wsBackend.host}
-    path: /echo
-    isWebSocket: true
+  - { method: GET, route: /echo, service: ${wsBackend.host}, path: /echo, isWebSocket: true }
 config:
   cors:
     origins: ["https://app.example.com", "https://*.partner.example"]
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await wsBackend?.close();
-  });
+  after(() => closeAll(gw, wsBackend));
 
   it('refuses a browser handshake from a foreign origin with 403 JSON, without contacting the backend', async () => {
     const res = await upgradeRequest(
@@ -187,10 +159,7 @@ routes:
   - { method: GET, route: /echo, service: ${wsBackend.host}, path: /echo, isWebSocket: true }
 `);
   });
-  after(async () => {
-    await gw?.close();
-    await wsBackend?.close();
-  });
+  after(() => closeAll(gw, wsBackend));
 
   const refused = [
     { name: 'a second Host', hosts: ['Host: evil.example/reset?x=@y', 'Host: gw'], code: 'GW_BAD_HOST' },

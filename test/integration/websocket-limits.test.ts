@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { bounded, handshakeHeaders, upgradeRequest } from '../support/ws-backend.js';
 import { acceptFor } from '../../src/endpoints/websocket.js';
+import { closeAll } from '../support/close-all.js';
 
 const MB = 1024 * 1024;
 
@@ -158,10 +159,7 @@ describe('WebSocket tunnel limits', () => {
       { tunnel: { stallMs } },
     );
   });
-  after(async () => {
-    await gw?.close();
-    await backend?.close();
-  });
+  after(() => closeAll(gw, backend));
 
   for (const mode of ['bad-accept', 'no-accept', 'no-upgrade'] as const) {
     it(`a 101 that is not a valid handshake answer (${mode}) is not tunneled: 502 JSON, backend closed, circuit failure`, async () => {

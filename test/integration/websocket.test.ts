@@ -14,6 +14,7 @@ import {
   upgradeRequest,
   type WsBackend,
 } from '../support/ws-backend.js';
+import { closeAll } from '../support/close-all.js';
 
 /** The next message a client receives, with its kind (bounded). */
 function nextMessage(ws: WebSocket, ms = 3_000): Promise<{ data: Buffer; isBinary: boolean }> {
@@ -42,39 +43,14 @@ describe('WebSocket routes tunnel the connection to the backend', () => {
 
   const yaml = (extraRoutes = '') => `
 routes:
-  - method: GET
-    route: /echo
-    service: ${backend.host}
-    path: /echo
-    isWebSocket: true
-  - method: GET
-    route: "/rooms/{room}"
-    service: http://${backend.host}
-    path: "/ws/{room}?v=1"
-    isWebSocket: true
-  - method: GET
-    route: /refused
-    service: ${backend.host}
-    path: /refuse
-    isWebSocket: true
-  - method: GET
-    route: /down
-    service: 127.0.0.1:${downPort}
-    path: /echo
-    isWebSocket: true
-  - method: GET
-    route: /silent
-    service: 127.0.0.1:${(silent.address() as AddressInfo).port}
-    path: /echo
-    isWebSocket: true
-  - method: GET
-    route: /plain
-    service: ${httpBackend.host}
-    path: /plain
-  - method: POST
-    route: /post-only
-    service: ${httpBackend.host}
-    path: /plain
+  - { method: GET, route: /echo, service: ${backend.host}, path: /echo, isWebSocket: true }
+  - { method: GET, route: "/rooms/{room}", service: http://${backend.host}, path: "/ws/{room}?v=1", isWebSocket: true }
+  - { method: GET, route: /refused, service: ${backend.host}, path: /refuse, isWebSocket: true }
+  - { method: GET, route: /down, service: 127.0.0.1:${downPort}, path: /echo, isWebSocket: true }
+  - { method: GET, route: /silent, service: 127.0.0.1:${(silent.address() as AddressInfo).port}, path: /echo,
+      isWebSocket: true }
+  - { method: GET, route: /plain, service: ${httpBackend.host}, path: /plain }
+  - { method: POST, route: /post-only, service: ${httpBackend.host}, path: /plain }
 ${extraRoutes}
 config:
   timeouts:
@@ -356,11 +332,7 @@ describe('gateway shutdown closes open tunnels after the drain', () => {
     const backend = await startWsBackend();
     const gw = await startGateway(`
 routes:
-  - method: GET
-    route: /echo
-    service: ${backend.host}
-    path: /echo
-    isWebSocket: true
+  - { method: GET, route: /echo, service: ${backend.host}, path: /echo, isWebSocket: true }
 `);
     try {
       const { ws } = await openWebSocket(`${gw.url.replace('http:', 'ws:')}/api/echo`);
@@ -372,8 +344,7 @@ routes:
       assert.equal((await clientClosed).code, 1006);
       assert.equal((await backendClosed).code, 1006);
     } finally {
-      await gw.close();
-      await backend.close();
+      await closeAll(gw, backend);
     }
   });
 });
