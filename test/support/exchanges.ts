@@ -66,23 +66,7 @@ export function fakeExchange(
   const { res, written } = fakeResponse();
   let resumed = 0;
   req.resume = () => (resumed++, req);
-  const ex: Exchange = {
-    route,
-    req,
-    res,
-    upgrade: undefined,
-    requestId: 'rid-1',
-    params: {},
-    rawQuery: '',
-    claimHeaders: undefined,
-    claims: undefined,
-    upstreamStatus: undefined,
-    upstreamFailure: undefined,
-    body: undefined,
-    errorCode: undefined,
-    onClose: undefined,
-    onResponseStart: undefined,
-  };
+  const ex = exchangeOf(route, req, res, undefined);
   return { ex, written, resumed: () => resumed };
 }
 
@@ -97,11 +81,22 @@ export function fakeUpgradeExchange(
   const socket = new RecordingSocket();
   const res = responseOnSocket(GatewayResponse, req, socket);
   stampRequestId(res, 'rid-1');
-  const ex: Exchange = {
+  const ex = exchangeOf(route, req, res, { socket, head: Buffer.alloc(0), switched: false });
+  return { ex, socket };
+}
+
+/** A new exchange of request `rid-1`, with nothing yet recorded on it. */
+function exchangeOf(
+  route: CompiledRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  upgrade: Exchange['upgrade'],
+): Exchange {
+  return {
     route,
     req,
     res,
-    upgrade: { socket, head: Buffer.alloc(0), switched: false },
+    upgrade,
     requestId: 'rid-1',
     params: {},
     rawQuery: '',
@@ -114,7 +109,6 @@ export function fakeUpgradeExchange(
     onClose: undefined,
     onResponseStart: undefined,
   };
-  return { ex, socket };
 }
 
 /** A `next` that records every exchange that reached it. */
