@@ -9,10 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
-import { rawConnect, type RawConnection, type RawResponse } from '../support/raw-http.js';
+import { withRawConnection, type RawConnection, type RawResponse } from '../support/raw-http.js';
 import { header, startRawBackend, type ParsedRequest, type RawBackend } from '../support/raw-backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
+import { assertErrorHead } from '../support/error-answer.js';
 
 /** Upper bound for one exchange on the loopback (each exchange takes milliseconds). */
 const EXCHANGE_MS = 5_000;
@@ -71,22 +72,26 @@ function seenSince(from: number): ParsedRequest[] {
   return backend.requests.slice(from);
 }
 
-async function withConnection<T>(fn: (c: RawConnection) => Promise<T>): Promise<T> {
-  const c = await rawConnect(gw.port);
-  try {
-    return await fn(c);
-  } finally {
-    c.close();
-  }
-}
+const withConnection = <T>(fn: (c: RawConnection) => Promise<T>): Promise<T> => withRawConnection(gw.port, fn);
 
 function assertGatewayError(res: RawResponse, status: number, code: string): void {
-  assert.equal(res.status, status, `status ${res.status} body ${res.body}`);
-  assert.equal(res.headers['content-type'], 'application/json');
-  assert.equal(res.headers['x-portico-error'], code);
+  assertErrorHead(res, status, code);
   const body = JSON.parse(res.body) as { success: unknown; error: unknown };
   assert.equal(body.success, false);
   assert.equal(typeof body.error, 'string');
+}
+
+/** Writes `bytes` and resolves once the gateway's HTTP parser has refused some of them. */
+async function writeUntilParseError(c: RawConnection, bytes: string): Promise<void> {
+  const clientError = once(gw.gateway.server, 'clientError');
+  c.write(bytes);
+  await clientError;
+}
+
+/** The 400 a parse error earns, then the gateway closes the connection. */
+async function assertBadRequestThenClose(c: RawConnection): Promise<void> {
+  assertGatewayError(await c.next(EXCHANGE_MS), 400, 'GW_BAD_REQUEST');
+  await c.closed;
 }
 
 describe('a parse error after a valid request leaves that request its answer', () => {
@@ -94,17 +99,18 @@ describe('a parse error after a valid request leaves that request its answer', (
     held = new Held();
     const from = backend.requests.length;
     await withConnection(async (c) => {
-      const clientError = once(gw.gateway.server, 'clientError');
-      c.write('GET /api/slow HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: first\r\n\r\nBLAH\r\n\r\n');
-      await clientError; // the gateway has seen the garbage while the valid request waits
+      await writeUntilParseError(
+        c,
+        'GET /api/slow HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: first\r\n\r\nBLAH\r\n\r\n',
+      );
+      // The gateway has seen the garbage while the valid request waits.
       await backend.nextRequest(EXCHANGE_MS);
       held.release();
       const first = await c.next(EXCHANGE_MS);
       assert.equal(first.status, 200);
       assert.equal(first.headers['x-request-id'], 'first');
       assert.equal(first.body, 'GET /slow ');
-      assertGatewayError(await c.next(EXCHANGE_MS), 400, 'GW_BAD_REQUEST');
-      await c.closed;
+      await assertBadRequestThenClose(c);
     });
     assert.deepEqual(
       seenSince(from).map((r) => r.target),
@@ -119,15 +125,12 @@ describe('a parse error after a valid request leaves that request its answer', (
       await backend.nextRequest(EXCHANGE_MS);
       // The head and first bytes are on their way to the client; only then the garbage.
       await once(c.socket, 'data');
-      const clientError = once(gw.gateway.server, 'clientError');
-      c.write('BLAH\r\n\r\n');
-      await clientError;
+      await writeUntilParseError(c, 'BLAH\r\n\r\n');
       held.release();
       const first = await c.next(EXCHANGE_MS);
       assert.equal(first.status, 200);
       assert.equal(first.body, 'GET /streaming -done');
-      assertGatewayError(await c.next(EXCHANGE_MS), 400, 'GW_BAD_REQUEST');
-      await c.closed;
+      await assertBadRequestThenClose(c);
     });
   });
 
@@ -135,18 +138,16 @@ describe('a parse error after a valid request leaves that request its answer', (
     held = new Held();
     const from = backend.requests.length;
     await withConnection(async (c) => {
-      const clientError = once(gw.gateway.server, 'clientError');
-      c.write(
+      await writeUntilParseError(
+        c,
         'GET /api/slow HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: one\r\n\r\nPOST /api/p HTTP/1.1\r\nHost: gw.test\r\nX-Request-ID: two\r\nContent-Length: 3\r\n\r\nabc\x01\x02\x03 / HTTP/1.1\r\n\r\n',
       );
-      await clientError;
       held.release();
       const one = await c.next(EXCHANGE_MS);
       const two = await c.next(EXCHANGE_MS);
       assert.deepEqual([one.status, one.headers['x-request-id'], one.body], [200, 'one', 'GET /slow ']);
       assert.deepEqual([two.status, two.headers['x-request-id'], two.body], [200, 'two', 'POST /p abc']);
-      assertGatewayError(await c.next(EXCHANGE_MS), 400, 'GW_BAD_REQUEST');
-      await c.closed;
+      await assertBadRequestThenClose(c);
     });
     assert.deepEqual(
       seenSince(from)
@@ -178,17 +179,15 @@ describe('a parse error after a valid request leaves that request its answer', (
     held = new Held();
     const from = backend.requests.length;
     await withConnection(async (c) => {
-      const clientError = once(gw.gateway.server, 'clientError');
-      c.write(
+      await writeUntilParseError(
+        c,
         'GET /api/slow HTTP/1.1\r\nHost: gw.test\r\n\r\nPOST /api/p HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nzz\r\n',
       );
-      await clientError;
       held.release();
       const first = await c.next(EXCHANGE_MS);
       assert.equal(first.status, 200);
       assert.equal(first.body, 'GET /slow ');
-      assertGatewayError(await c.next(EXCHANGE_MS), 400, 'GW_BAD_REQUEST');
-      await c.closed;
+      await assertBadRequestThenClose(c);
     });
     // The malformed POST never reaches the backend as a complete request.
     assert.deepEqual(

@@ -7,9 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { rawConnect } from '../support/raw-http.js';
+import { rawConnect, withRawConnection } from '../support/raw-http.js';
 import { openWebSocket, startWsBackend, type WsBackend } from '../support/ws-backend.js';
 import { closeAll } from '../support/close-all.js';
+import { assertErrorHead } from '../support/error-answer.js';
 
 const H2C = 'Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n';
 const WS_HANDSHAKE =
@@ -137,21 +138,16 @@ routes:
   for (const c of plainAnswers) {
     it(`answers ${c.name}, the route's ordinary answer, with a request id`, async () => {
       const before = backend.seen.length;
-      const conn = await rawConnect(gw.port);
-      try {
+      await withRawConnection(gw.port, async (conn) => {
         conn.write(c.request);
         const res = await conn.next();
-        assert.equal(res.status, c.status);
-        assert.equal(res.headers['content-type'], 'application/json');
-        assert.equal(res.headers['x-portico-error'], c.code);
+        assertErrorHead(res, c.status, c.code);
         assert.equal(res.headers.allow, c.allow);
         assert.equal(typeof res.headers['x-request-id'], 'string');
         assert.equal(JSON.parse(res.body).success, false);
         assert.equal(backend.seen.length, before);
         assert.equal(wsBackend.upgrades.length, 0);
-      } finally {
-        conn.close();
-      }
+      });
     });
   }
 

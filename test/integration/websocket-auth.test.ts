@@ -3,15 +3,10 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { closedPort, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import {
-  bounded,
-  handshakeHeaders,
-  openWebSocket,
-  startWsBackend,
-  upgradeRequest,
-  type WsBackend,
-} from '../support/ws-backend.js';
+import { bounded, handshakeHeaders, openWebSocket, startWsBackend, upgradeRequest } from '../support/ws-backend.js';
+import type { WsBackend } from '../support/ws-backend.js';
 import { closeAll } from '../support/close-all.js';
+import { assertErrorHead } from '../support/error-answer.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';
 
@@ -64,9 +59,7 @@ config:
       const res = await upgradeRequest(gw.url, '/api/private', handshakeHeaders(headers));
       assert.equal(res.kind, 'response');
       if (res.kind !== 'response') return;
-      assert.equal(res.status, 401);
-      assert.equal(res.headers['content-type'], 'application/json');
-      assert.equal(res.headers['x-portico-error'], c.code);
+      assertErrorHead(res, 401, c.code);
       assert.equal(res.headers.connection, 'close');
       assert.equal(JSON.parse(res.body).success, false);
       await bounded(res.closed, 3_000, 'connection close');

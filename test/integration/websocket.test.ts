@@ -6,15 +6,10 @@ import { WebSocket } from 'ws';
 import { closedPort, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { waitFor } from '../support/wait-for.js';
-import {
-  bounded,
-  handshakeHeaders,
-  openWebSocket,
-  startWsBackend,
-  upgradeRequest,
-  type WsBackend,
-} from '../support/ws-backend.js';
+import { bounded, handshakeHeaders, openWebSocket, startWsBackend, upgradeRequest } from '../support/ws-backend.js';
+import type { WsBackend } from '../support/ws-backend.js';
 import { closeAll } from '../support/close-all.js';
+import { assertErrorHead } from '../support/error-answer.js';
 
 /** The next message a client receives, with its kind (bounded). */
 function nextMessage(ws: WebSocket, ms = 3_000): Promise<{ data: Buffer; isBinary: boolean }> {
@@ -282,9 +277,7 @@ config:
       const res = await upgradeRequest(gw.url, c.path, c.headers);
       assert.equal(res.kind, 'response');
       if (res.kind !== 'response') return;
-      assert.equal(res.status, c.status);
-      assert.equal(res.headers['x-portico-error'], c.code);
-      assert.equal(res.headers['content-type'], 'application/json');
+      assertErrorHead(res, c.status, c.code);
       assert.equal(res.headers.allow, c.allow);
       assert.equal(JSON.parse(res.body).success, false);
       assert.equal(backend.upgrades.length, before);

@@ -119,3 +119,16 @@ function parseResponse(buffer: Buffer, ended: boolean): { response: RawResponse;
   if (!ended) return undefined;
   return { response: { status, headers, body: buffer.subarray(at).toString('utf8') }, used: buffer.length };
 }
+
+/**
+ * Opens a connection to 127.0.0.1:`port`, runs `use` on it and closes it, even when `use` throws.
+ * @example await withRawConnection(gw.port, async (conn) => { conn.write(head); assert.equal((await conn.next()).status, 400); });
+ */
+export async function withRawConnection<T>(port: number, use: (conn: RawConnection) => Promise<T>): Promise<T> {
+  const conn = await rawConnect(port);
+  try {
+    return await use(conn);
+  } finally {
+    conn.close();
+  }
+}
