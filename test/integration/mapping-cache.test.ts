@@ -10,6 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
+import type { MappingCacheStats } from '../../src/mapping/cache.js';
 import { createManualClock, type ManualClock } from '../support/manual-clock.js';
 import { waitFor } from '../support/wait-for.js';
 
@@ -39,11 +41,16 @@ interface Setup {
   yaml: string;
 }
 
-async function setup(
-  cache: string,
-  usersHandler?: (req: IncomingMessage, res: ServerResponse) => void,
-  extra = '',
-): Promise<Setup> {
+interface SetupOptions {
+  /** The `config.mappingCache` lines. */
+  readonly cache: string;
+  /** The users service; by default it answers `{"at": URL}`. */
+  readonly usersHandler?: (req: IncomingMessage, res: ServerResponse) => void;
+  /** More `config` lines. */
+  readonly extra?: string;
+}
+
+async function setup({ cache, usersHandler, extra = '' }: SetupOptions): Promise<Setup> {
   const primary = await startBackend(primaryHandler);
   const users = await startBackend(usersHandler ?? ((req, res) => json(res, 200, { at: req.url })));
   const yaml = `
@@ -74,11 +81,28 @@ ${extra}
   };
 }
 
-async function teardown(s: Setup | undefined): Promise<void> {
-  await s?.gw.close();
-  await s?.primary.close();
-  await s?.users.close();
+/** Runs `test` on its own gateway and services, closed afterwards whatever happens. */
+async function withSetup(options: SetupOptions, test: (s: Setup) => Promise<void>): Promise<void> {
+  let s: Setup | undefined;
+  try {
+    s = await setup(options);
+    await test(s);
+  } finally {
+    await closeAll(s?.gw, s?.primary, s?.users);
+  }
 }
+
+/** The cache's counters: those given, the others zero. */
+const stats = (counts: Partial<MappingCacheStats>): MappingCacheStats => ({
+  hits: 0,
+  misses: 0,
+  sharedHits: 0,
+  coalesced: 0,
+  evictions: 0,
+  expirations: 0,
+  size: 0,
+  ...counts,
+});
 
 const ENABLED = `    enabled: true
     ttlSec: 60
@@ -86,44 +110,26 @@ const ENABLED = `    enabled: true
 
 describe('mapping cache', () => {
   it('a second client request for the same URL is served from the cache', async () => {
-    let s: Setup | undefined;
-    try {
-      s = await setup(ENABLED);
+    await withSetup({ cache: ENABLED }, async (s) => {
       assert.deepEqual(await s.item('A'), { at: '/users/A' });
       assert.deepEqual(await s.item('A'), { at: '/users/A' });
       assert.deepEqual(await s.item('A'), { at: '/users/A' });
       assert.equal(s.calls('/users/A'), 1);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
-        hits: 2,
-        misses: 1,
-        sharedHits: 0,
-        coalesced: 0,
-        evictions: 0,
-        expirations: 0,
-        size: 1,
-      });
-    } finally {
-      await teardown(s);
-    }
+      assert.deepEqual(s.gw.gateway.mappingCache.stats(), stats({ hits: 2, misses: 1, size: 1 }));
+    });
   });
 
   it('with the cache off every client request calls again', async () => {
-    let s: Setup | undefined;
-    try {
-      s = await setup('    enabled: false');
+    await withSetup({ cache: '    enabled: false' }, async (s) => {
       await s.item('A');
       await s.item('A');
       assert.equal(s.calls('/users/A'), 2);
       assert.equal(s.gw.gateway.mappingCache.stats().hits, 0);
-    } finally {
-      await teardown(s);
-    }
+    });
   });
 
   it('within one response one URL is fetched once with the cache on too: 100 items over 5 values -> 5 calls', async () => {
-    let s: Setup | undefined;
-    try {
-      s = await setup(ENABLED);
+    await withSetup({ cache: ENABLED }, async (s) => {
       const res = await request(`${s.gw.url}/api/list/100`);
       const items = (await res.body.json()) as { i: number; user: { at: string } }[];
       assert.equal(items.length, 100);
@@ -132,132 +138,99 @@ describe('mapping cache', () => {
       const again = await request(`${s.gw.url}/api/list/100`);
       await again.body.dump();
       assert.equal(s.users.seen.length, 5, 'second response entirely from the cache');
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
-        hits: 5,
-        misses: 5,
-        sharedHits: 0,
-        coalesced: 0,
-        evictions: 0,
-        expirations: 0,
-        size: 5,
-      });
-    } finally {
-      await teardown(s);
-    }
+      assert.deepEqual(s.gw.gateway.mappingCache.stats(), stats({ hits: 5, misses: 5, size: 5 }));
+    });
   });
 
   it('entries expire after ttlSec', async () => {
-    let s: Setup | undefined;
-    try {
-      s = await setup(`    enabled: true
-    ttlSec: 0.3`);
-      await s.item('A');
-      s.clock.advance(299);
-      await s.item('A');
-      assert.equal(s.calls('/users/A'), 1, 'still cached just before ttlSec');
-      s.clock.advance(2);
-      await s.item('A');
-      assert.equal(s.calls('/users/A'), 2);
-      await s.item('A');
-      assert.equal(s.calls('/users/A'), 2);
-      assert.equal(s.gw.gateway.mappingCache.stats().expirations, 1);
-    } finally {
-      await teardown(s);
-    }
+    await withSetup(
+      {
+        cache: `    enabled: true
+    ttlSec: 0.3`,
+      },
+      async (s) => {
+        await s.item('A');
+        s.clock.advance(299);
+        await s.item('A');
+        assert.equal(s.calls('/users/A'), 1, 'still cached just before ttlSec');
+        s.clock.advance(2);
+        await s.item('A');
+        assert.equal(s.calls('/users/A'), 2);
+        await s.item('A');
+        assert.equal(s.calls('/users/A'), 2);
+        assert.equal(s.gw.gateway.mappingCache.stats().expirations, 1);
+      },
+    );
   });
 
   it('maxSize evicts the least recently used entry, not the oldest inserted', async () => {
-    let s: Setup | undefined;
-    try {
-      s = await setup(`    enabled: true
-    maxSize: 2`);
-      await s.item('A');
-      await s.item('B');
-      await s.item('A'); // touch A: B is now the least recently used
-      await s.item('C'); // evicts B (FIFO would evict A)
-      assert.equal(s.gw.gateway.mappingCache.stats().evictions, 1);
-      await s.item('A');
-      assert.equal(s.calls('/users/A'), 1, 'A stayed cached');
-      await s.item('B');
-      assert.equal(s.calls('/users/B'), 2, 'B was evicted');
-      assert.equal(s.calls('/users/C'), 1);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
-        hits: 2,
-        misses: 4,
-        sharedHits: 0,
-        coalesced: 0,
-        evictions: 2,
-        expirations: 0,
-        size: 2,
-      });
-    } finally {
-      await teardown(s);
-    }
+    await withSetup(
+      {
+        cache: `    enabled: true
+    maxSize: 2`,
+      },
+      async (s) => {
+        await s.item('A');
+        await s.item('B');
+        await s.item('A'); // touch A: B is now the least recently used
+        await s.item('C'); // evicts B (FIFO would evict A)
+        assert.equal(s.gw.gateway.mappingCache.stats().evictions, 1);
+        await s.item('A');
+        assert.equal(s.calls('/users/A'), 1, 'A stayed cached');
+        await s.item('B');
+        assert.equal(s.calls('/users/B'), 2, 'B was evicted');
+        assert.equal(s.calls('/users/C'), 1);
+        assert.deepEqual(s.gw.gateway.mappingCache.stats(), stats({ hits: 2, misses: 4, evictions: 2, size: 2 }));
+      },
+    );
   });
 
   it('failures are not cached: the next request calls again, and its success is cached', async () => {
-    let s: Setup | undefined;
     let n = 0;
-    try {
-      s = await setup(ENABLED, (req, res) =>
-        ++n === 1 ? json(res, 503, { error: 'down' }) : json(res, 200, { at: req.url, n }),
-      );
-      assert.equal(await s.item('F'), undefined);
-      assert.deepEqual(await s.item('F'), { at: '/users/F', n: 2 });
-      assert.deepEqual(await s.item('F'), { at: '/users/F', n: 2 });
-      assert.equal(s.calls('/users/F'), 2);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
-        hits: 1,
-        misses: 2,
-        sharedHits: 0,
-        coalesced: 0,
-        evictions: 0,
-        expirations: 0,
-        size: 1,
-      });
-    } finally {
-      await teardown(s);
-    }
+    await withSetup(
+      {
+        cache: ENABLED,
+        usersHandler: (req, res) =>
+          ++n === 1 ? json(res, 503, { error: 'down' }) : json(res, 200, { at: req.url, n }),
+      },
+      async (s) => {
+        assert.equal(await s.item('F'), undefined);
+        assert.deepEqual(await s.item('F'), { at: '/users/F', n: 2 });
+        assert.deepEqual(await s.item('F'), { at: '/users/F', n: 2 });
+        assert.equal(s.calls('/users/F'), 2);
+        assert.deepEqual(s.gw.gateway.mappingCache.stats(), stats({ hits: 1, misses: 2, size: 1 }));
+      },
+    );
   });
 
   it('two concurrent client requests for one URL share one call', async () => {
-    let s: Setup | undefined;
-    try {
-      const held: (() => void)[] = [];
-      s = await setup(ENABLED, (req, res) => held.push(() => json(res, 200, { at: req.url })));
-      const answers = Promise.all([s.item('S'), s.item('S')]);
-      const cache = s.gw.gateway.mappingCache;
-      // The call is answered only once it reached the users service and the second client request joined it.
-      await waitFor(() => held.length === 1 && cache.stats().coalesced === 1, 5_000, 'the second request joining');
-      for (const answer of held) answer();
-      const [a, b] = await answers;
-      assert.deepEqual(a, { at: '/users/S' });
-      assert.deepEqual(b, { at: '/users/S' });
-      assert.equal(s.calls('/users/S'), 1);
-      assert.deepEqual(s.gw.gateway.mappingCache.stats(), {
-        hits: 0,
-        misses: 1,
-        sharedHits: 0,
-        coalesced: 1,
-        evictions: 0,
-        expirations: 0,
-        size: 1,
-      });
-    } finally {
-      await teardown(s);
-    }
+    const held: (() => void)[] = [];
+    await withSetup(
+      { cache: ENABLED, usersHandler: (req, res) => held.push(() => json(res, 200, { at: req.url })) },
+      async (s) => {
+        const answers = Promise.all([s.item('S'), s.item('S')]);
+        const cache = s.gw.gateway.mappingCache;
+        // The call is answered only once it reached the users service and the second client request joined it.
+        await waitFor(() => held.length === 1 && cache.stats().coalesced === 1, 5_000, 'the second request joining');
+        for (const answer of held) answer();
+        const [a, b] = await answers;
+        assert.deepEqual(a, { at: '/users/S' });
+        assert.deepEqual(b, { at: '/users/S' });
+        assert.equal(s.calls('/users/S'), 1);
+        assert.deepEqual(s.gw.gateway.mappingCache.stats(), stats({ misses: 1, coalesced: 1, size: 1 }));
+      },
+    );
   });
 
   it('a failed shared call fails every waiter, and is not cached', async () => {
-    let s: Setup | undefined;
-    try {
-      const held: (() => void)[] = [];
-      let holding = true;
-      s = await setup(ENABLED, (_req, res) => {
-        const fail = () => json(res, 500, { error: 'boom' });
-        if (holding) held.push(fail);
-        else fail();
-      });
+    const held: (() => void)[] = [];
+    let holding = true;
+    const usersHandler = (_req: IncomingMessage, res: ServerResponse) => {
+      const fail = () => json(res, 500, { error: 'boom' });
+      if (holding) held.push(fail);
+      else fail();
+    };
+    await withSetup({ cache: ENABLED, usersHandler }, async (s) => {
       const answers = Promise.all([s.item('S'), s.item('S')]);
       const cache = s.gw.gateway.mappingCache;
       // The call fails only once it reached the users service and the second client request joined it.
@@ -273,15 +246,11 @@ describe('mapping cache', () => {
       assert.equal(s.gw.logs.filter((l) => l.msg === 'mapping failed' && l.reason === 'status 500').length, 1);
       assert.equal(await s.item('S'), undefined);
       assert.equal(s.calls('/users/S'), 2);
-    } finally {
-      await teardown(s);
-    }
+    });
   });
 
   it('cached entries survive a configuration reload', async () => {
-    let s: Setup | undefined;
-    try {
-      s = await setup(ENABLED);
+    await withSetup({ cache: ENABLED }, async (s) => {
       await s.item('A');
       s.gw.reload(s.yaml.replace('maxSize: 100', 'maxSize: 50'));
       await s.item('A');
@@ -289,33 +258,30 @@ describe('mapping cache', () => {
       await s.item('A');
       assert.equal(s.calls('/users/A'), 1);
       assert.equal(s.gw.gateway.mappingCache.stats().hits, 2);
-    } finally {
-      await teardown(s);
-    }
+    });
   });
 
   it('while a mapping origin circuit is open, its rule is skipped without a call', async () => {
-    let s: Setup | undefined;
-    try {
-      s = await setup(
-        '    enabled: false',
-        (_req, res) => json(res, 500, { error: 'boom' }),
-        `  circuitBreaker:
+    await withSetup(
+      {
+        cache: '    enabled: false',
+        usersHandler: (_req, res) => json(res, 500, { error: 'boom' }),
+        extra: `  circuitBreaker:
     enabled: true
     maxFailures: 2
     timeoutSec: 60`,
-      );
-      assert.equal(await s.item('X'), undefined);
-      assert.equal(await s.item('Y'), undefined);
-      assert.equal(s.users.seen.length, 2);
-      // The circuit of the users origin is now open: no call, a warning, the primary still 200.
-      assert.equal(await s.item('Z'), undefined);
-      assert.equal(s.users.seen.length, 2);
-      const last = s.gw.logs.filter((l) => l.msg === 'mapping failed').at(-1);
-      assert.equal(last?.reason, 'circuit open');
-      assert.equal(last?.url, `${s.users.url}/users/Z`);
-    } finally {
-      await teardown(s);
-    }
+      },
+      async (s) => {
+        assert.equal(await s.item('X'), undefined);
+        assert.equal(await s.item('Y'), undefined);
+        assert.equal(s.users.seen.length, 2);
+        // The circuit of the users origin is now open: no call, a warning, the primary still 200.
+        assert.equal(await s.item('Z'), undefined);
+        assert.equal(s.users.seen.length, 2);
+        const last = s.gw.logs.filter((l) => l.msg === 'mapping failed').at(-1);
+        assert.equal(last?.reason, 'circuit open');
+        assert.equal(last?.url, `${s.users.url}/users/Z`);
+      },
+    );
   });
 });

@@ -11,6 +11,7 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE } from '../../src/mapping/plan.js';
+import { postsWithAuthors } from '../support/posts-route.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -40,6 +41,13 @@ async function gateway(yaml: string): Promise<TestGateway> {
   return gw;
 }
 
+/** A gateway with the shared /posts route alone, and `config` (a `config:` section) when given. */
+const postsGateway = (posts: TestBackend, users: TestBackend, config = ''): Promise<TestGateway> =>
+  gateway(`
+routes:
+${postsWithAuthors(posts, users)}
+${config}`);
+
 const items = (n: number) => `[${Array.from({ length: n }, (_, i) => `{"id":${i},"authorId":"a${i}"}`).join(',')}]`;
 
 describe('mapping: calls waiting for a connection (2 per origin, 400 ms service, mappingSec 0.5)', () => {
@@ -59,11 +67,10 @@ describe('mapping: calls waiting for a connection (2 per origin, 400 ms service,
           json(res, 200, { url: req.url });
         }, 400);
       });
-      const gw = await gateway(`
-routes:
-  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
-config:
+      const gw = await postsGateway(
+        posts,
+        users,
+        `config:
   limits:
     connectionsPerOrigin: 2
   timeouts:
@@ -72,7 +79,8 @@ config:
     enabled: true
     maxFailures: 3
     timeoutSec: 30
-`);
+`,
+      );
       const first = await get(`${gw.url}/api/posts`);
       assert.equal(first.status, 200);
       const authors = (t: string) => (JSON.parse(t) as { author?: { url: string } }[]).map((i) => i.author?.url);
@@ -108,8 +116,7 @@ config:
       });
       const gw = await gateway(`
 routes:
-  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
+${postsWithAuthors(posts, users)}
   - { method: GET, route: /users/direct, service: ${users.host}, path: /users/direct }
 config:
   limits:
@@ -138,14 +145,14 @@ describe('mapping: bounded output', () => {
     const posts = await startPrimary(() => body);
     const big = { blob: 'x'.repeat(5_000) };
     const users = await started((_req, res) => json(res, 200, big));
-    const gw = await gateway(`
-routes:
-  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
-config:
+    const gw = await postsGateway(
+      posts,
+      users,
+      `config:
   limits:
     maxMappingBodyBytes: 10000
-`);
+`,
+    );
     const res = await get(`${gw.url}/api/posts`, { headers: { 'x-request-id': 'rid-big' } });
     assert.equal(res.status, 200);
     assert.equal(res.text, body);
@@ -168,8 +175,7 @@ config:
     const fits = await startPrimary(() => small);
     gw.reload(`
 routes:
-  - { method: GET, route: /posts, service: ${fits.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
+${postsWithAuthors(fits, users)}
 config:
   limits:
     maxMappingBodyBytes: 10000
@@ -218,11 +224,7 @@ describe('mapping: an exception while enriching (the primary response is always 
     const body = '[{"authorId":"\\ud800"},{"authorId":"1"}]';
     const posts = await startPrimary(() => body);
     const users = await started((req, res) => json(res, 200, { url: req.url }));
-    const gw = await gateway(`
-routes:
-  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
-`);
+    const gw = await postsGateway(posts, users);
     const res = await get(`${gw.url}/api/posts`, { headers: { 'x-request-id': 'rid-throw' } });
     assert.equal(res.status, 200);
     assert.equal(res.text, body);

@@ -10,6 +10,7 @@ import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
+import { postsWithAuthors } from '../support/posts-route.js';
 
 const ITEMS = 50;
 const REQUESTS = 20;
@@ -25,8 +26,7 @@ describe('mapping warnings during an outage', () => {
     users = await startBackend((_req, res) => json(res, 500, { error: 'down' }));
     gw = await startGateway(`
 routes:
-  - { method: GET, route: /posts, service: ${posts.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
+${postsWithAuthors(posts, users)}
 config:
   circuitBreaker: { enabled: true, maxFailures: 5, timeoutSec: 60 }
 `);

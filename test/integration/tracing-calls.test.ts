@@ -12,6 +12,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
 import { waitFor } from '../support/wait-for.js';
 import { closeAll } from '../support/close-all.js';
+import { postsWithAuthors } from '../support/posts-route.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -54,6 +55,29 @@ const authService = (): Promise<TestBackend> =>
       : json(res, 401, { error: 'no', success: false }),
   );
 
+/**
+ * The gateway of most suites here: GET /posts on `backend`, each item's author looked up on
+ * `users`, every route behind the auth service `auth` unless public; `more` adds routes and config.
+ */
+function startPostsGateway(
+  backend: TestBackend,
+  users: TestBackend,
+  auth: TestBackend,
+  more: { routes?: string; config?: string },
+): Promise<TestGateway> {
+  return startGateway(`
+routes:
+${postsWithAuthors(backend, users)}
+${more.routes ?? ''}
+config:
+  auth:
+    authService: ${auth.host}
+    authPath: /check
+    defaultProtected: true
+${more.config ?? ''}
+`);
+}
+
 describe('trace context on mapping calls and the auth service', () => {
   let backend: TestBackend;
   let users: TestBackend;
@@ -74,20 +98,12 @@ describe('trace context on mapping calls and the auth service', () => {
       json(res, 200, { name: req.url?.slice('/users/'.length) });
     });
     auth = await authService();
-    gw = await startGateway(`
-routes:
-  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
-  - { method: GET, route: /feed, service: ${backend.host}, path: /posts, public: true,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
-config:
-  auth:
-    authService: ${auth.host}
-    authPath: /check
-    defaultProtected: true
-  mappingCache:
-    enabled: true
-`);
+    gw = await startPostsGateway(backend, users, auth, {
+      routes: `  - { method: GET, route: /feed, service: ${backend.host}, path: /posts, public: true,
+      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }`,
+      config: `  mappingCache:
+    enabled: true`,
+    });
   });
   after(async () => {
     release();
@@ -194,18 +210,7 @@ describe('trace context on mapping and auth calls with propagation off', () => {
     backend = await postsBackend();
     users = await startBackend((req, res) => json(res, 200, { name: req.url }));
     auth = await authService();
-    gw = await startGateway(`
-routes:
-  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
-config:
-  auth:
-    authService: ${auth.host}
-    authPath: /check
-    defaultProtected: true
-  telemetry:
-    propagation: false
-`);
+    gw = await startPostsGateway(backend, users, auth, { config: '  telemetry: { propagation: false }' });
   });
   after(() => closeAll(gw, backend, users, auth));
 
@@ -317,18 +322,9 @@ describe('OTLP spans of mapping and auth-service calls', () => {
     users = await startBackend((req, res) => json(res, 200, { name: req.url }));
     auth = await authService();
     collector = await startBackend((_req, res) => json(res, 200, {}));
-    gw = await startGateway(`
-routes:
-  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
-config:
-  auth:
-    authService: ${auth.host}
-    authPath: /check
-    defaultProtected: true
-  telemetry:
-    otlpEndpoint: http://${collector.host}
-`);
+    gw = await startPostsGateway(backend, users, auth, {
+      config: `  telemetry: { otlpEndpoint: http://${collector.host} }`,
+    });
   });
   after(() => closeAll(gw, collector, backend, users, auth));
 
