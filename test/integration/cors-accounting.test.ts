@@ -3,33 +3,28 @@
  * answered by the gateway itself (never forwarded), and used to appear neither in the access log
  * nor in `portico_requests_total`.
  */
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { json, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
-import { startGateway, type TestGateway } from '../support/gateway.js';
-import { closeAll } from '../support/close-all.js';
+import { json, rawRequest, startBackend } from '../support/backend.js';
+import { gatewayForSuite } from '../support/suite-gateway.js';
 
 describe('CORS preflights are logged and counted', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-
-  before(async () => {
-    backend = await startBackend((req, res) => json(res, 200, { method: req.method }));
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
   - { method: PATCH, route: "/items/{id}", service: ${backend.host}, path: "/items/{id}" }
 config:
   cors:
     origins: [https://app.example.com]
-`);
-  });
-  after(() => closeAll(gw, backend));
+`,
+    () => startBackend((req, res) => json(res, 200, { method: req.method })),
+  );
 
   it('one access log line and one portico_requests_total sample per preflight, under the route it asks about', async () => {
-    const logsBefore = gw.logs.length;
+    const logsBefore = s.gw.logs.length;
     for (let i = 0; i < 2; i++) {
-      const res = await rawRequest(gw.url, '/api/items/7', {
+      const res = await rawRequest(s.gw.url, '/api/items/7', {
         method: 'OPTIONS',
         headers: {
           origin: 'https://app.example.com',
@@ -39,7 +34,7 @@ config:
       });
       assert.equal(res.status, 204);
     }
-    const lines = gw.logs.slice(logsBefore).filter((l) => l.msg === 'request');
+    const lines = s.gw.logs.slice(logsBefore).filter((l) => l.msg === 'request');
     assert.deepEqual(
       lines.map((l) => ({ reqId: l.reqId, method: l.method, route: l.route, path: l.path, status: l.status })),
       [0, 1].map((i) => ({
@@ -50,8 +45,8 @@ config:
         status: 204,
       })),
     );
-    const text = await (await request(`${gw.url}/metrics`)).body.text();
+    const text = await (await request(`${s.gw.url}/metrics`)).body.text();
     assert.match(text, /^portico_requests_total\{route="\/items\/\{id\}",method="OPTIONS",status_class="2xx"\} 2$/m);
-    assert.equal(backend.seen.length, 0, 'never forwarded');
+    assert.equal(s.backend.seen.length, 0, 'never forwarded');
   });
 });

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { json, rawRequest, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
+import { gatewayForSuite } from '../support/suite-gateway.js';
 import { closeAll } from '../support/close-all.js';
 
 /** Writes raw bytes and resolves with everything the server sent until it closed. */
@@ -47,11 +48,8 @@ function bodyOf(raw: string): unknown {
 }
 
 describe('rate limiting', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-  before(async () => {
-    backend = await startBackend();
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
   - { method: GET, route: /limited, service: ${backend.host}, path: /limited }
   - { method: GET, route: /strict, service: ${backend.host}, path: /strict,
@@ -63,16 +61,15 @@ config:
     requestsPerSec: 1
     burst: 3
   trustProxy: [10.0.0.0/8]
-`);
-  });
-  after(() => closeAll(gw, backend));
+`,
+  );
 
   it('admits the burst with RateLimit headers, then answers 429 with Retry-After without calling the backend', async () => {
-    const seen = backend.seen.length;
+    const seen = s.backend.seen.length;
     // A different X-Forwarded-For each time changes nothing: 127.0.0.1 is not a trusted proxy.
     const answers = [];
     for (let i = 0; i < 4; i++)
-      answers.push(await rawRequest(gw.url, '/api/limited', { headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
+      answers.push(await rawRequest(s.gw.url, '/api/limited', { headers: { 'x-forwarded-for': `203.0.113.${i}` } }));
     assert.deepEqual(
       answers.map((a) => a.status),
       [200, 200, 200, 429],
@@ -90,26 +87,23 @@ config:
     assert.equal(refused.headers['ratelimit-limit'], '3');
     assert.equal(refused.headers['ratelimit-remaining'], '0');
     assert.equal(refused.headers['ratelimit-reset'], '3');
-    assert.equal(backend.seen.length, seen + 3);
+    assert.equal(s.backend.seen.length, seen + 3);
   });
 
   it("shares the bucket across routes, keeps a route's own bucket apart, and exempts free routes", async () => {
     // The shared bucket of 127.0.0.1 is empty after the previous test; /strict has its own.
-    assert.equal((await rawRequest(gw.url, '/api/strict')).status, 200);
-    const second = await rawRequest(gw.url, '/api/strict');
+    assert.equal((await rawRequest(s.gw.url, '/api/strict')).status, 200);
+    const second = await rawRequest(s.gw.url, '/api/strict');
     assert.equal(second.status, 429);
     assert.equal(second.headers['retry-after'], '2');
     assert.equal(second.headers['ratelimit-limit'], '1');
-    for (let i = 0; i < 5; i++) assert.equal((await rawRequest(gw.url, '/api/free')).status, 200);
+    for (let i = 0; i < 5; i++) assert.equal((await rawRequest(s.gw.url, '/api/free')).status, 200);
   });
 });
 
 describe('rate limiting behind a trusted proxy', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-  before(async () => {
-    backend = await startBackend();
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
   - { method: GET, route: /limited, service: ${backend.host}, path: /limited }
 config:
@@ -118,12 +112,11 @@ config:
     requestsPerSec: 1
     burst: 1
   trustProxy: [127.0.0.1]
-`);
-  });
-  after(() => closeAll(gw, backend));
+`,
+  );
 
   it('limits each forwarded client separately and ignores the hops the client forged', async () => {
-    const get = (xff: string) => rawRequest(gw.url, '/api/limited', { headers: { 'x-forwarded-for': xff } });
+    const get = (xff: string) => rawRequest(s.gw.url, '/api/limited', { headers: { 'x-forwarded-for': xff } });
     assert.equal((await get('198.51.100.1')).status, 200);
     assert.equal((await get('198.51.100.1')).status, 429);
     // A forged left-hand entry changes nothing: the proxy appended the real client on the right.
@@ -136,11 +129,8 @@ config:
 });
 
 describe('CORS', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-  before(async () => {
-    backend = await startBackend((req, res) => json(res, 200, { method: req.method }));
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
   - { method: PATCH, route: "/items/{id}", service: ${backend.host}, path: "/items/{id}" }
   - { method: GET, route: /items, service: ${backend.host}, path: /items }
@@ -154,13 +144,13 @@ config:
   rateLimit:
     enabled: true
     requestsPerSec: 1000
-`);
-  });
-  after(() => closeAll(gw, backend));
+`,
+    () => startBackend((req, res) => json(res, 200, { method: req.method })),
+  );
 
   it('answers a preflight itself with 204 and never forwards it', async () => {
-    const seen = backend.seen.length;
-    const res = await rawRequest(gw.url, '/api/items/7', {
+    const seen = s.backend.seen.length;
+    const res = await rawRequest(s.gw.url, '/api/items/7', {
       method: 'OPTIONS',
       headers: {
         origin: 'https://app.example.com',
@@ -176,11 +166,11 @@ config:
     assert.equal(res.headers['access-control-allow-credentials'], 'true');
     assert.equal(res.headers['access-control-max-age'], '300');
     assert.equal(res.headers.vary, 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
-    assert.equal(backend.seen.length, seen);
+    assert.equal(s.backend.seen.length, seen);
   });
 
   it('gives an unknown origin a preflight answer without allow headers', async () => {
-    const res = await rawRequest(gw.url, '/api/items/7', {
+    const res = await rawRequest(s.gw.url, '/api/items/7', {
       method: 'OPTIONS',
       headers: { origin: 'https://evil.test', 'access-control-request-method': 'PATCH' },
     });
@@ -190,7 +180,7 @@ config:
   });
 
   it('leaves a preflight for an unknown path to the router (404)', async () => {
-    const res = await rawRequest(gw.url, '/api/nothing', {
+    const res = await rawRequest(s.gw.url, '/api/nothing', {
       method: 'OPTIONS',
       headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' },
     });
@@ -198,7 +188,7 @@ config:
   });
 
   it('adds CORS headers to the actual request, beside the backend answer', async () => {
-    const res = await rawRequest(gw.url, '/api/items/7', {
+    const res = await rawRequest(s.gw.url, '/api/items/7', {
       method: 'PATCH',
       headers: { origin: 'https://app.example.com' },
     });
@@ -212,7 +202,7 @@ config:
   });
 
   it('adds nothing for an origin that is not allowed', async () => {
-    const res = await rawRequest(gw.url, '/api/items', { headers: { origin: 'https://evil.test' } });
+    const res = await rawRequest(s.gw.url, '/api/items', { headers: { origin: 'https://evil.test' } });
     assert.equal(res.status, 200);
     assert.equal(res.headers['access-control-allow-origin'], undefined);
   });

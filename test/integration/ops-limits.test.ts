@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { rawConnect } from '../support/raw-http.js';
+import { rawConnect, withRawConnection } from '../support/raw-http.js';
+import { gatewayForSuite } from '../support/suite-gateway.js';
 import { closeAll } from '../support/close-all.js';
+import { assertErrorHead } from '../support/error-answer.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -87,11 +89,8 @@ config:
 });
 
 describe('errors Node detects before a request exists', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-  before(async () => {
-    backend = await startBackend();
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
   - { method: GET, route: /a, service: ${backend.host}, path: /a }
 config:
@@ -99,9 +98,8 @@ config:
     maxHeaderBytes: 2048
   timeouts:
     clientHeaderSec: 1
-`);
-  });
-  after(() => closeAll(gw, backend));
+`,
+  );
 
   const cases = [
     {
@@ -128,21 +126,16 @@ config:
   ];
   for (const c of cases) {
     it(`answers ${c.name} in the JSON shape with a generated X-Request-ID`, async () => {
-      const conn = await rawConnect(gw.port);
-      try {
+      await withRawConnection(s.gw.port, async (conn) => {
         conn.write(c.request);
         const res = await conn.next();
-        assert.equal(res.status, c.status);
-        assert.equal(res.headers['content-type'], 'application/json');
-        assert.equal(res.headers['x-portico-error'], c.code);
+        assertErrorHead(res, c.status, c.code);
         assert.equal(res.headers.connection, 'close');
         assert.match(res.headers['x-request-id'] ?? '', UUID);
         assert.deepEqual(JSON.parse(res.body), { error: c.message, success: false });
         await conn.closed;
-        assert.equal(backend.seen.length, 0);
-      } finally {
-        conn.close();
-      }
+        assert.equal(s.backend.seen.length, 0);
+      });
     });
   }
 });

@@ -8,7 +8,9 @@ import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { getStatus } from '../support/http.js';
+import { gatewayForSuite } from '../support/suite-gateway.js';
 import { closeAll } from '../support/close-all.js';
+import { postsWithAuthors } from '../support/posts-route.js';
 
 /** The value of one sample line of the exposition text. */
 function sample(text: string, series: string): number | undefined {
@@ -38,8 +40,7 @@ routes:
   - { method: GET, route: "/users/{id}", service: ${backend.host}, path: "/users/{id}" }
   - { method: GET, route: /fail, service: ${failing.host}, path: /fail }
   - { method: GET, route: /dead, service: 127.0.0.1:${dead}, path: /dead }
-  - { method: GET, route: /posts, service: ${backend.host}, path: /posts,
-      mapping: [{ path: "/users/{authorId}", service: ${users.host}, tag: author }] }
+${postsWithAuthors(backend, users)}
   - { method: GET, route: /limited, service: ${backend.host}, path: /limited,
       rateLimit: { requestsPerSec: 1, burst: 1 } }
 config:
@@ -145,37 +146,33 @@ config:
 });
 
 describe('GET /metrics turned off', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-  before(async () => {
-    backend = await startBackend();
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
   - { method: GET, route: /a, service: ${backend.host}, path: /a }
 config:
   telemetry:
     metrics: false
-`);
-  });
-  after(() => closeAll(gw, backend));
+`,
+  );
 
   it('answers 404 and subscribes nothing to the request path', async () => {
-    assert.equal(await getStatus(`${gw.url}/metrics`), 404);
-    assert.equal(gw.gateway.metrics(), undefined);
+    assert.equal(await getStatus(`${s.gw.url}/metrics`), 404);
+    assert.equal(s.gw.gateway.metrics(), undefined);
   });
 
   it('starts counting after a reload turns metrics on, and keeps the registry on later reloads', async () => {
     const on = `
 routes:
-  - { method: GET, route: /a, service: ${backend.host}, path: /a }
+  - { method: GET, route: /a, service: ${s.backend.host}, path: /a }
 `;
-    gw.reload(on);
-    assert.equal(await getStatus(`${gw.url}/api/a`), 200);
-    const registry = gw.gateway.metrics()?.registry;
-    gw.reload(on);
-    assert.equal(gw.gateway.metrics()?.registry, registry);
-    assert.equal(await getStatus(`${gw.url}/api/a`), 200);
-    const text = await (await request(`${gw.url}/metrics`)).body.text();
+    s.gw.reload(on);
+    assert.equal(await getStatus(`${s.gw.url}/api/a`), 200);
+    const registry = s.gw.gateway.metrics()?.registry;
+    s.gw.reload(on);
+    assert.equal(s.gw.gateway.metrics()?.registry, registry);
+    assert.equal(await getStatus(`${s.gw.url}/api/a`), 200);
+    const text = await (await request(`${s.gw.url}/metrics`)).body.text();
     assert.equal(sample(text, 'portico_requests_total{route="/a",method="GET",status_class="2xx"}'), 2);
   });
 });

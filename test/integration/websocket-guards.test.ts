@@ -16,6 +16,7 @@ import {
   type UpgradeAnswer,
   type WsBackend,
 } from '../support/ws-backend.js';
+import { gatewayForSuite } from '../support/suite-gateway.js';
 import { closeAll } from '../support/close-all.js';
 
 /** Closes an upgraded socket at once (the tests only look at the 101). */
@@ -98,23 +99,20 @@ config:
 });
 
 describe('WebSocket upgrades honour the CORS origins', () => {
-  let wsBackend: WsBackend;
-  let gw: TestGateway;
-  before(async () => {
-    wsBackend = await startWsBackend();
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
-  - { method: GET, route: /echo, service: ${wsBackend.host}, path: /echo, isWebSocket: true }
+  - { method: GET, route: /echo, service: ${backend.host}, path: /echo, isWebSocket: true }
 config:
   cors:
     origins: ["https://app.example.com", "https://*.partner.example"]
-`);
-  });
-  after(() => closeAll(gw, wsBackend));
+`,
+    () => startWsBackend(),
+  );
 
   it('refuses a browser handshake from a foreign origin with 403 JSON, without contacting the backend', async () => {
     const res = await upgradeRequest(
-      gw.url,
+      s.gw.url,
       '/api/echo',
       handshakeHeaders({ origin: 'https://evil.example', 'x-request-id': 'ws-foreign' }),
     );
@@ -127,7 +125,7 @@ config:
     assert.equal(res.headers['access-control-allow-origin'], undefined);
     assert.deepEqual(JSON.parse(res.body), { error: 'Origin not allowed', success: false });
     await bounded(res.closed, 3_000, 'connection close');
-    assert.equal(wsBackend.upgrades.length, 0);
+    assert.equal(s.backend.upgrades.length, 0);
   });
 
   const admitted = [
@@ -138,28 +136,25 @@ config:
   ];
   for (const c of admitted) {
     it(`upgrades a handshake with ${c.name}`, async () => {
-      const before = wsBackend.upgrades.length;
-      const origin = c.origin === 'self' ? `http://127.0.0.1:${gw.port}` : c.origin;
-      const res = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders(origin === undefined ? {} : { origin }));
+      const before = s.backend.upgrades.length;
+      const origin = c.origin === 'self' ? `http://127.0.0.1:${s.gw.port}` : c.origin;
+      const res = await upgradeRequest(s.gw.url, '/api/echo', handshakeHeaders(origin === undefined ? {} : { origin }));
       assert.equal(res.status, 101);
       done(res);
-      assert.equal(wsBackend.upgrades.length, before + 1);
-      assert.equal(wsBackend.upgrades.at(-1)!.headers.origin, origin);
+      assert.equal(s.backend.upgrades.length, before + 1);
+      assert.equal(s.backend.upgrades.at(-1)!.headers.origin, origin);
     });
   }
 });
 
 describe('WebSocket handshakes pass the protocol checks of every request', () => {
-  let wsBackend: WsBackend;
-  let gw: TestGateway;
-  before(async () => {
-    wsBackend = await startWsBackend();
-    gw = await startGateway(`
+  const s = gatewayForSuite(
+    (backend) => `
 routes:
-  - { method: GET, route: /echo, service: ${wsBackend.host}, path: /echo, isWebSocket: true }
-`);
-  });
-  after(() => closeAll(gw, wsBackend));
+  - { method: GET, route: /echo, service: ${backend.host}, path: /echo, isWebSocket: true }
+`,
+    () => startWsBackend(),
+  );
 
   const refused = [
     { name: 'a second Host', hosts: ['Host: evil.example/reset?x=@y', 'Host: gw'], code: 'GW_BAD_HOST' },
@@ -168,7 +163,7 @@ routes:
   ];
   for (const c of refused) {
     it(`refuses a handshake with ${c.name}: 400 ${c.code}, the backend never contacted`, async () => {
-      const conn = await rawConnect(gw.port);
+      const conn = await rawConnect(s.gw.port);
       const head = [
         'GET /api/echo HTTP/1.1',
         ...c.hosts,
@@ -181,14 +176,14 @@ routes:
       assert.equal(res.headers['x-request-id'], 'ws-host');
       assert.equal(res.headers['connection'], 'close');
       await bounded(conn.closed, 3_000, 'connection close');
-      assert.equal(wsBackend.upgrades.length, 0);
+      assert.equal(s.backend.upgrades.length, 0);
     });
   }
 
   it('logs and counts a handshake like any request, with the request id of its answer', async () => {
     const ends: { status: number; routeId: string | undefined; requestId: string }[] = [];
-    gw.gateway.events.on('request:end', (e) => ends.push(e));
-    const res = await upgradeRequest(gw.url, '/api/echo', handshakeHeaders({ 'x-request-id': 'ws-ok' }));
+    s.gw.gateway.events.on('request:end', (e) => ends.push(e));
+    const res = await upgradeRequest(s.gw.url, '/api/echo', handshakeHeaders({ 'x-request-id': 'ws-ok' }));
     assert.equal(res.status, 101);
     assert.equal(res.headers['x-request-id'], 'ws-ok');
     done(res);
