@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startPortico } from '../support/cli-process.js';
-import { FAKE_DNS_NODE_OPTIONS, ROOT, runPortico, runScript } from '../support/cli-run.js';
+import { assertPrinted, FAKE_DNS_NODE_OPTIONS, ROOT, runPortico, runScript } from '../support/cli-run.js';
 
 const fixtures = `${ROOT}test/fixtures/check/`;
 
@@ -213,18 +213,12 @@ describe('portico routes', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('shows a WebSocket route as WS with a ws:// or wss:// backend', async () => {
-    const r = await runPortico(['routes'], { cwd: dir });
-    assert.equal(r.code, 0);
-    assert.equal(
-      r.stdout,
-      [
-        'METHOD    ROUTE             BACKEND                      KIND       AUTH',
-        'WS        /api/chat         ws://localhost:3005/chat     websocket  public',
-        'WS        /api/secure-chat  wss://chat.example/ws        websocket  public',
-        'GET,HEAD  /api/plain        http://localhost:3000/plain  standard   public',
-        '',
-      ].join('\n'),
-    );
+    assertPrinted(await runPortico(['routes'], { cwd: dir }), [
+      'METHOD    ROUTE             BACKEND                      KIND       AUTH',
+      'WS        /api/chat         ws://localhost:3005/chat     websocket  public',
+      'WS        /api/secure-chat  wss://chat.example/ws        websocket  public',
+      'GET,HEAD  /api/plain        http://localhost:3000/plain  standard   public',
+    ]);
   });
 
   it('notes that HEAD on a mapped route answers the unmapped content-length', async () => {

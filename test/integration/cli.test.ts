@@ -4,33 +4,10 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { assertPrinted, ROOT, runPortico } from '../support/cli-run.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const fixtures = `${root}test/fixtures/check/`;
-const cli = `${root}src/cli/main.ts`;
-
-export function portico(
-  args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.PORT;
-  delete env.PORTICO_CONFIG;
-  Object.assign(env, options.env);
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', cli, ...args],
-      { cwd: options.cwd ?? root, env },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const fixtures = `${ROOT}test/fixtures/check/`;
 
 describe('portico check: golden files', () => {
   const cases = readdirSync(fixtures)
@@ -39,7 +16,7 @@ describe('portico check: golden files', () => {
   it('has golden cases', () => assert.ok(cases.length >= 10));
   for (const name of cases) {
     it(name, async () => {
-      const r = await portico(['check', '--config', `${name}.yaml`], { cwd: fixtures });
+      const r = await runPortico(['check', '--config', `${name}.yaml`], { cwd: fixtures });
       assert.equal(r.stderr, readFileSync(`${fixtures}${name}.stderr`, 'utf8'));
       assert.equal(r.code, 1);
       assert.equal(r.stdout, '');
@@ -47,26 +24,26 @@ describe('portico check: golden files', () => {
   }
 
   it('a valid file exits 0', async () => {
-    const r = await portico(['check', '--config', 'valid.yaml'], { cwd: fixtures });
+    const r = await runPortico(['check', '--config', 'valid.yaml'], { cwd: fixtures });
     assert.equal(r.code, 0);
     assert.equal(r.stdout, 'valid.yaml: ok (3 routes)\n');
     assert.equal(r.stderr, '');
   });
 
   it('a missing file is one clear line, no stack trace', async () => {
-    const r = await portico(['check', '--config', 'nope.yaml'], { cwd: fixtures });
+    const r = await runPortico(['check', '--config', 'nope.yaml'], { cwd: fixtures });
     assert.equal(r.code, 1);
     assert.equal(r.stderr, 'nope.yaml:1:1: file not found\n');
   });
 
   it('PORTICO_CONFIG names the file when --config is absent', async () => {
-    const r = await portico(['check'], { cwd: fixtures, env: { PORTICO_CONFIG: 'valid.yaml' } });
+    const r = await runPortico(['check'], { cwd: fixtures, env: { PORTICO_CONFIG: 'valid.yaml' } });
     assert.equal(r.code, 0);
     assert.equal(r.stdout, 'valid.yaml: ok (3 routes)\n');
   });
 
   it('./gateway.yaml is the default', async () => {
-    const r = await portico(['check'], { cwd: fixtures });
+    const r = await runPortico(['check'], { cwd: fixtures });
     assert.equal(r.code, 1);
     assert.equal(r.stderr, 'gateway.yaml:1:1: file not found\n');
   });
@@ -74,22 +51,16 @@ describe('portico check: golden files', () => {
 
 describe('portico routes and usage', () => {
   it('prints the route table', async () => {
-    const r = await portico(['routes', '--config', 'valid.yaml'], { cwd: fixtures });
-    assert.equal(r.code, 0);
-    assert.equal(
-      r.stdout,
-      [
-        'METHOD    ROUTE                           BACKEND                                            KIND             AUTH    NOTE',
-        'GET,HEAD  /api/company/{companyId}/users  http://localhost:3000/users?companyId={companyId}  standard         jwt',
-        "GET,HEAD  /api/posts                      https://posts.example/posts                        mapping(author)  public  HEAD answers the backend's content-length (unmapped)",
-        'GET,HEAD  /api/ticker                     http://localhost:3002/ticker                       sse              jwt',
-        '',
-      ].join('\n'),
-    );
+    assertPrinted(await runPortico(['routes', '--config', 'valid.yaml'], { cwd: fixtures }), [
+      'METHOD    ROUTE                           BACKEND                                            KIND             AUTH    NOTE',
+      'GET,HEAD  /api/company/{companyId}/users  http://localhost:3000/users?companyId={companyId}  standard         jwt',
+      "GET,HEAD  /api/posts                      https://posts.example/posts                        mapping(author)  public  HEAD answers the backend's content-length (unmapped)",
+      'GET,HEAD  /api/ticker                     http://localhost:3002/ticker                       sse              jwt',
+    ]);
   });
 
   it('an unknown command exits 2 with usage', async () => {
-    const r = await portico(['serve']);
+    const r = await runPortico(['serve']);
     assert.equal(r.code, 2);
     assert.match(
       r.stderr,
@@ -98,13 +69,13 @@ describe('portico routes and usage', () => {
   });
 
   it('--help exits 0 with usage', async () => {
-    const r = await portico(['--help']);
+    const r = await runPortico(['--help']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^Usage: portico <command> \[options\]/);
   });
 
   it('start refuses an invalid file with exit 1 and every problem', async () => {
-    const r = await portico(['start', '--config', 'unknown-keys.yaml'], { cwd: fixtures });
+    const r = await runPortico(['start', '--config', 'unknown-keys.yaml'], { cwd: fixtures });
     assert.equal(r.code, 1);
     assert.equal(
       r.stderr,
@@ -113,7 +84,7 @@ describe('portico routes and usage', () => {
   });
 
   it('an invalid port is a usage error', async () => {
-    const r = await portico(['start', '--port', 'http']);
+    const r = await runPortico(['start', '--port', 'http']);
     assert.equal(r.code, 2);
     assert.equal(r.stderr, 'portico: invalid --port "http": expected a port number from 0 to 65535\n');
   });

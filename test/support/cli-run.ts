@@ -3,6 +3,7 @@
  * `PORT` and `PORTICO_CONFIG` from the test's own environment are removed so that they cannot
  * change the outcome; pass them in `env` when a test is about them.
  */
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -46,4 +47,13 @@ export function runScript(
 /** `portico ARGS` */
 export function runPortico(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
   return runScript(cli, args, options);
+}
+
+/**
+ * Asserts that a run exited 0 and printed exactly `lines` on stdout, each ended by a newline.
+ * @example assertPrinted(await runPortico(['routes'], { cwd }), ['METHOD  ROUTE ...', 'GET,HEAD  /api/a ...']);
+ */
+export function assertPrinted(run: CliRun, lines: readonly string[]): void {
+  assert.equal(run.code, 0);
+  assert.equal(run.stdout, [...lines, ''].join('\n'));
 }
