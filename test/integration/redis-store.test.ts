@@ -5,13 +5,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { waitFor } from '../support/wait-for.js';
 import { createRedisConnection, type RedisConnection, type RedisSettings } from '../../src/redis/connection.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { captureLogger } from '../support/capture-logger.js';
 import { createRateLimiter, type RateLimitStore } from '../../src/layers/rate-limit.js';
 import { createRedisRateLimitStore } from '../../src/layers/redis-rate-limit.js';
 import { createMappingCache, type MappingOutcome } from '../../src/mapping/cache.js';
@@ -29,20 +28,12 @@ interface Harness {
 const open: RedisConnection[] = [];
 
 function connect(url: string, overrides: Partial<RedisSettings> = {}): Harness {
-  const logs: Record<string, unknown>[] = [];
   const waiting: { prefix: string; resolve: (l: Record<string, unknown>) => void }[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        const parsed = JSON.parse(line) as Record<string, unknown>;
-        logs.push(parsed);
-        for (const w of waiting.filter((w) => String(parsed.msg).startsWith(w.prefix))) {
-          waiting.splice(waiting.indexOf(w), 1);
-          w.resolve(parsed);
-        }
-      }
-      cb();
-    },
+  const { logger, lines: logs } = captureLogger((parsed) => {
+    for (const w of waiting.filter((w) => String(parsed.msg).startsWith(w.prefix))) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve(parsed);
+    }
   });
   const events = createEventBus();
   const seen: Harness['seen'] = {};
@@ -57,7 +48,7 @@ function connect(url: string, overrides: Partial<RedisSettings> = {}): Harness {
     required: false,
     ...overrides,
   };
-  const redis = createRedisConnection({ settings, logger: createLogger({ level: 'debug', destination }), events });
+  const redis = createRedisConnection({ settings, logger, events });
   open.push(redis);
   const logged = (prefix: string) =>
     new Promise<Record<string, unknown>>((resolve) => {

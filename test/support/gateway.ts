@@ -2,12 +2,11 @@
  * The real gateway on 127.0.0.1:0, from YAML text. Logs are captured in `logs` (parsed JSON lines)
  * so tests can assert what was logged.
  */
-import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { captureLogger } from './capture-logger.js';
 import { get, type GetOptions, type Reply } from './http.js';
 
 export interface TestGateway {
@@ -32,15 +31,7 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const loaded = loadConfigText(yaml, 'test.yaml', env);
   if (!loaded.ok) throw new Error(`test config invalid:\n${loaded.problems.map(formatProblem).join('\n')}`);
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString('utf8').split('\n'))
-        if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
-  const logger = createLogger({ level: 'debug', destination });
+  const { logger, lines: logs } = captureLogger();
   const gateway = createGateway({ drainTimeoutMs: 2_000, ...options, config: loaded.config, logger });
   const address: AddressInfo = await gateway.listen(0, '127.0.0.1');
   return {
