@@ -12,6 +12,7 @@ import type { Exchange, Step, UpgradeRequest } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
+import { createExchange } from '../pipeline/exchange.js';
 import { sendError } from '../response/send-error.js';
 import { sendHealth, sendReady } from '../ops/health.js';
 import type { CorsPolicy } from '../layers/cors.js';
@@ -75,23 +76,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const match = deps.current().match(method, path);
     const ex: Exchange | undefined =
       match.kind === 'found'
-        ? {
-            route: match.entry.route,
-            req,
-            res,
-            upgrade,
-            requestId,
-            params: match.params,
-            rawQuery: q < 0 ? '' : url.slice(q + 1),
-            claimHeaders: undefined,
-            claims: undefined,
-            upstreamStatus: undefined,
-            upstreamFailure: undefined,
-            body: undefined,
-            errorCode: undefined,
-            onClose: undefined,
-            onResponseStart: undefined,
-          }
+        ? createExchange(match.entry.route, req, res, upgrade, requestId, match.params, q < 0 ? '' : url.slice(q + 1))
         : undefined;
     const errorCode = match.kind === 'found' ? undefined : MATCH_ERRORS[match.kind];
     deps.inFlight.count++;

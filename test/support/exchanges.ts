@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompiledRoute, Exchange } from '../../src/pipeline/types.js';
+import { createExchange } from '../../src/pipeline/exchange.js';
 import { responseOnSocket } from '../../src/server/socket-response.js';
 import { GatewayResponse, stampRequestId } from '../../src/server/gateway-response.js';
 import { RecordingSocket } from './recording-socket.js';
@@ -92,23 +93,7 @@ function exchangeOf(
   res: ServerResponse,
   upgrade: Exchange['upgrade'],
 ): Exchange {
-  return {
-    route,
-    req,
-    res,
-    upgrade,
-    requestId: 'rid-1',
-    params: {},
-    rawQuery: '',
-    claimHeaders: undefined,
-    claims: undefined,
-    upstreamStatus: undefined,
-    upstreamFailure: undefined,
-    body: undefined,
-    errorCode: undefined,
-    onClose: undefined,
-    onResponseStart: undefined,
-  };
+  return createExchange(route, req, res, upgrade, 'rid-1', {}, '');
 }
 
 /** A `next` that records every exchange that reached it. */

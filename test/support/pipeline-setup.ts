@@ -18,6 +18,12 @@ import { compose } from '../../src/pipeline/compose.js';
 
 export const SECRET = 'a-unit-test-secret-of-at-least-32-bytes';
 export const BROWSER = 'https://app.example.com';
+export const BREAKER = 'circuitBreaker: { enabled: true }';
+
+/** A configuration of one route (a YAML flow mapping) and the given `config:` lines. */
+export function oneRoute(route: string, ...config: string[]): string {
+  return `routes:\n  - ${route}\nconfig:\n${config.map((line) => `  ${line}\n`).join('')}`;
+}
 
 /** An auth refusal as an Authenticator answers it: 401 with its own headers and body. */
 export const REFUSAL: AuthOutcome = {
