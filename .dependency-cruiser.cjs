@@ -41,10 +41,7 @@ module.exports = {
       comment:
         'A types module imports only other types modules (and node: or package types): move the type it ' +
         'needs into the leaf types.ts of its folder, and import it there from the implementation.',
-      // mapping/types.ts and admin/types.ts still need interfaces declared beside their
-      // implementation (upstream/upstream.ts, mapping/cache.ts); they join the rule once those
-      // interfaces move into upstream/types.ts and mapping's own leaf.
-      from: { path: TYPES_MODULES, pathNot: '^src/(mapping|admin)/types\\.ts$' },
+      from: { path: TYPES_MODULES },
       to: { path: '^src/', pathNot: [TYPES_MODULES, TYPE_SOURCES] },
     },
   ],

@@ -12,7 +12,7 @@ import type { UpstreamRegistry } from './upstream/upstream.js';
 import type { LookupAll } from './upstream/dns-targets.js';
 import { originsOf, type CircuitRegistry } from './circuit/registry.js';
 import { createEventBus, type EventBus } from './observability/events.js';
-import type { MappingCache } from './mapping/cache.js';
+import type { MappingCache } from './mapping/types.js';
 import { logEvents } from './observability/log-events.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { droppedLogLines } from './observability/log-output.js';

@@ -6,7 +6,8 @@
  * Standalone: `node --import tsx bench/micro/enrich.ts`.
  */
 import type { CompiledMappingRule } from '../../src/pipeline/types.js';
-import { createMappingCache, type MappingCache, type MappingOutcome } from '../../src/mapping/cache.js';
+import { createMappingCache } from '../../src/mapping/cache.js';
+import { type MappingCache, type MappingOutcome } from '../../src/mapping/types.js';
 import { scanItems } from '../../src/mapping/json-scan.js';
 import { planCalls, ruleFieldNames } from '../../src/mapping/plan.js';
 import { spliceItems } from '../../src/mapping/splice.js';

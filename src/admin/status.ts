@@ -6,7 +6,7 @@
 import cluster from 'node:cluster';
 import type { CompiledConfig } from '../config/types.js';
 import { describeRoute } from '../cli/routes-table.js';
-import type { MappingCacheStats } from '../mapping/cache.js';
+import type { MappingCacheStats } from '../mapping/types.js';
 import type { CircuitSnapshot } from '../circuit/registry.js';
 import type { TargetStats } from '../observability/metrics.js';
 import { packageVersion } from '../ops/package-version.js';

@@ -2,7 +2,7 @@
  * The admin JSON API's documents (docs/dashboard.md), shared by the listener, the page's feed and
  * `portico status`. Times are ISO 8601 strings, latencies milliseconds, rates per second.
  */
-import type { MappingCacheStats } from '../mapping/cache.js';
+import type { MappingCacheStats } from '../mapping/types.js';
 
 /** Answers by status class. */
 export interface StatusClasses {

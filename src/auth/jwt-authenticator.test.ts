@@ -10,9 +10,8 @@ import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, t
 import type { Logger } from '../observability/logger.js';
 import type { Authenticator, AuthOutcome } from './types.js';
 import { bearerToken, createJwtAuthenticator } from './jwt-authenticator.js';
-import { createLocalJwtAuthenticator } from './local-jwt.js';
+import { createLocalJwtAuthenticator, HMAC_ALGORITHMS } from './local-jwt.js';
 import { createJwksAuthenticator, createJwksKeySource, JwksUnavailableError, type RemoteKeySet } from './jwks.js';
-import { HMAC_ALGORITHMS } from './local-jwt.js';
 import { captureLogger } from '../../test/support/capture-logger.js';
 
 const NOW_SEC = 1_700_000_000;

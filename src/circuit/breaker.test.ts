@@ -1,12 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  createBreaker,
-  createDisabledBreaker,
-  type CircuitChange,
-  type CircuitPermit,
-  type CircuitSettings,
-} from './breaker.js';
+import { createBreaker, createDisabledBreaker, type CircuitChange, type CircuitSettings } from './breaker.js';
+import { type CircuitPermit } from './types.js';
 
 const ORIGIN = 'http://users:80';
 

@@ -28,22 +28,7 @@
  * that fails after the circuit opened must not restart the open timer, and a late success from
  * before the outage must not close a half-open circuit.
  */
-export type CircuitState = 'closed' | 'open' | 'half-open';
-
-export interface CircuitPermit {
-  succeed(): void;
-  fail(): void;
-  release(): void;
-}
-
-export interface CircuitBreaker {
-  readonly origin: string;
-  readonly state: CircuitState;
-  /** A permit to call the backend, or undefined when the circuit rejects the call. */
-  acquire(): CircuitPermit | undefined;
-  /** Seconds until the circuit may admit a probe (for `Retry-After`). */
-  retryAfterSec(): number;
-}
+import type { CircuitBreaker, CircuitPermit, CircuitState } from './types.js';
 
 const NO_OP_PERMIT: CircuitPermit = Object.freeze({ succeed() {}, fail() {}, release() {} });
 

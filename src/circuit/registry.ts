@@ -7,14 +7,8 @@
  */
 import type { CompiledConfig } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
-import {
-  createBreaker,
-  type CircuitBreaker,
-  type CircuitChange,
-  type CircuitSettings,
-  type CircuitState,
-  type StatefulBreaker,
-} from './breaker.js';
+import { createBreaker, type CircuitChange, type CircuitSettings, type StatefulBreaker } from './breaker.js';
+import { type CircuitBreaker, type CircuitState } from './types.js';
 
 /** One circuit as metrics and status pages show it. */
 export interface CircuitSnapshot {

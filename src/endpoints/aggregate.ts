@@ -12,12 +12,12 @@
  * 200 with `X-Portico-Completed: false` and an 'aggregate:incomplete' event (logged, counted) when
  * some did not; 502 `GW_AGGREGATE_FAILED` when none did.
  */
-import type { CompiledRoute } from '../pipeline/types.js';
-import type { Exchange, Step } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import { backendHeaders, type RouteCall } from '../upstream/call/route-call.js';
 import { alsoDropping, type RequestDropSet } from '../upstream/headers/forward-headers.js';
 import { editHeaderRecord } from '../upstream/headers/header-edits.js';
-import { callJson, type JsonCallObserver, type JsonOutcome } from '../upstream/call/json-call.js';
+import { callJson, type JsonCallObserver } from '../upstream/call/json-call.js';
+import { type JsonOutcome } from '../upstream/types.js';
 import { appendQuery } from '../upstream/target-url.js';
 import { createJsonShaper, type JsonShapingOptions } from './mapping.js';
 import { sendError } from '../response/send-error.js';

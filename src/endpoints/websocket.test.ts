@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { loadConfigText } from '../config/load.js';
 import { compileRoutes } from '../pipeline/compile-route.js';
 import type { CompiledRoute } from '../pipeline/types.js';
-import type { Upstream } from '../upstream/upstream.js';
+import type { Upstream } from '../upstream/types.js';
 import { requestDropSet } from '../upstream/headers/forward-headers.js';
 import { createEventBus } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';

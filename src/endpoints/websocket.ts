@@ -22,9 +22,8 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { CompiledRoute } from '../pipeline/types.js';
-import type { Exchange, Step } from '../pipeline/types.js';
-import type { Upstream } from '../upstream/upstream.js';
+import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
+import type { Upstream } from '../upstream/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { createRouteCall } from '../upstream/call/route-call.js';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { circuitLayer } from './circuit.js';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import { fakeUpgradeExchange, neverRuns as neverRunsUpgrade, waitingNext } from '../../test/support/exchanges.js';
-import type { CircuitBreaker, CircuitPermit, CircuitState } from '../circuit/breaker.js';
+import type { CircuitBreaker, CircuitPermit, CircuitState } from '../circuit/types.js';
 import type { UpstreamFailureKind } from '../upstream/upstream-error.js';
 
 /** A breaker that records what the layer reported. */

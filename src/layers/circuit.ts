@@ -5,7 +5,7 @@
  * handshake, so a tunnel that stays open for hours holds no probe slot.
  */
 import type { Exchange, Layer } from '../pipeline/types.js';
-import type { CircuitBreaker, CircuitPermit } from '../circuit/breaker.js';
+import type { CircuitBreaker, CircuitPermit } from '../circuit/types.js';
 import { sendError } from '../response/send-error.js';
 
 export interface CircuitLayerOptions {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createMappingCache, type MappingOutcome } from './cache.js';
+import { createMappingCache } from './cache.js';
+import { type MappingOutcome } from './types.js';
 import { heldCall } from '../../test/support/held-call.js';
 
 /** A cache on a hand-driven clock (never 0: lru-cache reads a start of 0 as "no TTL"). */

@@ -17,47 +17,7 @@
 import { LRUCache } from 'lru-cache';
 import type { MappingCacheConfig } from '../config/schema.js';
 import { createSingleFlight } from './single-flight.js';
-import type { JsonOutcome } from '../upstream/call/json-call.js';
-
-/** The result of one mapping call: the body's JSON text, or why there is none. */
-export type MappingOutcome = JsonOutcome;
-
-/** Counters for metrics; they only grow, and survive reloads. */
-export interface MappingCacheStats {
-  /** Served from the cache. */
-  readonly hits: number;
-  /** Not cached: a call was made. */
-  readonly misses: number;
-  /** Not cached here, found in the shared store (`store: redis`): no call was made. */
-  readonly sharedHits: number;
-  /** Not cached, but a call for the URL was running and was joined. */
-  readonly coalesced: number;
-  /** Entries dropped to make room (maxSize). */
-  readonly evictions: number;
-  /** Entries dropped because their TTL ran out. */
-  readonly expirations: number;
-  /** Entries held now. */
-  readonly size: number;
-}
-
-export interface MappingCache {
-  /**
-   * The cached result for `url`, else the running call for it, else the result of `call()`,
-   * stored when successful. `call` must resolve (never reject).
-   */
-  load(url: string, call: () => Promise<MappingOutcome>): MappingOutcome | Promise<MappingOutcome>;
-  /**
-   * The cached results for `urls` (undefined where there is none), from the local level, then the
-   * shared one; counts a hit for each found and a miss for each not (a batched rule asks for those).
-   */
-  lookup(urls: readonly string[]): Promise<(string | undefined)[]>;
-  /** Keeps a result fetched outside `load`: a batch call fills one entry per value it returned. */
-  store(url: string, json: string): void;
-  /** Applies a (re)loaded `config.mappingCache`; disabling drops the entries. */
-  configure(settings: MappingCacheConfig): void;
-  stats(): MappingCacheStats;
-  clear(): void;
-}
+import type { MappingCache, MappingCacheStats, MappingOutcome } from './types.js';
 
 /** A second level shared by replicas (redis-cache.ts); it never rejects and never throws. */
 export interface SharedMappingStore {

@@ -4,7 +4,7 @@
  * and which (call, rule) pairs failed. Pure: the shaper (shape-json.ts) logs the failures and bounds the bytes.
  */
 import type { CompiledMappingRule } from '../pipeline/types.js';
-import type { MappingOutcome } from './cache.js';
+import type { MappingOutcome } from './types.js';
 import type { ItemEdit } from './splice.js';
 import type { MappingPlan } from './plan.js';
 

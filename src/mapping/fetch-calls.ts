@@ -11,13 +11,12 @@
  * call and get no span for it.
  */
 import type { CompiledMappingRule, CompiledRoute, Exchange } from '../pipeline/types.js';
-import type { Upstream } from '../upstream/upstream.js';
+import type { Upstream } from '../upstream/types.js';
 import { callJson, type JsonCallObserver, type JsonCallOptions } from '../upstream/call/json-call.js';
 import { batchCalls, batchObjects } from './batch.js';
 import type { PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';
-import type { MappingCache, MappingOutcome } from './cache.js';
-import type { JsonShapingOptions } from './types.js';
+import type { JsonShapingOptions, MappingCache, MappingOutcome } from './types.js';
 
 /** What one route's mapping calls need, resolved once at config load. */
 export interface RouteCalls {

@@ -22,9 +22,8 @@ import {
 } from './plan.js';
 import { spliceItems } from './splice.js';
 import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
-import type { MappingOutcome } from './cache.js';
+import type { JsonShapingOptions, MappingOutcome } from './types.js';
 import { createRouteCalls, fetchAll, type RouteCalls } from './fetch-calls.js';
-import type { JsonShapingOptions } from './types.js';
 
 /**
  * A route's JSON text after its mapping rules, then its field rules (`response`); undefined when

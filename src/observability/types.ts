@@ -1,7 +1,9 @@
 /**
  * The contracts of observability/: the events the hot path emits and the bus they travel on, and
- * a request's trace context. Types only, so any module can import it.
+ * a request's trace context, and the logger's type. Types only, so any module can import it.
  */
+
+export type { Logger } from 'pino';
 
 /** A child span: one outgoing call, recorded only while an exporter is active. */
 export interface ChildSpan {

@@ -36,7 +36,7 @@ import { authLayer, type RouteAuthRules } from '../layers/auth.js';
 import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
 import { mappingEndpoint, type JsonShapingOptions } from '../endpoints/mapping.js';
 import { aggregateEndpoint } from '../endpoints/aggregate.js';
-import type { MappingCache } from '../mapping/cache.js';
+import type { MappingCache } from '../mapping/types.js';
 import { sseEndpoint } from '../endpoints/sse.js';
 import type { OpenStreams } from '../endpoints/open-streams.js';
 import { requireUpgradeLayer } from '../layers/require-upgrade.js';

@@ -5,7 +5,9 @@
  * of multiplying the outage. Two fixed windows, the previous one weighted by how much of it the
  * sliding window still covers, as rate limiters approximate a sliding window.
  */
-export class RetryBudget {
+import type { CallBudget } from './types.js';
+
+export class RetryBudget implements CallBudget {
   private windowStart = 0;
   private calls = 0;
   private retries = 0;

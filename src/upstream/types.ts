@@ -5,6 +5,7 @@
  */
 import type { Pool } from 'undici';
 import type { Origin } from '../config/types.js';
+import type { CircuitBreaker } from '../circuit/types.js';
 
 /** Why a backend call got no answer (upstream/upstream-error.ts classifies it). */
 export type UpstreamFailureKind = 'timeout' | 'dns' | 'refused' | 'reset' | 'aborted' | 'other';
@@ -50,3 +51,48 @@ export interface CheckedTarget {
   readonly pool: BackendPool;
   readonly health: { down: boolean; checkPasses: number; checkFailures: number };
 }
+
+/** What a call takes from a named upstream's retry budget (retry-budget.ts). */
+export interface CallBudget {
+  /** Counts a first attempt. */
+  call(): void;
+  /** Takes one retry from the budget; false when it is spent. */
+  tryRetry(): boolean;
+}
+
+/** What reaches an origin's Upstream (the registry, upstream.ts). */
+export interface UpstreamSource {
+  forOrigin(origin: Origin): Upstream;
+}
+
+export interface Upstream {
+  readonly origin: Origin;
+  readonly breaker: CircuitBreaker;
+  /**
+   * The pool a standard, enrichment, mapping or auth call goes out on, asked for per call so the
+   * choice can depend on the moment: a plain service has one pool (bounded keep-alive
+   * connections), a named upstream one per target. `avoid`: a target that just failed the call
+   * (a retry goes to another one when there is one).
+   */
+  pick(avoid?: BackendPool): BackendPool;
+  /**
+   * The pool an SSE stream goes out on: unlimited connections, made on first use. Long-lived
+   * streams must never take the pooled connections standard and mapping calls wait for.
+   */
+  pickForStream(avoid?: BackendPool): BackendPool;
+  /** A named upstream with several targets: the budget its retries take from; undefined: no retries. */
+  readonly retryBudget: CallBudget | undefined;
+  /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */
+  readonly tlsConnect: TlsConnectOptions | undefined;
+}
+
+export interface TlsConnectOptions {
+  readonly ca?: string[];
+  readonly rejectUnauthorized: boolean;
+  /** SNI and certificate name when the target is an address resolved from a host name. */
+  readonly servername?: string;
+}
+
+/** The JSON text of a call's answer, or why there is none (upstream/call/json-call.ts). */
+export type JsonOutcome =
+  { readonly ok: true; readonly json: string } | { readonly ok: false; readonly reason: string };

@@ -8,44 +8,14 @@
 import { rootCertificates } from 'node:tls';
 import type { Origin, UpstreamSpec } from '../config/types.js';
 import { TargetSet, type Target } from './targets.js';
-import type { RetryBudget } from './retry-budget.js';
 import { DnsTargets, type LookupAll } from './dns-targets.js';
 import type { Logger } from '../observability/logger.js';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import type { BackendPool } from './types.js';
+import type { BackendPool, TlsConnectOptions, Upstream } from './types.js';
 import { PoolMaker } from './pools.js';
 import type { EventBus } from '../observability/events.js';
-import { createDisabledBreaker, type CircuitBreaker } from '../circuit/breaker.js';
-
-export type { BackendPool } from './types.js';
-
-export interface Upstream {
-  readonly origin: Origin;
-  readonly breaker: CircuitBreaker;
-  /**
-   * The pool a standard, enrichment, mapping or auth call goes out on, asked for per call so the
-   * choice can depend on the moment: a plain service has one pool (bounded keep-alive
-   * connections), a named upstream one per target. `avoid`: a target that just failed the call
-   * (a retry goes to another one when there is one).
-   */
-  pick(avoid?: BackendPool): BackendPool;
-  /**
-   * The pool an SSE stream goes out on: unlimited connections, made on first use. Long-lived
-   * streams must never take the pooled connections standard and mapping calls wait for.
-   */
-  pickForStream(avoid?: BackendPool): BackendPool;
-  /** A named upstream with several targets: the budget its retries take from; undefined: no retries. */
-  readonly retryBudget: RetryBudget | undefined;
-  /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */
-  readonly tlsConnect: TlsConnectOptions | undefined;
-}
-
-export interface TlsConnectOptions {
-  readonly ca?: string[];
-  readonly rejectUnauthorized: boolean;
-  /** SNI and certificate name when the target is an address resolved from a host name. */
-  readonly servername?: string;
-}
+import { createDisabledBreaker } from '../circuit/breaker.js';
+import { type CircuitBreaker } from '../circuit/types.js';
 
 export interface UpstreamOptions {
   /** Connections per origin: the keep-alive pool of one backend host (of each target of a named upstream). */

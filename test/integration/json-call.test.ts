@@ -7,10 +7,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { Pool } from 'undici';
-import type { CircuitBreaker, CircuitPermit } from '../../src/circuit/breaker.js';
+import type { CircuitBreaker, CircuitPermit } from '../../src/circuit/types.js';
 import type { Origin } from '../../src/config/types.js';
 import { parseService } from '../../src/config/syntax/service.js';
-import type { Upstream } from '../../src/upstream/upstream.js';
+import type { Upstream } from '../../src/upstream/types.js';
 import { callJson } from '../../src/upstream/call/json-call.js';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 

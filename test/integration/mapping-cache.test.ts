@@ -11,7 +11,7 @@ import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
-import type { MappingCacheStats } from '../../src/mapping/cache.js';
+import type { MappingCacheStats } from '../../src/mapping/types.js';
 import { createManualClock, type ManualClock } from '../support/manual-clock.js';
 import { waitFor } from '../support/wait-for.js';
 

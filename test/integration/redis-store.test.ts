@@ -13,7 +13,8 @@ import { createEventBus, type EventBus, type GatewayEvents } from '../../src/obs
 import { captureLogger } from '../support/capture-logger.js';
 import { createRateLimiter, type RateLimitStore } from '../../src/layers/rate-limit.js';
 import { createRedisRateLimitStore } from '../../src/layers/redis-rate-limit.js';
-import { createMappingCache, type MappingOutcome } from '../../src/mapping/cache.js';
+import { createMappingCache } from '../../src/mapping/cache.js';
+import { type MappingOutcome } from '../../src/mapping/types.js';
 import { createRedisMappingStore } from '../../src/mapping/redis-cache.js';
 
 interface Harness {

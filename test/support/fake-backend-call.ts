@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CompiledRoute, Exchange } from '../../src/pipeline/types.js';
 import type { RouteCall } from '../../src/upstream/call/route-call.js';
-import type { BackendPool, Upstream } from '../../src/upstream/upstream.js';
+import type { BackendPool, Upstream } from '../../src/upstream/types.js';
 import { createEventBus, type EventBus, type GatewayEvents } from '../../src/observability/events.js';
 import { fakeExchange as sharedExchange, fakeRequest } from './exchanges.js';
 import type { Origin } from '../../src/config/types.js';

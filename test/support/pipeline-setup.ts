@@ -7,7 +7,7 @@
 import type { CompiledConfig } from '../../src/config/types.js';
 import { loadConfigText } from '../../src/config/load.js';
 import type { Authenticator, AuthOutcome } from '../../src/auth/types.js';
-import type { CircuitBreaker } from '../../src/circuit/breaker.js';
+import type { CircuitBreaker } from '../../src/circuit/types.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from '../../src/upstream/upstream.js';
 import { createMappingCache } from '../../src/mapping/cache.js';
 import { createEventBus, type GatewayEvents } from '../../src/observability/events.js';

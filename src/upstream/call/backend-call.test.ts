@@ -4,7 +4,7 @@ import { callEnded } from './pool-count.js';
 import { callStarted } from './pool-use.js';
 import { dropAcceptEncoding } from './route-call.js';
 import { requestDropSet } from '../headers/forward-headers.js';
-import type { BackendPool, Upstream } from '../upstream.js';
+import type { BackendPool, Upstream } from '../types.js';
 
 describe('dropAcceptEncoding', () => {
   it("adds accept-encoding to the pipeline's drop set (made once per route), leaving that set as it was", () => {

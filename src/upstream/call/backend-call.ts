@@ -31,7 +31,7 @@
 import { errors, type Dispatcher } from 'undici';
 import type { Exchange } from '../../pipeline/types.js';
 import { upstreamBody } from '../../pipeline/request-body.js';
-import type { BackendPool } from '../upstream.js';
+import type { BackendPool } from '../types.js';
 import { downstreamHeadersFromRaw } from '../headers/forward-headers.js';
 import { editHeaderRecord } from '../headers/header-edits.js';
 import { answerCompleted } from '../../response/answer-completed.js';

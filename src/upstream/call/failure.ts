@@ -9,7 +9,7 @@ import type { EventBus } from '../../observability/events.js';
 import type { ErrorCode } from '../../response/errors.js';
 import { sendError } from '../../response/send-error.js';
 import { classifyUpstreamError } from '../upstream-error.js';
-import type { BackendPool } from '../upstream.js';
+import type { BackendPool } from '../types.js';
 import { callOutcome } from './pool-count.js';
 import type { RouteCall } from './route-call.js';
 

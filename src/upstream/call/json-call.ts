@@ -17,21 +17,16 @@
  * 'mapping' or 'backend') for the metrics.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Upstream } from '../upstream.js';
+import type { BackendPool, JsonOutcome, Upstream } from '../types.js';
 import type { EventBus, UpstreamCall } from '../../observability/events.js';
 import { appendTraceHeaders } from '../../observability/trace-context.js';
 import type { Dispatcher } from 'undici';
 import { classifyUpstreamError } from '../upstream-error.js';
-import type { CircuitPermit } from '../../circuit/breaker.js';
+import type { CircuitPermit } from '../../circuit/types.js';
 import { readCall, type ReadReport } from './request.js';
 import { callOutcome } from './pool-count.js';
 import { callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
-import type { BackendPool } from '../types.js';
 import { decodeBody, isJsonContentType, readLimited, utf8Text } from './read-body.js';
-
-/** The answer's JSON text, or why there is none. */
-export type JsonOutcome =
-  { readonly ok: true; readonly json: string } | { readonly ok: false; readonly reason: string };
 
 export interface JsonCallOptions {
   readonly requestId: string;

@@ -5,7 +5,7 @@
  * it, so that a full pool is seen as full and a failing target is seen as failing.
  */
 import type { EventBus } from '../../observability/events.js';
-import type { BackendPool, Upstream } from '../upstream.js';
+import type { BackendPool, Upstream } from '../types.js';
 import { classifyUpstreamError, type UpstreamFailureKind } from '../upstream-error.js';
 
 /**

@@ -4,11 +4,10 @@
  * answer's head.
  */
 import type { Dispatcher } from 'undici';
-import type { Exchange } from '../../pipeline/types.js';
-import type { CompiledRoute } from '../../pipeline/types.js';
+import type { CompiledRoute, Exchange } from '../../pipeline/types.js';
 import type { EventBus, UpstreamCall } from '../../observability/events.js';
 import { announcesBody, bufferedLength } from '../../pipeline/request-body.js';
-import type { Upstream } from '../upstream.js';
+import type { Upstream } from '../types.js';
 import { appendQuery } from '../target-url.js';
 import { alsoDropping, upstreamRequestHeaders, type RequestDropSet } from '../headers/forward-headers.js';
 import { editHeaderList } from '../headers/header-edits.js';

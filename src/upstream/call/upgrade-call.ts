@@ -17,7 +17,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { Exchange } from '../../pipeline/types.js';
 import { sendError } from '../../response/send-error.js';
-import type { BackendPool } from '../upstream.js';
+import type { BackendPool } from '../types.js';
 import { callEnded, callOutcome } from './pool-count.js';
 import { callStarted } from './pool-use.js';
 import { backendHeaders, backendPath, reportResponse, type RouteCall } from './route-call.js';
