@@ -1,6 +1,6 @@
 /** The `config.mappingCache` section: the cache of mapping responses. */
 import { z } from 'zod';
-import { seconds } from './primitives.js';
+import { seconds, stateStore } from './primitives.js';
 
 export const MappingCacheSchema = z.strictObject({
   enabled: z
@@ -9,12 +9,9 @@ export const MappingCacheSchema = z.strictObject({
     .describe('Cache successful mapping responses by URL, shared by every route and client'),
   ttlSec: seconds('Lifetime of a cached mapping response, counted from its fetch').default(60),
   maxSize: z.int().min(1).default(1000).describe('Entries kept; least recently used evicted first'),
-  store: z
-    .enum(['local', 'redis'])
-    .default('local')
-    .describe(
-      'local: each process keeps its own cache; redis: a second level in config.redis, shared by every replica',
-    ),
+  store: stateStore(
+    'local: each process keeps its own cache; redis: a second level in config.redis, shared by every replica',
+  ),
 });
 
 export type MappingCacheConfig = z.output<typeof MappingCacheSchema>;
