@@ -70,25 +70,27 @@ describe('createBreaker: the transition table, row by row', () => {
     assert.deepEqual(s.changes, [{ origin: ORIGIN, from: 'closed', to: 'open', consecutiveFailures: 3 }]);
   });
 
-  it('Closed: a success resets the consecutive count', () => {
-    const s = setup();
-    s.failTimes(2);
-    must(s.breaker.acquire()).succeed();
-    assert.equal(s.breaker.consecutiveFailures, 0);
-    s.failTimes(2);
-    assert.equal(s.breaker.state, 'closed');
-    s.failTimes(1);
-    assert.equal(s.breaker.state, 'open');
-  });
-
-  it('Closed: a released permit counts nothing', () => {
-    const s = setup();
-    s.failTimes(2);
-    must(s.breaker.acquire()).release();
-    assert.equal(s.breaker.consecutiveFailures, 2);
-    s.failTimes(1);
-    assert.equal(s.breaker.state, 'open');
-  });
+  const settledInClosed = [
+    {
+      name: 'Closed: a success resets the consecutive count',
+      settle: (p: CircuitPermit) => p.succeed(),
+      failuresAfter: 0,
+    },
+    { name: 'Closed: a released permit counts nothing', settle: (p: CircuitPermit) => p.release(), failuresAfter: 2 },
+  ];
+  for (const c of settledInClosed) {
+    it(c.name, () => {
+      const s = setup();
+      s.failTimes(2);
+      c.settle(must(s.breaker.acquire()));
+      assert.equal(s.breaker.consecutiveFailures, c.failuresAfter);
+      // Counting on from there, maxFailures consecutive failures open the breaker, one fewer does not.
+      s.failTimes(2 - c.failuresAfter);
+      assert.equal(s.breaker.state, 'closed');
+      s.failTimes(1);
+      assert.equal(s.breaker.state, 'open');
+    });
+  }
 
   it('Open, any request: rejected at once, until timeoutSec has elapsed', () => {
     const s = setup();
