@@ -139,33 +139,45 @@ describe('circuitLayer', () => {
     assert.deepEqual(outcomes, ['release']);
   });
 
-  it('settles after next has finished, not before, and gives the exchange no response-start hook', async () => {
-    const { breaker, outcomes } = recordingBreaker();
-    const { ex } = fakeExchange();
-    const waiting = waitingNext<Exchange>((e) => (e.upstreamStatus = 200));
-    const running = circuitLayer(breaker)(waiting.next)(ex);
-    assert.equal((await waiting.started).onResponseStart, undefined);
-    assert.deepEqual(outcomes, []);
-    waiting.finish();
-    await running;
-    assert.deepEqual(outcomes, ['succeed']);
-  });
-
-  it('settleOnResponseStart: settles when the endpoint starts the response, once', async () => {
-    const { breaker, outcomes } = recordingBreaker();
-    const { ex } = fakeExchange();
-    const waiting = waitingNext<Exchange>((e) => {
-      e.upstreamStatus = 200;
-      e.onResponseStart?.();
-      e.onResponseStart?.();
+  // When the permit is settled, by default and with settleOnResponseStart: checked while next
+  // is still running, then once it has finished.
+  const settleTimes = [
+    {
+      name: 'settles after next has finished, not before, and gives the exchange no response-start hook',
+      options: undefined,
+      endpoint(e: Exchange) {
+        e.upstreamStatus = 200;
+      },
+      whileRunning(started: Exchange, outcomes: string[]) {
+        assert.equal(started.onResponseStart, undefined);
+        assert.deepEqual(outcomes, []);
+      },
+    },
+    {
+      name: 'settleOnResponseStart: settles when the endpoint starts the response, once',
+      options: { settleOnResponseStart: true },
+      endpoint(e: Exchange) {
+        e.upstreamStatus = 200;
+        e.onResponseStart?.();
+        e.onResponseStart?.();
+      },
+      whileRunning(_started: Exchange, outcomes: string[]) {
+        assert.deepEqual(outcomes, ['succeed'], 'the stream is still open');
+      },
+    },
+  ];
+  for (const c of settleTimes) {
+    it(c.name, async () => {
+      const { breaker, outcomes } = recordingBreaker();
+      const { ex } = fakeExchange();
+      const waiting = waitingNext<Exchange>(c.endpoint);
+      const running = circuitLayer(breaker, c.options)(waiting.next)(ex);
+      c.whileRunning(await waiting.started, outcomes);
+      waiting.finish();
+      await running;
+      assert.deepEqual(outcomes, ['succeed']);
     });
-    const running = circuitLayer(breaker, { settleOnResponseStart: true })(waiting.next)(ex);
-    await waiting.started;
-    assert.deepEqual(outcomes, ['succeed'], 'the stream is still open');
-    waiting.finish();
-    await running;
-    assert.deepEqual(outcomes, ['succeed']);
-  });
+  }
 
   it('settleOnResponseStart: an endpoint that never starts a response is settled at the end', async () => {
     const { breaker, outcomes } = recordingBreaker();
