@@ -23,6 +23,7 @@ import {
   closePipelineSetups,
   httpPipeline,
   oneRoute,
+  PROTECTED,
   REFUSAL,
   SECRET,
   setup,
@@ -48,11 +49,7 @@ describe('buildPipeline, HTTP: auth before the circuit', () => {
 
   it('a protected route: the token is checked before the circuit, and its claims reach next', async () => {
     const { deps, route, breakerLog, authCalls } = setup(
-      oneRoute(
-        '{ method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }',
-        BREAKER,
-        `auth: { secret: "${SECRET}", defaultProtected: true }`,
-      ),
+      oneRoute('{ method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }', BREAKER, PROTECTED),
     );
     const { next, seen } = recordingNext<Exchange>();
     const { ex } = fakeExchange(route());
@@ -88,7 +85,7 @@ describe('buildPipeline, HTTP: cheap refusals first, and no layer a route does n
       oneRoute(
         '{ method: GET, route: /orders, service: "127.0.0.1:1", path: /orders, rateLimit: { requestsPerSec: 1, burst: 1 } }',
         BREAKER,
-        `auth: { secret: "${SECRET}", defaultProtected: true }`,
+        PROTECTED,
         `cors: { origins: ["${BROWSER}"] }`,
       ),
     );
@@ -113,7 +110,7 @@ describe('buildPipeline, HTTP: cheap refusals first, and no layer a route does n
       oneRoute(
         '{ method: POST, route: /upload, service: "127.0.0.1:1", path: /upload, maxBodyBytes: 10 }',
         BREAKER,
-        `auth: { secret: "${SECRET}", defaultProtected: true }`,
+        PROTECTED,
       ),
     );
     const { ex, written } = fakeExchange(route(), fakeRequest({ 'content-length': '11' }, 'POST'));
@@ -169,11 +166,7 @@ describe('buildPipeline, HTTP: route kinds, and refusals when the route is built
 
   it('a route that requires auth without an authenticator is refused when it is built', () => {
     const { deps, route } = setup(
-      oneRoute(
-        '{ method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }',
-        BREAKER,
-        `auth: { secret: "${SECRET}", defaultProtected: true }`,
-      ),
+      oneRoute('{ method: GET, route: /orders, service: "127.0.0.1:1", path: /orders }', BREAKER, PROTECTED),
     );
     assert.throws(() => routeLayers(route(), { ...deps, authenticator: undefined }), /requires auth/);
   });

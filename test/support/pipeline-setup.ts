@@ -19,6 +19,8 @@ import { compose } from '../../src/pipeline/compose.js';
 export const SECRET = 'a-unit-test-secret-of-at-least-32-bytes';
 export const BROWSER = 'https://app.example.com';
 export const BREAKER = 'circuitBreaker: { enabled: true }';
+/** The `config:` line that makes every route not marked public require a token signed with SECRET. */
+export const PROTECTED = `auth: { secret: "${SECRET}", defaultProtected: true }`;
 
 /** A configuration of one route (a YAML flow mapping) and the given `config:` lines. */
 export function oneRoute(route: string, ...config: string[]): string {
