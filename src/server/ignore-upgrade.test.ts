@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { headWithoutUpgrade } from './ignore-upgrade.js';
+import { rawHeaderList } from '../../test/support/raw-headers.js';
 
 const req = (rawHeaders: string[], method = 'GET', httpVersion = '1.1') => ({
   method,
@@ -13,22 +14,15 @@ describe('headWithoutUpgrade', () => {
   it('removes Upgrade and the upgrade token of Connection, keeping every other header as sent', () => {
     const head = headWithoutUpgrade(
       req(
-        [
-          'Host',
-          'gw:8080',
-          'Connection',
-          'Upgrade, HTTP2-Settings',
-          'Upgrade',
-          'h2c',
-          'HTTP2-Settings',
-          'AAMAAABk',
-          'Content-Length',
-          '5',
-          'X-Two',
-          'a',
-          'X-Two',
-          'b',
-        ],
+        rawHeaderList(`
+          Host: gw:8080
+          Connection: Upgrade, HTTP2-Settings
+          Upgrade: h2c
+          HTTP2-Settings: AAMAAABk
+          Content-Length: 5
+          X-Two: a
+          X-Two: b
+        `),
         'POST',
       ),
     );

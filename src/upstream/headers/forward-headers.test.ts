@@ -7,6 +7,7 @@ import {
   headerNamesFromUndici,
   requestDropSet,
 } from './forward-headers.js';
+import { rawHeaderList } from '../../../test/support/raw-headers.js';
 
 /** undici's raw response list: names and values as Buffers, in wire order and case. */
 const raw = (...pairs: string[]): Buffer[] => pairs.map((p) => Buffer.from(p, 'latin1'));
@@ -15,18 +16,14 @@ describe('downstreamHeadersFromRaw', () => {
   it('lower-cases names and drops hop-by-hop headers and the backend request id', () => {
     const out = downstreamHeadersFromRaw(
       raw(
-        'Content-Type',
-        'application/json',
-        'Connection',
-        'keep-alive',
-        'Keep-Alive',
-        'timeout=5',
-        'Transfer-Encoding',
-        'chunked',
-        'X-Request-ID',
-        'backend-id',
-        'X-Custom',
-        'a',
+        ...rawHeaderList(`
+          Content-Type: application/json
+          Connection: keep-alive
+          Keep-Alive: timeout=5
+          Transfer-Encoding: chunked
+          X-Request-ID: backend-id
+          X-Custom: a
+        `),
       ),
     );
     assert.deepEqual(out, { 'content-type': 'application/json', 'x-custom': 'a' });
@@ -42,16 +39,13 @@ describe('downstreamHeadersFromRaw', () => {
   it('drops the headers the Connection header names, across repeated Connection headers', () => {
     const out = downstreamHeadersFromRaw(
       raw(
-        'Connection',
-        'X-Hop-One',
-        'x-hop-one',
-        '1',
-        'Connection',
-        'keep-alive, X-Hop-Two',
-        'X-Hop-Two',
-        '2',
-        'X-Kept',
-        '3',
+        ...rawHeaderList(`
+          Connection: X-Hop-One
+          x-hop-one: 1
+          Connection: keep-alive, X-Hop-Two
+          X-Hop-Two: 2
+          X-Kept: 3
+        `),
       ),
     );
     assert.deepEqual(out, { 'x-kept': '3' });
