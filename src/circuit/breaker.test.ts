@@ -70,13 +70,9 @@ describe('createBreaker: the transition table, row by row', () => {
     assert.deepEqual(s.changes, [{ origin: ORIGIN, from: 'closed', to: 'open', consecutiveFailures: 3 }]);
   });
 
-  const settledInClosed = [
-    {
-      name: 'Closed: a success resets the consecutive count',
-      settle: (p: CircuitPermit) => p.succeed(),
-      failuresAfter: 0,
-    },
-    { name: 'Closed: a released permit counts nothing', settle: (p: CircuitPermit) => p.release(), failuresAfter: 2 },
+  const settledInClosed: { name: string; settle: (p: CircuitPermit) => void; failuresAfter: number }[] = [
+    { name: 'Closed: a success resets the consecutive count', settle: (p) => p.succeed(), failuresAfter: 0 },
+    { name: 'Closed: a released permit counts nothing', settle: (p) => p.release(), failuresAfter: 2 },
   ];
   for (const c of settledInClosed) {
     it(c.name, () => {
