@@ -18,6 +18,29 @@ const MB = 1024 * 1024;
 /** Large enough that buffering would show far above the noise of garbage awaiting collection. */
 const BIG = 200 * MB;
 
+/**
+ * Forwarding headers besides Forwarded and X-Real-IP that proxies and frameworks read: where the
+ * request came from, and what its URL, port or scheme was before a proxy. Only a trusted proxy's pass.
+ */
+const PEER_FORWARDING = {
+  'x-forwarded-port': '8443',
+  'x-forwarded-prefix': '/admin',
+  'x-forwarded-scheme': 'https',
+  'x-forwarded-ssl': 'on',
+  'x-forwarded-server': 'edge.example',
+  'x-forwarded-uri': '/admin/reset',
+  'x-original-url': '/admin/reset',
+  'x-rewrite-url': '/admin/reset',
+  'x-original-host': 'evil.example',
+  'true-client-ip': '203.0.113.9',
+  'x-client-ip': '203.0.113.9',
+  'x-cluster-client-ip': '203.0.113.9',
+  'cf-connecting-ip': '203.0.113.9',
+  'fastly-client-ip': '203.0.113.9',
+  'x-originating-ip': '203.0.113.9',
+  'front-end-https': 'on',
+};
+
 describe('headers and request ids', () => {
   let backend: TestBackend;
   let gw: TestGateway;
@@ -77,19 +100,33 @@ describe('headers and request ids', () => {
     assert.equal(seen.headers['x-real-ip'], undefined);
   });
 
+  it('drops every other forwarding header a client could forge, from a client that is not a trusted proxy', async () => {
+    const res = await rawRequest(gw.url, '/api/h', { headers: { ...PEER_FORWARDING, 'x-custom': 'kept' } });
+    assert.equal(res.status, 200);
+    const seen = backend.seen.at(-1)!;
+    for (const name of Object.keys(PEER_FORWARDING)) assert.equal(seen.headers[name], undefined, name);
+    assert.equal(seen.headers['x-custom'], 'kept');
+  });
+
   it('extends the X-Forwarded-For of a trusted proxy and passes its Forwarded and X-Real-IP', async () => {
     const trusting = await startGateway(
       `routes:\n  - { method: GET, route: /h, service: ${backend.host}, path: /h }\nconfig: { trustProxy: [loopback] }`,
     );
     try {
       const res = await rawRequest(trusting.url, '/api/h', {
-        headers: { 'x-forwarded-for': '203.0.113.9', forwarded: 'for=203.0.113.9', 'x-real-ip': '203.0.113.9' },
+        headers: {
+          'x-forwarded-for': '203.0.113.9',
+          forwarded: 'for=203.0.113.9',
+          'x-real-ip': '203.0.113.9',
+          ...PEER_FORWARDING,
+        },
       });
       assert.equal(res.status, 200);
       const seen = backend.seen.at(-1)!;
       assert.equal(seen.headers['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
       assert.equal(seen.headers.forwarded, 'for=203.0.113.9');
       assert.equal(seen.headers['x-real-ip'], '203.0.113.9');
+      for (const [name, value] of Object.entries(PEER_FORWARDING)) assert.equal(seen.headers[name], value, name);
     } finally {
       await trusting.close();
     }

@@ -20,12 +20,33 @@ const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-p
 export const METHOD_OVERRIDE = ['x-http-method-override', 'x-http-method', 'x-method-override'];
 
 /**
- * Headers in which a client states where the request came from. Only a trusted proxy
- * (`config.trustProxy`) may: from anyone else they would let a client choose the address a
- * backend logs, rate-limits or allow-lists. `X-Forwarded-For` is the gateway's own and handled
- * apart (a trusted proxy's list is extended, anyone else's replaced).
+ * Headers in which a client states where the request came from, or what its URL, port or scheme
+ * was before a proxy: the ones nginx, Envoy, CDNs and web frameworks set or read. Only a trusted
+ * proxy (`config.trustProxy`) may send them: from anyone else they would let a client choose the
+ * address a backend logs, rate-limits or allow-lists, or the path a framework routes
+ * (`X-Original-URL`). `X-Forwarded-For`, `-Proto` and `-Host` are the gateway's own and handled
+ * apart (a trusted proxy's `X-Forwarded-For` is extended, anyone else's replaced).
  */
-const PEER_ASSERTED = new Set(['forwarded', 'x-real-ip']);
+const PEER_ASSERTED = new Set([
+  'forwarded',
+  'x-real-ip',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+  'x-forwarded-scheme',
+  'x-forwarded-ssl',
+  'x-forwarded-server',
+  'x-forwarded-uri',
+  'x-original-url',
+  'x-rewrite-url',
+  'x-original-host',
+  'true-client-ip',
+  'x-client-ip',
+  'x-cluster-client-ip',
+  'cf-connecting-ip',
+  'fastly-client-ip',
+  'x-originating-ip',
+  'front-end-https',
+]);
 
 /**
  * The per-configuration set of client request headers never forwarded, and whether the socket's
