@@ -13,7 +13,7 @@
  * some did not; 502 `GW_AGGREGATE_FAILED` when none did.
  */
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
-import { backendHeaders, type RouteCall } from '../upstream/call/route-call.js';
+import { backendHeaders, WHOLE_BODY_DROPS, type RouteCall } from '../upstream/call/route-call.js';
 import { alsoDropping, type RequestDropSet } from '../upstream/headers/forward-headers.js';
 import { editHeaderRecord } from '../upstream/headers/header-edits.js';
 import { callJson, type JsonCallObserver } from '../upstream/call/json-call.js';
@@ -34,8 +34,8 @@ export interface AggregateOptions extends JsonShapingOptions {
 /** Builds the endpoint of one aggregated route (once, at config load). */
 export function aggregateEndpoint(route: CompiledRoute, options: AggregateOptions): Step {
   const { events, logger, maxBodyBytes, timeoutMs } = options;
-  // The answers are parsed (identity encoding) and no body is sent, so none is announced.
-  const dropHeaders = alsoDropping(options.dropHeaders, ['accept-encoding', 'content-length', 'content-type']);
+  // The answers are read whole (no encoding, no range) and no body is sent, so none is announced.
+  const dropHeaders = alsoDropping(options.dropHeaders, [...WHOLE_BODY_DROPS, 'content-length', 'content-type']);
   const backends = route.backends;
   const calls = backends.map((b): Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'> => ({
     route,

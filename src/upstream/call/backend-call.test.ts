@@ -2,22 +2,24 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { callEnded } from './pool-count.js';
 import { callStarted } from './pool-use.js';
-import { dropAcceptEncoding } from './route-call.js';
+import { dropWholeBodyHeaders } from './route-call.js';
 import { requestDropSet } from '../headers/forward-headers.js';
 import type { BackendPool, Upstream } from '../types.js';
 
-describe('dropAcceptEncoding', () => {
-  it("adds accept-encoding to the pipeline's drop set (made once per route), leaving that set as it was", () => {
+describe('dropWholeBodyHeaders', () => {
+  it("adds accept-encoding, range and if-range to the pipeline's drop set (made once per route), leaving that set as it was", () => {
     const base = requestDropSet(['x-userid']);
-    const drop = dropAcceptEncoding(base);
-    assert.equal(drop.has('accept-encoding'), true);
+    const drop = dropWholeBodyHeaders(base);
+    for (const name of ['accept-encoding', 'range', 'if-range']) {
+      assert.equal(drop.has(name), true, name);
+      assert.equal(base.has(name), false, name);
+    }
     assert.equal(drop.has('x-userid'), true);
-    assert.equal(drop.size, base.size + 1);
-    assert.equal(base.has('accept-encoding'), false);
+    assert.equal(drop.size, base.size + 3);
   });
 
   it('keeps the trust in proxies: their X-Forwarded-For still passes on streams and mapped routes', () => {
-    const drop = dropAcceptEncoding(requestDropSet([], true, (a) => a === '10.0.0.9'));
+    const drop = dropWholeBodyHeaders(requestDropSet([], true, (a) => a === '10.0.0.9'));
     assert.equal(drop.trustsPeer?.('10.0.0.9'), true);
     assert.equal(drop.trustsPeer?.('10.0.0.8'), false);
   });

@@ -53,7 +53,7 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
   return {
     route,
     upstream: options.upstream,
-    dropHeaders: identityEncoding ? dropAcceptEncoding(options.dropHeaders) : options.dropHeaders,
+    dropHeaders: identityEncoding ? dropWholeBodyHeaders(options.dropHeaders) : options.dropHeaders,
     identityEncoding,
     streaming: options.streaming === true,
     method: route.method as Dispatcher.HttpMethod,
@@ -64,9 +64,16 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
   };
 }
 
-/** The drop set plus `Accept-Encoding`, which a call asking for `identity` replaces; the trust in the peer stays. */
-export function dropAcceptEncoding(drop: RequestDropSet): RequestDropSet {
-  return alsoDropping(drop, ['accept-encoding']);
+/**
+ * What a call whose answer the gateway reads whole does not forward: `Accept-Encoding` (it asks
+ * for `identity` instead) and `Range`/`If-Range`, since a part of the body could neither be
+ * parsed nor filtered, and a 206 relayed as it is would skip the route's field rules.
+ */
+export const WHOLE_BODY_DROPS: readonly string[] = ['accept-encoding', 'range', 'if-range'];
+
+/** The drop set plus `WHOLE_BODY_DROPS`; the trust in the peer stays. */
+export function dropWholeBodyHeaders(drop: RequestDropSet): RequestDropSet {
+  return alsoDropping(drop, WHOLE_BODY_DROPS);
 }
 
 /** The backend path and query of a call: the route's path with the parameters, then the client's query. */
