@@ -14,7 +14,7 @@ export interface TlsListener {
   readonly options: TlsOptions;
   /** The `Strict-Transport-Security` value of HTTPS answers; undefined without `hstsMaxAgeSec`. */
   hsts(): string | undefined;
-  /** Takes a reloaded `config.tls`: certificates, client CAs and HSTS for what comes next. */
+  /** Takes a reloaded `config.tls`: certificates, client CAs and policy, and HSTS for what comes next. */
   apply(server: TlsServer, next: CompiledTls): void;
 }
 
@@ -28,7 +28,11 @@ export function createTlsListener(initial: CompiledTls): TlsListener {
     },
     hsts: () => hsts,
     apply(server, next) {
-      server.setSecureContext(contextOptions(next));
+      const options = contextOptions(next);
+      server.setSecureContext(options);
+      // setSecureContext leaves the client-certificate policy alone: node:tls reads it from these
+      // two server fields for every new connection, so setting them applies it from the next one.
+      Object.assign(server, { requestCert: options.requestCert, rejectUnauthorized: options.rejectUnauthorized });
       byName = contextsByName(next);
       hsts = hstsValue(next);
     },

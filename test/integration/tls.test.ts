@@ -195,6 +195,48 @@ routes:
   });
 });
 
+describe('a reload that changes config.tls.clientAuth', () => {
+  let ca: TestCa;
+  let backend: TestBackend;
+  let gw: TestGateway;
+  let server: { readonly certFile: string; readonly keyFile: string };
+  const yaml = (clientAuth: string) => `
+config:
+  tls: { certFile: ${server.certFile}, keyFile: ${server.keyFile}, caFile: ${ca.caFile}, clientAuth: ${clientAuth} }
+routes:
+  - { method: GET, route: /hello, service: ${backend.host}, path: /hello, public: true }
+`;
+  before(async () => {
+    ca = createTestCa();
+    server = ca.issue('localhost');
+    backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
+    gw = await startGateway(yaml('optional'));
+  });
+  after(async () => {
+    await gw.close();
+    await backend.close();
+    ca.remove();
+  });
+
+  it('applies to new connections: optional, then required, then none', async () => {
+    const caPem = readFileSync(ca.caFile);
+    const anonymous = () => get(gw.port, '/api/hello', { ca: caPem, agent: false });
+    assert.equal((await anonymous()).status, 200);
+    gw.reload(yaml('required'));
+    await assert.rejects(anonymous());
+    const client = ca.issue('client-1');
+    const signed = await get(gw.port, '/api/hello', {
+      ca: caPem,
+      cert: readFileSync(client.certFile),
+      key: readFileSync(client.keyFile),
+      agent: false,
+    });
+    assert.equal(signed.status, 200);
+    gw.reload(yaml('none'));
+    assert.equal((await anonymous()).status, 200);
+  });
+});
+
 describe('portico check: config.tls', () => {
   let ca: TestCa;
   before(() => {
