@@ -103,15 +103,28 @@ export function compileCors(cors: CorsConfig | undefined): CorsPolicy | undefine
       allowOrigin(res, origin);
       if (exposed !== undefined) res.setHeader('access-control-expose-headers', exposed);
     },
-    allowsUpgrade(req) {
-      const origin = req.headers.origin;
-      if (origin === undefined || allowed(origin)) return true;
-      const host = req.headers.host;
-      const at = origin.indexOf('://');
-      return host !== undefined && at > 0 && origin.slice(at + 3).toLowerCase() === host.toLowerCase();
-    },
+    allowsUpgrade: (req) => (req.headers.origin !== undefined && allowed(req.headers.origin)) || isSameOrigin(req),
   };
 }
+
+/**
+ * True for a request with no `Origin` (not sent by a browser) or from the gateway's own origin,
+ * judged by `Origin` host = `Host`.
+ */
+function isSameOrigin(req: IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  const host = req.headers.host;
+  const at = origin.indexOf('://');
+  return host !== undefined && at > 0 && origin.slice(at + 3).toLowerCase() === host.toLowerCase();
+}
+
+/**
+ * The upgrade policy without `config.cors`: only the gateway's own origin (and clients that are
+ * not browsers). A WebSocket route whose token may come from a cookie gets it, since the browser
+ * sends the cookie with a handshake any page opens (cross-site WebSocket hijacking).
+ */
+export const SAME_ORIGIN_UPGRADES: Pick<CorsPolicy, 'allowsUpgrade'> = { allowsUpgrade: isSameOrigin };
 
 /** The actual-request half of CORS as a route layer (only on routes of a CORS-enabled config). */
 export function corsLayer(policy: CorsPolicy): Layer {
@@ -125,7 +138,7 @@ export function corsLayer(policy: CorsPolicy): Layer {
  * The WebSocket half of CORS: 403 for a handshake from a foreign origin. Browsers send no
  * preflight for a WebSocket, so the handshake itself is checked; plain requests pass.
  */
-export function originCheckLayer(policy: CorsPolicy): Layer {
+export function originCheckLayer(policy: Pick<CorsPolicy, 'allowsUpgrade'>): Layer {
   return (next) => (ex) => {
     if (ex.upgrade === undefined || policy.allowsUpgrade(ex.req)) return next(ex);
     ex.errorCode = 'GW_ORIGIN_NOT_ALLOWED';

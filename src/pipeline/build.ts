@@ -51,7 +51,7 @@ import {
 } from '../layers/rate-limit.js';
 import { requestBufferLayer } from '../layers/request-buffer.js';
 import { requestSchemaLayer } from '../layers/request-schema.js';
-import { compileCors, corsLayer, originCheckLayer, type CorsPolicy } from '../layers/cors.js';
+import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 
 /** What the process makes once and every configuration's pipelines share. */
 export interface SharedPipelineDeps {
@@ -131,7 +131,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // One set of buckets for a route's requests and handshakes: opening sockets dodges no limit.
   const rateLimit = routeRateLimit(route, settings.rateLimit);
   if (rateLimit !== undefined) layers.push(rateLimitLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
-  if (isWebSocket && deps.cors !== undefined) layers.push(originCheckLayer(deps.cors));
+  const upgrades = isWebSocket ? upgradePolicy(route, deps) : undefined;
+  if (upgrades !== undefined) layers.push(originCheckLayer(upgrades));
   // A WebSocket route reads no body: a plain request gets its 426 unread.
   if (!isWebSocket) layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
   if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
@@ -158,6 +159,18 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
 /** A route's pipeline, for every kind of request it gets. */
 export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
   return compose(routeLayers(route, deps), endpointFor(route, deps));
+}
+
+/**
+ * Which origins may open a WebSocket route's tunnels: the CORS policy when there is one, else the
+ * gateway's own origin on a route whose token may come from a cookie; undefined: any.
+ */
+function upgradePolicy(route: CompiledRoute, deps: PipelineDeps): Pick<CorsPolicy, 'allowsUpgrade'> | undefined {
+  if (deps.cors !== undefined) return deps.cors;
+  const fromCookie = deps.config.settings.auth.tokenFrom.some(
+    (source) => typeof source === 'object' && 'cookie' in source,
+  );
+  return route.requiresAuth && fromCookie ? SAME_ORIGIN_UPGRADES : undefined;
 }
 
 function authRules(route: CompiledRoute, deps: PipelineDeps): RouteAuthRules {

@@ -138,3 +138,41 @@ config:
     assert.deepEqual(JSON.parse(res.body), { error: 'Service temporarily unavailable (circuit open)', success: false });
   });
 });
+
+describe('cross-site WebSocket hijacking: a cookie-authenticated handshake from another origin', () => {
+  let backend: WsBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startWsBackend();
+    gw = await startGateway(`
+routes:
+  - { method: GET, route: /chat, service: ${backend.host}, path: /echo, isWebSocket: true }
+config:
+  auth: { secret: ${SECRET}, defaultProtected: true, tokenFrom: [header, { cookie: session }] }
+`);
+  });
+  after(() => closeAll(gw, backend));
+
+  it('is refused 403 without CORS configured; the same origin and non-browser clients are served', async () => {
+    const cookie = `session=${await token({ sub: 'victim' })}`;
+    const foreign = await upgradeRequest(
+      gw.url,
+      '/api/chat',
+      handshakeHeaders({ cookie, origin: 'https://evil.example' }),
+    );
+    assert.equal(foreign.kind, 'response');
+    assert.equal(foreign.status, 403);
+    if (foreign.kind === 'response') assert.equal(foreign.headers['x-portico-error'], 'GW_ORIGIN_NOT_ALLOWED');
+    assert.equal(backend.upgrades.length, 0);
+    for (const origin of [`http://127.0.0.1:${gw.port}`, undefined]) {
+      const res = await upgradeRequest(
+        gw.url,
+        '/api/chat',
+        handshakeHeaders(origin === undefined ? { cookie } : { cookie, origin }),
+      );
+      assert.equal(res.status, 101, String(origin));
+      if (res.kind === 'upgrade') res.socket.destroy();
+    }
+    assert.equal(backend.upgrades.length, 2);
+  });
+});
