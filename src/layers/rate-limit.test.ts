@@ -13,8 +13,20 @@ import type { CompiledRoute, Exchange } from '../pipeline/types.js';
 import { fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
 import type { RateLimitConfig } from '../config/schema.js';
 
-const GLOBAL_ON: RateLimitConfig = { enabled: true, requestsPerSec: 10, burst: undefined, store: 'local' };
-const GLOBAL_OFF: RateLimitConfig = { enabled: false, requestsPerSec: 10, burst: undefined, store: 'local' };
+const GLOBAL_ON: RateLimitConfig = {
+  enabled: true,
+  requestsPerSec: 10,
+  burst: undefined,
+  store: 'local',
+  ipv6PrefixLength: 64,
+};
+const GLOBAL_OFF: RateLimitConfig = {
+  enabled: false,
+  requestsPerSec: 10,
+  burst: undefined,
+  store: 'local',
+  ipv6PrefixLength: 64,
+};
 
 describe('route rate-limit policy', () => {
   const table: {

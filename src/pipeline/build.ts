@@ -22,6 +22,7 @@ import { compileRoutes } from './compile-route.js';
 import { forwardEndpoint } from '../endpoints/forward.js';
 import { requestDropSet, type RequestDropSet } from '../upstream/headers/forward-headers.js';
 import {
+  clientKey,
   createClientIpResolver,
   createTrustTest,
   normalizeAddress,
@@ -87,7 +88,7 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly tokenSources: TokenSources | undefined;
   /** The CORS policy; undefined when CORS is off. The request handler answers preflights with it. */
   readonly cors: CorsPolicy | undefined;
-  /** The client address rate limits count by (`trustProxy` applied). */
+  /** The client rate limits count by (`trustProxy` applied; an IPv6 client's network, `rateLimit.ipv6PrefixLength`). */
   readonly clientIp: ClientIpResolver;
 }
 
@@ -112,8 +113,14 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     authenticator,
     tokenSources: compileTokenSources(settings.auth.tokenFrom),
     cors: compileCors(settings.cors),
-    clientIp: createClientIpResolver(settings.trustProxy),
+    clientIp: rateLimitClient(createClientIpResolver(settings.trustProxy), settings.rateLimit.ipv6PrefixLength),
   };
+}
+
+/** The key rate limits count a request under: its client's address, an IPv6 client's network. */
+function rateLimitClient(clientIp: ClientIpResolver, ipv6PrefixLength: number): ClientIpResolver {
+  if (ipv6PrefixLength >= 128) return clientIp;
+  return (req) => clientKey(clientIp(req), ipv6PrefixLength);
 }
 
 /** The `trustProxy` test on a socket's peer address (IPv4 clients of a dual-stack socket too). */

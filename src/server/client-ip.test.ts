@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { trustEntryProblem } from '../config/syntax/trust-proxy.js';
-import { createClientIpResolver, createTrustTest, parseForwardedEntry } from './client-ip.js';
+import { clientKey, createClientIpResolver, createTrustTest, parseForwardedEntry } from './client-ip.js';
 
 function req(remoteAddress: string, xff?: string | string[]): IncomingMessage {
   return {
@@ -114,4 +114,21 @@ describe('client IP resolution', () => {
       for (const [request, address] of c.answers) assert.equal(ip(request), address);
     });
   }
+});
+
+describe('clientKey: the key rate limits count a client under', () => {
+  const cases: [address: string, prefix: number, key: string][] = [
+    ['198.51.100.7', 64, '198.51.100.7'],
+    ['2001:db8:0:1::1', 64, '2001:db8:0:1::/64'],
+    ['2001:DB8:0:1:ffff:ffff:ffff:ffff', 64, '2001:db8:0:1::/64'],
+    ['2001:db8::1', 64, '2001:db8:0:0::/64'],
+    ['::1', 64, '0:0:0:0::/64'],
+    ['2001:db8:abcd:12ff::1', 56, '2001:db8:abcd:1200::/56'],
+    ['2001:db8:abcd:12ff::1', 48, '2001:db8:abcd::/48'],
+    ['64:ff9b::198.51.100.7', 96, '64:ff9b:0:0:0:0::/96'],
+    ['fe80::1%eth0', 64, 'fe80:0:0:0::/64'],
+    ['2001:db8:0:1::1', 128, '2001:db8:0:1::1'],
+  ];
+  for (const [address, prefix, key] of cases)
+    it(`${address} /${prefix} is ${key}`, () => assert.equal(clientKey(address, prefix), key));
 });

@@ -71,3 +71,44 @@ export function createClientIpResolver(trustProxy: readonly string[]): ClientIpR
     return client;
   };
 }
+
+/**
+ * The key a client is counted under: its address, or for an IPv6 address the network of
+ * `prefixLength` bits it belongs to (`2001:db8:0:1::/64`), so that one subscriber's /64 is one
+ * client. IPv4 addresses, and every address when `prefixLength` is 128, are their own key.
+ */
+export function clientKey(address: string, prefixLength: number): string {
+  if (prefixLength >= 128 || isIP(address) !== 6) return address;
+  const groups = ipv6Groups(address);
+  const full = prefixLength >> 4;
+  const rest = prefixLength & 15;
+  let key = '';
+  for (let i = 0; i < full; i++) key += `${groups[i]!.toString(16)}:`;
+  if (rest > 0) key += `${(groups[full]! & (0xffff << (16 - rest)) & 0xffff).toString(16)}:`;
+  return `${key}:/${prefixLength}`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing IPv4 part split in two). */
+function ipv6Groups(address: string): number[] {
+  const zone = address.indexOf('%');
+  let text = (zone < 0 ? address : address.slice(0, zone)).toLowerCase();
+  const v4 = text.lastIndexOf(':');
+  if (text.includes('.', v4)) {
+    const [a, b, c, d] = text
+      .slice(v4 + 1)
+      .split('.')
+      .map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4 + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const gap = text.indexOf('::');
+  const head = (gap < 0 ? text : text.slice(0, gap)).split(':').filter((g) => g !== '');
+  const tail =
+    gap < 0
+      ? []
+      : text
+          .slice(gap + 2)
+          .split(':')
+          .filter((g) => g !== '');
+  const zeros = new Array<string>(8 - head.length - tail.length).fill('0');
+  return [...head, ...zeros, ...tail].map((g) => parseInt(g, 16));
+}

@@ -126,6 +126,33 @@ config:
     assert.equal((await get('198.51.100.3, 127.0.0.1')).status, 200);
     assert.equal((await get('198.51.100.3')).status, 429);
   });
+
+  it('counts IPv6 clients per /64: addresses of one network share a bucket, another network has its own', async () => {
+    const get = (xff: string) => rawRequest(s.gw.url, '/api/limited', { headers: { 'x-forwarded-for': xff } });
+    assert.equal((await get('2001:db8:0:1::1')).status, 200);
+    for (const sibling of ['2001:db8:0:1::2', '2001:db8:0:1:ffff:ffff:ffff:ffff', '2001:DB8:0:1:0:0:0:7'])
+      assert.equal((await get(sibling)).status, 429, sibling);
+    assert.equal((await get('2001:db8:0:2::1')).status, 200);
+  });
+});
+
+describe('rate limiting with rateLimit.ipv6PrefixLength: 128', () => {
+  const s = gatewayForSuite(
+    (backend) => `
+routes:
+  - { method: GET, route: /limited, service: ${backend.host}, path: /limited }
+config:
+  rateLimit: { enabled: true, requestsPerSec: 1, burst: 1, ipv6PrefixLength: 128 }
+  trustProxy: [127.0.0.1]
+`,
+  );
+
+  it('counts each IPv6 address on its own', async () => {
+    const get = (xff: string) => rawRequest(s.gw.url, '/api/limited', { headers: { 'x-forwarded-for': xff } });
+    assert.equal((await get('2001:db8:0:1::1')).status, 200);
+    assert.equal((await get('2001:db8:0:1::2')).status, 200);
+    assert.equal((await get('2001:db8:0:1::1')).status, 429);
+  });
 });
 
 describe('CORS', () => {
