@@ -17,7 +17,7 @@ describe('operations keys: defaults', () => {
     const s = r.config.settings;
     assert.equal(s.cors, undefined);
     assert.deepEqual(s.telemetry, { metrics: true, propagation: true, serviceName: 'portico', sampleRatio: 1 });
-    assert.deepEqual(s.rateLimit, { enabled: false, requestsPerSec: 100, store: 'local' });
+    assert.deepEqual(s.rateLimit, { enabled: false, requestsPerSec: 100, ipv6PrefixLength: 64, store: 'local' });
     assert.equal(s.redis, undefined);
     assert.deepEqual(s.trustProxy, []);
     assert.equal(s.limits.maxBodyBytes, 1024 * 1024 * 1024);
