@@ -22,4 +22,15 @@ describe('redactRedisUrl', () => {
     assert.equal(redactRedisUrl('rediss://:s3cret@cache:6380'), 'rediss://:***@cache:6380');
     assert.equal(redactRedisUrl('redis://cache:6379'), 'redis://cache:6379');
   });
+
+  it('hides a password that holds @ or :, whole, as the URL parser reads it', () => {
+    assert.equal(redactRedisUrl('redis://default:horse@battery@cache:6379'), 'redis://default:***@cache:6379');
+    assert.equal(redactRedisUrl('redis://default:a:b@cache:6379/2'), 'redis://default:***@cache:6379/2');
+    // An unencoded / ends the authority: the text does not parse, and all before the last @ goes.
+    assert.equal(redactRedisUrl('redis://default:a/b@cache:6379/2'), 'redis://***@cache:6379/2');
+  });
+
+  it('hides everything before the last @ of a URL it cannot parse', () => {
+    assert.equal(redactRedisUrl('redis://default:pa ss@word@ca che:6379'), 'redis://***@ca che:6379');
+  });
 });

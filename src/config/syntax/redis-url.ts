@@ -22,7 +22,20 @@ export function redisUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
-/** The URL with its password replaced by `***`, for logs and error messages. */
+/**
+ * The URL with its password replaced by `***`, for logs and error messages, read as the URL
+ * parser reads it (a password may hold `@`, `:` or `/`). A text that does not parse loses
+ * everything between `//` and its last `@`.
+ */
 export function redactRedisUrl(text: string): string {
-  return text.replace(/^(\w+:\/\/[^:@/]*:)[^@/]*@/, '$1***@');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    const start = text.indexOf('//');
+    const at = text.lastIndexOf('@');
+    return start >= 0 && at > start ? `${text.slice(0, start + 2)}***${text.slice(at)}` : text;
+  }
+  if (url.password === '') return text;
+  return `${url.protocol}//${url.username}:***@${url.host}${url.pathname === '/' && !text.endsWith('/') ? '' : url.pathname}`;
 }

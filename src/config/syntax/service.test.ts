@@ -23,7 +23,8 @@ describe('parseService: host:port, http://host:port or https://host', () => {
   const bad = [
     ['ftp://x', 'must use http:// or https://'],
     ['http://x:3000/v1', 'must be a host only'],
-    ['http://u:p@x', 'must not contain credentials'],
+    ['http://u:p@x', 'service "http://***@x" must not contain credentials'],
+    ['https://svc:s3cr3t@api.internal', 'service "https://***@api.internal" must not contain credentials'],
     ['x:99999', 'is not a valid host'],
     ['http://x?y=1', 'must be a host only'],
     ['', 'must not be empty'],
@@ -32,7 +33,7 @@ describe('parseService: host:port, http://host:port or https://host', () => {
     it(`rejects "${service}"`, () => {
       const o = parseService(service!);
       assert.ok('error' in o);
-      assert.match(o.error, new RegExp(message!.replace(/[?]/g, '\\?')));
+      assert.ok(o.error.includes(message!), o.error);
     });
   }
 });

@@ -31,7 +31,9 @@ export function parseService(service: string): Origin | { error: string } {
   } catch {
     return { error: `service "${service}" is not a valid host, host:port or URL` };
   }
-  if (url.username || url.password) return { error: `service "${service}" must not contain credentials` };
+  // The credentials are not echoed: the string may have come from a secret in the environment.
+  if (url.username || url.password)
+    return { error: `service "${withoutCredentials(trimmed)}" must not contain credentials` };
   if (url.pathname !== '/' || url.search || url.hash || /[?#]|:\/\/[^/]+\/./.test(trimmed)) {
     return { error: `service "${service}" must be a host only; put the path in "path"` };
   }
@@ -51,4 +53,9 @@ export function parseService(service: string): Origin | { error: string } {
 /** True when `parseService` succeeded. */
 export function isOrigin(o: Origin | { error: string }): o is Origin {
   return !('error' in o);
+}
+
+/** `scheme://user:password@host` as `scheme://***@host`, for messages. */
+function withoutCredentials(service: string): string {
+  return service.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/]*@/, '$1***@');
 }
