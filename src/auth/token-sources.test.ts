@@ -4,14 +4,14 @@ import type { IncomingMessage } from 'node:http';
 import { compileTokenSources, cookieValue, type TokenSource } from './token-sources.js';
 
 function request(url: string, headers: Record<string, string> = {}): IncomingMessage {
-  return { url, headers: { ...headers } } as unknown as IncomingMessage;
+  return { url, headers: { ...headers }, rawHeaders: Object.entries(headers).flat() } as unknown as IncomingMessage;
 }
 
 function take(sources: TokenSource[], url: string, headers: Record<string, string> = {}) {
   const req = request(url, headers);
   const q = url.indexOf('?');
   const rawQuery = compileTokenSources(sources)!.take(req, q < 0 ? '' : url.slice(q + 1));
-  return { authorization: req.headers.authorization, rawQuery, url: req.url };
+  return { authorization: req.headers.authorization, rawQuery, url: req.url, rawHeaders: req.rawHeaders };
 }
 
 describe('compileTokenSources', () => {
@@ -36,6 +36,9 @@ describe('compileTokenSources', () => {
       cookie: 'session=from-cookie',
     });
     assert.equal(cookieFirst.authorization, 'Bearer from-cookie');
+    // The backend's headers come from the raw list: the header the gateway did not verify is gone.
+    assert.deepEqual(cookieFirst.rawHeaders, ['cookie', 'session=from-cookie']);
+    assert.deepEqual(headerFirst.rawHeaders, ['authorization', 'Bearer from-header', 'cookie', 'session=from-cookie']);
   });
 
   it('an Authorization header is ignored when header is not listed', () => {

@@ -4,7 +4,8 @@
  * token is used. Every mode reads the token from `Authorization: Bearer`, so a token found
  * elsewhere is put there in the parsed headers (`req.headers`), which the local and JWKS modes
  * validate and the auth service receives; what is forwarded to the backend comes from the raw
- * header list and is unchanged. A query parameter that names a token is removed from the request
+ * header list, from which a client's own `Authorization` is then removed: the backend sees only
+ * the credential the gateway verified. A query parameter that names a token is removed from the request
  * (the backend path, and `req.url` the auth service is told) whether or not it was the one used,
  * so a token in a URL never travels further than the gateway.
  */
@@ -39,7 +40,12 @@ export function compileTokenSources(sources: readonly TokenSource[]): TokenSourc
         token = undefined;
       }
       if (token === undefined) delete req.headers.authorization;
-      else req.headers.authorization = `Bearer ${token}`;
+      else {
+        // The backend sees only the credential the gateway verified: an Authorization header the
+        // client sent beside it (the header is not a source here, or comes later) is not forwarded.
+        if (req.headers.authorization !== undefined) dropRawAuthorization(req);
+        req.headers.authorization = `Bearer ${token}`;
+      }
       return finish(req, query, rawQuery);
     },
   };
@@ -50,6 +56,16 @@ interface SplitQuery {
   readonly tokens: Map<string, string>;
   /** The query without them. */
   readonly rest: string;
+}
+
+/** Removes every `Authorization` field from the raw list the backend's headers are built from. */
+function dropRawAuthorization(req: IncomingMessage): void {
+  const raw = req.rawHeaders;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2)
+    if (raw[i]!.toLowerCase() !== 'authorization') kept.push(raw[i]!, raw[i + 1]!);
+  // An own property: an HTTP/2 request reads its list through a getter (server/http2-request.ts).
+  Object.defineProperty(req, 'rawHeaders', { value: kept, configurable: true, writable: true });
 }
 
 function finish(req: IncomingMessage, query: SplitQuery | undefined, rawQuery: string): string {

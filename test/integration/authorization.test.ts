@@ -280,3 +280,38 @@ ${auth}
     assert.equal((await delegated.get('/api/feed?access_token=bad')).status, 401);
   });
 });
+
+describe('auth.tokenFrom without the header: a forged Authorization beside a valid token', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  const token = (claims: JWTPayload) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode(SECRET));
+  before(async () => {
+    backend = await startBackend((req, res) => json(res, 200, { url: req.url }));
+    gw = await startGateway(`
+routes:
+  - { method: GET, route: /feed, service: ${backend.host}, path: /feed, protected: true }
+config:
+  auth: { secret: ${SECRET}, tokenFrom: [{ cookie: session }, { query: access_token }] }
+`);
+  });
+  after(async () => {
+    await Promise.all([gw.close(), backend.close()]);
+  });
+
+  it('never reaches the backend: it sees the verified cookie or nothing, and the claims of the valid token', async () => {
+    const valid = await token({ sub: 'alice' });
+    const forged = `Bearer ${await token({ sub: 'root' })}x`;
+    const viaCookie = await gw.get('/api/feed', { headers: { cookie: `session=${valid}`, authorization: forged } });
+    assert.equal(viaCookie.status, 200);
+    assert.equal(backend.seen.at(-1)?.headers.authorization, undefined);
+    assert.equal(backend.seen.at(-1)?.headers['x-sub'], 'alice');
+    const viaQuery = await gw.get(`/api/feed?access_token=${valid}`, { headers: { authorization: forged } });
+    assert.equal(viaQuery.status, 200);
+    assert.equal(backend.seen.at(-1)?.headers.authorization, undefined);
+    assert.deepEqual(viaQuery.json(), { url: '/feed' });
+  });
+});
