@@ -30,6 +30,14 @@ routes:
 
 type Sign = (claims: JWTPayload) => Promise<string>;
 
+/** A token the local mode accepts: HS256 with the test secret, valid for five minutes. */
+function signHs256(claims: JWTPayload): Promise<string> {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode(SECRET));
+}
+
 /** The same expectations for every mode: `sign` makes a token the mode accepts. */
 function authorizationCases(mode: string, setup: () => Promise<{ gw: TestGateway; backend: TestBackend; sign: Sign }>) {
   describe(`require: in ${mode} mode`, () => {
@@ -139,11 +147,7 @@ config:
 describe('require: on a WebSocket route and auth.rolesClaim', () => {
   let backend: WsBackend;
   let gw: TestGateway;
-  const sign = (claims: JWTPayload) =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256' })
-      .setExpirationTime('5m')
-      .sign(new TextEncoder().encode(SECRET));
+  const sign = signHs256;
   before(async () => {
     backend = await startWsBackend();
     gw = await startGateway(`
@@ -222,11 +226,7 @@ describe('auth.tokenFrom: a cookie or a query parameter', () => {
   let authService: TestBackend;
   let local: TestGateway;
   let delegated: TestGateway;
-  const token = (claims: JWTPayload) =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256' })
-      .setExpirationTime('5m')
-      .sign(new TextEncoder().encode(SECRET));
+  const token = signHs256;
   const yaml = (auth: string) => `
 routes:
   - { method: GET, route: /feed, service: ${backend.host}, path: /feed, protected: true }
@@ -284,11 +284,7 @@ ${auth}
 describe('auth.tokenFrom without the header: a forged Authorization beside a valid token', () => {
   let backend: TestBackend;
   let gw: TestGateway;
-  const token = (claims: JWTPayload) =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256' })
-      .setExpirationTime('5m')
-      .sign(new TextEncoder().encode(SECRET));
+  const token = signHs256;
   before(async () => {
     backend = await startBackend((req, res) => json(res, 200, { url: req.url }));
     gw = await startGateway(`
