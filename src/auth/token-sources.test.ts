@@ -60,10 +60,20 @@ describe('compileTokenSources', () => {
     assert.equal(r.url, '/api/a');
   });
 
-  it('every repetition of the parameter is removed, encoded names too; the first value is used', () => {
-    const r = take([{ query: 'access_token' }], '/a?access%5Ftoken=one&access_token=two&keep=1');
-    assert.equal(r.authorization, 'Bearer one');
-    assert.equal(r.rawQuery, 'keep=1');
+  it('a parameter sent twice, encoded names too, is ambiguous: refused, not guessed at', () => {
+    const sources = compileTokenSources([{ query: 'access_token' }])!;
+    const url = '/a?access%5Ftoken=one&access_token=two&keep=1';
+    assert.equal(sources.take(request(url), url.slice(3)), undefined);
+    const encoded = take([{ query: 'access_token' }], '/a?access%5Ftoken=one&keep=1');
+    assert.equal(encoded.authorization, 'Bearer one');
+    assert.equal(encoded.rawQuery, 'keep=1');
+  });
+
+  it('a token cookie sent twice is ambiguous, whichever source is used', () => {
+    const sources = compileTokenSources(['header', { cookie: 'session' }])!;
+    const twice = request('/a', { authorization: 'Bearer h', cookie: 'session=a; theme=dark; session=b' });
+    assert.equal(sources.take(twice, ''), undefined);
+    assert.equal(sources.take(request('/a', { cookie: 'sessions=a; session=b' }), ''), '');
   });
 
   it('an empty value is no token', () => {

@@ -17,18 +17,22 @@ export interface TokenSources {
   /**
    * Moves the request's token to `req.headers.authorization` (or removes that header when no
    * listed source holds one) and returns `rawQuery` without the token parameters; `req.url`
-   * loses them too.
+   * loses them too. Undefined when a listed cookie or parameter is sent twice: which of the two
+   * a backend would read is its parser's choice, so the request is refused, not guessed at.
    */
-  take(req: IncomingMessage, rawQuery: string): string;
+  take(req: IncomingMessage, rawQuery: string): string | undefined;
 }
 
 /** Undefined for the default (`header` alone): nothing to do per request. */
 export function compileTokenSources(sources: readonly TokenSource[]): TokenSources | undefined {
   if (sources.length === 1 && sources[0] === 'header') return undefined;
   const queryNames = new Set(sources.flatMap((s) => (typeof s === 'object' && 'query' in s ? [s.query] : [])));
+  const cookieNames = sources.flatMap((s) => (typeof s === 'object' && 'cookie' in s ? [s.cookie] : []));
   return {
     take(req, rawQuery) {
       const query = queryNames.size === 0 || rawQuery === '' ? undefined : splitQuery(rawQuery, queryNames);
+      if (query?.repeated === true || cookieNames.some((name) => cookieCount(req.headers.cookie, name) > 1))
+        return undefined;
       let token: string | undefined;
       for (const source of sources) {
         if (source === 'header') {
@@ -52,8 +56,10 @@ export function compileTokenSources(sources: readonly TokenSource[]): TokenSourc
 }
 
 interface SplitQuery {
-  /** The token parameters' values, by name (the first of a repeated name). */
+  /** The token parameters' values, by name. */
   readonly tokens: Map<string, string>;
+  /** A token parameter appears more than once. */
+  readonly repeated: boolean;
   /** The query without them. */
   readonly rest: string;
 }
@@ -78,6 +84,8 @@ function finish(req: IncomingMessage, query: SplitQuery | undefined, rawQuery: s
 
 function splitQuery(rawQuery: string, names: ReadonlySet<string>): SplitQuery {
   const tokens = new Map<string, string>();
+  const seen = new Set<string>();
+  let repeated = false;
   const kept: string[] = [];
   for (const part of rawQuery.split('&')) {
     const eq = part.indexOf('=');
@@ -86,10 +94,12 @@ function splitQuery(rawQuery: string, names: ReadonlySet<string>): SplitQuery {
       kept.push(part);
       continue;
     }
+    if (seen.has(name)) repeated = true;
+    seen.add(name);
     const value = eq < 0 ? '' : decode(part.slice(eq + 1));
     if (value !== undefined && !tokens.has(name)) tokens.set(name, value);
   }
-  return { tokens, rest: kept.join('&') };
+  return { tokens, repeated, rest: kept.join('&') };
 }
 
 /** A query name or value decoded (`+` is a space); undefined when its escapes are malformed. */
@@ -100,6 +110,17 @@ function decode(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** How many cookies called `name` a Cookie header holds. */
+function cookieCount(header: string | undefined, name: string): number {
+  if (header === undefined || !header.includes(name)) return 0;
+  let count = 0;
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq >= 0 && pair.slice(0, eq).trim() === name) count++;
+  }
+  return count;
 }
 
 /** The value of cookie `name` in a Cookie header (the first one; surrounding quotes removed). */

@@ -14,6 +14,9 @@ import { gatewayRefusal } from '../auth/refusal.js';
 import type { Authenticator, AuthOutcome, ClaimCheck } from '../auth/types.js';
 import type { TokenSources } from '../auth/token-sources.js';
 
+/** A token cookie or parameter sent twice (auth/token-sources.ts). */
+const SEVERAL_TOKENS = gatewayRefusal('GW_AUTH_TOKEN_REPEATED', 'a token cookie or query parameter sent twice');
+
 const NO_CLAIMS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** What a route adds to plain authentication, each compiled at config load. */
@@ -60,7 +63,11 @@ export function authLayer(authenticator: Authenticator, events: EventBus, rules:
     };
     // A cached token answers without a promise: the route goes on in the same turn.
     return (ex) => {
-      if (sources !== undefined) ex.rawQuery = sources.take(ex.req, ex.rawQuery);
+      if (sources !== undefined) {
+        const rest = sources.take(ex.req, ex.rawQuery);
+        if (rest === undefined) return decide(ex, SEVERAL_TOKENS);
+        ex.rawQuery = rest;
+      }
       const outcome = authorize(ex.req, ex.requestId, ex.route.id);
       return outcome instanceof Promise ? outcome.then((o) => decide(ex, o)) : decide(ex, outcome);
     };

@@ -10,6 +10,7 @@ export const ERRORS = {
   GW_AUTH_INVALID: { status: 401, message: 'Invalid or expired token' },
   GW_AUTH_UNAVAILABLE: { status: 503, message: 'Authentication service unavailable' },
   GW_AUTH_AMBIGUOUS: { status: 400, message: 'Several Authorization headers' },
+  GW_AUTH_TOKEN_REPEATED: { status: 400, message: 'A token cookie or query parameter sent twice' },
   GW_AUTH_FORBIDDEN: { status: 403, message: 'The token does not grant access to this route' },
   GW_RATE_LIMITED: { status: 429, message: 'Too many requests' },
   GW_CIRCUIT_OPEN: { status: 503, message: 'Service temporarily unavailable (circuit open)' },
