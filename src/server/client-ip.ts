@@ -78,7 +78,8 @@ export function createClientIpResolver(trustProxy: readonly string[]): ClientIpR
  * client. IPv4 addresses, and every address when `prefixLength` is 128, are their own key.
  */
 export function clientKey(address: string, prefixLength: number): string {
-  if (prefixLength >= 128 || isIP(address) !== 6) return address;
+  // After normalizeAddress only IPv6 has a colon: no parse of the address on the common path.
+  if (prefixLength >= 128 || !address.includes(':') || isIP(address) !== 6) return address;
   const groups = ipv6Groups(address);
   const full = prefixLength >> 4;
   const rest = prefixLength & 15;

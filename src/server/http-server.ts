@@ -191,7 +191,7 @@ function ownEndpoint(
 }
 
 /** The path of a request target, without its query (which may carry a token). */
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);
 }

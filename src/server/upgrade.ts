@@ -17,7 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RouteTable } from '../router/route-table.js';
 import type { Logger } from '../observability/logger.js';
-import type { RequestHandler } from './http-server.js';
+import { pathOf, type RequestHandler } from './http-server.js';
 import { afterAnswersBefore, responseOnSocket, type ResponseClass } from './socket-response.js';
 
 export interface UpgradeHandlerDeps {
@@ -48,9 +48,7 @@ export function isWebSocketUpgrade(req: IncomingMessage): boolean {
 /** True when `req` is a WebSocket handshake for a WebSocket route of `table`. */
 function upgradesOn(table: RouteTable, req: IncomingMessage): boolean {
   if (!isWebSocketUpgrade(req)) return false;
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  const match = table.match('GET', q < 0 ? url : url.slice(0, q));
+  const match = table.match('GET', pathOf(req.url ?? '/'));
   return match.kind === 'found' && match.entry.route.kind === 'websocket';
 }
 
