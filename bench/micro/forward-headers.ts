@@ -6,11 +6,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { DEFAULT_STRIP_HEADERS } from '../../src/config/schema.js';
-import {
-  requestDropSet,
-  upstreamRequestHeaders,
-  type ForwardContext,
-} from '../../src/upstream/headers/forward-headers.js';
+import { upstreamRequestHeaders, type ForwardContext } from '../../src/upstream/headers/forward-headers.js';
+import { requestDropSet } from '../../src/upstream/trust-boundary.js';
 import { isMain, measure, runStandalone, type MicroSuite } from './measure.js';
 
 const RAW = [

@@ -48,6 +48,8 @@ export interface AuthServiceOptions {
   readonly propagateTrace?: boolean;
   /** Where answered calls are reported ('upstream:response', call 'auth'). */
   readonly events?: EventBus | undefined;
+  /** `tls.clientSubjectHeader`: no claim header may take its name. */
+  readonly clientSubjectHeader?: string | undefined;
 }
 
 /** An Authenticator that delegates every decision to the auth service. */
@@ -98,7 +100,7 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
             chunks.push(chunk);
           }
           const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-          return interpretAuthAnswer(statusCode, headers, whole, requestId, logger);
+          return interpretAuthAnswer(statusCode, headers, whole, requestId, logger, options.clientSubjectHeader);
         });
       } catch (err) {
         const detail = abort.signal.aborted
@@ -139,6 +141,7 @@ export function interpretAuthAnswer(
   body: Buffer,
   requestId: string,
   logger: Logger,
+  clientSubjectHeader?: string,
 ): AuthOutcome {
   if (status !== 200) {
     // Any non-200 is returned to the client unchanged.
@@ -168,7 +171,7 @@ export function interpretAuthAnswer(
     return gatewayRefusal('GW_AUTH_UNAVAILABLE', 'auth service answered 200 with a body that is not a JSON object');
   }
   const skipped: SkippedClaim[] = [];
-  const out = claimHeaders(claims, skipped);
+  const out = claimHeaders(claims, skipped, clientSubjectHeader);
   if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
   return { ok: true, claimHeaders: out, claims };
 }

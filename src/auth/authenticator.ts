@@ -42,6 +42,7 @@ function createModeAuthenticator(
 ): Authenticator | undefined {
   const auth = settings.auth;
   const { logger } = deps;
+  const clientSubjectHeader = settings.tls?.clientSubjectHeader;
   if (auth.authService !== undefined) {
     const ignored = [
       auth.secret && 'secret',
@@ -58,6 +59,7 @@ function createModeAuthenticator(
       upstreams: deps.upstreams,
       propagateTrace: settings.telemetry.propagation,
       events: deps.events,
+      clientSubjectHeader,
     });
   }
   if (auth.jwksUrl !== undefined) {
@@ -75,6 +77,7 @@ function createModeAuthenticator(
       audience: auth.audience,
       clockToleranceSec: auth.clockToleranceSec,
       logger,
+      clientSubjectHeader,
     });
   }
   if (auth.secret !== undefined) {
@@ -84,6 +87,7 @@ function createModeAuthenticator(
       audience: auth.audience,
       clockToleranceSec: auth.clockToleranceSec,
       logger,
+      clientSubjectHeader,
     });
   }
   return undefined;

@@ -65,6 +65,27 @@ describe('claimHeaders', () => {
       })),
     },
     {
+      name: 'claims cannot produce a method override or a header only a trusted proxy may send, in either spelling',
+      claims: {
+        'HTTP-Method-Override': 'DELETE',
+        'Real-IP': '1.2.3.4',
+        Real_IP: '1.2.3.4',
+        Forwarded_For: '1',
+        'Original-URL': '/a',
+      },
+      expect: [],
+      skipped: ['HTTP-Method-Override', 'Real-IP', 'Real_IP', 'Forwarded_For', 'Original-URL'].map((claim) => ({
+        claim,
+        reason: 'reserved' as const,
+      })),
+    },
+    {
+      name: 'names equal once `_` is read as `-` give one header (the first)',
+      claims: { preferred_username: 'a', 'preferred-username': 'b' },
+      expect: [['X-preferred_username', 'a']],
+      skipped: [{ claim: 'preferred-username', reason: 'duplicate' }],
+    },
+    {
       name: 'names equal case-insensitively give one header (the first)',
       claims: { role: 'a', Role: 'b' },
       expect: [['X-role', 'a']],
@@ -84,6 +105,16 @@ describe('claimHeaders', () => {
       assert.deepEqual(skipped, c.skipped);
     });
   }
+
+  it("cannot take the configuration's client-certificate subject header", () => {
+    const skipped: SkippedClaim[] = [];
+    const claims = { 'Client-Subject': 'CN=admin', Client_Subject: 'CN=admin', sub: 'alice' };
+    assert.deepEqual(claimHeaders(claims, skipped, 'X-Client-Subject'), [['X-sub', 'alice']]);
+    assert.deepEqual(
+      skipped.map((s) => s.reason),
+      ['reserved', 'reserved'],
+    );
+  });
 
   it('works without a skipped list', () => {
     assert.deepEqual(claimHeaders({ 'a b': 'x', c: 'd' }), [['X-c', 'd']]);

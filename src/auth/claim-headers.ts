@@ -6,6 +6,7 @@
  */
 import { HEADER_NAME, INVALID_VALUE_CHAR } from '../config/syntax/headers.js';
 import { MAX_HEADER_VALUE_LENGTH } from '../upstream/headers/header-edits.js';
+import { isReservedForClaims } from '../upstream/trust-boundary.js';
 
 /** Why a claim was not turned into a header. */
 export type SkippedClaim = {
@@ -15,14 +16,17 @@ export type SkippedClaim = {
 
 /** Longer values would push the backend's header limit (commonly 8-16 KiB in total). */
 export const MAX_CLAIM_VALUE_LENGTH = MAX_HEADER_VALUE_LENGTH;
-/** `X-<claim>` names the gateway itself sets on the way to a backend: a claim cannot forge them. */
-const RESERVED = new Set(['x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
-
 /**
- * The `X-<claim>` headers for the string claims of `claims`, at most one per name (case-insensitive).
+ * The `X-<claim>` headers for the string claims of `claims`, at most one per name (case-insensitive,
+ * `_` read as `-`). A name the gateway sets, or only a trusted proxy may send, or that overrides
+ * the method (upstream/trust-boundary.ts), or the client-certificate subject header, is skipped.
  * @example claimHeaders({ sub: 'u1', role: 'admin', exp: 1 }) // [['X-sub','u1'], ['X-role','admin']]
  */
-export function claimHeaders(claims: Readonly<Record<string, unknown>>, skipped?: SkippedClaim[]): [string, string][] {
+export function claimHeaders(
+  claims: Readonly<Record<string, unknown>>,
+  skipped?: SkippedClaim[],
+  clientSubjectHeader?: string,
+): [string, string][] {
   const out: [string, string][] = [];
   let seen: Set<string> | undefined;
   for (const claim in claims) {
@@ -43,8 +47,8 @@ export function claimHeaders(claims: Readonly<Record<string, unknown>>, skipped?
       continue;
     }
     const name = `X-${claim}`;
-    const lower = name.toLowerCase();
-    if (RESERVED.has(lower)) {
+    const lower = name.toLowerCase().replaceAll('_', '-');
+    if (isReservedForClaims(lower, clientSubjectHeader)) {
       skip('reserved');
       continue;
     }

@@ -18,6 +18,8 @@ export interface JwtCheckOptions {
   readonly audience: string | readonly string[] | undefined;
   readonly clockToleranceSec: number;
   readonly logger: Logger;
+  /** `tls.clientSubjectHeader`: no claim header may take its name. */
+  readonly clientSubjectHeader?: string | undefined;
   /** Milliseconds since the epoch; injected by tests to check exp/nbf without sleeping. */
   readonly now?: () => number;
 }
@@ -147,7 +149,7 @@ async function verify(
     );
   }
   const skipped: SkippedClaim[] = [];
-  const headers = claimHeaders(payload, skipped);
+  const headers = claimHeaders(payload, skipped, verifier.options.clientSubjectHeader);
   if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
   const outcome: AuthSuccess = { ok: true, claimHeaders: headers, claims: payload };
   // Not cached if the key set changed while this token was verified (which set checked it is unknown).

@@ -10,6 +10,7 @@
  * so a token in a URL never travels further than the gateway.
  */
 import type { IncomingMessage } from 'node:http';
+import { withoutClientAuthorization } from '../upstream/trust-boundary.js';
 
 export type TokenSource = 'header' | { readonly cookie: string } | { readonly query: string };
 
@@ -47,7 +48,7 @@ export function compileTokenSources(sources: readonly TokenSource[]): TokenSourc
       else {
         // The backend sees only the credential the gateway verified: an Authorization header the
         // client sent beside it (the header is not a source here, or comes later) is not forwarded.
-        if (req.headers.authorization !== undefined) dropRawAuthorization(req);
+        if (req.headers.authorization !== undefined) withoutClientAuthorization(req);
         req.headers.authorization = `Bearer ${token}`;
       }
       return finish(req, query, rawQuery);
@@ -62,16 +63,6 @@ interface SplitQuery {
   readonly repeated: boolean;
   /** The query without them. */
   readonly rest: string;
-}
-
-/** Removes every `Authorization` field from the raw list the backend's headers are built from. */
-function dropRawAuthorization(req: IncomingMessage): void {
-  const raw = req.rawHeaders;
-  const kept: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2)
-    if (raw[i]!.toLowerCase() !== 'authorization') kept.push(raw[i]!, raw[i + 1]!);
-  // An own property: an HTTP/2 request reads its list through a getter (server/http2-request.ts).
-  Object.defineProperty(req, 'rawHeaders', { value: kept, configurable: true, writable: true });
 }
 
 function finish(req: IncomingMessage, query: SplitQuery | undefined, rawQuery: string): string {

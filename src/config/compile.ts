@@ -105,7 +105,11 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     maxBodyBytes: Math.min(r.maxBodyBytes ?? settings.limits.maxBodyBytes, r.request?.maxBytes ?? Infinity),
     requestSchema: r.request === undefined ? undefined : readSchema(r.request.schema, context.baseDir),
     buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,
-    headers: Object.freeze({ request: r.headers?.request, response: r.headers?.response }),
+    headers: Object.freeze({
+      request: r.headers?.request,
+      response: r.headers?.response,
+      allowUnderscores: r.headers?.allowUnderscores === true,
+    }),
     rateLimit: r.rateLimit,
     retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
     timeouts: { ...settings.timeouts, ...r.timeouts },

@@ -166,6 +166,8 @@ export interface RouteSpec {
   readonly headers: {
     readonly request: HeaderRules | undefined;
     readonly response: HeaderRules | undefined;
+    /** Client header names with `_` are forwarded (`headers.allowUnderscores`; upstream/trust-boundary.ts). */
+    readonly allowUnderscores: boolean;
   };
   /** The route's own rate-limit options as written (resolved by layers/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];

@@ -13,8 +13,8 @@
  * some did not; 502 `GW_AGGREGATE_FAILED` when none did.
  */
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
-import { backendHeaders, WHOLE_BODY_DROPS, type RouteCall } from '../upstream/call/route-call.js';
-import { alsoDropping, type RequestDropSet } from '../upstream/headers/forward-headers.js';
+import { backendHeaders, type RouteCall } from '../upstream/call/route-call.js';
+import type { RequestDropSet } from '../upstream/trust-boundary.js';
 import { editHeaderRecord } from '../upstream/headers/header-edits.js';
 import { callJson, type JsonCallObserver } from '../upstream/call/json-call.js';
 import { type JsonOutcome } from '../upstream/types.js';
@@ -25,7 +25,7 @@ import { mergeAnswers, shapeAnswer, type Shaped } from '../mapping/merge.js';
 import { answerCompleted } from '../response/answer-completed.js';
 
 export interface AggregateOptions extends JsonShapingOptions {
-  /** Client headers never forwarded (the pipeline's set). */
+  /** Client headers never forwarded: the route's set, which keeps ranges and body headers (upstream/trust-boundary.ts). */
   readonly dropHeaders: RequestDropSet;
   /** `timeouts.backendSec` in milliseconds, per backend call. */
   readonly timeoutMs: number;
@@ -34,8 +34,7 @@ export interface AggregateOptions extends JsonShapingOptions {
 /** Builds the endpoint of one aggregated route (once, at config load). */
 export function aggregateEndpoint(route: CompiledRoute, options: AggregateOptions): Step {
   const { events, logger, maxBodyBytes, timeoutMs } = options;
-  // The answers are read whole (no encoding, no range) and no body is sent, so none is announced.
-  const dropHeaders = alsoDropping(options.dropHeaders, [...WHOLE_BODY_DROPS, 'content-length', 'content-type']);
+  const dropHeaders = options.dropHeaders;
   const backends = route.backends;
   const calls = backends.map((b): Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'> => ({
     route,

@@ -5,7 +5,7 @@ import { loadConfigText } from '../config/load.js';
 import { compileRoutes } from '../pipeline/compile-route.js';
 import type { CompiledRoute } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/types.js';
-import { requestDropSet } from '../upstream/headers/forward-headers.js';
+import { requestDropSet } from '../upstream/trust-boundary.js';
 import { createEventBus } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
 import { acceptFor, handshakeProblem, upgradeResponseHeaders, websocketEndpoint } from './websocket.js';

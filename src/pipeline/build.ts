@@ -20,7 +20,7 @@ import type { CompiledRoute, Layer, PipelineConfig, Step } from './types.js';
 import { compose } from './compose.js';
 import { compileRoutes } from './compile-route.js';
 import { forwardEndpoint } from '../endpoints/forward.js';
-import { requestDropSet, type RequestDropSet } from '../upstream/headers/forward-headers.js';
+import { requestDropSet, routeDropSet, type RequestDropSet } from '../upstream/trust-boundary.js';
 import {
   clientKey,
   createClientIpResolver,
@@ -210,9 +210,14 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
   const timeouts = route.timeouts;
   // What every endpoint's backend call needs: backendSec bounds the wait for the head.
+  // What of the client's request this route's backend may get (upstream/trust-boundary.ts).
+  const dropHeaders = routeDropSet(deps.dropHeaders, {
+    kind: route.kind,
+    allowUnderscores: route.headers.allowUnderscores,
+  });
   const callOptions = {
     upstream,
-    dropHeaders: deps.dropHeaders,
+    dropHeaders,
     headersTimeoutMs: timeouts.backendSec * 1000,
     events: deps.events,
   };
@@ -228,7 +233,7 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
     case 'aggregate':
       return aggregateEndpoint(route, {
         ...shapingOptions(route, deps),
-        dropHeaders: deps.dropHeaders,
+        dropHeaders,
         timeoutMs: timeouts.backendSec * 1000,
       });
     case 'standard':

@@ -63,6 +63,19 @@ describe('appendQuery', () => {
     assert.equal(appendQuery('/u?a=1&b=2', template('/u?a={x}&b={y}'), 'b=3&c=4&&a=5'), '/u?a=1&b=2&c=4');
     assert.equal(appendQuery('/u?a=1', template('/u?a=1'), 'a=2'), '/u?a=1');
   });
+  it('drops the bracketed spellings of a parameter the template sets (PHP, qs, Rack arrays)', () => {
+    const users = template('/users?companyId={c}');
+    for (const sent of ['companyId[]=9', 'companyId[0]=9', 'companyId[x]=9', 'companyId%5B%5D=9', 'companyId[][a]=9'])
+      assert.equal(appendQuery('/users?companyId=7', users, `${sent}&page=2`), '/users?companyId=7&page=2', sent);
+    assert.equal(appendQuery('/users?companyId=7', users, 'companyIds[]=1'), '/users?companyId=7&companyIds[]=1');
+  });
+  it('drops a _method override in any case and escaping, with or without a template query', () => {
+    for (const sent of ['_method=DELETE', '_METHOD=PUT', '%5Fmethod=PUT', '%5fMethod=PUT', '_method[]=PUT', '_method'])
+      assert.equal(appendQuery('/u', template('/u'), `a=1&${sent}&b=2`), '/u?a=1&b=2', sent);
+    assert.equal(appendQuery('/u?x=1', template('/u?x=1'), '_method=DELETE'), '/u?x=1');
+    assert.equal(appendQuery('/u', template('/u'), '_method=DELETE'), '/u');
+    assert.equal(appendQuery('/u', template('/u'), 'my_method=1&method=2'), '/u?my_method=1&method=2');
+  });
 });
 
 describe('isDotSegmentValue', () => {

@@ -6,6 +6,7 @@
 import type { Template } from '../config/types.js';
 import { queryKey } from '../config/syntax/template.js';
 import type { UrlBuilder } from './types.js';
+import { mayOverrideMethod, queryPartPasses } from './trust-boundary.js';
 
 /**
  * Percent-encodes one substituted value. encodeURIComponent leaves `.` alone, so a value that is
@@ -55,10 +56,11 @@ export function compileUrlBuilder(t: Template): UrlBuilder {
 }
 
 /**
- * Appends the client's raw query string after any query the template itself wrote. A client
- * parameter with the same name as one the template sets is dropped: `/users?companyId={id}` must
- * not become `?companyId=7&companyId=9`, which many frameworks read as 9 (or as a list). The
- * template's names are known at config load (`Template.queryKeys`).
+ * Appends the client's raw query string after any query the template itself wrote, less what the
+ * trust boundary keeps from backends (upstream/trust-boundary.ts): a parameter the template sets,
+ * in any spelling (`/users?companyId={id}` must not become `?companyId=7&companyId[]=9`, which
+ * many frameworks read as 9 or as a list), and a `_method` override. The template's names are
+ * known at config load (`Template.queryKeys`); most queries are appended as they came.
  */
 export function appendQuery(
   path: string,
@@ -66,11 +68,14 @@ export function appendQuery(
   rawQuery: string,
 ): string {
   if (rawQuery === '') return path;
-  if (!template.hasQuery) return `${path}?${rawQuery}`;
+  if (!template.hasQuery && !mayOverrideMethod(rawQuery)) return `${path}?${rawQuery}`;
   const own = template.queryKeys;
   let out = path;
+  let separator = template.hasQuery ? '&' : '?';
   for (const part of rawQuery.split('&')) {
-    if (part !== '' && !own.has(queryKey(part))) out += `&${part}`;
+    if (part === '' || !queryPartPasses(queryKey(part), own)) continue;
+    out += separator + part;
+    separator = '&';
   }
   return out;
 }

@@ -105,6 +105,12 @@ export const RouteSchema = z
       .strictObject({
         request: HeaderEditSchema.optional().describe('Edits of the headers sent to the backend'),
         response: HeaderEditSchema.optional().describe('Edits of the backend response headers sent to the client'),
+        allowUnderscores: z
+          .boolean()
+          .default(false)
+          .describe(
+            'Forward client header names with "_" (X_Tenant). Default: dropped, as nginx does, since CGI, WSGI, Rack and PHP servers read X_Role as X-Role; reserved names are refused in both spellings either way',
+          ),
       })
       .optional()
       .describe('Header rules: headers set and removed on the way to the backend and back (docs/header-rules.md)'),

@@ -9,13 +9,14 @@ import type { EventBus, UpstreamCall } from '../../observability/events.js';
 import { announcesBody, bufferedLength } from '../../pipeline/request-body.js';
 import type { Upstream } from '../types.js';
 import { appendQuery } from '../target-url.js';
-import { alsoDropping, upstreamRequestHeaders, type RequestDropSet } from '../headers/forward-headers.js';
+import { upstreamRequestHeaders } from '../headers/forward-headers.js';
+import type { RequestDropSet } from '../trust-boundary.js';
 import { editHeaderList } from '../headers/header-edits.js';
 import { callDeadlines, type DeadlineSweep } from './deadlines.js';
 
 export interface BackendCallOptions {
   readonly upstream: Upstream;
-  /** Client headers never forwarded (the pipeline's set). */
+  /** Client headers never forwarded: the route's set (upstream/trust-boundary.ts `routeDropSet`). */
   readonly dropHeaders: RequestDropSet;
   /** No response head within this time: 504. A call waiting for a pooled connection counts from its start. */
   readonly headersTimeoutMs: number;
@@ -53,7 +54,7 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
   return {
     route,
     upstream: options.upstream,
-    dropHeaders: identityEncoding ? dropWholeBodyHeaders(options.dropHeaders) : options.dropHeaders,
+    dropHeaders: options.dropHeaders,
     identityEncoding,
     streaming: options.streaming === true,
     method: route.method as Dispatcher.HttpMethod,
@@ -62,18 +63,6 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
     deadlines: options.deadlines ?? callDeadlines,
     events: options.events,
   };
-}
-
-/**
- * What a call whose answer the gateway reads whole does not forward: `Accept-Encoding` (it asks
- * for `identity` instead) and `Range`/`If-Range`, since a part of the body could neither be
- * parsed nor filtered, and a 206 relayed as it is would skip the route's field rules.
- */
-export const WHOLE_BODY_DROPS: readonly string[] = ['accept-encoding', 'range', 'if-range'];
-
-/** The drop set plus `WHOLE_BODY_DROPS`; the trust in the peer stays. */
-export function dropWholeBodyHeaders(drop: RequestDropSet): RequestDropSet {
-  return alsoDropping(drop, WHOLE_BODY_DROPS);
 }
 
 /** The backend path and query of a call: the route's path with the parameters, then the client's query. */

@@ -1,96 +1,15 @@
 /**
- * Header rules between client and backend (docs/design-decisions.md "HTTP behaviour"): hop-by-hop headers
- * never cross the gateway, `Host` is the backend's, `X-Forwarded-*` and `X-Request-ID` are the
- * gateway's, and identity headers a client could forge are dropped before auth adds real ones.
+ * The header lists between client and backend (docs/design-decisions.md "HTTP behaviour"), built
+ * by the rules of the trust boundary (upstream/trust-boundary.ts): hop-by-hop headers never cross
+ * the gateway, `Host` is the backend's, `X-Forwarded-*` and `X-Request-ID` are the gateway's, and
+ * identity headers a client could forge are dropped before auth adds real ones.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { createRequire } from 'node:module';
-import { TRACE_HEADERS, appendTraceHeaders } from '../../observability/trace-context.js';
+import { appendTraceHeaders } from '../../observability/trace-context.js';
 import { HOP_BY_HOP } from '../../config/syntax/headers.js';
-
-/** Headers the gateway sets itself on the way to a backend. */
-const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'expect'];
-
-/**
- * Method-override headers: a backend that honours them would run another method than the one
- * the route was matched, authorised and rate-limited for (a POST route turned into a DELETE).
- * Routes are per method, so the method the client wants is the request line's: never forwarded.
- */
-export const METHOD_OVERRIDE = ['x-http-method-override', 'x-http-method', 'x-method-override'];
-
-/**
- * Headers in which a client states where the request came from, or what its URL, port or scheme
- * was before a proxy: the ones nginx, Envoy, CDNs and web frameworks set or read. Only a trusted
- * proxy (`config.trustProxy`) may send them: from anyone else they would let a client choose the
- * address a backend logs, rate-limits or allow-lists, or the path a framework routes
- * (`X-Original-URL`). `X-Forwarded-For`, `-Proto` and `-Host` are the gateway's own and handled
- * apart (a trusted proxy's `X-Forwarded-For` is extended, anyone else's replaced).
- */
-const PEER_ASSERTED = new Set([
-  'forwarded',
-  'x-real-ip',
-  'x-forwarded-port',
-  'x-forwarded-prefix',
-  'x-forwarded-scheme',
-  'x-forwarded-ssl',
-  'x-forwarded-server',
-  'x-forwarded-uri',
-  'x-original-url',
-  'x-rewrite-url',
-  'x-original-host',
-  'true-client-ip',
-  'x-client-ip',
-  'x-cluster-client-ip',
-  'cf-connecting-ip',
-  'fastly-client-ip',
-  'x-originating-ip',
-  'front-end-https',
-]);
-
-/**
- * The per-configuration set of client request headers never forwarded, and whether the socket's
- * peer is a trusted proxy (its `X-Forwarded-For`, `Forwarded` and `X-Real-IP` then pass).
- */
-export interface RequestDropSet extends ReadonlySet<string> {
-  readonly trustsPeer?: (address: string) => boolean;
-  /**
-   * The header that carries the subject of a verified client certificate to backends
-   * (`config.tls.clientSubjectHeader`); it is in the set too, so a client cannot send its own.
-   */
-  readonly clientSubjectHeader?: string | undefined;
-}
-
-/**
- * Builds the per-configuration set of client request headers that are never forwarded. With
- * trace propagation on (`telemetry.propagation`), the client's `traceparent`/`tracestate` are in
- * it and `upstreamRequestHeaders` adds the gateway's child ones instead; off, they pass unchanged.
- * `trustsPeer` defaults to trusting no one.
- */
-export function requestDropSet(
-  stripHeaders: readonly string[],
-  propagateTrace = true,
-  trustsPeer: (address: string) => boolean = () => false,
-  clientSubjectHeader?: string,
-): RequestDropSet {
-  const set = new Set([
-    ...HOP_BY_HOP,
-    ...GATEWAY_OWNED,
-    ...METHOD_OVERRIDE,
-    ...(propagateTrace ? TRACE_HEADERS : []),
-    ...stripHeaders.map((h) => h.toLowerCase()),
-    ...(clientSubjectHeader === undefined ? [] : [clientSubjectHeader.toLowerCase()]),
-  ]);
-  return Object.assign(set, { trustsPeer, clientSubjectHeader });
-}
-
-/** The same drop set with more names in it; what else it says (trust, client subject) is kept. */
-export function alsoDropping(drop: RequestDropSet, names: readonly string[]): RequestDropSet {
-  return Object.assign(new Set([...drop, ...names]), {
-    trustsPeer: drop.trustsPeer,
-    clientSubjectHeader: drop.clientSubjectHeader,
-  });
-}
+import { PEER_ASSERTED, foldHeaderName, type RequestDropSet } from '../trust-boundary.js';
 
 /**
  * The subject of the client certificate the TLS handshake verified (`CN=client-1,O=Acme`), or
@@ -121,20 +40,27 @@ export function upstreamRequestHeaders(ctx: ForwardContext, drop: RequestDropSet
   const out: string[] = ['host', ctx.hostHeader];
   const connectionTokens = connectionListed(ctx.req.headers);
   const claims = ctx.claimHeaders;
-  const claimNames = claims === undefined ? undefined : new Set(claims.map(([c]) => c.toLowerCase()));
+  const claimNames = claims === undefined ? undefined : new Set(claims.map(([c]) => foldHeaderName(c.toLowerCase())));
   const remote = ctx.req.socket.remoteAddress ?? '';
   const trusted = drop.trustsPeer?.(remote) === true;
+  const underscores = drop.underscores === true;
   let clientXff: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    const lower = name.toLowerCase();
-    if (drop.has(lower)) {
+    const exact = name.toLowerCase();
+    let lower = exact;
+    if (lower.includes('_')) {
+      // Read as its `-` spelling by CGI-style servers: dropped, or checked in that spelling.
+      if (!underscores) continue;
+      lower = lower.replaceAll('_', '-');
+      if (drop.has(lower)) continue;
+    } else if (drop.has(lower)) {
       if (trusted && lower === 'x-forwarded-for')
         clientXff = clientXff === undefined ? raw[i + 1] : `${clientXff}, ${raw[i + 1]}`;
       continue;
     }
     if (!trusted && PEER_ASSERTED.has(lower)) continue;
-    if (connectionTokens !== undefined && connectionTokens.has(lower)) continue;
+    if (connectionTokens !== undefined && (connectionTokens.has(exact) || connectionTokens.has(lower))) continue;
     if (claimNames !== undefined && claimNames.has(lower)) continue;
     out.push(name, raw[i + 1]!);
   }

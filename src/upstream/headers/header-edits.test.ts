@@ -49,6 +49,14 @@ describe('editing headers', () => {
     const out = editHeaderList(edit, ['Cookie', 'a', 'x-who', 'forged', 'Accept', '*/*'], values({}, { sub: 'u1' }));
     assert.deepEqual(out, ['Accept', '*/*', 'x-who', 'u1', 'x-fixed', 'v']);
   });
+  it('a flat list loses the underscore spellings of removed and replaced names too', () => {
+    const out = editHeaderList(
+      edit,
+      ['X_Who', 'forged', 'x_fixed', 'forged', 'X_Other', '1'],
+      values({}, { sub: 'u1' }),
+    );
+    assert.deepEqual(out, ['X_Other', '1', 'x-who', 'u1', 'x-fixed', 'v']);
+  });
   it('a record is edited in place', () => {
     const headers: Record<string, string | string[]> = { cookie: 'a', 'x-who': ['1', '2'], accept: '*/*' };
     editHeaderRecord(edit, headers, values({}, undefined));

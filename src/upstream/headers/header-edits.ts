@@ -15,6 +15,7 @@ import { claimAt } from '../../pipeline/claims.js';
 import { INVALID_VALUE_CHAR, PLACEHOLDER, placeholders } from '../../config/syntax/headers.js';
 import type { CompiledHeaderEdit, HeaderValuePart as Part } from '../types.js';
 import type { HeaderRules } from '../../config/types.js';
+import { foldHeaderName } from '../trust-boundary.js';
 
 /** What a template is filled from. */
 export interface HeaderValues {
@@ -32,7 +33,9 @@ export function compileHeaderEdit(rules: HeaderRules | undefined): CompiledHeade
   const set = Object.entries(rules.set ?? {}).map(
     ([name, value]) => [name.toLowerCase(), compileTemplate(value)] as const,
   );
-  const remove = new Set([...(rules.remove ?? []).map((n) => n.toLowerCase()), ...set.map(([n]) => n)]);
+  const names = [...(rules.remove ?? []).map((n) => n.toLowerCase()), ...set.map(([n]) => n)];
+  // Also folded (`_` as `-`, upstream/trust-boundary.ts): removing X-Debug removes X_Debug too.
+  const remove = new Set([...names, ...names.map(foldHeaderName)]);
   if (remove.size === 0) return undefined;
   return { remove, set };
 }
@@ -90,7 +93,7 @@ function claimText(value: unknown): string | undefined {
 export function editHeaderList(edit: CompiledHeaderEdit, headers: string[], values: HeaderValues): string[] {
   const out: string[] = [];
   for (let i = 0; i < headers.length; i += 2) {
-    if (!edit.remove.has(headers[i]!.toLowerCase())) out.push(headers[i]!, headers[i + 1]!);
+    if (!edit.remove.has(foldHeaderName(headers[i]!.toLowerCase()))) out.push(headers[i]!, headers[i + 1]!);
   }
   for (const [name, parts] of edit.set) {
     const value = fillTemplate(parts, values);
