@@ -228,5 +228,8 @@ export default async function* reporter(source) {
     yield `\n(${cancelled} more test(s) failed because a hook or parent above failed; they are in the counts, not printed)\n`;
   if (skips.length > 0) yield `\nSkipped:\n${skips.map((l) => `  ${l}`).join('\n')}\n`;
   if (skipped > 0) yield `\n${skipped} skipped or todo\n`;
+  // The failures once more, one line each, right above the totals: `npm test | tail` keeps them.
+  if (failures.length > 0)
+    yield `\nFailed:\n${failures.map((f) => `  ${f.where}  ${f.title.split('\n')[0]}`).join('\n')}\n`;
   yield `\n${passed} passed, ${failed} failed\n`;
 }

@@ -6,13 +6,11 @@
 import { webcrypto } from 'node:crypto';
 import type { JWTVerifyGetKey } from 'jose';
 import type { Authenticator } from './types.js';
+import { MIN_SECRET_BYTES } from '../config/notices.js';
 import { createJwtAuthenticator, type JwtCheckOptions } from './jwt-authenticator.js';
 
 export const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 const HASH: Record<(typeof HMAC_ALGORITHMS)[number], string> = { HS256: 'SHA-256', HS384: 'SHA-384', HS512: 'SHA-512' };
-
-/** RFC 7518 3.2: an HS256 key should be at least as long as the hash (32 bytes). */
-const MIN_SECRET_BYTES = 32;
 
 export interface LocalJwtOptions extends JwtCheckOptions {
   readonly secret: string;

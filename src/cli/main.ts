@@ -44,6 +44,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
         process.stderr.write(result.code === 2 ? `portico: ${result.message}\n` : `${result.message}\n`);
         return result.code;
       }
+      if (result.warning !== undefined) process.stderr.write(`portico: ${result.warning}\n`);
       process.stdout.write(`${result.token}\n`);
       return 0;
     }

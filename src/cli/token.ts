@@ -9,6 +9,7 @@ import type { CliArgs } from './args.js';
 import { loadConfig } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
 import { HMAC_ALGORITHMS } from '../auth/local-jwt.js';
+import { MIN_SECRET_BYTES } from '../config/notices.js';
 
 /** `30s`, `15m`, `1h`, `7d`: what `--exp` accepts. */
 const DURATION = /^(\d+)(s|m|h|d)$/;
@@ -16,7 +17,7 @@ const UNIT_SEC = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 /** Claims the signer sets itself from other options. */
 const TIME_CLAIMS = new Set(['exp', 'iat', 'nbf']);
 
-export type TokenResult = { ok: true; token: string } | { ok: false; code: 1 | 2; message: string };
+export type TokenResult = { ok: true; token: string; warning?: string } | { ok: false; code: 1 | 2; message: string };
 
 /** Signs the token `args` describe; never throws for a user mistake. */
 export async function runToken(
@@ -77,7 +78,15 @@ export async function runToken(
   // The gateway checks iss and aud when its configuration sets them; a claim given by hand wins.
   if (issuer !== undefined && claims.iss === undefined) jwt.setIssuer(issuer);
   if (audience !== undefined && claims.aud === undefined) jwt.setAudience(audience);
-  return { ok: true, token: await jwt.sign(new TextEncoder().encode(secret)) };
+  const key = new TextEncoder().encode(secret);
+  const token = await jwt.sign(key);
+  // The same warning `portico check` gives for such an auth.secret: the token works, and is weak.
+  if (key.length >= MIN_SECRET_BYTES) return { ok: true, token };
+  return {
+    ok: true,
+    token,
+    warning: `warning: the secret is shorter than ${MIN_SECRET_BYTES} bytes (${key.length}); tokens signed with it are easier to forge (use 32 random bytes or more, e.g. openssl rand -base64 32)`,
+  };
 }
 
 function usage(message: string): TokenResult {

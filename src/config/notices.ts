@@ -14,6 +14,13 @@ export function configNotices(config: GatewayFile, parsed: ParsedConfig): Proble
   const out: Problem[] = [];
   const note = (path: ConfigPath, severity: 'warning' | 'note', message: string, hint?: string) =>
     out.push({ file: parsed.file, ...parsed.locate(path), severity, message, ...(hint ? { hint } : {}) });
+  if (config.routes.length === 0)
+    note(
+      ['routes'],
+      'warning',
+      'routes: the list is empty; every request will get 404 GW_ROUTE_NOT_FOUND',
+      'add a route, or run portico init for a commented example',
+    );
   const { auth } = config.config;
   // The secret is only used when neither an auth service nor a JWKS endpoint is set.
   if (auth.secret !== undefined && auth.authService === undefined && auth.jwksUrl === undefined) {

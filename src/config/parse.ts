@@ -4,6 +4,7 @@
  * into a line and column for `FILE:LINE:COL` problems.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import type { Problem } from './problems.js';
 import {
@@ -52,11 +53,13 @@ export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.e
       );
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const reason =
-      (err as NodeJS.ErrnoException).code === 'ENOENT'
-        ? 'file not found'
-        : `cannot read file (${(err as Error).message})`;
-    return unparsable(file, reason);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      return unparsable(
+        file,
+        `file not found: ${resolve(file)}`,
+        'write one with "portico init", or name another with --config FILE',
+      );
+    return unparsable(file, `cannot read file (${(err as Error).message})`);
   }
   return parseConfigText(text, file, env);
 }
@@ -120,6 +123,28 @@ interface SyntaxReport {
   readonly slip: (s: Slip) => void;
 }
 
+/** The parser's indentation errors, which a hint naming the column to use explains. */
+const YAML_HINTS: readonly string[] = [
+  'Sequence item without - indicator',
+  'All sequence items must start at the same column',
+  'All mapping items must start at the same column',
+];
+
+/**
+ * What to check on the line at `offset`: the column the key on the line above starts in (after
+ * its "- "), which a key of the same item shares; a new list item starts with "- ".
+ */
+function indentationHint(message: string, text: string, lineCounter: LineCounter, offset: number): string {
+  const { line } = lineCounter.linePos(offset);
+  if (message === YAML_HINTS[1]) return `line up the "- " on line ${line} with the "- " of the list's first item`;
+  const lines = text.split('\n');
+  let above = line - 2;
+  while (above >= 0 && lines[above]!.trim() === '') above--;
+  const previous = above >= 0 ? /^(\s*(?:-\s+)?)\S/.exec(lines[above]!) : null;
+  const column = previous === null ? 1 : previous[1]!.length + 1;
+  return `check the indentation of line ${line}: a key of the same item starts in column ${column}, like the one on line ${above + 1}; a new list item starts with "- "`;
+}
+
 /**
  * The parser's errors, each explained by the slip that usually causes it when one is found; then,
  * on a document without errors, duplicate keys and aliases.
@@ -135,11 +160,9 @@ function syntaxProblems(doc: Document, text: string, lineCounter: LineCounter, r
       shown === undefined ||
       (explained[i] === undefined && e.code !== 'BLOCK_AS_IMPLICIT_KEY' && e.code !== 'MULTILINE_IMPLICIT_KEY')
     ) {
-      problems.push({
-        file,
-        ...at(e.pos[0]),
-        message: `YAML: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
-      });
+      const message = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+      const hint = YAML_HINTS.includes(message) ? indentationHint(message, text, lineCounter, e.pos[0]) : undefined;
+      problems.push({ file, ...at(e.pos[0]), message: `YAML: ${message}`, ...(hint === undefined ? {} : { hint }) });
     }
   });
   if (problems.length === 0) {
@@ -195,9 +218,9 @@ function unparsed(file: string, problems: Problem[], origin: { line: number; col
   };
 }
 
-function unparsable(file: string, message: string): ParsedConfig {
+function unparsable(file: string, message: string, hint?: string): ParsedConfig {
   const origin = { line: 1, col: 1 };
-  return unparsed(file, [{ file, ...origin, message }], origin);
+  return unparsed(file, [{ file, ...origin, message, ...(hint === undefined ? {} : { hint }) }], origin);
 }
 
 /**

@@ -54,7 +54,11 @@ function routePattern(
   else if (/[?#]/.test(route))
     at(path, `${label}: must not contain "?" or "#"; client query parameters are forwarded automatically`);
   else if (/[*()]/.test(route)) at(path, `${label}: "*", "(" and ")" are not allowed; use {param} segments`);
-  else if (/\}[^/.-]/.test(route)) {
+  else if (/\/:[A-Za-z_]/.test(route)) {
+    // Express, Koa and fastify write parameters `:id`; here it would be literal text (404 for every request).
+    const braced = route.replace(/\/:([A-Za-z_][A-Za-z0-9_-]*)/g, '/{$1}');
+    at(path, `${label}: "${route}" uses ":param", which is literal text here`, `did you mean "${braced}"?`);
+  } else if (/\}[^/.-]/.test(route)) {
     // The router ends a parameter only at "/", "." or "-": `/u/{id}x` would read `idx`.
     at(path, `${label}: a {param} must be followed by "/", "." or "-" (or end the route)`);
   } else {

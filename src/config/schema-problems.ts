@@ -36,14 +36,41 @@ function unknownKeys(
     const hint = unknownKeyHint(path, key, parsed);
     const near = hint === undefined ? didYouMean(key, knownKeys(path)) : undefined;
     if (near !== undefined) hinted.add(JSON.stringify([...path, near]));
+    const familiar = FAMILIAR_KEYS[key.toLowerCase().replaceAll(/[_-]/g, '')];
     problems.push({
       file: parsed.file,
       ...parsed.locateKey(path, key),
       message: `${name ? `${name}: ` : ''}unknown key "${key}"`,
-      ...(hint ? { hint } : near ? { hint: `did you mean "${near}"?` } : {}),
+      ...(hint
+        ? { hint }
+        : near
+          ? { hint: `did you mean "${near}"?` }
+          : familiar
+            ? { hint: `in Portico: ${familiar}` }
+            : {}),
     });
   }
 }
+
+/**
+ * Keys other gateways and JWT libraries use (lower case, without `_` and `-`), and where Portico
+ * reads the same setting: the hint for an unknown key that is no near miss of a known one.
+ */
+const FAMILIAR_KEYS: Readonly<Record<string, string>> = {
+  jwtsecret: 'config.auth.secret',
+  hmacsecret: 'config.auth.secret',
+  signingkey: 'config.auth.secret',
+  jwksuri: 'config.auth.jwksUrl',
+  jwksendpoint: 'config.auth.jwksUrl',
+  iss: 'config.auth.issuer',
+  aud: 'config.auth.audience',
+  upstream: 'a route\'s "service" (host:port or a name from upstreams:)',
+  backend: 'a route\'s "service" and "path"',
+  target: 'a route\'s "service" and "path"',
+  url: 'a route\'s "service" and "path"',
+  endpoint: 'a route\'s "route"',
+  uri: 'a route\'s "route"',
+};
 
 function schemaProblem(
   issue: z.core.$ZodIssue,
@@ -88,7 +115,16 @@ function schemaProblem(
     }
     case 'too_small':
       if (issue.origin === 'string') {
-        problems.push({ ...where(path), message: `${name}: must not be empty` });
+        // Empty text, or text shorter than the bound (a token of 16 characters or more): say which.
+        const minimum = Number(issue.minimum);
+        const length = String(valueAt(raw, path) ?? '').length;
+        problems.push({
+          ...where(path),
+          message:
+            minimum <= 1 || length === 0
+              ? `${name}: must not be empty`
+              : `${name}: must be at least ${minimum} characters long (got ${length})`,
+        });
         return;
       }
       problems.push({
@@ -97,7 +133,10 @@ function schemaProblem(
       });
       return;
     case 'too_big':
-      problems.push({ ...where(path), message: `${name}: must be at most ${String(issue.maximum)}` });
+      problems.push({
+        ...where(path),
+        message: `${name}: must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters long' : ''}`,
+      });
       return;
     default:
       if (valueAt(raw, path) === undefined) missingKey(path);

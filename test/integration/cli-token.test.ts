@@ -109,6 +109,15 @@ describe('portico token', () => {
     assert.deepEqual(await call(r.stdout.trim()), { status: 200, body: { sub: '2' } });
   });
 
+  it('a secret under 32 bytes signs, with the warning portico check gives (stderr, the token alone on stdout)', async () => {
+    const r = await runPortico(['token', '--secret', 'short', '--claim', 'sub=1'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+    assert.match(r.stderr, /^portico: warning: the secret is shorter than 32 bytes \(5\)/);
+    const long = await runPortico(['token', '--secret', SECRET, '--claim', 'sub=1'], { cwd: dir });
+    assert.equal(long.stderr, '');
+  });
+
   it('a token signed with another secret is refused by the gateway (the test can fail)', async () => {
     const r = await runPortico([
       'token',

@@ -4,7 +4,9 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { assertPrinted, ROOT, runPortico } from '../support/cli-run.js';
 
 const fixtures = `${ROOT}test/fixtures/check/`;
@@ -33,7 +35,21 @@ describe('portico check: golden files', () => {
   it('a missing file is one clear line, no stack trace', async () => {
     const r = await runPortico(['check', '--config', 'nope.yaml'], { cwd: fixtures });
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'nope.yaml:1:1: file not found\n');
+    assert.equal(
+      r.stderr,
+      `nope.yaml:1:1: file not found: ${join(fixtures, 'nope.yaml')} (write one with "portico init", or name another with --config FILE)\n`,
+    );
+  });
+
+  it('an empty route list passes with a warning, not silently', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-empty-'));
+    writeFileSync(join(dir, 'gateway.yaml'), 'routes: []\n');
+    const r = await runPortico(['check'], { cwd: dir });
+    assert.equal(r.code, 0);
+    assert.equal(
+      r.stderr,
+      'gateway.yaml:1:9: warning: routes: the list is empty; every request will get 404 GW_ROUTE_NOT_FOUND (add a route, or run portico init for a commented example)\n',
+    );
   });
 
   it('PORTICO_CONFIG names the file when --config is absent', async () => {
@@ -45,7 +61,18 @@ describe('portico check: golden files', () => {
   it('./gateway.yaml is the default', async () => {
     const r = await runPortico(['check'], { cwd: fixtures });
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'gateway.yaml:1:1: file not found\n');
+    assert.match(r.stderr, /^gateway\.yaml:1:1: file not found: \/.*\/gateway\.yaml \(write one with "portico init"/);
+  });
+
+  it('start without a configuration names the absolute path it looked for and what to do', async () => {
+    const r = await runPortico(['start'], { cwd: fixtures });
+    assert.equal(r.code, 1);
+    assert.ok(
+      r.stderr.startsWith(
+        `gateway.yaml:1:1: file not found: ${join(fixtures, 'gateway.yaml')} (write one with "portico init"`,
+      ),
+      r.stderr,
+    );
   });
 });
 

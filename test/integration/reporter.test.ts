@@ -86,6 +86,17 @@ describe('npm test reporter', () => {
       r.stdout,
       /crash\.fixture\.mjs:1:1\n {2}\(the file itself: it failed outside any test\)[\s\S]*\| Error: thrown while the file loads/,
     );
+    // The failures again, one line each, just above the totals (what `npm test | tail` shows).
+    const list = lines.indexOf('Failed:');
+    assert.ok(list > 0, r.stdout);
+    assert.deepEqual(
+      lines.slice(list + 1, list + 4).map((l) => l.replace(/:\d+:\d+ .*$/, '')),
+      [
+        '  test/fixtures/reporter/crash.fixture.mjs',
+        '  test/fixtures/reporter/hook.fixture.mjs',
+        '  test/fixtures/reporter/mixed.fixture.mjs',
+      ].sort(),
+    );
     assert.equal(lines.at(-2), '4 passed, 5 failed');
     assert.equal(lines.at(-1), '');
   });
