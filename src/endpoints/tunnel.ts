@@ -14,6 +14,9 @@
  * - A live tunnel has no idle timeout (an idle WebSocket is normal and must survive), but a side
  *   that does not read is not waited on forever: when one side's write buffer stays above its
  *   high-water mark for STALL_MS without draining, both sides are destroyed.
+ * - While a direction is blocked its sender is not read, so the kernel's news of that sender (a
+ *   reset) reaches no listener: every PROBE_MS the blocked sender is written zero bytes, which
+ *   fails on a reset socket, and the error destroys both at once instead of at STALL_MS.
  * docs/streaming.md "Tunnel limits" documents these bounds.
  */
 import type { Duplex } from 'node:stream';
@@ -23,6 +26,8 @@ interface MaybeSocket extends Duplex {
   setNoDelay?(noDelay?: boolean): unknown;
   setTimeout?(ms: number): unknown;
   setKeepAlive?(enable?: boolean, initialDelay?: number): unknown;
+  /** A server-side TLS socket's TCP socket (node:tls): writes of no bytes reach the kernel only there. */
+  _parent?: Duplex | null;
 }
 
 /** TCP keepalive probes on idle tunnels find peers that vanished without a FIN. */
@@ -34,6 +39,11 @@ export const CLOSE_GRACE_MS = 10_000;
 /** How long one side's write buffer may stay full (its reader not reading) before both close. */
 export const STALL_MS = 30_000;
 
+/** While a direction is blocked, how often its paused sender is probed for a reset. */
+export const PROBE_MS = 1_000;
+
+const NO_BYTES = Buffer.alloc(0);
+
 /** Why a tunnel closed: a side went (`closed`), or side `a` / `b` stopped reading for too long. */
 export type TunnelEnd = 'closed' | 'a-stalled' | 'b-stalled';
 
@@ -42,12 +52,15 @@ export interface TunnelOptions {
   readonly stallMs?: number;
   /** Overrides CLOSE_GRACE_MS (tests). */
   readonly closeGraceMs?: number;
+  /** Overrides PROBE_MS (tests). */
+  readonly probeMs?: number;
 }
 
 /** Joins `a` and `b` both ways until either goes. `onClose` runs once, when both are closed. */
 export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void, options: TunnelOptions = {}): void {
   const stallMs = options.stallMs ?? STALL_MS;
   const graceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
+  const watch = { ms: stallMs, probeMs: options.probeMs ?? PROBE_MS };
   for (const s of [a, b] as MaybeSocket[]) {
     s.setNoDelay?.(true);
     s.setTimeout?.(0);
@@ -64,11 +77,11 @@ export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void,
   b.pipe(a);
   a.on('error', destroyBoth);
   b.on('error', destroyBoth);
-  const stopStallA = watchStall(a, b, stallMs, () => {
+  const stopStallA = watchStall(a, b, watch, () => {
     end = 'b-stalled';
     destroyBoth();
   });
-  const stopStallB = watchStall(b, a, stallMs, () => {
+  const stopStallB = watchStall(b, a, watch, () => {
     end = 'a-stalled';
     destroyBoth();
   });
@@ -113,21 +126,45 @@ export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void,
 
 /**
  * Calls `onStall` when `to` has had a full write buffer for `ms` without draining. pipe() pauses
- * `from` exactly when `to` asks it to wait, and `to` emits 'drain' when it caught up, so the timer
- * runs only while a direction is blocked. Returns the function that stops watching.
+ * `from` exactly when `to` asks it to wait, and `to` emits 'drain' when it caught up, so the timers
+ * run only while a direction is blocked. Returns the function that stops watching.
  */
-function watchStall(from: Duplex, to: Duplex, ms: number, onStall: () => void): () => void {
+function watchStall(
+  from: Duplex,
+  to: Duplex,
+  { ms, probeMs }: { ms: number; probeMs: number },
+  onStall: () => void,
+): () => void {
   let timer: NodeJS.Timeout | undefined;
+  let probe: NodeJS.Timeout | undefined;
   const stop = () => {
     clearTimeout(timer);
-    timer = undefined;
+    clearInterval(probe);
+    timer = probe = undefined;
   };
   const onPause = () => {
     if (timer !== undefined || !to.writableNeedDrain) return;
     timer = setTimeout(onStall, ms);
     timer.unref();
+    probe = setInterval(() => probeReset(from as MaybeSocket), probeMs);
+    probe.unref();
   };
   from.on('pause', onPause);
   to.on('drain', stop);
   return stop;
+}
+
+/**
+ * A paused socket is not read, and Node watches a socket for events only while it reads or has
+ * bytes to send: a reset from its peer lies unseen in the kernel. Writing zero bytes asks the
+ * kernel, which fails the write on a reset socket; the socket's 'error' then closes the tunnel.
+ * A socket with bytes of its own to send is already watched. A FIN is another matter: it arrives
+ * behind the unread bytes and no call reports it before they are read (docs/streaming.md).
+ */
+function probeReset(s: MaybeSocket): void {
+  if (s.writableLength !== 0 || s.writableEnded || s.destroyed) return;
+  // TLS writes no record for no bytes; the TCP socket under it shares the connection and fails
+  // the same way, and the TLS socket takes its error.
+  const tcp = s._parent ?? s;
+  if (!tcp.destroyed) tcp.write(NO_BYTES);
 }

@@ -5,13 +5,19 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { bounded, handshakeHeaders, upgradeRequest } from '../support/ws-backend.js';
 import { acceptFor } from '../../src/endpoints/websocket.js';
+import { STALL_MS } from '../../src/endpoints/tunnel.js';
+import { Agent, request } from 'undici';
 import { closeAll } from '../support/close-all.js';
+import { createTestCa } from '../support/certs.js';
 
 const MB = 1024 * 1024;
 
@@ -203,8 +209,8 @@ describe('WebSocket tunnel limits', () => {
       `${Math.round(accepted / MB)} MB taken from the client while the backend reads nothing`,
     );
     assert.ok(written < 256 * MB, 'the client was held back');
-    // The client leaves. The gateway cannot see it (it stopped reading the client, the backend
-    // being full), so the stall bound is what frees both sockets.
+    // The client leaves with a FIN, queued in its kernel behind the bytes the gateway no longer
+    // takes (the backend being full): it never arrives, so the stall bound is what frees both sockets.
     const tunnelClosed = nextStreamClose(gw);
     client.destroy();
     await bounded(tunnelClosed, stallMs + 3_000, 'tunnel closed by the gateway');
@@ -234,5 +240,99 @@ describe('WebSocket tunnel limits', () => {
     assert.ok(
       gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'client'),
     );
+  });
+});
+
+/**
+ * A handshake on a TLS connection over a TCP socket the test holds, so that the test can reset
+ * that connection itself (a TLS socket's own destroy() sends a FIN).
+ */
+function tlsUpgrade(port: number, caFile: string, path: string): Promise<{ tls: Duplex; tcp: Socket }> {
+  const tcp = connect(port, '127.0.0.1');
+  tcp.on('error', () => {});
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({
+      host: '127.0.0.1',
+      port,
+      path,
+      headers: handshakeHeaders(),
+      // No agent: with one, the agent's own connection is used instead.
+      createConnection: () => tlsConnect({ socket: tcp, servername: 'localhost', ca: readFileSync(caFile) }),
+    });
+    req.on('upgrade', (_res, socket) => resolve({ tls: socket, tcp }));
+    req.on('response', (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('WebSocket tunnel: a client that leaves while its backend is not reading', () => {
+  // The tunnel bounds at their defaults: the departure must be seen long before STALL_MS.
+  const ca = createTestCa();
+  const server = ca.issue('localhost');
+  let backend: RawWsBackend;
+  let gw: TestGateway;
+  let tlsGw: TestGateway;
+
+  before(async () => {
+    backend = await startRawWsBackend();
+    const routes = `routes:\n  - { method: GET, route: /deaf, service: 127.0.0.1:${backend.port}, path: /deaf, isWebSocket: true }\n`;
+    gw = await startGateway(routes);
+    tlsGw = await startGateway(
+      `${routes}config:\n  tls: { certFile: ${server.certFile}, keyFile: ${server.keyFile} }\n`,
+    );
+  });
+  after(async () => {
+    await closeAll(gw, tlsGw, backend);
+    ca.remove();
+  });
+
+  /** Fills the tunnel until the client is held back, resets the client's TCP connection, and checks the aftermath. */
+  async function resetWhileStuck(
+    on: TestGateway,
+    client: Duplex,
+    reset: () => void,
+    metrics: () => Promise<string>,
+  ): Promise<void> {
+    client.on('error', () => {});
+    await writeUntilStuck(client, 256 * MB, 300);
+    const tunnelClosed = nextStreamClose(on);
+    const left = performance.now();
+    reset();
+    await bounded(tunnelClosed, 3_000, 'tunnel closed by the gateway');
+    assert.ok(performance.now() - left < STALL_MS / 10, 'long before the stall bound');
+    assert.ok(
+      !on.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading'),
+      'a departure, not a stall',
+    );
+    assert.match(await metrics(), /^portico_open_streams\{route="\/deaf",kind="websocket"\} 0$/m);
+    // The backend socket was closed by the gateway: the backend sees it as soon as it reads.
+    backend.resumeAll();
+    await backend.allClosed(2_000);
+  }
+
+  it('a client that resets is noticed within a second, not at the stall bound: both sides closed, the stream counted closed', async () => {
+    const answer = await upgradeRequest(gw.url, '/api/deaf', handshakeHeaders());
+    assert.equal(answer.kind, 'upgrade');
+    if (answer.kind !== 'upgrade') return;
+    const client = answer.socket as Socket;
+    await resetWhileStuck(
+      gw,
+      client,
+      () => client.resetAndDestroy(),
+      async () => (await request(`${gw.url}/metrics`)).body.text(),
+    );
+  });
+
+  it('the same on a TLS listener', async () => {
+    const { tls, tcp } = await tlsUpgrade(tlsGw.port, ca.caFile, '/api/deaf');
+    const dispatcher = new Agent({ connect: { ca: readFileSync(ca.caFile), servername: 'localhost' } });
+    await resetWhileStuck(
+      tlsGw,
+      tls,
+      () => tcp.resetAndDestroy(),
+      async () => (await request(`https://127.0.0.1:${tlsGw.port}/metrics`, { dispatcher })).body.text(),
+    );
+    await dispatcher.close();
   });
 });
