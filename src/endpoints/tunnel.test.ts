@@ -3,28 +3,7 @@ import assert from 'node:assert/strict';
 import { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import { tunnel, type TunnelEnd } from './tunnel.js';
-
-/** Two connected in-memory ends: what one writes, the other reads; end() is a FIN. */
-function socketPair(): [Duplex, Duplex] {
-  const ends: Duplex[] = [];
-  const make = (peer: () => Duplex) =>
-    new Duplex({
-      read() {},
-      write(chunk: Buffer, _enc, cb) {
-        peer().push(chunk);
-        cb();
-      },
-      final(cb) {
-        peer().push(null);
-        cb();
-      },
-    });
-  ends.push(
-    make(() => ends[1]!),
-    make(() => ends[0]!),
-  );
-  return [ends[0]!, ends[1]!];
-}
+import { socketPair } from '../../test/support/socket-pair.js';
 
 /** client <-> [gwClient  tunnel  gwBackend] <-> backend */
 function setup() {

@@ -32,7 +32,8 @@ import { downstreamResponseHeaders } from '../upstream/headers/forward-headers.j
 import type { RequestDropSet } from '../upstream/trust-boundary.js';
 import { editHeaderList, editHeaderRecord } from '../upstream/headers/header-edits.js';
 import { switchProtocols } from '../server/socket-response.js';
-import { tunnel, type TunnelOptions } from './tunnel.js';
+import { CLOSE_GRACE_MS, tunnel, type TunnelOptions } from './tunnel.js';
+import { closeAtExpiry } from './tunnel-expiry.js';
 
 export interface WebSocketOptions {
   readonly upstream: Upstream;
@@ -44,6 +45,11 @@ export interface WebSocketOptions {
   readonly logger: Logger;
   /** Overrides the tunnel's stall and close bounds (tests); the documented defaults otherwise. */
   readonly tunnel?: TunnelOptions | undefined;
+  /**
+   * Set when a tunnel closes at its token's `exp` (`auth.closeWebSocketsAtExpiry` on a protected
+   * route), with the clock tolerance the token was checked with.
+   */
+  readonly tokenExpiry?: { readonly toleranceSec: number } | undefined;
 }
 
 /** Backend 101 headers the gateway does not relay: its own request id replaces the backend's. */
@@ -134,17 +140,31 @@ export function websocketEndpoint(route: CompiledRoute, options: WebSocketOption
         switchProtocols(ex, answer, bres.statusMessage);
         if (backendHead.length > 0) socket.write(backendHead);
         if (head.length > 0) backend.write(head);
-        openTunnel(ex, socket, backend, options);
+        openTunnel(ex, { socket, backend, backendHead }, options);
       },
     });
   };
 }
 
+/** When the tunnel of a token with these claims must close (ms since the epoch), if ever. */
+function expiryOf(claims: Exchange['claims'], toleranceSec: number): number | undefined {
+  const exp = claims?.exp;
+  return typeof exp === 'number' && Number.isFinite(exp) ? (exp + toleranceSec) * 1000 : undefined;
+}
+
+interface TunnelEnds {
+  readonly socket: Duplex;
+  readonly backend: Duplex;
+  /** What the backend sent after its 101, already written to the client. */
+  readonly backendHead: Buffer;
+}
+
 /** The byte tunnel between the client and the backend, reported as a stream while it is open. */
-function openTunnel(ex: Exchange, socket: Duplex, backend: Duplex, options: WebSocketOptions): void {
+function openTunnel(ex: Exchange, { socket, backend, backendHead }: TunnelEnds, options: WebSocketOptions): void {
   const { events, logger } = options;
   const routeId = ex.route.id;
   const opened = performance.now();
+  let expired = false;
   events.emit('stream:open', { kind: 'websocket', routeId });
   tunnel(
     socket,
@@ -153,7 +173,8 @@ function openTunnel(ex: Exchange, socket: Duplex, backend: Duplex, options: WebS
       const durationMs = performance.now() - opened;
       events.emit('stream:close', { kind: 'websocket', routeId, durationMs });
       const fields = { reqId: ex.requestId, route: routeId, durationMs: Math.round(durationMs) };
-      if (end === 'closed') logger.debug(fields, 'websocket tunnel closed');
+      if (expired) logger.debug({ ...fields, reason: 'token expired' }, 'websocket tunnel closed');
+      else if (end === 'closed') logger.debug(fields, 'websocket tunnel closed');
       // A side that stopped reading is worth an operator's look: a stuck backend or client.
       else
         logger.info(
@@ -163,4 +184,12 @@ function openTunnel(ex: Exchange, socket: Duplex, backend: Duplex, options: WebS
     },
     options.tunnel,
   );
+  const closeAt = options.tokenExpiry && expiryOf(ex.claims, options.tokenExpiry.toleranceSec);
+  if (closeAt === undefined) return;
+  closeAtExpiry(socket, backend, {
+    inMs: closeAt - Date.now(),
+    relayed: backendHead,
+    graceMs: options.tunnel?.closeGraceMs ?? CLOSE_GRACE_MS,
+    onExpire: () => (expired = true),
+  });
 }

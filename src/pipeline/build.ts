@@ -206,6 +206,14 @@ function shapingOptions(route: CompiledRoute, deps: PipelineDeps): JsonShapingOp
   };
 }
 
+/** The clock tolerance of tokens whose tunnels close at `exp`; undefined when this route's never do. */
+function closesAtExpiry(
+  route: CompiledRoute,
+  auth: PipelineConfig['settings']['auth'],
+): { toleranceSec: number } | undefined {
+  return route.requiresAuth && auth.closeWebSocketsAtExpiry ? { toleranceSec: auth.clockToleranceSec } : undefined;
+}
+
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
   const timeouts = route.timeouts;
@@ -225,7 +233,12 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const forwardOptions = { ...callOptions, bodyTimeoutMs: timeouts.backendIdleSec * 1000 };
   switch (route.kind) {
     case 'websocket':
-      return websocketEndpoint(route, { ...callOptions, logger: deps.logger, tunnel: deps.tunnel });
+      return websocketEndpoint(route, {
+        ...callOptions,
+        logger: deps.logger,
+        tunnel: deps.tunnel,
+        tokenExpiry: closesAtExpiry(route, deps.config.settings.auth),
+      });
     case 'sse':
       return sseEndpoint(route, { ...callOptions, streams: deps.streams });
     case 'mapping':

@@ -37,6 +37,12 @@ export const AuthSchema = z.strictObject({
   issuer: stringOrList.optional().describe('Accepted "iss" value(s), checked when set (local JWT and JWKS modes)'),
   audience: stringOrList.optional().describe('Accepted "aud" value(s), checked when set (local JWT and JWKS modes)'),
   clockToleranceSec: z.number().min(0).default(0).describe('Leeway in seconds for exp and nbf'),
+  closeWebSocketsAtExpiry: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Close a WebSocket tunnel of a protected route when its token expires (exp plus clockToleranceSec): the client gets close code 1008 "token expired", the backend connection closes',
+    ),
   jwksCooldownSec: z
     .number()
     .min(0)
