@@ -13,8 +13,9 @@
  *   within `timeouts.backendSec` (504 otherwise);
  * - a client that leaves aborts the backend request at once; a backend that ends ends the client
  *   response. A departure is reported as 'client:closed', never as an upstream error. Cutting a
- *   response mid-body costs its backend connection: it cannot go back to the pool, so the next
- *   stream opens a new one.
+ *   response mid-body costs its backend connection over HTTP/1.1: it cannot go back to the pool
+ *   with the rest of an endless body unread, so the next stream opens a new one; over HTTP/2
+ *   only the stream is reset (docs/streaming.md).
  *
  * Streams run on the upstream's stream pool (unlimited connections), never on the 64-connection
  * pool of standard and mapping calls, which a thousand idle streams would otherwise starve.

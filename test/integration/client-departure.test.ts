@@ -3,17 +3,21 @@
  * or a client that leaves a mapped route before its answer, is logged as "client closed" (debug),
  * counted in `portico_requests_aborted_total`, and never appears in `portico_upstream_errors_total`,
  * in an "upstream error" log line, or as a circuit failure. It also checks what a departure costs
- * the backend side: an SSE stream cut mid-body cannot be reused (its connection closes), and no
+ * the backend side: an SSE stream cut mid-body cannot be reused over HTTP/1.1 (its connection
+ * closes, while streams the backend ends are reused), over HTTP/2 only the stream is reset, and no
  * socket is left behind.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { waitFor } from '../support/wait-for.js';
+import { createTestCa } from '../support/certs.js';
 
 /** Starts a GET and resolves with the response head (the body is left to the caller). */
 function open(url: string, path: string): Promise<{ req: ClientRequest; res: IncomingMessage }> {
@@ -34,6 +38,8 @@ describe('a client that leaves is not an upstream error', () => {
   /** Resolvers of the backend responses the test holds open. */
   const held: (() => void)[] = [];
   let streamsClosed = 0;
+  /** Backend TCP connections that served a stream the backend ended itself. */
+  const shortStreamSockets = new Set<Socket>();
 
   before(async () => {
     backend = await startBackend((req, res) => {
@@ -50,6 +56,12 @@ describe('a client that leaves is not an upstream error', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write('data: first\n\n');
         return; // never ends: the client leaves
+      }
+      if (req.url === '/short-events') {
+        shortStreamSockets.add(req.socket);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end('data: only\n\n');
+        return;
       }
       if (req.url === '/slow-items') {
         held.push(() => json(res, 200, [{ id: 1, userId: 'u1' }]));
@@ -72,6 +84,7 @@ describe('a client that leaves is not an upstream error', () => {
     gw = await startGateway(`
 routes:
   - { method: GET, route: /events, service: ${backend.host}, path: /events, isSSE: true }
+  - { method: GET, route: /short-events, service: ${backend.host}, path: /short-events, isSSE: true }
   - { method: GET, route: /slow-items, service: ${backend.host}, path: /slow-items,
       mapping: [{ path: "/users/{userId}", service: ${backend.host}, tag: user }] }
   - { method: GET, route: /items, service: ${backend.host}, path: /items,
@@ -198,5 +211,60 @@ config:
     assert.equal(streamSockets.size - usedBefore, rounds);
     // Nothing leaks: every stream connection is closed on the backend side.
     await waitFor(() => openStreamSockets.size === 0, 3_000, 'backend stream sockets closed');
+  });
+
+  it('SSE streams the backend ends: their connection goes back to the stream pool, 20 streams on one connection', async () => {
+    for (let i = 0; i < 20; i++) {
+      const res = await request(`${gw.url}/api/short-events`);
+      assert.equal(await res.body.text(), 'data: only\n\n');
+    }
+    assert.equal(shortStreamSockets.size, 1, 'the cost above is the cut, not the stream pool');
+  });
+});
+
+describe('SSE clients that leave an HTTP/2 upstream (http2: true)', () => {
+  const ca = createTestCa();
+  const pair = ca.issue('localhost');
+  let backend: Http2SecureServer;
+  let gw: TestGateway;
+  let sessions = 0;
+  let streamsClosed = 0;
+
+  before(async () => {
+    backend = createSecureServer({ cert: readFileSync(pair.certFile), key: readFileSync(pair.keyFile) });
+    backend.on('session', () => sessions++);
+    backend.on('stream', (stream) => {
+      stream.on('close', () => streamsClosed++);
+      stream.respond({ ':status': 200, 'content-type': 'text/event-stream' });
+      stream.write('data: first\n\n'); // never ends: the client leaves
+    });
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    const port = (backend.address() as AddressInfo).port;
+    gw = await startGateway(`
+upstreams:
+  events: { http2: true, targets: ["https://localhost:${port}"] }
+config:
+  upstreamTls: { caFile: ${ca.caFile} }
+routes:
+  - { method: GET, route: /events, service: events, path: /events, isSSE: true, public: true }
+`);
+  });
+  after(async () => {
+    await gw?.close();
+    await new Promise<void>((resolve) => backend.close(() => resolve()));
+    ca.remove();
+  });
+
+  it('each cut stream is reset on its own (RST_STREAM) and its connection stays: 20 departures, not 20 connections', async () => {
+    const rounds = 20;
+    for (let i = 0; i < rounds; i++) {
+      const { req, res } = await open(gw.url, '/api/events');
+      await new Promise((r) => res.once('data', r));
+      req.destroy();
+      await waitFor(() => streamsClosed === i + 1, 3_000, 'the backend stream closes');
+    }
+    // Usually one; undici's pool may open a second while the first still counts as busy (it
+    // carries one stream at a time), but a departure never costs its connection.
+    assert.ok(sessions <= 2, `${sessions} backend connections for ${rounds} departures`);
   });
 });
