@@ -12,11 +12,12 @@ import { connect as tlsConnect } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { startGateway, type TestGateway } from '../support/gateway.js';
-import { bounded, handshakeHeaders, upgradeRequest } from '../support/ws-backend.js';
+import { bounded, handshakeHeaders, upgradeRequest, type UpgradeAnswer } from '../support/ws-backend.js';
 import { acceptFor } from '../../src/endpoints/websocket.js';
 import { STALL_MS } from '../../src/endpoints/tunnel.js';
 import { Agent, request } from 'undici';
 import { closeAll } from '../support/close-all.js';
+import { waitFor } from '../support/wait-for.js';
 import { createTestCa } from '../support/certs.js';
 
 const MB = 1024 * 1024;
@@ -31,6 +32,10 @@ interface RawWsBackend {
   allClosed(ms: number): Promise<void>;
   /** Makes every socket read again (a deaf socket notices nothing, a close included, until it reads). */
   resumeAll(): void;
+  /** Resolves once a flooding socket has written nothing for `quietMs` (the gateway takes no more). */
+  floodStuck(quietMs: number): Promise<void>;
+  /** Resets every socket (RST). */
+  resetAll(): void;
   close(): Promise<void>;
 }
 
@@ -42,6 +47,7 @@ interface RawWsBackend {
 async function startRawWsBackend(): Promise<RawWsBackend> {
   const sockets = new Set<Socket>();
   const waiters: (() => void)[] = [];
+  let lastFloodWrite = 0;
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => {});
@@ -86,6 +92,7 @@ async function startRawWsBackend(): Promise<RawWsBackend> {
           socket.resume();
           const chunk = Buffer.alloc(MB, 1);
           const pump = () => {
+            lastFloodWrite = performance.now();
             while (!socket.destroyed && socket.write(chunk));
           };
           socket.on('drain', pump);
@@ -104,6 +111,11 @@ async function startRawWsBackend(): Promise<RawWsBackend> {
     open: () => sockets.size,
     resumeAll: () => {
       for (const s of sockets) s.resume();
+    },
+    floodStuck: (quietMs) =>
+      waitFor(() => lastFloodWrite > 0 && performance.now() - lastFloodWrite > quietMs, 5_000, 'the flood held back'),
+    resetAll: () => {
+      for (const s of sockets) s.resetAndDestroy();
     },
     allClosed: (ms) =>
       bounded(
@@ -133,6 +145,23 @@ async function writeUntilStuck(socket: Duplex, maxBytes: number, quietMs: number
     ]);
     if (!drained) return written;
   }
+}
+
+/** A client of the flooding backend that reads nothing. */
+async function pausedFloodClient(gw: TestGateway): Promise<Duplex> {
+  const answer = await upgradeRequest(gw.url, '/api/flood', handshakeHeaders());
+  assert.equal(answer.kind, 'upgrade');
+  const client = (answer as Extract<UpgradeAnswer, { kind: 'upgrade' }>).socket;
+  client.on('error', () => {});
+  client.pause();
+  return client;
+}
+
+/** The gateway closed `client`'s socket: the client sees it as soon as it reads. */
+async function closedOnceRead(client: Duplex): Promise<void> {
+  const clientClosed = new Promise<void>((r) => client.once('close', () => r()));
+  client.resume();
+  await bounded(clientClosed, 2_000, 'client socket closed');
 }
 
 /** The next WebSocket tunnel the gateway closes, whichever side closed it. */
@@ -223,20 +252,12 @@ describe('WebSocket tunnel limits', () => {
   });
 
   it('a client that stops reading: the backend is held back, then both sides close after stallMs', async () => {
-    const answer = await upgradeRequest(gw.url, '/api/flood', handshakeHeaders());
-    assert.equal(answer.kind, 'upgrade');
-    if (answer.kind !== 'upgrade') return;
-    const client = answer.socket;
-    client.on('error', () => {});
-    client.pause();
+    const client = await pausedFloodClient(gw);
     const opened = performance.now();
     await bounded(nextStreamClose(gw), stallMs + 3_000, 'tunnel closed by the gateway');
     assert.ok(performance.now() - opened >= stallMs, 'not before the stall bound');
     await backend.allClosed(2_000);
-    // The client socket was closed by the gateway: the client sees it as soon as it reads.
-    const clientClosed = new Promise<void>((r) => client.once('close', () => r()));
-    client.resume();
-    await bounded(clientClosed, 2_000, 'client socket closed');
+    await closedOnceRead(client);
     assert.ok(
       gw.logs.some((l) => l.msg === 'websocket tunnel closed: one side stopped reading' && l.notReading === 'client'),
     );
@@ -266,7 +287,7 @@ function tlsUpgrade(port: number, caFile: string, path: string): Promise<{ tls: 
   });
 }
 
-describe('WebSocket tunnel: a client that leaves while its backend is not reading', () => {
+describe('WebSocket tunnel: a side that resets while the other is not reading', () => {
   // The tunnel bounds at their defaults: the departure must be seen long before STALL_MS.
   const ca = createTestCa();
   const server = ca.issue('localhost');
@@ -276,7 +297,11 @@ describe('WebSocket tunnel: a client that leaves while its backend is not readin
 
   before(async () => {
     backend = await startRawWsBackend();
-    const routes = `routes:\n  - { method: GET, route: /deaf, service: 127.0.0.1:${backend.port}, path: /deaf, isWebSocket: true }\n`;
+    const routes = `routes:\n${(['deaf', 'flood'] as const)
+      .map(
+        (m) => `  - { method: GET, route: /${m}, service: 127.0.0.1:${backend.port}, path: /${m}, isWebSocket: true }`,
+      )
+      .join('\n')}\n`;
     gw = await startGateway(routes);
     tlsGw = await startGateway(
       `${routes}config:\n  tls: { certFile: ${server.certFile}, keyFile: ${server.keyFile} }\n`,
@@ -322,6 +347,17 @@ describe('WebSocket tunnel: a client that leaves while its backend is not readin
       () => client.resetAndDestroy(),
       async () => (await request(`${gw.url}/metrics`)).body.text(),
     );
+  });
+
+  it('a backend that resets while its client is not reading is noticed within a second as well', async () => {
+    const client = await pausedFloodClient(gw);
+    await backend.floodStuck(300);
+    const tunnelClosed = nextStreamClose(gw);
+    const reset = performance.now();
+    backend.resetAll();
+    await bounded(tunnelClosed, 3_000, 'tunnel closed by the gateway');
+    assert.ok(performance.now() - reset < STALL_MS / 10, 'long before the stall bound');
+    await closedOnceRead(client);
   });
 
   it('the same on a TLS listener', async () => {
