@@ -118,6 +118,7 @@ export function fakeCall(overrides: Partial<RouteCall> = {}): RouteCall & {
     method: 'GET',
     headersTimeoutMs: 1_000,
     bodyTimeoutMs: 1_000,
+    retries: 0,
     // A clock that stands still: no deadline passes unless a test moves its own.
     deadlines: new DeadlineSweep(() => 0),
     events,

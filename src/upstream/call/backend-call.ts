@@ -1,65 +1,49 @@
 /**
  * The gateway's call to a route's backend, for every endpoint that makes one (standard routes,
- * SSE streams, the primary call of a mapped route). It owns what those calls share: the backend
- * path and query, the request headers and body, the pool the call goes out on and its in-flight
- * count, the 'upstream:response' report, one failure path and one reaction to a client that
+ * SSE streams, the primary call of a mapped route): the streaming handler on top of the
+ * outbound-call core (./outbound-call.ts, which picks the pool, keeps the deadlines and decides
+ * the retries). It adds what those calls share: the backend path and query, the request headers
+ * and body, the 'upstream:response' report, one failure path and one reaction to a client that
  * leaves. Endpoints differ only in what they do with the answer: a subclass of `BackendCall`
- * decides in `onResponse`, and may take over `onData` and `onComplete`.
+ * decides in `onResponse`, and may take over `onBody` and `onComplete`.
  *
- * A call is an undici dispatch handler (onConnect, onHeaders, onData, onComplete, onError), the
- * raw protocol undici's own `stream()` and `request()` use: it writes the raw header list straight
- * into the object `writeHead` takes, with no per-request wrapper objects (docs/performance.md,
- * "Why the hot path looks like this").
+ * It writes the raw header list straight into the object `writeHead` takes, with no per-request
+ * wrapper objects (docs/performance.md, "Why the hot path looks like this").
  *
- * Lifecycle of one call, and what ends it:
- *   start        pick the pool, count the call, dispatch; the head's deadline starts
- *   onConnect    a connection: a call given up meanwhile (client gone, deadline) aborts now
- *   onHeaders    1xx skipped; otherwise parse, record the status, report, `onResponse`;
- *                the body's idle deadline starts
- *   onData       `onBody`: written to the client with backpressure (undici pauses until 'drain')
+ * What ends a call:
  *   onComplete   the client response ends                               -> finished, settled
- *   onError      one failure path: answer 502/504, or cut a started answer -> finished, settled
+ *   onFailure    one failure path: answer 502/504, or cut a started answer -> finished, settled
  * "Finished" is the backend call's end (the count drops); "settled" is the pipeline's resolve.
  * They can come apart: a 504 at the deadline of a call still queued for a connection settles
  * before the call is dropped, a mapped answer finishes its backend call before it is enriched and
  * settled.
  *
- * Deadlines are the gateway's, not undici's (./timed-call.ts, ./deadlines.ts). Like undici's own
- * timers, a deadline does not run out on the client: not while the client is still sending the
- * body, nor while the answer waits for the client to take what was written.
+ * The body's deadline is an idle one: each chunk moves it. Like undici's own timers, a deadline
+ * does not run out on the client: not while the client is still sending the body, nor while the
+ * answer waits for the client to take what was written.
  */
-import { errors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Exchange } from '../../pipeline/types.js';
-import { upstreamBody } from '../../pipeline/request-body.js';
+import { announcesBody, upstreamBody } from '../../pipeline/request-body.js';
 import type { BackendPool } from '../types.js';
 import { downstreamHeadersFromRaw } from '../headers/forward-headers.js';
 import { editHeaderRecord } from '../headers/header-edits.js';
 import { answerCompleted } from '../../response/answer-completed.js';
-import { TimedCall } from './timed-call.js';
-import { callEnded, callOutcome } from './pool-count.js';
-import { callStarted, reportRetry, retryableFailure, retryableStatus } from './pool-use.js';
-import { backendHeaders, backendPath, reportResponse, retryAllowed, type RouteCall } from './route-call.js';
-import { ClientGone, failCall, QueueTimeout, RetryAttempt } from './failure.js';
+import { OutboundCall } from './outbound-call.js';
+import { reportRetry } from './pool-use.js';
+import { backendHeaders, backendPath, reportResponse, type RouteCall } from './route-call.js';
+import { ClientGone, failCall, type QueueTimeout } from './failure.js';
 
 /**
  * One call to the backend of one request; `start()` sends it, the pipeline's `resolve` runs once
  * the client has its answer. Subclasses say what an answer becomes (`onResponse`).
  */
-export abstract class BackendCall extends TimedCall implements Dispatcher.DispatchHandler {
-  /** undici's abort for this call, from onConnect. */
-  private abortCall: ((err?: Error) => void) | undefined;
-  /** Set when the call must end before it got a connection: applied in onConnect. */
-  private giveUp: Error | undefined;
-  private pool: BackendPool | undefined;
-  /** Attempts made again after a failed one (retries on a named upstream). */
-  private retried = 0;
-  /** The attempt being given up for a retry, with the time the next one has. */
-  private retrying: string | undefined;
+export abstract class BackendCall extends OutboundCall<RouteCall> {
   private settled = false;
-  private finished = false;
   /** The client left before its answer ended: the call's end is the client's outcome. */
   private clientLeft = false;
-  protected readonly started = performance.now();
+  /** The answer's head as the client gets it, parsed in onHeaders. */
+  private head: Record<string, string | string[]> | undefined;
   /**
    * The exchange and the pipeline's resolve, dropped once the call is finished and settled:
    * undici keeps a finished handler reachable for a while, and the request's whole object graph
@@ -69,11 +53,7 @@ export abstract class BackendCall extends TimedCall implements Dispatcher.Dispat
   protected ex: Exchange | undefined;
   private resolve: (() => void) | undefined;
 
-  constructor(
-    ex: Exchange,
-    protected readonly call: RouteCall,
-    resolve: () => void,
-  ) {
+  constructor(ex: Exchange, call: RouteCall, resolve: () => void) {
     super(call);
     this.ex = ex;
     this.resolve = resolve;
@@ -82,55 +62,50 @@ export abstract class BackendCall extends TimedCall implements Dispatcher.Dispat
   /** What the answer's head becomes (written, buffered...); false pauses the backend connection. */
   protected abstract onResponse(ex: Exchange, statusCode: number, headers: Record<string, string | string[]>): boolean;
 
-  /** Counts the call on its pool and dispatches it. */
+  /** Dispatches the call. */
   start(): void {
-    const ex = this.ex!;
     // A client that leaves must release the backend connection at once, so it can serve the next request.
-    ex.onClose = this.onClientClose;
-    this.call.upstream.retryBudget?.call();
-    this.watchFor(this.call.headersTimeoutMs);
-    this.dispatchAttempt(ex, undefined);
+    this.ex!.onClose = this.onClientClose;
+    this.begin();
   }
 
-  /** Sends one attempt of the call on a pool (another than `avoid` when there is one). */
-  private dispatchAttempt(ex: Exchange, avoid: BackendPool | undefined): void {
-    const call = this.call;
-    const pool = callStarted(call.upstream, call.streaming, avoid);
-    this.pool = pool;
+  protected requestOn(pool: BackendPool): Dispatcher.DispatchOptions {
+    const { call } = this;
+    const ex = this.ex!;
     const body = upstreamBody(ex);
     this.upload = body === null || Buffer.isBuffer(body) ? undefined : body;
-    pool.dispatcher.dispatch(
-      {
-        path: backendPath(call.route, ex),
-        method: ex.req.method === 'HEAD' ? 'HEAD' : call.method,
-        headers: backendHeaders(call, ex, pool.origin.hostHeader),
-        body,
-        // 0: no timer of undici's; the deadlines are this call's (see the header comment).
-        headersTimeout: 0,
-        bodyTimeout: 0,
-      },
-      this,
-    );
+    return {
+      path: backendPath(call.route, ex),
+      method: ex.req.method === 'HEAD' ? 'HEAD' : call.method,
+      headers: backendHeaders(call, ex, pool.origin.hostHeader),
+      body,
+      // 0: no timer of undici's; the deadlines are this call's (see the header comment).
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    };
   }
 
-  /** Whether this failed attempt goes again on another target (`retryAllowed`), for a client still waiting. */
-  private mayRetry(ex: Exchange): boolean {
-    if (this.settled || this.clientLeft || this.giveUp !== undefined) return false;
-    return retryAllowed(this.call, ex, this.retried, this.deadlineAt - this.call.deadlines.now());
+  protected stillWanted(): boolean {
+    return this.ex !== undefined && !this.settled && !this.clientLeft;
   }
 
-  /** Ends a failed attempt and sends the next one (the deadline keeps running). */
-  private retry(ex: Exchange, reason: string): void {
-    const failed = this.pool!;
-    callOutcome(failed, true);
-    callEnded(failed);
-    this.pool = undefined;
-    this.abortCall = undefined;
-    this.resumeCall = undefined;
-    this.retried++;
+  /** A body streamed from the client is gone once sent: only a buffered one, or none, goes again. */
+  protected override canResend(): boolean {
+    return this.ex!.body !== undefined || !announcesBody(this.ex!.req);
+  }
+
+  protected override clientStillSending(): boolean {
+    const req = this.ex?.req;
+    return req !== undefined && this.upload === req && !req.isPaused();
+  }
+
+  protected reportHead(status: number): void {
+    reportResponse(this.call, 'backend', status, this.started);
+  }
+
+  protected reportRetry(failed: BackendPool, reason: string): void {
     const { events, route, upstream } = this.call;
-    reportRetry(events, { requestId: ex.requestId, routeId: route.id, upstream }, failed, reason);
-    this.dispatchAttempt(ex, failed);
+    reportRetry(events, { requestId: this.ex!.requestId, routeId: route.id, upstream }, failed, reason);
   }
 
   /** The exchange's `onClose`: the client response closed, finished or not. */
@@ -143,50 +118,30 @@ export abstract class BackendCall extends TimedCall implements Dispatcher.Dispat
     this.abort(new ClientGone());
   }
 
-  /** Ends the call; before it has a connection, at dispatch. Nothing once it finished. */
-  abort(reason: Error): void {
-    if (this.finished) return;
-    if (this.abortCall !== undefined) this.abortCall(reason);
-    else this.giveUp ??= reason;
-  }
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.abortCall = abort;
-    if (this.giveUp !== undefined) abort(this.giveUp);
-  }
-
   /** Returns false to pause the backend connection's parser. */
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
-    // 1xx (103 Early Hints...) are the backend's to the gateway, not forwarded.
+  override onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (statusCode < 200) return true;
-    const { ex, call } = this;
-    if (ex === undefined || this.settled) {
+    if (this.ex === undefined || this.settled) {
       this.abort(new ClientGone());
       return false;
     }
-    let headers: Record<string, string | string[]>;
     try {
-      headers = downstreamHeadersFromRaw(rawHeaders);
+      this.head = downstreamHeadersFromRaw(rawHeaders);
     } catch (err) {
       // A framing the gateway does not relay (a transfer coding other than chunked): 502.
       this.abort(err as Error);
       return false;
     }
-    // A target that says it cannot serve: another may (the answer is dropped with its connection).
-    if (retryableStatus(statusCode) && this.pool !== undefined && this.mayRetry(ex)) {
-      reportResponse(call, 'backend', statusCode, this.started);
-      this.retrying = `status ${statusCode}`;
-      this.abortCall?.(new RetryAttempt());
-      return false;
-    }
-    this.resumeCall = resume;
-    if (this.pool !== undefined) callOutcome(this.pool, statusCode >= 500);
+    return super.onHeaders(statusCode, rawHeaders, resume);
+  }
+
+  protected onAnswer(statusCode: number): boolean {
+    const ex = this.ex!;
+    const headers = this.head!;
+    this.head = undefined;
     ex.upstreamStatus = statusCode;
-    // From now on the body's idle deadline applies, if the route has one.
-    this.watchFor(call.bodyTimeoutMs);
-    reportResponse(call, 'backend', statusCode, this.started);
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
-    const edit = call.route.editHeaders.response;
+    const edit = this.call.route.editHeaders.response;
     if (edit !== undefined) editHeaderRecord(edit, headers, ex);
     try {
       return this.onResponse(ex, statusCode, headers);
@@ -197,7 +152,7 @@ export abstract class BackendCall extends TimedCall implements Dispatcher.Dispat
     }
   }
 
-  onData(chunk: Buffer): boolean {
+  override onData(chunk: Buffer): boolean {
     this.nextChunkDue();
     return this.onBody(chunk);
   }
@@ -213,34 +168,12 @@ export abstract class BackendCall extends TimedCall implements Dispatcher.Dispat
     return true;
   }
 
-  /**
-   * The sweep found the deadline passed (./deadlines.ts). The call stays watched until it
-   * finishes: an attempt that goes again on another target is held to the same deadline.
-   */
-  overdue(now: number): void {
+  /** Still queued for a pooled connection at the head's deadline: the client gets its 504 now. */
+  protected onQueueOverdue(why: QueueTimeout): void {
     const ex = this.ex;
-    if (ex === undefined || this.finished) return this.call.deadlines.unwatch(this);
-    if (ex.upstreamStatus === undefined) return this.headOverdue(ex, now);
-    // The body: not while the answer waits for the client (config.writeTimeoutSec is the client's limit).
-    if (this.waitingForClient) return this.nextChunkDue();
-    this.abort(new errors.BodyTimeoutError());
-  }
-
-  private headOverdue(ex: Exchange, now: number): void {
-    if (this.abortCall === undefined) {
-      // Still queued for a pooled connection: the client gets its 504 now, the call is dropped at dispatch.
-      const why = new QueueTimeout();
-      if (!this.settled) {
-        this.fail(ex, why);
-        this.settle();
-      }
-      this.abort(why);
-      return;
-    }
-    // The client is still sending the body and the backend takes it: the client's own limit
-    // (timeouts.clientBodySec) applies, not the backend's.
-    if (this.upload === ex.req && !ex.req.isPaused()) this.deadlineAt = now + this.call.headersTimeoutMs;
-    else this.abort(new errors.HeadersTimeoutError());
+    if (ex === undefined || this.settled) return;
+    this.fail(ex, why);
+    this.settle();
   }
 
   onComplete(): void {
@@ -249,18 +182,8 @@ export abstract class BackendCall extends TimedCall implements Dispatcher.Dispat
     this.settle();
   }
 
-  onError(err: Error): void {
+  protected onFailure(err: Error): void {
     const ex = this.ex;
-    const retrying = this.retrying;
-    if (retrying !== undefined) {
-      // The attempt given up in onHeaders ended: the next one goes out.
-      this.retrying = undefined;
-      if (ex !== undefined && !this.settled && !this.clientLeft) return this.retry(ex, retrying);
-    } else if (ex !== undefined && ex.upstreamStatus === undefined && this.pool !== undefined) {
-      // No connection, or a reset before any answer: the target never worked on it.
-      const kind = retryableFailure(err);
-      if (kind !== undefined && this.mayRetry(ex)) return this.retry(ex, kind);
-    }
     if (ex !== undefined && !this.settled) {
       // A request body still streaming from the client has nowhere to go any more.
       if (!ex.req.complete && !ex.req.destroyed) ex.req.destroy();
@@ -276,11 +199,9 @@ export abstract class BackendCall extends TimedCall implements Dispatcher.Dispat
   }
 
   /** The backend call ended: its connection is free, and the count drops. */
-  protected finish(): void {
+  protected override finish(): void {
     if (this.finished) return;
-    this.finished = true;
-    this.call.deadlines.unwatch(this);
-    if (this.pool !== undefined) callEnded(this.pool);
+    super.finish();
     this.release();
   }
 

@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici';
 import type { CompiledRoute, Exchange } from '../../pipeline/types.js';
 import type { EventBus, UpstreamCall } from '../../observability/events.js';
-import { announcesBody, bufferedLength } from '../../pipeline/request-body.js';
+import { bufferedLength } from '../../pipeline/request-body.js';
 import type { Upstream } from '../types.js';
 import { appendQuery } from '../target-url.js';
 import { upstreamRequestHeaders } from '../headers/forward-headers.js';
@@ -44,6 +44,8 @@ export interface RouteCall {
   readonly method: Dispatcher.HttpMethod;
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
+  /** The route's `retries`. */
+  readonly retries: number;
   readonly deadlines: DeadlineSweep;
   readonly events: EventBus;
 }
@@ -60,6 +62,7 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
     method: route.method as Dispatcher.HttpMethod,
     headersTimeoutMs: options.headersTimeoutMs,
     bodyTimeoutMs: options.bodyTimeoutMs,
+    retries: route.retries,
     deadlines: options.deadlines ?? callDeadlines,
     events: options.events,
   };
@@ -115,16 +118,4 @@ export function reportResponse(
     status,
     durationMs: performance.now() - started,
   });
-}
-
-/**
- * Whether a failed attempt of a route's call may go again, on another target: a retry left for
- * the route and in the upstream's budget, a body that can be sent again, and time left before the
- * route's deadline (`msLeft`). Takes the retry from the budget when it does.
- */
-export function retryAllowed(call: RouteCall, ex: Exchange, retried: number, msLeft: number): boolean {
-  if (retried >= call.route.retries) return false;
-  if (ex.body === undefined && announcesBody(ex.req)) return false;
-  if (msLeft < 1) return false;
-  return call.upstream.retryBudget?.tryRetry() === true;
 }
