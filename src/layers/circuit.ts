@@ -1,11 +1,12 @@
 /**
  * The circuit step of a route: no permit means 503 at once and the backend is not even connected
  * to (docs/design-decisions.md "Circuit breaker"); otherwise the request goes on and its outcome
- * is reported on the permit. A WebSocket endpoint resolves once the client has its answer to the
+ * is reported on the permit (circuit/settle.ts says what counts). A WebSocket endpoint resolves once the client has its answer to the
  * handshake, so a tunnel that stays open for hours holds no probe slot.
  */
-import type { Exchange, Layer } from '../pipeline/types.js';
-import type { CircuitBreaker, CircuitPermit } from '../circuit/types.js';
+import type { Layer } from '../pipeline/types.js';
+import type { CircuitBreaker } from '../circuit/types.js';
+import { settlePermit } from '../circuit/settle.js';
 import { sendError } from '../response/send-error.js';
 
 export interface CircuitLayerOptions {
@@ -56,19 +57,4 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
 /** Whole seconds, at least 1, until the circuit may admit a call again. */
 function retryAfter(breaker: CircuitBreaker): number {
   return Math.max(1, Math.ceil(breaker.retryAfterSec()));
-}
-
-/**
- * The outcome the endpoint recorded: an answer >= 500 or no answer is a failure, any other
- * answer a success (docs/design-decisions.md); a client that left, or no backend call at all, counts nothing.
- */
-export function settlePermit(permit: CircuitPermit, ex: Pick<Exchange, 'upstreamStatus' | 'upstreamFailure'>): void {
-  if (ex.upstreamStatus !== undefined) {
-    if (ex.upstreamStatus >= 500) permit.fail();
-    else permit.succeed();
-  } else if (ex.upstreamFailure !== undefined && ex.upstreamFailure !== 'aborted') {
-    permit.fail();
-  } else {
-    permit.release();
-  }
 }

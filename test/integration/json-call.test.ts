@@ -36,8 +36,17 @@ function upstreamFor(host: string, breaker: CircuitBreaker, connections = 4): Up
   return { origin, pick: () => pool, breaker } as unknown as Upstream;
 }
 
+/** An upstream of two targets that a retry moves between, with a budget that always has a retry. */
+function twoTargets(first: string, second: string, breaker: CircuitBreaker): Upstream {
+  const [a, b] = [first, second].map((host) => upstreamFor(host, breaker).pick());
+  const origin = parseService(second) as Origin;
+  const retryBudget = { call: () => undefined, tryRetry: () => true };
+  return { origin, pick: (avoid?: unknown) => (avoid === a ? b : a), breaker, retryBudget } as unknown as Upstream;
+}
+
 describe('callJson', () => {
   let backend: TestBackend;
+  let firstOf503 = 0;
   const upstreams: Upstream[] = [];
   before(async () => {
     backend = await startBackend((req, res) => {
@@ -53,11 +62,20 @@ describe('callJson', () => {
         res.once('close', () => clearInterval(tick));
         return;
       }
+      if (req.url === '/503-then-silent') {
+        // The first call gets a 503 late in its budget; the next one (on another target) no answer.
+        if (firstOf503 !== 0) return;
+        firstOf503 = performance.now();
+        return void setTimeout(() => json(res, 503, { e: 1 }), 500);
+      }
       // '/silent' never answers
     });
   });
   after(async () => {
-    for (const u of upstreams) await u.pick().dispatcher.destroy();
+    for (const u of upstreams) {
+      await u.pick().dispatcher.destroy();
+      await u.pick(u.pick()).dispatcher.destroy();
+    }
     await backend?.close();
   });
   const make = (open = false, host = backend.host) => {
@@ -160,5 +178,26 @@ describe('callJson', () => {
     assert.deepEqual(await callJson(u, '/ok', opts), { ok: false, reason: 'circuit open' });
     assert.equal(backend.seen.length, seen);
     assert.deepEqual(breaker.reports, []);
+  });
+
+  it('a call retried on another target holds one circuit permit: the circuit sees only its final outcome', async () => {
+    const breaker = recordingBreaker();
+    const u = twoTargets(`127.0.0.1:${await closedPort()}`, backend.host, breaker);
+    upstreams.push(u);
+    assert.deepEqual(await callJson(u, '/ok', { ...opts, retries: 1 }), { ok: true, json: '{"a":1}' });
+    assert.deepEqual(breaker.reports, ['succeed']);
+  });
+
+  it('a call retried on another target is held to the deadline of its first attempt', async () => {
+    const breaker = recordingBreaker();
+    const u = twoTargets(backend.host, backend.host, breaker);
+    upstreams.push(u);
+    const started = performance.now();
+    const outcome = await callJson(u, '/503-then-silent', { ...opts, timeoutMs: 600, retries: 1 });
+    const elapsed = performance.now() - started;
+    assert.deepEqual(outcome, { ok: false, reason: 'timeout' });
+    assert.ok(firstOf503 > 0, 'the first target answered 503 and the call went again');
+    assert.ok(elapsed >= 550 && elapsed < 1_000, `one 600 ms deadline for both attempts (${Math.round(elapsed)} ms)`);
+    assert.deepEqual(breaker.reports, ['fail']);
   });
 });

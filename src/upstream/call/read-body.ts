@@ -109,3 +109,14 @@ export function utf8Text(body: Buffer): string | undefined {
     return undefined;
   }
 }
+
+/** The values of header `name` (lower case) in undici's raw list, as undici's own parse gives them. */
+export function rawHeaderValue(raw: Buffer[], name: string): string | string[] | undefined {
+  let value: string | string[] | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.length !== name.length || raw[i]!.toString('latin1').toLowerCase() !== name) continue;
+    const v = raw[i + 1]!.toString('latin1');
+    value = value === undefined ? v : Array.isArray(value) ? [...value, v] : [value, v];
+  }
+  return value;
+}

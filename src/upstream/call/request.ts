@@ -1,8 +1,9 @@
 /**
- * The calls whose answer the gateway reads itself (a mapping or aggregated JSON call, an auth
- * service's verdict, a health probe) go out here, the one place such a request is sent. A call
- * on a pool of an upstream is counted on it while it runs, like the routes' own calls, since they
- * share its connections; a call that is answered is reported ('upstream:response').
+ * The calls whose answer the gateway reads itself and that take no part in a route's retries or
+ * circuit (an auth service's verdict, a health probe) go out here. A call on a pool of an
+ * upstream is counted on it while it runs, like the routes' own calls, since they share its
+ * connections; a call that is answered is reported ('upstream:response'). JSON calls, which
+ * retry and hold a circuit permit, go through the outbound-call core (./json-call.ts).
  */
 import type { Dispatcher } from 'undici';
 import type { EventBus, UpstreamCall } from '../../observability/events.js';
@@ -49,16 +50,20 @@ export async function readCall<T>(
       headersTimeout: request.headersTimeoutMs,
       bodyTimeout: request.bodyTimeoutMs,
     });
-    if (report !== undefined)
-      report.events.emit('upstream:response', {
-        routeId: report.routeId,
-        origin: report.origin,
-        call: report.call,
-        status: answer.statusCode,
-        durationMs: performance.now() - started,
-      });
+    if (report !== undefined) reportAnswer(report, answer.statusCode, started);
     return await read(answer);
   } finally {
     if (pool !== undefined) callEnded(pool);
   }
+}
+
+/** Reports an answer's head ('upstream:response'), its latency from `started` (a `performance.now()` reading). */
+export function reportAnswer(report: ReadReport, status: number, started: number): void {
+  report.events.emit('upstream:response', {
+    routeId: report.routeId,
+    origin: report.origin,
+    call: report.call,
+    status,
+    durationMs: performance.now() - started,
+  });
 }
