@@ -27,7 +27,7 @@ import { settlePermit } from '../../circuit/settle.js';
 import { appendTraceHeaders } from '../../observability/trace-context.js';
 import { classifyUpstreamError } from '../upstream-error.js';
 import { OutboundCall, type CallPlan } from './outbound-call.js';
-import { callDeadlines, type DeadlineSweep } from './deadlines.js';
+import { callDeadlines } from './deadlines.js';
 import { ClientGone, type QueueTimeout } from './failure.js';
 import { reportAnswer, type ReadReport } from './request.js';
 import { reportRetry } from './pool-use.js';
@@ -61,8 +61,6 @@ export interface JsonCallOptions {
   readonly retries?: number | undefined;
   /** The caller reads the text with a strict JSON scanner itself (a batch answer): no JSON.parse here. */
   readonly validated?: boolean | undefined;
-  /** What watches the call's deadlines (default: the process's `callDeadlines`). */
-  readonly deadlines?: DeadlineSweep | undefined;
 }
 
 /** The route a call is made for, the bus its answers are reported on, and the kind of call. */
@@ -102,7 +100,7 @@ export function callJson(upstream: Upstream, path: string, options: JsonCallOpti
     headersTimeoutMs: options.timeoutMs,
     bodyTimeoutMs: options.timeoutMs,
     retries: options.retries ?? 0,
-    deadlines: options.deadlines ?? callDeadlines,
+    deadlines: callDeadlines,
   };
   return new Promise((resolve) => new JsonCall(plan, path, options, permit, resolve).start());
 }
