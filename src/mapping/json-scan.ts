@@ -7,6 +7,9 @@
  * so the mapped route never re-serialises the primary body: this scanner validates it and reports
  * the span of each item and of each item's top-level members; splice.ts edits those spans.
  * Nested values are skipped with an explicit stack, so deep nesting cannot overflow the call stack.
+ * Bytes are compared as literal char codes, each with its character in a comment: a literal is
+ * what every compiler emits as it is, where a named constant or enum member (an object under
+ * `verbatimModuleSyntax`) is a load at every comparison of the scanner's loops.
  */
 
 export type ValueKind = 'string' | 'number' | 'true' | 'false' | 'null' | 'object' | 'array';
@@ -53,23 +56,11 @@ const fail = (): never => {
   throw new NotMappable();
 };
 
-const C_QUOTE = 0x22;
-const C_BACKSLASH = 0x5c;
-const C_COMMA = 0x2c;
-const C_COLON = 0x3a;
-const C_LBRACE = 0x7b;
-const C_RBRACE = 0x7d;
-const C_LBRACKET = 0x5b;
-const C_RBRACKET = 0x5d;
-const C_MINUS = 0x2d;
-const C_DOT = 0x2e;
-const C_0 = 0x30;
-const C_9 = 0x39;
-
 const LITERALS = ['true', 'false', 'null'] as const;
 
-const isDigit = (c: number): boolean => c >= C_0 && c <= C_9;
-const isHex = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+const isDigit = (c: number): boolean => c >= 0x30 /* 0 */ && c <= 0x39; /* 9 */
+const isHex = (c: number): boolean =>
+  isDigit(c) || (c >= 0x41 /* A */ && c <= 0x46) /* F */ || (c >= 0x61 && c <= 0x66);
 
 class Scanner {
   constructor(readonly text: string) {}
@@ -79,23 +70,23 @@ class Scanner {
     let p = this.ws(0);
     const c = t.charCodeAt(p);
     let items: ObjectSpan[];
-    if (c === C_LBRACE) {
+    if (c === 0x7b /* { */) {
       const item = this.object(p);
       items = [item];
       p = item.end;
-    } else if (c === C_LBRACKET) {
+    } else if (c === 0x5b /* [ */) {
       items = [];
       p = this.ws(p + 1);
-      if (t.charCodeAt(p) === C_RBRACKET) p++;
+      if (t.charCodeAt(p) === 0x5d /* ] */) p++;
       else {
         for (;;) {
-          if (t.charCodeAt(p) !== C_LBRACE) fail();
+          if (t.charCodeAt(p) !== 0x7b /* { */) fail();
           const item = this.object(p);
           items.push(item);
           p = this.ws(item.end);
           const d = t.charCodeAt(p);
-          if (d === C_COMMA) p = this.ws(p + 1);
-          else if (d === C_RBRACKET) {
+          if (d === 0x2c /* , */) p = this.ws(p + 1);
+          else if (d === 0x5d /* ] */) {
             p++;
             break;
           } else fail();
@@ -111,33 +102,33 @@ class Scanner {
     const t = this.text;
     const members: MemberSpan[] = [];
     let p = this.ws(start + 1);
-    if (t.charCodeAt(p) === C_RBRACE) return { start, end: p + 1, members };
+    if (t.charCodeAt(p) === 0x7d /* } */) return { start, end: p + 1, members };
     for (;;) {
-      if (t.charCodeAt(p) !== C_QUOTE) fail();
+      if (t.charCodeAt(p) !== 0x22 /* " */) fail();
       const keyStart = p;
       const keyEnd = this.string(p);
       p = this.ws(keyEnd);
-      if (t.charCodeAt(p) !== C_COLON) fail();
+      if (t.charCodeAt(p) !== 0x3a /* : */) fail();
       const valueStart = this.ws(p + 1);
       const kind = this.kindAt(valueStart);
       const valueEnd = this.skipValue(valueStart);
       members.push({ keyStart, name: stringValue(t, keyStart, keyEnd), valueStart, valueEnd, kind });
       p = this.ws(valueEnd);
       const d = t.charCodeAt(p);
-      if (d === C_COMMA) p = this.ws(p + 1);
-      else if (d === C_RBRACE) return { start, end: p + 1, members };
+      if (d === 0x2c /* , */) p = this.ws(p + 1);
+      else if (d === 0x7d /* } */) return { start, end: p + 1, members };
       else fail();
     }
   }
 
   kindAt(p: number): ValueKind {
     const c = this.text.charCodeAt(p);
-    if (c === C_QUOTE) return 'string';
-    if (c === C_LBRACE) return 'object';
-    if (c === C_LBRACKET) return 'array';
-    if (c === 0x74) return 'true';
-    if (c === 0x66) return 'false';
-    if (c === 0x6e) return 'null';
+    if (c === 0x22 /* " */) return 'string';
+    if (c === 0x7b /* { */) return 'object';
+    if (c === 0x5b /* [ */) return 'array';
+    if (c === 0x74 /* t */) return 'true';
+    if (c === 0x66 /* f */) return 'false';
+    if (c === 0x6e /* n */) return 'null';
     return 'number';
   }
 
@@ -150,10 +141,10 @@ class Scanner {
       // Here a value starts.
       const c = t.charCodeAt(p);
       let afterValue = true;
-      if (c === C_LBRACE || c === C_LBRACKET) {
-        const isObject = c === C_LBRACE;
+      if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+        const isObject = c === 0x7b; /* { */
         p = this.ws(p + 1);
-        if (t.charCodeAt(p) === (isObject ? C_RBRACE : C_RBRACKET)) p++;
+        if (t.charCodeAt(p) === (isObject ? 0x7d /* } */ : 0x5d) /* ] */) p++;
         else {
           stack.push(isObject);
           if (isObject) p = this.keyAndColon(p);
@@ -167,12 +158,12 @@ class Scanner {
         p = this.ws(p);
         const d = t.charCodeAt(p);
         const isObject = stack[stack.length - 1]!;
-        if (d === C_COMMA) {
+        if (d === 0x2c /* , */) {
           p = this.ws(p + 1);
           if (isObject) p = this.keyAndColon(p);
           break;
         }
-        if (d === (isObject ? C_RBRACE : C_RBRACKET)) {
+        if (d === (isObject ? 0x7d /* } */ : 0x5d) /* ] */) {
           stack.pop();
           p++;
           continue;
@@ -184,17 +175,17 @@ class Scanner {
 
   /** `"key" :` then whitespace; returns where the value starts. */
   keyAndColon(p: number): number {
-    if (this.text.charCodeAt(p) !== C_QUOTE) fail();
+    if (this.text.charCodeAt(p) !== 0x22 /* " */) fail();
     p = this.ws(this.string(p));
-    if (this.text.charCodeAt(p) !== C_COLON) fail();
+    if (this.text.charCodeAt(p) !== 0x3a /* : */) fail();
     return this.ws(p + 1);
   }
 
   primitive(p: number): number {
     const t = this.text;
     const c = t.charCodeAt(p);
-    if (c === C_QUOTE) return this.string(p);
-    if (c === C_MINUS || isDigit(c)) return this.number(p);
+    if (c === 0x22 /* " */) return this.string(p);
+    if (c === 0x2d /* - */ || isDigit(c)) return this.number(p);
     for (const word of LITERALS) if (t.startsWith(word, p)) return p + word.length;
     return fail();
   }
@@ -205,11 +196,11 @@ class Scanner {
     p++;
     for (;;) {
       const c = t.charCodeAt(p);
-      if (c === C_QUOTE) return p + 1;
+      if (c === 0x22 /* " */) return p + 1;
       if (Number.isNaN(c) || c < 0x20) fail();
-      if (c === C_BACKSLASH) {
+      if (c === 0x5c /* \ */) {
         const e = t.charCodeAt(p + 1);
-        if (e === 0x75) {
+        if (e === 0x75 /* u */) {
           if (!(
             isHex(t.charCodeAt(p + 2)) &&
             isHex(t.charCodeAt(p + 3)) &&
@@ -219,14 +210,14 @@ class Scanner {
             fail();
           p += 6;
         } else if (
-          e === C_QUOTE ||
-          e === C_BACKSLASH ||
-          e === 0x2f ||
-          e === 0x62 ||
-          e === 0x66 ||
-          e === 0x6e ||
-          e === 0x72 ||
-          e === 0x74
+          e === 0x22 /* " */ ||
+          e === 0x5c /* \ */ ||
+          e === 0x2f /* / */ ||
+          e === 0x62 /* b */ ||
+          e === 0x66 /* f */ ||
+          e === 0x6e /* n */ ||
+          e === 0x72 /* r */ ||
+          e === 0x74 /* t */
         ) {
           p += 2;
         } else fail();
@@ -237,20 +228,20 @@ class Scanner {
   /** `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` */
   number(p: number): number {
     const t = this.text;
-    if (t.charCodeAt(p) === C_MINUS) p++;
-    if (t.charCodeAt(p) === C_0) p++;
+    if (t.charCodeAt(p) === 0x2d /* - */) p++;
+    if (t.charCodeAt(p) === 0x30 /* 0 */) p++;
     else if (isDigit(t.charCodeAt(p))) while (isDigit(t.charCodeAt(p))) p++;
     else fail();
-    if (t.charCodeAt(p) === C_DOT) {
+    if (t.charCodeAt(p) === 0x2e /* . */) {
       p++;
       if (!isDigit(t.charCodeAt(p))) fail();
       while (isDigit(t.charCodeAt(p))) p++;
     }
     const e = t.charCodeAt(p);
-    if (e === 0x65 || e === 0x45) {
+    if (e === 0x65 /* e */ || e === 0x45 /* E */) {
       p++;
       const s = t.charCodeAt(p);
-      if (s === 0x2b || s === C_MINUS) p++;
+      if (s === 0x2b /* + */ || s === 0x2d /* - */) p++;
       if (!isDigit(t.charCodeAt(p))) fail();
       while (isDigit(t.charCodeAt(p))) p++;
     }
