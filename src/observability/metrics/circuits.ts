@@ -3,18 +3,18 @@
  * current state read at scrape time into `portico_circuit_state`.
  */
 import { Gauge } from 'prom-client';
-import { counter } from './shared.js';
+import { counters } from './shared.js';
 import type { MetricsModule } from './types.js';
 
 const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const;
 
+// prettier-ignore
+const SERIES = {
+  transitions: ['portico_circuit_transitions_total', 'Circuit state changes, by origin and new state', ['origin', 'state']],
+} as const;
+
 export const circuitMetrics: MetricsModule = (registry, sources) => {
-  const circuitTransitions = counter(
-    registry,
-    'portico_circuit_transitions_total',
-    'Circuit state changes, by origin and new state',
-    ['origin', 'state'],
-  );
+  const { transitions } = counters(registry, SERIES);
   if (sources.circuits !== undefined) {
     const circuits = sources.circuits;
     new Gauge({
@@ -31,6 +31,6 @@ export const circuitMetrics: MetricsModule = (registry, sources) => {
     });
   }
   return {
-    'circuit:change': (e) => circuitTransitions.inc({ origin: e.origin, state: e.to }),
+    'circuit:change': (e) => transitions.inc({ origin: e.origin, state: e.to }),
   };
 };

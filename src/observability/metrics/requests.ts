@@ -4,12 +4,19 @@
  */
 import type { Registry } from 'prom-client';
 import { createSeriesHistogram } from '../series.js';
-import { counter, gaugeFrom, LATENCY_BUCKETS, routeLabel } from './shared.js';
+import { counters, LATENCY_BUCKETS, routeLabel, scraped } from './shared.js';
 import type { MetricsModule, MetricsSources } from './types.js';
 
 function statusClass(status: number): string {
   return status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'other';
 }
+
+// prettier-ignore
+const SERIES = {
+  aborted: ['portico_requests_aborted_total', 'Requests whose client left before the response ended', ['route']],
+  gatewayErrors: ['portico_gateway_errors_total', 'Responses the gateway generated itself, by error code (X-Portico-Error)', ['code']],
+  rateLimited: ['portico_rate_limited_total', 'Requests refused with 429 by the rate limiter, by route', ['route']],
+} as const;
 
 export const requestMetrics: MetricsModule = (registry, sources) => {
   // The two per-request series are kept by series.ts (no prom-client work per request).
@@ -19,24 +26,7 @@ export const requestMetrics: MetricsModule = (registry, sources) => {
     buckets: LATENCY_BUCKETS,
     counter: { name: 'portico_requests_total', help: 'Requests answered, by route template, method and status class' },
   });
-  const aborted = counter(
-    registry,
-    'portico_requests_aborted_total',
-    'Requests whose client left before the response ended',
-    ['route'],
-  );
-  const gatewayErrors = counter(
-    registry,
-    'portico_gateway_errors_total',
-    'Responses the gateway generated itself, by error code (X-Portico-Error)',
-    ['code'],
-  );
-  const rateLimited = counter(
-    registry,
-    'portico_rate_limited_total',
-    'Requests refused with 429 by the rate limiter, by route',
-    ['route'],
-  );
+  const { aborted, gatewayErrors, rateLimited } = counters(registry, SERIES);
   requestStateGauges(registry, sources);
   return {
     'request:end': (e) => {
@@ -58,10 +48,10 @@ export const requestMetrics: MetricsModule = (registry, sources) => {
 /** Read at scrape time from the state their owners keep (no per-request cost). */
 function requestStateGauges(registry: Registry, sources: MetricsSources): void {
   const { inFlight, rateLimitBuckets } = sources;
-  if (inFlight !== undefined) {
-    gaugeFrom(registry, 'portico_requests_in_flight', 'Requests being served now', () => inFlight.count);
-  }
-  if (rateLimitBuckets !== undefined) {
-    gaugeFrom(registry, 'portico_rate_limit_buckets', 'Client buckets held by the rate limiter', rateLimitBuckets);
-  }
+  if (inFlight !== undefined)
+    scraped(registry, [['portico_requests_in_flight', 'Requests being served now', () => inFlight.count, 'gauge']]);
+  if (rateLimitBuckets !== undefined)
+    scraped(registry, [
+      ['portico_rate_limit_buckets', 'Client buckets held by the rate limiter', rateLimitBuckets, 'gauge'],
+    ]);
 }

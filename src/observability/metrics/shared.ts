@@ -17,70 +17,77 @@ export function routeLabel(routeId: string | undefined): string {
   return space < 0 ? routeId : routeId.slice(space + 1);
 }
 
-// The label names are a type parameter, so `inc()` and `observe()` take exactly those labels.
+/**
+ * A series declared as one row of data: its name, help text and label names. A module lists its
+ * series as a table of rows, one a line, and the helpers below register them; the label names are
+ * a type parameter, so `inc()`, `set()` and `observe()` take exactly those labels.
+ */
+export type SeriesRow<L extends string = string> = readonly [name: string, help: string, labelNames: readonly L[]];
 
-/** A counter registered on `registry`, fed by events. */
-export function counter<L extends string>(
+/** A series whose owner keeps the value, read at each scrape: name, help, the reading, its type. */
+export type ScrapedRow = readonly [name: string, help: string, read: () => number, type: 'counter' | 'gauge'];
+
+type LabelsOf<R> = R extends SeriesRow<infer L> ? L : never;
+type Declared<T, S extends 'counter' | 'gauge'> = {
+  readonly [K in keyof T]: S extends 'counter' ? Counter<LabelsOf<T[K]>> : Gauge<LabelsOf<T[K]>>;
+};
+
+/** One counter per row of `rows`, registered on `registry` and fed by events, by the rows' keys. */
+export function counters<const T extends Readonly<Record<string, SeriesRow>>>(
   registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly L[],
-): Counter<L> {
-  return new Counter({ registers: [registry], name, help, labelNames });
+  rows: T,
+): Declared<T, 'counter'> {
+  return byKey(rows, ([name, help, labelNames]) => new Counter({ registers: [registry], name, help, labelNames }));
 }
 
-/** A gauge registered on `registry`, fed by events. */
-export function gauge<L extends string>(
+/** One gauge per row of `rows`, registered on `registry` and fed by events, by the rows' keys. */
+export function gauges<const T extends Readonly<Record<string, SeriesRow>>>(
   registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly L[],
-): Gauge<L> {
-  return new Gauge({ registers: [registry], name, help, labelNames });
+  rows: T,
+): Declared<T, 'gauge'> {
+  return byKey(rows, ([name, help, labelNames]) => new Gauge({ registers: [registry], name, help, labelNames }));
 }
 
 /** A histogram registered on `registry`, fed by events. */
 export function histogram<L extends string>(
   registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly L[],
+  [name, help, labelNames]: SeriesRow<L>,
   buckets: number[],
 ): Histogram<L> {
   return new Histogram({ registers: [registry], name, help, labelNames, buckets });
 }
 
-/** A counter without labels whose owner keeps the count: `read()` gives it at each scrape. */
-export function counterFrom(registry: Registry, name: string, help: string, read: () => number): void {
-  new Counter({
-    registers: [registry],
-    name,
-    help,
-    collect() {
-      this.reset();
-      this.inc(read());
-    },
-  });
+function byKey<T extends Readonly<Record<string, SeriesRow>>, S>(rows: T, make: (row: SeriesRow) => S): never {
+  const made: Record<string, S> = {};
+  for (const [key, row] of Object.entries(rows)) made[key] = make(row);
+  return made as never;
 }
 
 /**
- * A gauge without labels read at each scrape; `aggregator` is how a cluster's workers' values
- * combine into one (prom-client's default is their sum).
+ * Series without labels whose owners keep the values, read at each scrape. A gauge's `aggregator`
+ * is how a cluster's workers' values combine into one (prom-client's default is their sum).
  */
-export function gaugeFrom(
-  registry: Registry,
-  name: string,
-  help: string,
-  read: () => number,
-  aggregator: Aggregator = 'sum',
-): void {
-  new Gauge({
-    registers: [registry],
-    name,
-    help,
-    aggregator,
-    collect() {
-      this.set(read());
-    },
-  });
+export function scraped(registry: Registry, rows: readonly ScrapedRow[], aggregator: Aggregator = 'sum'): void {
+  for (const [name, help, read, type] of rows) {
+    if (type === 'counter')
+      new Counter({
+        registers: [registry],
+        name,
+        help,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    else
+      new Gauge({
+        registers: [registry],
+        name,
+        help,
+        aggregator,
+        collect() {
+          this.set(read());
+        },
+      });
+  }
 }

@@ -3,8 +3,17 @@
  * 'upstream:error', 'upstream:retry' and 'aggregate:incomplete' into their counters.
  */
 import { createSeriesHistogram } from '../series.js';
-import { counter, LATENCY_BUCKETS, routeLabel } from './shared.js';
+import { counters, LATENCY_BUCKETS, routeLabel } from './shared.js';
 import type { MetricsModule } from './types.js';
+
+// prettier-ignore
+const SERIES = {
+  upstreamErrors: ['portico_upstream_errors_total', 'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)', ['route', 'origin', 'kind']],
+  // Counted here, not with the mapping failures: an answered mapping call is an 'upstream:response'.
+  mappingCalls: ['portico_mapping_calls_total', 'Mapping calls answered, by route and origin', ['route', 'origin']],
+  retries: ['portico_upstream_retries_total', 'Backend calls sent again to another target of a named upstream, by route and upstream', ['route', 'origin']],
+  aggregateFailures: ['portico_aggregate_backend_failures_total', 'Backends of an aggregated route that gave no usable answer, by route and service', ['route', 'service']],
+} as const;
 
 export const upstreamMetrics: MetricsModule = (registry) => {
   const upstreamDuration = createSeriesHistogram(registry, {
@@ -12,29 +21,7 @@ export const upstreamMetrics: MetricsModule = (registry) => {
     help: 'Time until an upstream answered with its response head, by route, origin and call (backend, mapping, auth, websocket)',
     buckets: LATENCY_BUCKETS,
   });
-  const upstreamErrors = counter(
-    registry,
-    'portico_upstream_errors_total',
-    'Upstream calls without an answer, by route, origin and kind (timeout, dns, refused, reset, aborted, other)',
-    ['route', 'origin', 'kind'],
-  );
-  // Counted here, not with the mapping failures: an answered mapping call is an 'upstream:response'.
-  const mappingCalls = counter(registry, 'portico_mapping_calls_total', 'Mapping calls answered, by route and origin', [
-    'route',
-    'origin',
-  ]);
-  const retries = counter(
-    registry,
-    'portico_upstream_retries_total',
-    'Backend calls sent again to another target of a named upstream, by route and upstream',
-    ['route', 'origin'],
-  );
-  const aggregateFailures = counter(
-    registry,
-    'portico_aggregate_backend_failures_total',
-    'Backends of an aggregated route that gave no usable answer, by route and service',
-    ['route', 'service'],
-  );
+  const { upstreamErrors, mappingCalls, retries, aggregateFailures } = counters(registry, SERIES);
   return {
     'upstream:response': (e) => {
       const series = upstreamDuration.series(`${e.call} ${e.origin} ${e.routeId}`, () => ({
