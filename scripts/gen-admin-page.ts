@@ -8,6 +8,12 @@
  * visit stays three requests (docs/dashboard.md). This joins `dashboard.js` and the modules it
  * imports into that script; a module written in TypeScript, to be shared with the CLI, is compiled
  * to JavaScript first.
+ *
+ * The pages are written with partials, so that a block the page repeats (a tile, a chart, a table,
+ * the head both pages share) is written once, in src/admin/page/partials/: a line
+ * `<!-- use NAME key="value" ... -->` becomes the partial NAME.html at that line's indentation,
+ * each `{{key}}` replaced by its value; a partial line holding `{{key*}}` is written once for each
+ * `|`-separated item of the value (none for an empty one).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -29,6 +35,11 @@ const STYLE_PARTS = ['dashboard.css', 'charts.css', 'cards.css'] as const;
 const IMPORT = /^import \{[^}]*\} from '\.\/([\w-]+\.js)';\n/gm;
 /** `export` before a declaration: dropped, as the joined modules share one scope. */
 const EXPORT = /^export (?=(?:async )?function |const |let |class )/gm;
+/** A partial's use: the indentation, the partial's name and its `key="value"` arguments. */
+const USE = /^( *)<!-- use ([\w-]+)((?: [\w-]+="[^"]*")*) -->$/gm;
+const ARGUMENT = / ([\w-]+)="([^"]*)"/g;
+/** A placeholder: `{{key}}`, or `{{key*}}` for a line repeated once per item. */
+const PLACEHOLDER = /\{\{([\w-]+)(\*?)\}\}/g;
 /** A top-level declaration (modules are formatted, so nothing nested starts a line). */
 const DECLARATION = /^(?:(?:async )?function\*? ?|const |let |var |class )([\w$]+)/gm;
 
@@ -41,7 +52,7 @@ export async function adminPageModule(): Promise<string> {
         ? await joinScript(SCRIPT)
         : name === STYLE
           ? STYLE_PARTS.map((part) => readFileSync(new URL(part, DIR), 'utf8')).join('\n')
-          : readFileSync(new URL(name, DIR), 'utf8');
+          : expandPartials(readFileSync(new URL(name, DIR), 'utf8'), name);
     entries.push(`  ${JSON.stringify(name)}: ${JSON.stringify(content)},`);
   }
   const text = [
@@ -54,6 +65,40 @@ export async function adminPageModule(): Promise<string> {
   ].join('\n');
   const file = fileURLToPath(PAGE_MODULE);
   return format(text, { ...(await resolveConfig(file)), filepath: file });
+}
+
+/**
+ * The page `page` with every partial's use replaced by the partial. A partial that does not exist,
+ * a placeholder without its argument or an argument the partial does not use stop the generator.
+ */
+export function expandPartials(text: string, page: string): string {
+  return text.replace(USE, (_, indent: string, name: string, args: string) => {
+    const values = new Map([...args.matchAll(ARGUMENT)].map(([, key, value]) => [key!, value!]));
+    const unused = new Set(values.keys());
+    const lines = readFileSync(new URL(`partials/${name}.html`, DIR), 'utf8')
+      .trimEnd()
+      .split('\n');
+    const out = lines.flatMap((line) => {
+      const value = (key: string): string => {
+        const v = values.get(key);
+        if (v === undefined) throw new Error(`src/admin/page/${page}: partial ${name} wants ${key}="..."`);
+        unused.delete(key);
+        return v;
+      };
+      const repeat = [...line.matchAll(PLACEHOLDER)].find(([, , star]) => star === '*')?.[1];
+      const items =
+        repeat === undefined
+          ? [undefined]
+          : value(repeat)
+              .split('|')
+              .filter((i) => i !== '');
+      return items.map((item) =>
+        line.replace(PLACEHOLDER, (_m, key: string, star: string) => (star === '*' ? item! : value(key))),
+      );
+    });
+    if (unused.size > 0) throw new Error(`src/admin/page/${page}: partial ${name} has no ${[...unused].join(', ')}`);
+    return out.map((line) => (line === '' ? line : indent + line)).join('\n');
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { adminPageModule, PAGE_MODULE } from '../../scripts/gen-admin-page.js';
+import { adminPageModule, expandPartials, PAGE_MODULE } from '../../scripts/gen-admin-page.js';
 import { loadPageFiles } from './page.js';
 
 describe('status page files', () => {
@@ -29,5 +29,26 @@ describe('status page files', () => {
     assert.doesNotMatch(text('index.html'), /logout|<!-- slot -->/);
     assert.match(text('login-failed.html'), /role="alert"/);
     assert.doesNotMatch(text('login.html'), /role="alert"|<!-- slot -->/);
+  });
+
+  it('a partial is written at its use line, indented, with its arguments; a `*` line once per item', () => {
+    const page = ['<dl>', '  <!-- use tile id="t-a" label="A" -->', '</dl>'].join('\n');
+    assert.equal(
+      expandPartials(page, 'test.html'),
+      ['<dl>', '  <div>', '    <dt>A</dt>', '    <dd id="t-a">&ndash;</dd>', '  </div>', '</dl>'].join('\n'),
+    );
+    const table = '<!-- use table heading="h" caption="C" columns="One|Two" numbers="" rows="r" -->';
+    const ths = expandPartials(table, 'test.html')
+      .split('\n')
+      .filter((line) => line.includes('<th '));
+    assert.deepEqual(ths, ['        <th scope="col">One</th>', '        <th scope="col">Two</th>']);
+  });
+
+  it('a partial used without one of its arguments, or with one it does not use, stops the generator', () => {
+    assert.throws(() => expandPartials('<!-- use tile id="t-a" -->', 'x.html'), /partial tile wants label/);
+    assert.throws(
+      () => expandPartials('<!-- use tile id="t-a" label="A" colour="red" -->', 'x.html'),
+      /partial tile has no colour/,
+    );
   });
 });
