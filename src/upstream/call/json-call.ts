@@ -28,7 +28,7 @@ import { appendTraceHeaders } from '../../observability/trace-context.js';
 import { classifyUpstreamError } from '../upstream-error.js';
 import { OutboundCall, type CallPlan } from './outbound-call.js';
 import { callDeadlines } from './deadlines.js';
-import { ClientGone, type QueueTimeout } from './failure.js';
+import { ClientGone } from './failure.js';
 import { reportAnswer, type ReadReport } from './request.js';
 import { reportRetry } from './pool-use.js';
 import { callOutcome } from './pool-count.js';
@@ -208,7 +208,7 @@ class JsonCall extends OutboundCall {
   }
 
   /** The gateway's own wait ran out (a retry found no free connection): not the backend's failure. */
-  protected onQueueOverdue(_why: QueueTimeout): void {
+  protected onQueueOverdue(): void {
     this.settle({});
     this.done(TIMEOUT);
   }
