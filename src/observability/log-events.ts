@@ -21,6 +21,8 @@ interface RepeatedWarning<E> {
 }
 
 const TARGET_MESSAGES = {
+  failing: 'upstream target failing; calls go to the other targets while it does',
+  recovered: 'upstream target answering again',
   ejected: 'upstream target ejected',
   restored: 'upstream target back in service',
   unhealthy: 'upstream target unhealthy',
@@ -75,7 +77,8 @@ function logRoutine(bus: EventBus, logger: Logger): void {
   bus.on('circuit:change', (e) => logger.warn(e, 'circuit state change'));
   bus.on('upstream:target', (e) => {
     const line = { upstream: e.upstream, target: e.target, ejectedForMs: e.ejectedForMs };
-    if (e.state === 'ejected' || e.state === 'unhealthy') logger.warn(line, TARGET_MESSAGES[e.state]);
+    if (e.state === 'ejected' || e.state === 'unhealthy' || e.state === 'failing')
+      logger.warn(line, TARGET_MESSAGES[e.state]);
     else logger.info(line, TARGET_MESSAGES[e.state]);
   });
   bus.on('auth:result', (e) => {

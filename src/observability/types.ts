@@ -89,7 +89,7 @@ export interface GatewayEvents {
   'upstream:target': {
     upstream: string;
     target: string;
-    state: 'ejected' | 'restored' | 'unhealthy' | 'healthy';
+    state: 'failing' | 'recovered' | 'ejected' | 'restored' | 'unhealthy' | 'healthy';
     ejectedForMs?: number;
   };
   /** A failed attempt of a backend call is sent again to another target of a named upstream. */

@@ -97,7 +97,8 @@ export function* targetStats(upstreams: UpstreamRegistry, now: number): Iterable
       failures: target.health.failures,
       ejections: target.health.ejectionsTotal,
       ejected: target.health.ejectedUntil > now,
-      healthy: !target.health.down,
+      // What happened: not failing its calls, not ejected, and passing the active checks if any.
+      healthy: !target.health.down && !target.health.failing && !(target.health.ejectedUntil > now),
       inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0),
     };
 }

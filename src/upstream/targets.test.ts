@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Pool } from 'undici';
 import { smoothWeightedOrder, TargetSet } from './targets.js';
 import type { Origin, UpstreamSpec } from '../config/types.js';
+import { createEventBus, type EventBus } from '../observability/events.js';
 
 const origin = (n: number) => ({ key: `http://10.0.0.${n}:80`, hostHeader: `10.0.0.${n}` }) as Origin;
 
@@ -10,6 +11,7 @@ function set(
   targets: number,
   outlier: Partial<UpstreamSpec['outlier']> = {},
   balance: UpstreamSpec['balance'] = 'round-robin',
+  events?: EventBus,
 ) {
   let clock = 0;
   const spec: UpstreamSpec = {
@@ -23,7 +25,7 @@ function set(
   const s = new TargetSet({
     spec,
     makePool: (origin, _streaming, health) => ({ dispatcher: {} as Pool, inFlight: 0, connections: 1, origin, health }),
-    events: undefined,
+    events,
     now: () => clock,
   });
   return { s, spec, advance: (ms: number) => (clock += ms) };
@@ -65,6 +67,20 @@ describe('TargetSet', () => {
     );
     for (const t of s.targets) for (let i = 0; i < 2; i++) t.health.record(true);
     assert.equal(s.targets.filter((t) => t.health.ejectedUntil > 0).length, 1, '1 of 3 is at most 50%');
+  });
+  it('says once when a target starts failing and once when it answers again, and nothing per call', () => {
+    const bus = createEventBus();
+    const states: string[] = [];
+    bus.on('upstream:target', (e) => states.push(`${e.target} ${e.state}`));
+    const { s } = set(3, { consecutiveFailures: 100 }, 'round-robin', bus);
+    const b = s.targets[1]!;
+    b.health.record(false);
+    for (let i = 0; i < 5; i++) b.health.record(true);
+    assert.equal(b.health.failing, true);
+    b.health.record(false);
+    b.health.record(false);
+    assert.equal(b.health.failing, false);
+    assert.deepEqual(states, [`${b.key} failing`, `${b.key} recovered`]);
   });
   it('a single target is never ejected', () => {
     const { s } = set(1);

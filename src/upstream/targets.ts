@@ -33,6 +33,12 @@ export class TargetHealth implements CallRecorder {
   private served = 0;
   /** Unhealthy by the active health checks (health-check.ts): no calls while set. */
   down = false;
+  /**
+   * Its last call failed. Said once when it starts and once when it ends ('failing' and
+   * 'recovered' events): least-request sends a failing target few calls, so it may never fail
+   * `consecutiveFailures` times in a row, and without this a dead target would look healthy.
+   */
+  failing = false;
   checkPasses = 0;
   checkFailures = 0;
   /** Totals, read by the metrics at scrape time. */
@@ -49,12 +55,14 @@ export class TargetHealth implements CallRecorder {
   record(failed: boolean): void {
     this.requests++;
     if (!failed) {
+      if (this.failing) this.set.failingChanged(this, false);
       this.consecutiveFailures = 0;
       if (this.ejections > 0 && ++this.served >= this.set.outlier.consecutiveFailures) this.ejections = 0;
       return;
     }
     this.failures++;
     this.served = 0;
+    if (!this.failing) this.set.failingChanged(this, true);
     if (++this.consecutiveFailures >= this.set.outlier.consecutiveFailures) this.set.tryEject(this);
   }
 }
@@ -186,6 +194,16 @@ export class TargetSet {
     const t = this.pick(avoid);
     t.streamPool ??= this.options.makePool(t.pool.origin, true, t.health);
     return t.streamPool;
+  }
+
+  /** Records and reports a target's first failure after a success, or its first success after failures. */
+  failingChanged(health: TargetHealth, failing: boolean): void {
+    health.failing = failing;
+    this.options.events?.emit('upstream:target', {
+      upstream: this.name,
+      target: health.target,
+      state: failing ? 'failing' : 'recovered',
+    });
   }
 
   /** Ejects a target that failed too often, unless that would pass maxEjectionPercent. */

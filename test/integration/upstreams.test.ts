@@ -75,7 +75,10 @@ upstreams:
     outlierDetection: { consecutiveFailures: 2, baseEjectionSec: 10 }
   chat:
     targets: [${ws.host}]
+  halfdead:
+    targets: [${a.host}, "127.0.0.1:${dead}"]
 routes:
+  - { method: GET, route: /halfdead, service: halfdead, path: /h, public: true, retries: 2 }
   - { method: GET, route: /rr, service: rr, path: /rr, public: true }
   - { method: GET, route: /weighted, service: weighted, path: /w, public: true }
   - { method: GET, route: /lr, service: lr, path: /lr, public: true }
@@ -179,6 +182,22 @@ routes:
       metrics,
       /portico_upstream_target_requests_total\{upstream="rr",target="http:\/\/127\.0\.0\.1:\d+"\} \d+/,
     );
+  });
+
+  it('a dead target that least-request avoids is still visible: one warning and the gauge at 0', async () => {
+    const result = await count('/halfdead', 40, 4);
+    assert.equal(result.failures, 0, 'every request succeeds by retry');
+    const target = `http://127.0.0.1:${dead}`;
+    const failing = gw.logs.filter(
+      (l) => String(l.msg).startsWith('upstream target failing') && l.upstream === 'halfdead' && l.target === target,
+    );
+    assert.equal(failing.length, 1, 'said once, not per request');
+    assert.equal(failing[0]!.level, 40);
+    const metrics = await (await request(`${gw.url}/metrics`)).body.text();
+    assert.match(metrics, new RegExp(`portico_upstream_target_healthy\\{upstream="halfdead",target="${target}"\\} 0`));
+    assert.match(metrics, new RegExp(`portico_upstream_target_healthy\\{upstream="halfdead",target="${a.url}"\\} 1`));
+    const stats = [...gw.gateway.upstreams.targets()].find((t) => t.upstream === 'halfdead' && t.target.key === target);
+    assert.equal(stats?.target.health.failing, true);
   });
 
   it('a mapping rule names an upstream', async () => {

@@ -36,7 +36,7 @@ export const targetMetrics: MetricsModule = (registry, sources) => {
   );
   perTarget(
     'portico_upstream_target_healthy',
-    '1 while the active health checks find a target healthy (always 1 without checks), else 0',
+    '1 while a target answers its calls, is not ejected and passes the active health checks (if any), else 0',
     (t) => (t.healthy ? 1 : 0),
     'gauge',
   );
