@@ -3,7 +3,6 @@
  * Each listens on its own port, like the separate services a gateway fronts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { comments, categories, posts, products, users } from './data.js';
 import { authService } from './auth-service.js';
 import { serveEcho, tickerService } from './streams.js';
@@ -78,15 +77,11 @@ export function serve(handler: Handler, port: number, host = '127.0.0.1'): Promi
   const server = createServer((req, res) => handler(req, res, new URL(req.url ?? '/', 'http://demo')));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
-      const a = server.address() as AddressInfo;
-      if (port !== 0) process.stdout.write(`demo backend listening on ${a.address}:${a.port}\n`);
-      resolve(server);
-    });
+    server.listen(port, host, () => resolve(server));
   });
 }
 
-/** Demo service ports; `gateway.yaml` names the same ones. */
+/** Demo service ports with DEMO_BASE_PORT=9101 (run.ts), and `gateway.yaml`'s defaults. */
 export const DEMO_PORTS = {
   posts: 9101,
   users: 9102,

@@ -7,18 +7,38 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { DEMO_PORTS, startDemoBackends, type DemoService } from './backends.js';
 
-// PORT=0 puts the whole demo on free ports (tests, a busy machine): the backends take free
-// ports too, and the gateway finds them through gateway.yaml's ${..._SERVICE} variables.
-const ephemeral = process.env.PORT === '0';
-const ports = ephemeral
-  ? (Object.fromEntries(Object.keys(DEMO_PORTS).map((name) => [name, 0])) as Record<DemoService, number>)
-  : DEMO_PORTS;
+// The backends take free ports, so a busy machine never stops the demo; DEMO_BASE_PORT=9101 puts
+// them on fixed ones (base, base+1...) in DEMO_PORTS order. The gateway finds them through
+// gateway.yaml's ${..._SERVICE} variables. PORT moves the gateway (PORT=0: a free port too).
+const base = process.env.DEMO_BASE_PORT;
+const names = Object.keys(DEMO_PORTS) as DemoService[];
+if (base !== undefined && !/^\d{1,5}$/.test(base)) fail(`DEMO_BASE_PORT=${base}: expected a port number`);
+const ports = Object.fromEntries(names.map((name, i) => [name, base === undefined ? 0 : Number(base) + i])) as Record<
+  DemoService,
+  number
+>;
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const backends = await startDemoBackends(ports);
+const backends = await startDemoBackends(ports).catch((err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EADDRINUSE') throw err;
+  return fail(
+    `port ${(err as { port?: number }).port} is busy: choose another DEMO_BASE_PORT, or unset it for free ports`,
+  );
+});
 const env = { ...process.env };
-if (ephemeral)
-  for (const [name, server] of Object.entries(backends))
-    env[`${name.toUpperCase()}_SERVICE`] = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+const where: string[] = [];
+for (const name of names) {
+  const address = `127.0.0.1:${(backends[name].address() as AddressInfo).port}`;
+  env[`${name.toUpperCase()}_SERVICE`] = address;
+  where.push(`  ${name.padEnd(9)} ${address}`);
+}
+process.stdout.write(`Portico demo backends:\n${where.join('\n')}\n`);
+
+/** One line on stderr and exit 1: a user mistake, not a crash. */
+function fail(message: string): never {
+  process.stderr.write(`portico demo: ${message}\n`);
+  process.exit(1);
+}
+
 // Its own process group: a terminal's Ctrl-C reaches the gateway only through this process,
 // once, rather than also directly (two would read as "stop now" instead of "drain").
 const gateway = spawn(
@@ -31,7 +51,7 @@ const gateway = spawn(
   },
 );
 process.stdout.write(
-  `\nPortico demo: try  curl localhost:${ephemeral ? '<port>' : process.env.PORT || '8080'}/api/posts  (Ctrl-C stops)\n\n`,
+  `\nPortico demo: try  curl localhost:${process.env.PORT === '0' ? '<port>' : process.env.PORT || '8080'}/api/posts  (Ctrl-C stops)\n\n`,
 );
 
 // A Ctrl-C in a terminal reaches this process twice (from the terminal, and from npm passing it

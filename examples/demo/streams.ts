@@ -3,7 +3,6 @@
  * `/api/ticker` (isSSE) and `/api/echo` (isWebSocket) to them; see docs/streaming.md.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 
 /**
@@ -47,10 +46,6 @@ export function serveEcho(port: number, host = '127.0.0.1'): Promise<Server> {
   server.on('close', () => wss.close());
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
-      const a = server.address() as AddressInfo;
-      process.stdout.write(`demo WebSocket echo listening on ${a.address}:${a.port}\n`);
-      resolve(server);
-    });
+    server.listen(port, host, () => resolve(server));
   });
 }

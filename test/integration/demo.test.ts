@@ -5,7 +5,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { WebSocket } from 'ws';
@@ -100,5 +103,49 @@ describe('the demo (npm start)', () => {
     });
     ws.close();
     assert.equal(echoed, 'hello portico');
+  });
+});
+
+describe('npm start on a busy machine', () => {
+  const run = (env: NodeJS.ProcessEnv) =>
+    spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('../../examples/demo/run.ts', import.meta.url))],
+      {
+        env: { ...process.env, PORT: '0', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+
+  it('the backends take free ports and the demo prints where each listens', async () => {
+    const child = run({});
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (d: string) => {
+        out += d;
+        if (/echo +127\.0\.0\.1:\d+\n/.test(out)) resolve();
+      }),
+    );
+    child.kill('SIGKILL');
+    assert.match(out, /^Portico demo backends:\n {2}posts +127\.0\.0\.1:\d+\n {2}users /);
+    assert.doesNotMatch(out, /:910\d\n/);
+  });
+
+  it('a busy DEMO_BASE_PORT is one line naming the port and what to do, exit 1', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    const child = run({ DEMO_BASE_PORT: String(port) });
+    let err = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d: string) => (err += d));
+    const [code] = (await once(child, 'exit')) as [number];
+    busy.close();
+    assert.equal(code, 1);
+    assert.equal(
+      err,
+      `portico demo: port ${port} is busy: choose another DEMO_BASE_PORT, or unset it for free ports\n`,
+    );
   });
 });
