@@ -233,6 +233,7 @@ class PorticoGateway implements Gateway {
       settings,
       events: this.events,
       logger: this.logger,
+      metrics: this.telemetry.adminMetrics,
       sources: {
         config: () => this.current,
         circuits: () => circuits.snapshot(),

@@ -9,6 +9,7 @@
  *   GET  /api/status          the status document (types.ts StatusDocument)
  *   GET  /api/series          the last five minutes, second by second
  *   GET  /api/feed            Server-Sent Events (feed.ts)
+ *   GET  /metrics             Prometheus text, also for a bearer of telemetry.metricsToken
  *
  * Its host and port apply at start; a reload applies a changed token (docs/dashboard.md).
  */
@@ -23,7 +24,7 @@ import { createFeed, type Feed } from './feed.js';
 import { createLiveStats, type LiveStats } from './live-stats.js';
 import { loadPageFiles, sendPageFile, type PageFile } from './page.js';
 import { createStatusReader, type StatusSources } from './status.js';
-import type { StatusDocument } from './types.js';
+import type { AdminMetrics, StatusDocument } from './types.js';
 
 /** The biggest login form read: a token field and little else. */
 const MAX_FORM_BYTES = 4096;
@@ -47,6 +48,7 @@ const PATHS: Record<string, readonly string[]> = {
   '/api/status': ['GET', 'HEAD'],
   '/api/series': ['GET', 'HEAD'],
   '/api/feed': ['GET'],
+  '/metrics': ['GET', 'HEAD'],
 };
 
 export interface AdminOptions {
@@ -58,6 +60,8 @@ export interface AdminOptions {
   readonly now?: () => number;
   /** Milliseconds between two feed events (tests). */
   readonly feedIntervalMs?: number;
+  /** GET /metrics; without it the path is not found. */
+  readonly metrics?: AdminMetrics;
 }
 
 export interface Admin {
@@ -76,6 +80,7 @@ interface AdminSite {
   readonly status: () => StatusDocument;
   readonly live: LiveStats;
   readonly feed: Feed;
+  readonly metrics: AdminMetrics | undefined;
 }
 
 /** Creates the listener and starts counting; nothing is served until `listen`. */
@@ -89,7 +94,7 @@ export function createAdmin(options: AdminOptions): Admin {
     { status, series: () => live.series(), point: () => live.lastPoint() },
     options.feedIntervalMs,
   );
-  const site: AdminSite = { files: loadPageFiles(), status, live, feed };
+  const site: AdminSite = { files: loadPageFiles(), status, live, feed, metrics: options.metrics };
   let token = settings.token;
   let access = createAdminAccess(token, now);
 
@@ -154,6 +159,11 @@ function serve(site: AdminSite, req: IncomingMessage, res: ServerResponse, gate:
     return void res.end();
   }
   const allowedIn = gate.allows(req);
+  if (path === '/metrics') {
+    if (site.metrics === undefined) return sendError(res, 'GW_ROUTE_NOT_FOUND');
+    // A scraper may hold the metrics token alone: it opens this path, not the status page's data.
+    if (allowedIn || site.metrics.bearsToken(req)) return site.metrics.serve(req, res);
+  }
   if (path === '/')
     return allowedIn
       ? sendPageFile(req, res, file(site, gate.hasToken ? 'index-token.html' : 'index.html'))

@@ -2,6 +2,7 @@
  * The admin JSON API's documents (docs/dashboard.md), shared by the listener, the page's feed and
  * `portico status`. Times are ISO 8601 strings, latencies milliseconds, rates per second.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MappingCacheStats } from '../mapping/types.js';
 
 /** Answers by status class. */
@@ -133,4 +134,12 @@ export interface SeriesDocument {
   readonly intervalSec: 1;
   /** Oldest first: the last 300 complete seconds. */
   readonly points: readonly SeriesPoint[];
+}
+
+/** GET /metrics as the admin listener serves it (ops/metrics-access.ts says who reads it). */
+export interface AdminMetrics {
+  /** Whether the request bears `telemetry.metricsToken`, which opens /metrics and nothing else here. */
+  bearsToken(req: IncomingMessage): boolean;
+  /** Writes the metrics, or 404 while they are off. */
+  serve(req: IncomingMessage, res: ServerResponse): void;
 }

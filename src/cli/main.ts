@@ -92,6 +92,9 @@ async function checkConfig(args: CliArgs, env: NodeJS.ProcessEnv): Promise<numbe
   process.stdout.write(
     `${args.config}: ok (${result.config.routes.length} routes${args.resolve ? ', every host resolves' : ''})\n`,
   );
+  // Where the metrics can be read: they name every route and origin (docs/observability.md).
+  const { describeMetricsAccess } = await import('../ops/metrics-access.js');
+  process.stdout.write(`${describeMetricsAccess(result.config.settings)}\n`);
   return 0;
 }
 

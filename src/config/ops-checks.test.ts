@@ -11,12 +11,18 @@ function problems(yaml: string): string[] {
 }
 
 describe('operations keys: defaults', () => {
-  it('leaves CORS off, metrics and propagation on, export off, and sets the client limits', () => {
+  it('leaves CORS off, metrics on for loopback clients, propagation on, export off, and sets the client limits', () => {
     const r = loadConfigText(ROUTE, 'g.yaml', {});
     assert.ok(r.ok);
     const s = r.config.settings;
     assert.equal(s.cors, undefined);
-    assert.deepEqual(s.telemetry, { metrics: true, propagation: true, serviceName: 'portico', sampleRatio: 1 });
+    assert.deepEqual(s.telemetry, {
+      metrics: true,
+      metricsPublic: false,
+      propagation: true,
+      serviceName: 'portico',
+      sampleRatio: 1,
+    });
     assert.deepEqual(s.rateLimit, { enabled: false, requestsPerSec: 100, ipv6PrefixLength: 64, store: 'local' });
     assert.equal(s.redis, undefined);
     assert.deepEqual(s.trustProxy, []);
@@ -88,6 +94,13 @@ describe('operations keys: problems', () => {
       config: '  telemetry: { otlpEndpoint: collector:4318 }',
       expect: [
         'g.yaml:5:30: config.telemetry.otlpEndpoint: "collector:4318" must be an http:// or https:// URL (OTLP/HTTP, e.g. http://otel-collector:4318)',
+      ],
+    },
+    {
+      name: 'metrics open to every client and behind a token at once',
+      config: '  telemetry: { metricsPublic: true, metricsToken: a-metrics-token-of-some-length }',
+      expect: [
+        'g.yaml:5:31: config.telemetry.metricsPublic: true serves /metrics to any client, metricsToken to its bearers only; keep one',
       ],
     },
     {

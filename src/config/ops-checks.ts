@@ -89,4 +89,9 @@ export function operationsChecks(config: Record<string, unknown>, routes: unknow
       `config.telemetry.otlpEndpoint: "${telemetry.otlpEndpoint}" must be an http:// or https:// URL (OTLP/HTTP, e.g. http://otel-collector:4318)`,
     );
   }
+  if (telemetry.metricsPublic === true && telemetry.metricsToken !== undefined)
+    at(
+      ['config', 'telemetry', 'metricsPublic'],
+      'config.telemetry.metricsPublic: true serves /metrics to any client, metricsToken to its bearers only; keep one',
+    );
 }

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseResourceAttributes, resolveTracing, writtenTelemetryKeys } from './otel-env.js';
 
-const defaults = { metrics: true, propagation: true, serviceName: 'portico', sampleRatio: 1 };
+const defaults = { metrics: true, metricsPublic: false, propagation: true, serviceName: 'portico', sampleRatio: 1 };
 const none = new Set<string>();
 
 describe('OTEL_* environment: endpoint, service and resource', () => {

@@ -33,6 +33,7 @@ export const ERRORS = {
   GW_PATH_PARAM_INVALID: { status: 400, message: 'A path parameter may not be a dot-segment (. or ..)' },
   GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },
+  GW_METRICS_NOT_PUBLIC: { status: 403, message: 'Metrics are not served to this client on this port' },
   GW_ADMIN_UNAUTHORIZED: { status: 401, message: 'Admin token missing or invalid' },
   GW_ADMIN_HOST_NOT_ALLOWED: {
     status: 403,

@@ -13,8 +13,9 @@ import { clusterMetricsRenderer, inPorticoCluster } from '../observability/clust
 import { createTracer, type Tracer } from '../observability/trace-context.js';
 import { resolveTracing } from '../config/otel-env.js';
 import type { OtlpExporter } from '../observability/otlp.js';
-import { bearerCheck } from '../ops/bearer-check.js';
+import { bearsMetricsToken, publicMetricsAccess } from '../ops/metrics-access.js';
 import { sendError } from '../response/send-error.js';
+import type { AdminMetrics } from '../admin/types.js';
 
 export class Telemetry {
   readonly tracer: Tracer = createTracer();
@@ -22,7 +23,8 @@ export class Telemetry {
   /** The span exporter of the configuration being served, once started. */
   otlp: Promise<OtlpExporter | undefined> = Promise.resolve(undefined);
   private render: (() => Promise<string>) | undefined;
-  private access: ReturnType<typeof bearerCheck> = bearerCheck(undefined);
+  private access: ReturnType<typeof publicMetricsAccess> = () => 'GW_METRICS_NOT_PUBLIC';
+  private bearsToken: ReturnType<typeof bearsMetricsToken> = () => false;
 
   constructor(
     private readonly events: EventBus,
@@ -38,7 +40,8 @@ export class Telemetry {
       this.render ??= inPorticoCluster() ? clusterMetricsRenderer(metrics.registry) : metrics.render;
       metrics.enable();
     } else this.metrics?.disable();
-    this.access = bearerCheck(t.metricsToken);
+    this.access = publicMetricsAccess(t);
+    this.bearsToken = bearsMetricsToken(t);
     // OTEL_* variables were merged at config load; a config compiled without them uses the file alone.
     const tracing = config.tracing ?? resolveTracing(t, new Set(Object.keys(t)), {});
     for (const warning of tracing.warnings)
@@ -47,13 +50,27 @@ export class Telemetry {
     this.exportSpans(tracing);
   }
 
-  /** Answers GET /metrics: 404 while metrics are off, 401 without the token when one is set. */
+  /**
+   * Answers GET /metrics on the public port: 404 while metrics are off, then who may read them
+   * (ops/metrics-access.ts): 401 without the token when one is set, 403 for a client elsewhere.
+   */
   readonly serveMetrics = (req: IncomingMessage, res: ServerResponse): void => {
     const metrics = this.metrics;
     if (!metrics?.enabled) return sendError(res, 'GW_ROUTE_NOT_FOUND');
     const refusal = this.access(req);
+    if (refusal === 'GW_METRICS_NOT_PUBLIC') return sendError(res, refusal);
     if (refusal !== undefined) return sendError(res, refusal, { 'www-authenticate': 'Bearer realm="metrics"' });
     return metrics.serve(res, this.render);
+  };
+
+  /** GET /metrics on the admin listener, which checks who may read them itself. */
+  readonly adminMetrics: AdminMetrics = {
+    bearsToken: (req) => this.bearsToken(req),
+    serve: (_req, res) => {
+      const metrics = this.metrics;
+      if (!metrics?.enabled) return sendError(res, 'GW_ROUTE_NOT_FOUND');
+      return metrics.serve(res, this.render);
+    },
   };
 
   /** Stops counting and sending (gateway shutdown). */

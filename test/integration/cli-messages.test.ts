@@ -10,7 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startPortico } from '../support/cli-process.js';
-import { assertPrinted, FAKE_DNS_NODE_OPTIONS, ROOT, runPortico, runScript } from '../support/cli-run.js';
+import {
+  assertPrinted,
+  DEFAULT_METRICS_LINE,
+  FAKE_DNS_NODE_OPTIONS,
+  ROOT,
+  runPortico,
+  runScript,
+} from '../support/cli-run.js';
 
 const fixtures = `${ROOT}test/fixtures/check/`;
 
@@ -152,7 +159,7 @@ describe('backend host names that do not resolve', () => {
       env: { NODE_OPTIONS: FAKE_DNS_NODE_OPTIONS },
     });
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, 'dns.yaml: ok (3 routes)\n');
+    assert.equal(r.stdout, `dns.yaml: ok (3 routes)\n${DEFAULT_METRICS_LINE}`);
   });
 
   it('check --resolve reports each unresolvable host at its FILE:LINE:COL, exit 1', async () => {
@@ -176,7 +183,7 @@ describe('backend host names that do not resolve', () => {
     );
     const r = await runPortico(['check', '--resolve', '--config', 'ok.yaml'], { cwd: dir });
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, 'ok.yaml: ok (2 routes, every host resolves)\n');
+    assert.equal(r.stdout, `ok.yaml: ok (2 routes, every host resolves)\n${DEFAULT_METRICS_LINE}`);
   });
 
   it('at run time the failure is logged as kind "dns", not "refused", and the client gets 502', async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertPrinted, ROOT, runPortico } from '../support/cli-run.js';
+import { assertPrinted, DEFAULT_METRICS_LINE, ROOT, runPortico } from '../support/cli-run.js';
 
 const fixtures = `${ROOT}test/fixtures/check/`;
 
@@ -28,7 +28,7 @@ describe('portico check: golden files', () => {
   it('a valid file exits 0', async () => {
     const r = await runPortico(['check', '--config', 'valid.yaml'], { cwd: fixtures });
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, 'valid.yaml: ok (3 routes)\n');
+    assert.equal(r.stdout, `valid.yaml: ok (3 routes)\n${DEFAULT_METRICS_LINE}`);
     assert.equal(r.stderr, '');
   });
 
@@ -55,7 +55,7 @@ describe('portico check: golden files', () => {
   it('PORTICO_CONFIG names the file when --config is absent', async () => {
     const r = await runPortico(['check'], { cwd: fixtures, env: { PORTICO_CONFIG: 'valid.yaml' } });
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, 'valid.yaml: ok (3 routes)\n');
+    assert.equal(r.stdout, `valid.yaml: ok (3 routes)\n${DEFAULT_METRICS_LINE}`);
   });
 
   it('./gateway.yaml is the default', async () => {

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_METRICS_LINE } from '../support/cli-run.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const cli = `${root}src/cli/main.ts`;
@@ -138,7 +139,7 @@ describe('portico check: warnings and notes of a valid file', () => {
     writeFileSync(join(dir, 'g.yaml'), `${route}config:\n  auth:\n    defaultProtected: true\n    secret: tooshort\n`);
     const r = await portico(['check', '--config', 'g.yaml'], dir);
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, 'g.yaml: ok (1 routes)\n');
+    assert.equal(r.stdout, `g.yaml: ok (1 routes)\n${DEFAULT_METRICS_LINE}`);
     assert.equal(
       r.stderr,
       'g.yaml:9:13: warning: config.auth.secret is shorter than 32 bytes (8); tokens signed with it are easier to forge (use 32 random bytes or more, e.g. openssl rand -base64 32)\n',

@@ -84,7 +84,11 @@ describe('Kubernetes Redis example (deploy/kubernetes/redis)', () => {
     assert.deepEqual(envBlock, [
       { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: secret.metadata.name, key: 'REDIS_PASSWORD' } } },
     ]);
-    const env = { JWT_SECRET: 'x'.repeat(32), REDIS_PASSWORD: secret.stringData.REDIS_PASSWORD };
+    const env = {
+      JWT_SECRET: 'x'.repeat(32),
+      METRICS_TOKEN: 'm'.repeat(32),
+      REDIS_PASSWORD: secret.stringData.REDIS_PASSWORD,
+    };
     const loaded = loadConfigText(gatewayYaml, 'configmap.yaml#gateway.yaml', env);
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.problems.map(formatProblem).join('\n'));
     const { redis, rateLimit, mappingCache } = loaded.config.settings;

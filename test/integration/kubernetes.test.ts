@@ -206,6 +206,21 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     assert.deepEqual(await live.json(), { status: 'ok' });
   });
 
+  it('Prometheus finds /metrics by the pod annotations and reads it with the token of the Secret', async () => {
+    const annotations = (deployment.spec.template.metadata as { annotations?: Record<string, string> }).annotations;
+    assert.equal(annotations?.['prometheus.io/scrape'], 'true');
+    const port = container.ports?.find((p) => p.name === 'http')?.containerPort;
+    assert.equal(annotations?.['prometheus.io/port'], String(port), 'the annotation names the container port');
+    // A scraper is another pod: without the token it is refused, whatever its address.
+    const url = `${gw.url}${annotations?.['prometheus.io/path']}`;
+    const refused = await fetch(url);
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
+    const scrape = await fetch(url, { headers: { authorization: `Bearer ${containerEnv().METRICS_TOKEN}` } });
+    assert.equal(scrape.status, 200);
+    assert.match(await scrape.text(), /portico_requests_in_flight/);
+  });
+
   it('a stopping pod gets the preStop pause and the whole drain before it is killed', () => {
     const pause = container.lifecycle?.preStop?.sleep?.seconds;
     assert.ok(typeof pause === 'number' && pause > 0, 'a preStop pause');

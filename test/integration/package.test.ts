@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startBackend, type TestBackend } from '../support/backend.js';
+import { DEFAULT_METRICS_LINE } from '../support/cli-run.js';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -242,7 +243,7 @@ describe('the npm package, installed from its tarball', () => {
   it('portico check accepts a sample file and rejects a broken one', async () => {
     writeFileSync(join(app, 'sample.yaml'), slowRoute('localhost:3000'));
     const ok = await run(bin, ['check', '--config', 'sample.yaml'], { cwd: app, env: cleanEnv() });
-    assert.equal(ok.stdout, 'sample.yaml: ok (1 routes)\n');
+    assert.equal(ok.stdout, `sample.yaml: ok (1 routes)\n${DEFAULT_METRICS_LINE}`);
     writeFileSync(join(app, 'broken.yaml'), 'routes:\n  - { method: GET, route: /x, service: localhost:3000 }\n');
     await assert.rejects(
       run(bin, ['check', '--config', 'broken.yaml'], { cwd: app, env: cleanEnv() }),
@@ -261,7 +262,7 @@ describe('the npm package, installed from its tarball', () => {
       const init = await run('npx', ['portico', 'init'], { cwd: app, env, timeout: START_MS });
       assert.match(init.stdout, /^Wrote gateway\.yaml: .*\nNext: npx portico check {3}then: npx portico start\n$/);
       const check = await run('npx', ['portico', 'check'], { cwd: app, env, timeout: START_MS });
-      assert.equal(check.stdout, 'gateway.yaml: ok (1 routes)\n');
+      assert.equal(check.stdout, `gateway.yaml: ok (1 routes)\n${DEFAULT_METRICS_LINE}`);
       await assert.rejects(
         run('npx', ['portico', 'init'], { cwd: app, env, timeout: START_MS }),
         /already exists; nothing written \(--force overwrites it\)/,

@@ -15,6 +15,10 @@ const tsx = import.meta.resolve('tsx');
 /** Preload for a gateway process: `.invalid` host names fail to resolve without a DNS query. */
 export const FAKE_DNS_NODE_OPTIONS = `--import=${new URL('./fake-dns.mjs', import.meta.url).href}`;
 
+/** What `portico check` prints after its `ok` line for a file that says nothing about metrics. */
+export const DEFAULT_METRICS_LINE =
+  'metrics: GET /metrics on the public port (8080) to loopback clients only; other scrapers need config.admin, config.telemetry.metricsToken or config.telemetry.metricsPublic\n';
+
 export interface CliRun {
   readonly code: number;
   readonly stdout: string;

@@ -8,7 +8,13 @@ export const TelemetrySchema = z.strictObject({
     .min(16)
     .optional()
     .describe(
-      'When set, GET /metrics needs "Authorization: Bearer <token>" (write ${METRICS_TOKEN}); without it anyone who reaches the port reads the metrics',
+      'When set, GET /metrics needs "Authorization: Bearer <token>" (write ${METRICS_TOKEN}), from every client and on every listener; the admin listener also lets in its own readers',
+    ),
+  metricsPublic: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Serve GET /metrics on the public port to any client; by default only loopback clients read it there (the admin listener and metricsToken serve the others). Not with metricsToken',
     ),
   propagation: z
     .boolean()
