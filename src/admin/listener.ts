@@ -19,6 +19,7 @@ import type { AdminConfig } from '../config/schema.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { sendError } from '../response/send-error.js';
+import { pathOf } from '../server/http-server.js';
 import { createAdminAccess, SIGN_OUT_COOKIE, type AdminAccess } from './access.js';
 import { createFeed, type Feed } from './feed.js';
 import { createLiveStats, type LiveStats } from './live-stats.js';
@@ -102,7 +103,7 @@ export function createAdmin(options: AdminOptions): Admin {
     try {
       serve(site, req, res, access);
     } catch (err) {
-      logger.error({ err, url: req.url }, 'admin listener failed to answer');
+      logger.error({ err, path: pathOf(req.url ?? '/') }, 'admin listener failed to answer');
       sendError(res, 'GW_INTERNAL');
     }
   });
@@ -145,9 +146,7 @@ export function createAdmin(options: AdminOptions): Admin {
 function serve(site: AdminSite, req: IncomingMessage, res: ServerResponse, gate: AdminAccess): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
   if (!gate.hostAllowed(req)) return sendError(res, 'GW_ADMIN_HOST_NOT_ALLOWED');
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
+  const path = pathOf(req.url ?? '/');
   const method = req.method ?? 'GET';
   const allowed = PATHS[path];
   if (allowed === undefined) return sendError(res, 'GW_ROUTE_NOT_FOUND');

@@ -17,6 +17,7 @@
  * id of its own (plus the client's `tracestate`); its answer is reported as 'upstream:response'
  * (call 'auth') for the upstream latency metrics.
  */
+import { redactUrl } from '../config/syntax/redact-url.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import type { Logger } from '../observability/logger.js';
@@ -63,7 +64,8 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
       ? new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: 64, keepAliveTimeout: 4_000 })
       : undefined;
   const upstream = ownPool === undefined ? options.upstreams!.forOrigin(origin) : undefined;
-  const url = `${origin.key}${authPath}`;
+  // For logs and refusal details: the path's query may hold a key from the environment.
+  const url = redactUrl(`${origin.key}${authPath}`);
   const propagateTrace = options.propagateTrace ?? false;
   const events = options.events;
 

@@ -17,6 +17,7 @@
  * stale keys survive configuration reloads; it counts key set changes (`version`) so the
  * authenticator's verified-token cache is dropped on rotation.
  */
+import { redactUrl } from '../config/syntax/redact-url.js';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -78,6 +79,7 @@ export interface RemoteKeySet {
 export interface JwksKeySourceOptions {
   readonly remote: RemoteKeySet;
   readonly logger: Logger;
+  /** The endpoint as logs and messages show it (config/syntax/redact-url.ts). */
   readonly url: string;
   /** No new fetch for this long after a failed one. */
   readonly retryAfterFailureMs: number;
@@ -236,7 +238,8 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions): JwksKeyS
   const source = createJwksKeySource({
     remote,
     logger: options.logger,
-    url: options.url,
+    // Its query may hold a key, and the value may have come from the environment.
+    url: redactUrl(options.url),
     retryAfterFailureMs: options.retryAfterFailureMs ?? 1_000,
     now: options.now ?? Date.now,
   });

@@ -25,6 +25,16 @@ describe('OTEL_* environment: endpoint, service and resource', () => {
     assert.equal(resolveTracing(defaults, none, {}).tracesUrl, undefined);
   });
 
+  it('an endpoint that is no http URL is refused with a warning that shows neither its credentials nor its query', () => {
+    const t = resolveTracing(defaults, none, {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://otel-user:otel-s3cr3t@collector:4317/v1/traces?api-key=otel-k3y',
+    });
+    assert.equal(t.tracesUrl, undefined);
+    assert.deepEqual(t.warnings, [
+      'OTLP traces endpoint "grpc://***@collector:4317/v1/traces?***" is not an http:// or https:// URL; spans are not exported',
+    ]);
+  });
+
   it('lets the keys written in the file win', () => {
     const yaml = { ...defaults, otlpEndpoint: 'http://yaml:4318', serviceName: 'portico', sampleRatio: 1 };
     const written = writtenTelemetryKeys({

@@ -12,6 +12,7 @@
  *   span export off; `always_on` and `traceidratio` map to their parent-based form, with a warning.
  * - `OTEL_SDK_DISABLED=true`: no span export at all, whatever else is set; propagation stays.
  */
+import { redactUrl } from './syntax/redact-url.js';
 import type { GatewaySettings } from './schema.js';
 import type { TracingSettings } from './types.js';
 
@@ -123,7 +124,7 @@ export function resolveTracing(
     mapDefined(nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT), (base) => `${base.replace(/\/+$/, '')}/v1/traces`);
   let url = telemetry.otlpEndpoint === undefined ? envUrl : tracesUrl(telemetry.otlpEndpoint);
   if (url !== undefined && !/^https?:\/\/[^/]/i.test(url)) {
-    warnings.push(`OTLP traces endpoint "${url}" is not an http:// or https:// URL; spans are not exported`);
+    warnings.push(`OTLP traces endpoint "${redactUrl(url)}" is not an http:// or https:// URL; spans are not exported`);
     url = undefined;
   }
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || sampler.exportOff) url = undefined;

@@ -3,6 +3,7 @@
  * must hold a certificate, auth settings that must fit together, and tainha-gateway keys that
  * must not contradict Portico's.
  */
+import { redactUrl } from './syntax/redact-url.js';
 import { readFileSync } from 'node:fs';
 import type { AddProblem } from './problems.js';
 import { isRecord } from './raw-value.js';
@@ -46,9 +47,7 @@ export function settingsRules(raw: Record<string, unknown>, at: AddProblem): voi
   if (typeof auth.authService === 'string') checkService(auth.authService, ['config', 'auth', 'authService'], at);
   if (typeof auth.authPath === 'string' && !auth.authPath.startsWith('/'))
     at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
-  if (typeof auth.jwksUrl === 'string' && !/^https?:\/\/[^/]/i.test(auth.jwksUrl)) {
-    at(['config', 'auth', 'jwksUrl'], `config.auth.jwksUrl: "${auth.jwksUrl}" must be an http:// or https:// URL`);
-  }
+  if (typeof auth.jwksUrl === 'string') jwksUrlRule(auth.jwksUrl, at);
 }
 
 /** Keys of tainha-gateway files, read under their own names, must not contradict Portico's. */
@@ -72,4 +71,16 @@ function caFileRule(caFile: string, at: AddProblem): void {
   } catch (err) {
     at(path, `config.upstreamTls.caFile: cannot read "${caFile}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+}
+
+/** `config.auth.jwksUrl`: an http(s) URL without credentials, which the key fetch never sends. */
+function jwksUrlRule(jwksUrl: string, at: AddProblem): void {
+  const path = ['config', 'auth', 'jwksUrl'];
+  if (!/^https?:\/\/[^/]/i.test(jwksUrl))
+    at(path, `config.auth.jwksUrl: "${redactUrl(jwksUrl)}" must be an http:// or https:// URL`);
+  else if (/^https?:\/\/[^/?#]*@/i.test(jwksUrl))
+    at(
+      path,
+      `config.auth.jwksUrl: "${redactUrl(jwksUrl)}" must not contain credentials (the keys are fetched without them)`,
+    );
 }

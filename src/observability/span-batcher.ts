@@ -8,6 +8,7 @@
  */
 import { Agent, request } from 'undici';
 import type { Logger } from './logger.js';
+import { redactUrl } from '../config/syntax/redact-url.js';
 import { encodeExportRequest, type OtlpResource, type OtlpSpan } from './otlp-encoding.js';
 
 export interface SpanBatcherOptions {
@@ -51,6 +52,8 @@ export function createSpanBatcher(options: SpanBatcherOptions): SpanBatcher {
   const giveUp = new AbortController();
 
   const collector: Collector = { url, resource, dispatcher, signal: giveUp.signal };
+  // The collector URL may carry credentials from the environment: logged without them.
+  const shownUrl = redactUrl(url);
 
   async function send(spans: OtlpSpan[]): Promise<void> {
     const failure = await postBatch(collector, spans);
@@ -59,7 +62,7 @@ export function createSpanBatcher(options: SpanBatcherOptions): SpanBatcher {
     const now = performance.now();
     if (now - lastErrorLog > 60_000) {
       lastErrorLog = now;
-      logger.warn({ err: failure.err, url, spans: spans.length }, 'OTLP export failed; spans dropped');
+      logger.warn({ err: failure.err, url: shownUrl, spans: spans.length }, 'OTLP export failed; spans dropped');
     }
   }
 
