@@ -83,7 +83,8 @@ async function checkConfig(args: CliArgs, env: NodeJS.ProcessEnv): Promise<numbe
     const { parseConfigFile } = await import('../config/parse.js');
     const { resolveProblems } = await import('./resolve-hosts.js');
     const parsed = parseConfigFile(args.config, env);
-    const problems = await resolveProblems(result.config, parsed.locate);
+    const { hideEnvValues } = await import('../config/hide-env-values.js');
+    const problems = hideEnvValues(await resolveProblems(result.config, parsed.locate), parsed.envValues);
     if (problems.length > 0) {
       process.stderr.write(problems.map(formatProblem).join('\n') + '\n');
       return 1;

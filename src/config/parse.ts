@@ -18,6 +18,12 @@ import {
 
 export type ConfigPath = readonly (string | number)[];
 
+/** A value `${NAME}` brought in from the environment. */
+export interface EnvValue {
+  readonly name: string;
+  readonly value: string;
+}
+
 export interface ParsedConfig {
   readonly file: string;
   /** The plain data of the file, environment already substituted. `undefined` when not YAML. */
@@ -30,6 +36,8 @@ export interface ParsedConfig {
    * boolean where the schema wants one (`port: ${PORT:-8080}`), and as text everywhere else.
    */
   readonly wholeEnvPaths: readonly ConfigPath[];
+  /** The values substituted from the environment, with their names (never repeated in a message). */
+  readonly envValues: readonly EnvValue[];
   /** Line and column of the key `key` inside the map at `path` (for unknown-key problems). */
   locateKey(path: ConfigPath, key: string): { line: number; col: number };
   /** The keys written before `key` in the map at `path`, nearest first. */
@@ -96,15 +104,14 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   syntaxProblems(doc, text, lineCounter, { file, problems, at, slip });
   const wholeEnvPaths: ConfigPath[] = [];
+  const envValues: EnvValue[] = [];
   let value: unknown;
   if (problems.length === 0) {
     // A missing variable is reported, then validation goes on so that every problem shows at once.
-    substituteEnv(
-      doc.contents,
-      env,
-      (node, message) => problems.push({ file, ...at(node.range?.[0]), message }),
+    substituteEnv(doc.contents, env, (node, message) => problems.push({ file, ...at(node.range?.[0]), message }), {
       wholeEnvPaths,
-    );
+      envValues,
+    });
     try {
       // Expansion was bounded above; the library's own alias rule would refuse legitimate reuse.
       value = doc.toJS({ maxAliasCount: -1 }) as unknown;
@@ -112,7 +119,7 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
       problems.push({ file, ...at(0), message: `YAML: ${(err as Error).message}` });
     }
   }
-  return { file, value, problems, wholeEnvPaths, ...locators(doc, at) };
+  return { file, value, problems, wholeEnvPaths, envValues, ...locators(doc, at) };
 }
 
 /** Where the syntax checks report: the file's problems, and how offsets become positions. */
@@ -212,6 +219,7 @@ function unparsed(file: string, problems: Problem[], origin: { line: number; col
     value: undefined,
     problems,
     wholeEnvPaths: [],
+    envValues: [],
     locate: () => origin,
     locateKey: () => origin,
     keysBefore: () => [],
@@ -227,25 +235,29 @@ function unparsable(file: string, message: string, hint?: string): ParsedConfig 
  * Replaces `${NAME}` and `${NAME:-default}` in every string scalar; `$$` is a literal `$`.
  * Substituted text is kept exactly as it came from the environment (a secret with ` #`, quotes or
  * only digits stays that text); the paths of unquoted whole-value references are recorded so that
- * validation can read them as numbers or booleans where the schema asks for one.
+ * validation can read them as numbers or booleans where the schema asks for one, and the values
+ * taken from the environment so that no message repeats them (hide-env-values.ts).
  */
 function substituteEnv(
   root: unknown,
   env: NodeJS.ProcessEnv,
   report: (node: Node, message: string) => void,
-  wholeEnvPaths: ConfigPath[],
+  found: { wholeEnvPaths: ConfigPath[]; envValues: EnvValue[] },
 ): void {
   visit(root as Node, {
     Scalar(_key, node, ancestors) {
       if (typeof node.value !== 'string' || !node.value.includes('$')) return;
       if (node.type === 'PLAIN' && WHOLE_REF.test(node.value)) {
         const path = valuePath(ancestors, node);
-        if (path !== undefined) wholeEnvPaths.push(path);
+        if (path !== undefined) found.wholeEnvPaths.push(path);
       }
       node.value = node.value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
         if (match === '$$') return '$';
         const value = env[name!];
-        if (value !== undefined && (value !== '' || fallback === undefined)) return value;
+        if (value !== undefined && (value !== '' || fallback === undefined)) {
+          found.envValues.push({ name: name!, value });
+          return value;
+        }
         if (fallback !== undefined) return fallback;
         // A default written in the file would put the secret in the file, the thing ${} avoids.
         const secret = SECRET_KEY.test(keyOf(ancestors, node) ?? '');

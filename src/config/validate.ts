@@ -22,6 +22,7 @@ import { tlsRules } from './tls-rules.js';
 import { adminRules } from './admin-rules.js';
 import { dirname } from 'node:path';
 import { configNotices } from './notices.js';
+import { hideEnvValues } from './hide-env-values.js';
 
 /** `notices`: warnings and notes about a valid file (`check` prints them; they never stop the gateway). */
 export type Validation = { ok: true; config: GatewayFile; notices: Problem[] } | { ok: false; problems: Problem[] };
@@ -64,10 +65,10 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     compatibilityRules(typed, at);
   }
   if (problems.length > 0 || !result.success) {
-    return { ok: false, problems: withoutEchoes(problems, parsed.problems.length) };
+    return { ok: false, problems: hideEnvValues(withoutEchoes(problems, parsed.problems.length), parsed.envValues) };
   }
   const notices = [...configNotices(result.data, parsed), ...warnings].sort((a, b) => a.line - b.line || a.col - b.col);
-  return { ok: true, config: result.data, notices };
+  return { ok: true, config: result.data, notices: hideEnvValues(notices, parsed.envValues) };
 }
 
 /**

@@ -176,6 +176,19 @@ describe('backend host names that do not resolve', () => {
     );
   });
 
+  it('check --resolve names a host that came from the environment by its variable', async () => {
+    writeFileSync(
+      join(dir, 'env.yaml'),
+      'routes:\n  - { method: GET, route: /a, service: "http://${ORDERS_HOST}", path: /a }\n',
+    );
+    const r = await runPortico(['check', '--resolve', '--config', 'env.yaml'], {
+      cwd: dir,
+      env: { NODE_OPTIONS: FAKE_DNS_NODE_OPTIONS, ORDERS_HOST: 'orders-internal.invalid' },
+    });
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'env.yaml:2:40: routes[0].service: host "${ORDERS_HOST}" does not resolve (ENOTFOUND)\n');
+  });
+
   it('check --resolve passes when every host resolves (IP literals are not looked up)', async () => {
     writeFileSync(
       join(dir, 'ok.yaml'),
