@@ -25,6 +25,10 @@ describe('metrics access: who is a loopback client', () => {
     ['127.0.0.1', { 'x-forwarded-for': '203.0.113.9' }, false],
     ['127.0.0.1', { forwarded: 'for=127.0.0.1' }, false],
     ['::1', { 'x-real-ip': '::1' }, false],
+    ['127.0.0.1', { 'x-forwarded-proto': 'https' }, false],
+    ['127.0.0.1', { 'true-client-ip': '203.0.113.9' }, false],
+    ['127.0.0.1', { x_forwarded_for: '203.0.113.9' }, false],
+    ['127.0.0.1', { 'user-agent': 'Prometheus/2.53', accept: 'text/plain' }, true],
   ];
   for (const [address, headers, expected] of cases)
     it(`${address ?? 'no address'} ${JSON.stringify(headers)}: ${expected}`, () => {

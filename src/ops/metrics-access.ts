@@ -6,20 +6,30 @@
  * - with `telemetry.metricsPublic: true`, any client reads them;
  * - otherwise only a loopback client does (a scraper on the same machine or in the same pod).
  *
- * A request from a loopback peer that carries a forwarding header is not a loopback client's: a
- * reverse proxy on this machine passed on someone else's request. The admin listener, when there
+ * A request from a loopback peer that carries a forwarding header (the trust boundary's list,
+ * upstream/trust-boundary.ts) is not a loopback client's: a reverse proxy on this machine passed
+ * on someone else's request. The admin listener, when there
  * is one, serves them to its own readers and to a bearer of the metrics token (admin/listener.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { GatewaySettings } from '../config/schema.js';
 import type { ErrorCode } from '../response/errors.js';
 import { normalizeAddress } from '../server/client-ip.js';
+import { foldHeaderName, PEER_ASSERTED } from '../upstream/trust-boundary.js';
 import { bearerCheck } from './bearer-check.js';
 
 type Telemetry = GatewaySettings['telemetry'];
 
-/** Headers a proxy adds when it passes a request on: their presence means the client is elsewhere. */
-const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
+/**
+ * Headers a proxy adds when it passes a request on, compared with `_` and `-` folded: any of them
+ * means the client is elsewhere.
+ */
+const PROXY_HEADERS: ReadonlySet<string> = new Set([
+  ...PEER_ASSERTED,
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+]);
 
 /** The refusal for GET /metrics on the public port, or undefined when the request may read them. */
 export function publicMetricsAccess(telemetry: Telemetry): (req: IncomingMessage) => ErrorCode | undefined {
@@ -39,7 +49,8 @@ export function bearsMetricsToken(telemetry: Telemetry): (req: IncomingMessage) 
 export function isLoopbackClient(req: IncomingMessage): boolean {
   const address = normalizeAddress(req.socket.remoteAddress ?? '');
   if (!address.startsWith('127.') && address !== '::1') return false;
-  return FORWARDING_HEADERS.every((name) => req.headers[name] === undefined);
+  for (const name in req.headers) if (PROXY_HEADERS.has(foldHeaderName(name))) return false;
+  return true;
 }
 
 /** Where and to whom GET /metrics is served, in one line (`portico check`). */
