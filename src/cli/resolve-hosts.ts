@@ -58,7 +58,10 @@ function hostUses(config: CompiledConfig): HostUse[] {
     /^https?:\/\//i.test(auth.authService ?? ''),
   );
   add(['config', 'auth', 'jwksUrl'], 'config.auth.jwksUrl', auth.jwksUrl, true);
-  add(['config', 'telemetry', 'otlpEndpoint'], 'config.telemetry.otlpEndpoint', telemetry.otlpEndpoint, true);
+  // tainha-gateway's exporterEndpoint, when it applies, is what the file wrote for otlpEndpoint.
+  const otlpKey =
+    telemetry.enabled === true && telemetry.exporterEndpoint !== undefined ? 'exporterEndpoint' : 'otlpEndpoint';
+  add(['config', 'telemetry', otlpKey], `config.telemetry.${otlpKey}`, telemetry.otlpEndpoint, true);
   add(['config', 'redis', 'url'], 'config.redis.url', config.settings.redis?.url, true);
   return uses;
 }

@@ -24,6 +24,7 @@ import { parseService, upstreamOrigin } from './syntax/service.js';
 import { hasFieldRules } from './syntax/field-rules.js';
 import { readSchema } from './json-schema.js';
 import { dirname } from 'node:path';
+import { withTainhaKeys } from './tainha.js';
 
 /** Methods a retry cannot make do their work twice (RFC 9110 9.2.2). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -39,12 +40,7 @@ interface RouteContext {
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
-  // tainha-gateway's name for the keep-alive idle time (validation refuses both at once).
-  const { idleTimeoutSec } = file.config;
-  const settings =
-    idleTimeoutSec === undefined
-      ? file.config
-      : { ...file.config, timeouts: { ...file.config.timeouts, keepAliveSec: idleTimeoutSec } };
+  const settings = withTainhaKeys(file.config);
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
   // One origin per named upstream, shared by every route and rule that names it.
   const named = new Map(

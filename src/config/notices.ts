@@ -5,6 +5,7 @@
 import type { GatewayFile } from './schema.js';
 import type { Problem } from './problems.js';
 import type { ConfigPath, ParsedConfig } from './parse.js';
+import { tainhaNotes } from './tainha.js';
 
 /** An HS256 key should be at least as long as the hash (RFC 7518 section 3.2). */
 export const MIN_SECRET_BYTES = 32;
@@ -34,22 +35,6 @@ export function configNotices(config: GatewayFile, parsed: ParsedConfig): Proble
       );
     }
   }
-  const { idleTimeoutSec, readTimeoutSec, writeTimeoutSec } = config.config;
-  if (idleTimeoutSec !== undefined)
-    note(['config', 'idleTimeoutSec'], 'note', `config.idleTimeoutSec: ${idleTimeoutSec} -> timeouts.keepAliveSec`);
-  if (readTimeoutSec !== undefined) {
-    note(
-      ['config', 'readTimeoutSec'],
-      'note',
-      `config.readTimeoutSec: ${readTimeoutSec} -> the whole request (head and body) must arrive within ${readTimeoutSec} s, else 408`,
-    );
-  }
-  if (writeTimeoutSec !== undefined) {
-    note(
-      ['config', 'writeTimeoutSec'],
-      'note',
-      `config.writeTimeoutSec: ${writeTimeoutSec} -> a client that takes none of a waiting response for ${writeTimeoutSec} s is disconnected (idle or flowing streams are not cut)`,
-    );
-  }
+  tainhaNotes(config.config, (path, message) => note(path, 'note', message));
   return out.sort((a, b) => a.line - b.line || a.col - b.col);
 }

@@ -1,7 +1,6 @@
 /**
  * Rules on `config:` that the schema cannot express: the base path's shape, a CA file that
- * must hold a certificate, auth settings that must fit together, and tainha-gateway keys that
- * must not contradict Portico's.
+ * must hold a certificate, and auth settings that must fit together (tainha-gateway's keys: tainha.ts).
  */
 import { redactUrl } from './syntax/redact-url.js';
 import { readFileSync } from 'node:fs';
@@ -48,19 +47,6 @@ export function settingsRules(raw: Record<string, unknown>, at: AddProblem): voi
   if (typeof auth.authPath === 'string' && !auth.authPath.startsWith('/'))
     at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
   if (typeof auth.jwksUrl === 'string') jwksUrlRule(auth.jwksUrl, at);
-}
-
-/** Keys of tainha-gateway files, read under their own names, must not contradict Portico's. */
-export function compatibilityRules(raw: Record<string, unknown>, at: AddProblem): void {
-  if (!isRecord(raw.config)) return;
-  const timeouts = raw.config.timeouts;
-  if (raw.config.idleTimeoutSec !== undefined && isRecord(timeouts) && timeouts.keepAliveSec !== undefined) {
-    at(
-      ['config', 'idleTimeoutSec'],
-      'config.idleTimeoutSec and config.timeouts.keepAliveSec both set the keep-alive idle time',
-      'keep one of them',
-    );
-  }
 }
 
 function caFileRule(caFile: string, at: AddProblem): void {

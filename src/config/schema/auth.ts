@@ -52,4 +52,11 @@ export const AuthSchema = z.strictObject({
     .array(z.string().min(1))
     .default(DEFAULT_STRIP_HEADERS)
     .describe('Client headers removed before auth runs; a list here replaces the default list'),
+  algorithm: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'tainha-gateway: not used, as there; the key decides the algorithm (secret: HS256/384/512; jwksUrl: the signing key)',
+    ),
 });

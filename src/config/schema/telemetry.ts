@@ -34,4 +34,16 @@ export const TelemetrySchema = z.strictObject({
     .max(1)
     .default(1)
     .describe('Share of traces started by the gateway that are sampled; a client traceparent keeps its own flag'),
+  // tainha-gateway keys, read under their own names (src/config/tainha.ts).
+  enabled: z
+    .boolean()
+    .optional()
+    .describe('tainha-gateway: sets metrics and propagation together (and allows exporterEndpoint); not with either'),
+  exporterEndpoint: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'tainha-gateway: the collector as HOST:PORT for OTLP over gRPC; becomes otlpEndpoint http://HOST:PORT, port 4317 read as 4318 (OTLP/HTTP), and only with enabled: true',
+    ),
 });
