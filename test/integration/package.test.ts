@@ -3,7 +3,8 @@
  *
  * `npm pack` (prepack builds), the tarball installed with `npm install --omit=dev` into an
  * empty directory, then the installed `portico`: --version, init, check, start against a local
- * backend, the library import with its TypeScript declarations. Then SIGTERM and SIGINT sent to
+ * backend, the library import with its TypeScript declarations, the README's links, and the
+ * library example of docs/deploy.md in an ES module project and in a CommonJS one (`npm init -y`). Then SIGTERM and SIGINT sent to
  * the process a supervisor would have started, for every way of starting: the installed bin,
  * `npx portico start`, `node dist/src/cli/main.js start` and `npm start` (the demo). Each must
  * drain (an in-flight request still gets its answer) and stop, leaving nothing serving.
@@ -171,6 +172,22 @@ async function signalDuringRequest(
   }
 }
 
+/** A strict NodeNext tsconfig for one file of a test project, with the checkout's Node types. */
+const tsconfigFor = (file: string, emit: boolean) =>
+  JSON.stringify({
+    compilerOptions: {
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      target: 'ES2022',
+      strict: true,
+      ...(emit ? {} : { noEmit: true }),
+      skipLibCheck: true,
+      types: ['node'],
+      typeRoots: [join(repo, 'node_modules', '@types')],
+    },
+    files: [file],
+  });
+
 const slowRoute = (host: string) =>
   `routes:\n  - { method: GET, route: /slow, service: ${host}, path: /slow, public: true }\n`;
 
@@ -199,7 +216,7 @@ describe('the npm package, installed from its tarball', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('ships what runs and nothing else: dist, schema, README, LICENSE, CHANGELOG; no source maps, tests or sources', async () => {
+  it('ships what runs and what the README links to: dist, schema, README, LICENSE, CHANGELOG, CONTRIBUTING, docs, bench results; no source maps, tests or sources', async () => {
     const { stdout } = await run('tar', ['-tzf', tarball], { maxBuffer: 16 << 20 });
     const files = stdout
       .trim()
@@ -221,8 +238,9 @@ describe('the npm package, installed from its tarball', () => {
     }
     const unexpected = files.filter(
       (f) =>
-        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|schema\/[^/]+\.json|dist\/src\/.+\.(js|d\.ts))$/.test(f) ||
-        /\.test\.(js|d\.ts)$/.test(f),
+        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|CONTRIBUTING\.md|schema\/[^/]+\.json|dist\/src\/.+\.(js|d\.ts)|(docs|bench\/results)\/.+\.md)$/.test(
+          f,
+        ) || /\.test\.(js|d\.ts)$/.test(f),
     );
     assert.deepEqual(unexpected, []);
     // An incremental build never deletes the output of a removed source: such leftovers would ship.
@@ -233,6 +251,65 @@ describe('the npm package, installed from its tarball', () => {
         !existsSync(join(repo, f.replace(/^dist\//, '').replace(/\.js$/, '.ts'))),
     );
     assert.deepEqual(stale, [], 'compiled files without a source (rm -rf dist, then pack again)');
+  });
+
+  it('every relative link of the README resolves to a file in the tarball', async () => {
+    const { stdout } = await run('tar', ['-tzf', tarball], { maxBuffer: 16 << 20 });
+    const files = new Set(
+      stdout
+        .trim()
+        .split('\n')
+        .map((f) => f.replace(/^package\//, '')),
+    );
+    const readme = readFileSync(join(app, 'node_modules', pkg.name, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1]!.replace(/#.*$/, ''))
+      .filter((t) => t !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(t));
+    assert.ok(targets.length > 30, `${targets.length} relative links`);
+    assert.deepEqual(
+      targets.filter((t) => !files.has(t.replace(/^\.\//, ''))),
+      [],
+      'README links to files the tarball does not ship',
+    );
+  });
+
+  it('the library example of docs/deploy.md compiles and runs in an ES module project and in an npm init -y one', async () => {
+    const doc = readFileSync(join(repo, 'docs', 'deploy.md'), 'utf8');
+    const example = /### As a library\n[\s\S]*?```ts\n([\s\S]*?)```/.exec(doc)?.[1];
+    assert.ok(example, 'docs/deploy.md has a ts block under "As a library"');
+    const cjs = join(app, 'cjs');
+    await run('mkdir', [cjs]);
+    await run('npm', ['init', '-y'], { cwd: cjs, env: cleanEnv(), timeout: START_MS });
+    // The ES module project is `app` ("type": "module"); `cjs` inside it resolves the same install.
+    for (const project of [app, cjs]) {
+      writeFileSync(join(project, 'example.ts'), example.replace("'0.0.0.0'", "'127.0.0.1'"));
+      writeFileSync(join(project, 'gateway.yaml'), 'routes: []\n');
+      writeFileSync(join(project, 'tsconfig.example.json'), tsconfigFor('example.ts', true));
+      await run(
+        process.execPath,
+        [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.example.json'],
+        { cwd: project, timeout: START_MS },
+      ).catch((err: { stdout?: string }) => assert.fail(`tsc in ${project}: ${err.stdout ?? String(err)}`));
+      const child = spawn(process.execPath, ['example.js'], {
+        cwd: project,
+        env: cleanEnv({ PORT: '0' }),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      try {
+        const lines = createInterface({ input: child.stdout! });
+        const listening = new Promise<number>((resolve) =>
+          lines.on('line', (line) => {
+            const port = /^portico listening on (\d+)$/.exec(line)?.[1];
+            if (port !== undefined) resolve(Number(port));
+          }),
+        );
+        const port = await within(listening, START_MS, `the example listens (${project})`);
+        assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+      } finally {
+        child.kill('SIGKILL');
+      }
+    }
+    assert.equal(JSON.parse(readFileSync(join(cjs, 'package.json'), 'utf8')).type ?? 'commonjs', 'commonjs');
   });
 
   it('portico --version prints the package version', async () => {
@@ -299,22 +376,7 @@ describe('the npm package, installed from its tarball', () => {
     ].join('\n');
     writeFileSync(join(app, 'embed.ts'), code);
     writeFileSync(join(app, 'embed.mjs'), code.replace(': number', ''));
-    writeFileSync(
-      join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          target: 'ES2022',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-          typeRoots: [join(repo, 'node_modules', '@types')],
-        },
-        files: ['embed.ts'],
-      }),
-    );
+    writeFileSync(join(app, 'tsconfig.json'), tsconfigFor('embed.ts', false));
     // Without declarations, strict TypeScript refuses the import (TS7016), so this fails then.
     await run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
       cwd: app,
