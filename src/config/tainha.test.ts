@@ -43,15 +43,20 @@ describe('tainha-gateway telemetry keys', () => {
   it("exporterEndpoint becomes otlpEndpoint: the collector's OTLP/HTTP port for 4317, http:// when no scheme", () => {
     const cases = [
       ['jaeger:4317', 'http://jaeger:4318'],
+      ['http://u:secret@c:4318?k=v', 'http://u:secret@c:4318?k=v', 'http://***@c:4318/?***'],
       ['localhost:4317', 'http://localhost:4318'],
       ['collector:55681', 'http://collector:55681'],
       ['https://otel.example.com', 'https://otel.example.com'],
     ];
-    for (const [written, endpoint] of cases) {
+    for (const [written, endpoint, shown = endpoint] of cases) {
       const { config, notes } = load(`  telemetry: { enabled: true, exporterEndpoint: "${written}" }\n`);
       assert.equal(config.settings.telemetry.otlpEndpoint, endpoint);
-      assert.equal(config.tracing?.tracesUrl, `${endpoint}/v1/traces`);
-      assert.match(notes.at(-1)!, new RegExp(`exporterEndpoint: ${written} -> telemetry\\.otlpEndpoint: ${endpoint}`));
+      if (!endpoint!.includes('?')) assert.equal(config.tracing?.tracesUrl, `${endpoint}/v1/traces`);
+      const shownWritten = written!.includes('@') ? shown : written;
+      assert.ok(
+        notes.at(-1)!.includes(`exporterEndpoint: ${shownWritten} -> telemetry.otlpEndpoint: ${shown} (`),
+        notes.at(-1),
+      );
     }
   });
 
@@ -81,6 +86,9 @@ describe('tainha-gateway telemetry keys', () => {
       'g.yaml:7:49: config.telemetry.exporterEndpoint: "grpc://c:4317" must be HOST:PORT (as for tainha-gateway) or an http:// or https:// URL',
     ]);
     assert.deepEqual(problems('  telemetry: { enabled: true, exporterEndpoint: "[::1]:4317" }\n'), []);
+    assert.deepEqual(problems('  telemetry: { enabled: true, exporterEndpoint: "grpc://u:secret@c:4317" }\n'), [
+      'g.yaml:7:49: config.telemetry.exporterEndpoint: "grpc://***@c:4317" must be HOST:PORT (as for tainha-gateway) or an http:// or https:// URL',
+    ]);
   });
 });
 

@@ -8,6 +8,7 @@ import type { GatewaySettings } from './schema.js';
 import type { AddProblem } from './problems.js';
 import type { ConfigPath } from './parse.js';
 import { isRecord } from './raw-value.js';
+import { redactUrl } from './syntax/redact-url.js';
 
 /** tainha-gateway exports spans over gRPC; OTLP collectors serve OTLP/HTTP on the next port. */
 const OTLP_GRPC_PORT = '4317';
@@ -45,6 +46,9 @@ function otlpHttpEndpoint(written: string): string {
 
 type Note = (path: ConfigPath, message: string) => void;
 
+/** A written endpoint as messages show it: credentials and a query may hold a secret. */
+const shown = (endpoint: string) => (/[@?#]/.test(endpoint) ? redactUrl(endpoint) : endpoint);
+
 /** What each tainha-gateway key of the file became, one note each. */
 export function tainhaNotes(settings: GatewaySettings, note: Note): void {
   const { idleTimeoutSec, readTimeoutSec, writeTimeoutSec, telemetry, auth } = settings;
@@ -80,10 +84,10 @@ export function tainhaNotes(settings: GatewaySettings, note: Note): void {
 }
 
 function exporterNote(written: string, enabled: boolean | undefined): string {
-  const head = `config.telemetry.exporterEndpoint: ${written} ->`;
+  const head = `config.telemetry.exporterEndpoint: ${shown(written)} ->`;
   if (enabled !== true)
     return `${head} not used: spans are exported only with telemetry.enabled: true (Portico: telemetry.otlpEndpoint)`;
-  const endpoint = otlpHttpEndpoint(written);
+  const endpoint = shown(otlpHttpEndpoint(written));
   const why = endpoint.endsWith(`:${OTLP_HTTP_PORT}`)
     ? `Portico exports OTLP over HTTP, which collectors serve on ${OTLP_HTTP_PORT}, not gRPC on ${OTLP_GRPC_PORT}`
     : 'Portico exports OTLP over HTTP: the collector must accept it there';
@@ -119,7 +123,7 @@ export function compatibilityRules(raw: Record<string, unknown>, at: AddProblem)
   if (typeof endpoint === 'string' && !HOST_PORT.test(endpoint) && !/^https?:\/\/[^/\s]/i.test(endpoint)) {
     at(
       ['config', 'telemetry', 'exporterEndpoint'],
-      `config.telemetry.exporterEndpoint: "${endpoint}" must be HOST:PORT (as for tainha-gateway) or an http:// or https:// URL`,
+      `config.telemetry.exporterEndpoint: "${shown(endpoint)}" must be HOST:PORT (as for tainha-gateway) or an http:// or https:// URL`,
     );
   }
 }

@@ -115,7 +115,7 @@ describe("tainha-gateway's documented configuration examples", () => {
   it("says what each tainha-gateway key of the Full Example became, in Portico's spelling", async () => {
     const r = await runPortico(['check', '--config', 'configuration-index-2.yaml'], { cwd: dir });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'configuration-index-2.yaml: ok (4 routes)\n');
+    assert.match(r.stdout, /^configuration-index-2\.yaml: ok \(4 routes\)\n/);
     assert.deepEqual(r.stderr.trimEnd().split('\n'), [
       'configuration-index-2.yaml:4:19: note: config.readTimeoutSec: 15 -> the whole request (head and body) must arrive within 15 s, else 408',
       'configuration-index-2.yaml:5:20: note: config.writeTimeoutSec: 30 -> a client that takes none of a waiting response for 30 s is disconnected (idle or flowing streams are not cut)',
