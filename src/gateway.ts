@@ -27,7 +27,8 @@ import { createAdmin, type Admin as AdminListener } from './admin/listener.js';
 import { createRegistries, targetStats, type Registries } from './setup/registries.js';
 import { Telemetry } from './setup/telemetry.js';
 import { createListeners, listenOn, type Listeners } from './setup/listeners.js';
-import { drainRequests, warnStartOnlyChanges } from './setup/lifecycle.js';
+import { warnStartOnlyChanges } from './setup/lifecycle.js';
+import { drain } from './setup/drain.js';
 
 /** How long in-flight requests get to finish on close, unless GatewayOptions says otherwise. */
 export const DRAIN_TIMEOUT_MS = 15_000;
@@ -46,6 +47,15 @@ export interface GatewayOptions {
   readonly now?: () => number;
   /** Resolves the host name targets of named upstreams (tests); default: the system resolver. */
   readonly lookup?: LookupAll;
+}
+
+export interface CloseOptions {
+  /**
+   * Milliseconds to go on serving, with `/ready` answering 503 and every answer ending its
+   * connection, before the listener stops accepting (`config.shutdown.drainDelaySec` on SIGTERM);
+   * 0 by default.
+   */
+  readonly drainDelayMs?: number;
 }
 
 export interface Gateway {
@@ -74,8 +84,11 @@ export interface Gateway {
   adminAddress(): AddressInfo | undefined;
   /** Swaps in a new configuration; in-flight requests finish on the old one. */
   reload(config: CompiledConfig): void;
-  /** Stops accepting, lets in-flight requests finish (bounded), closes pools. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting (after the drain delay, if given), lets in-flight requests finish (bounded),
+   * closes idle connections once they are quiet, then the pools (docs/lifecycle.md "Stopping").
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
@@ -100,6 +113,7 @@ class PorticoGateway implements Gateway {
   private deps: PipelineDeps;
   private table: RouteTable;
   private draining = false;
+  private acceptsTunnels = true;
 
   constructor(private readonly options: GatewayOptions) {
     const logger = (this.logger = options.logger ?? createLogger());
@@ -185,20 +199,19 @@ class PorticoGateway implements Gateway {
     this.admin?.configure(next.settings.admin);
   }
 
-  async close(): Promise<void> {
+  async close(options: CloseOptions = {}): Promise<void> {
     this.draining = true;
-    const { server, listener, redirect, upgrades } = this.listeners;
-    this.registries.streams.endAll();
-    listener.closeSessions();
-    redirect?.close();
-    redirect?.closeAllConnections();
-    await this.admin?.close();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await drainRequests(server, this.inFlight, this.options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
-    // Tunnels are long-lived by nature: they are not waited for, only closed after the drain.
-    upgrades.closeAll();
-    listener.closeAllConnections();
-    await closed;
+    const { server, listener, redirect, upgrades, connections } = this.listeners;
+    const stopOthers = async () => {
+      this.acceptsTunnels = false;
+      redirect?.close();
+      redirect?.closeAllConnections();
+      await this.admin?.close();
+    };
+    const { inFlight, logger } = this;
+    const { streams } = this.registries;
+    const timing = { delayMs: options.drainDelayMs ?? 0, limitMs: this.options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS };
+    await drain({ server, listener, connections, upgrades, streams, inFlight, stopOthers }, timing, logger);
     await this.registries.upstreams.close();
     await this.registries.redis?.close();
     await this.telemetry.close();
@@ -213,6 +226,7 @@ class PorticoGateway implements Gateway {
       logger: this.logger,
       tracer: this.telemetry.tracer,
       isDraining: () => this.draining,
+      acceptsTunnels: () => this.acceptsTunnels,
       isWaitingForRedis: () => redis !== undefined && redis.settings.required && !redis.isConnected,
       inFlight: this.inFlight,
       cors: () => this.deps.cors,

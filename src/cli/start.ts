@@ -7,7 +7,7 @@ import { formatProblem } from '../config/problems.js';
 import { createGateway } from '../gateway.js';
 import { createLogger } from '../observability/logger.js';
 import { onSighup, reloadFromFile, watchConfigFile } from '../ops/reload.js';
-import { installShutdown } from '../ops/shutdown.js';
+import { drainsWithDelay, installShutdown } from '../ops/shutdown.js';
 import { appliedV8Tuning } from './v8-tuning.js';
 import { startedByNpm, stopWhenOrphaned } from './parent-watch.js';
 import { listenForPrimary, runPrimary } from './workers.js';
@@ -44,7 +44,10 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   const reload = (why: string) => reloadFromFile(gateway, args.config, env, why);
   onSighup(() => reload('SIGHUP'));
   if (args.watch && !cluster.isWorker) watchConfigFile(args.config, () => reload('file change'));
-  const stop = installShutdown(gateway, { logger });
+  const stop = installShutdown(gateway, {
+    logger,
+    drainDelayMs: (reason) => (drainsWithDelay(reason) ? gateway.config().settings.shutdown.drainDelaySec * 1000 : 0),
+  });
   if (!cluster.isWorker && startedByNpm(env)) stopWhenOrphaned(stop);
   if (cluster.isWorker) listenForPrimary({ reload: () => reload('primary'), stop });
   logger.info(

@@ -3,8 +3,8 @@
  * forks N workers that share the listening port, and serves no request itself:
  * - SIGHUP or a file change (`--watch`): the primary validates the file once (an invalid one is
  *   logged once and nothing changes), then tells every worker to reload;
- * - SIGTERM / SIGINT: every worker drains and exits 0, then the primary exits 0 (1 if a worker
- *   failed); a second signal kills what is left;
+ * - SIGTERM / SIGINT: every worker drains (after `shutdown.drainDelaySec` on SIGTERM) and
+ *   exits 0, then the primary exits 0 (1 if a worker failed); a second signal kills what is left;
  * - a worker that dies unexpectedly is replaced; five deaths within 30 s stop the gateway.
  * Messages go over the cluster IPC channel (no signals), so the same works on every platform.
  */
@@ -15,12 +15,14 @@ import { formatProblem } from '../config/problems.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { servePrimaryMetrics } from '../observability/cluster-metrics.js';
 import { onSighup, watchConfigFile } from '../ops/reload.js';
-import { flushThen } from '../ops/shutdown.js';
+import { drainsWithDelay, flushThen } from '../ops/shutdown.js';
 import { startedByNpm, stopWhenOrphaned } from './parent-watch.js';
 import { redisStartProblem } from '../redis/connection.js';
 
 const RELOAD = 'portico:reload';
 const SHUTDOWN = 'portico:shutdown';
+/** A shutdown with the drain delay (the primary got SIGTERM). */
+const DRAIN = 'portico:drain';
 /** Drain (15 s) plus a margin before the primary kills what is left. */
 const STOP_DEADLINE_MS = 20_000;
 const CRASH_WINDOW_MS = 30_000;
@@ -31,6 +33,7 @@ export function listenForPrimary(handlers: { reload(): void; stop(reason: string
   process.on('message', (message: unknown) => {
     if (message === RELOAD) handlers.reload();
     else if (message === SHUTDOWN) handlers.stop('primary');
+    else if (message === DRAIN) handlers.stop('SIGTERM');
   });
   process.on('disconnect', () => handlers.stop('primary gone'));
 }
@@ -51,7 +54,7 @@ export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise
     return 1;
   }
   servePrimaryMetrics();
-  const primary = new Primary(args, env, logger);
+  const primary = new Primary(args, env, logger, result.config.settings.shutdown.drainDelaySec * 1000);
   for (let i = 0; i < args.workers; i++) primary.fork();
   logger.info(
     { workers: args.workers, pid: process.pid, config: args.config },
@@ -77,6 +80,8 @@ class Primary {
     private readonly args: CliArgs,
     private readonly env: NodeJS.ProcessEnv,
     private readonly logger: Logger,
+    /** The workers' drain delay on SIGTERM, as the file last loaded says. */
+    private drainDelayMs: number,
   ) {}
 
   fork(): void {
@@ -95,6 +100,7 @@ class Primary {
       );
       return;
     }
+    this.drainDelayMs = next.config.settings.shutdown.drainDelaySec * 1000;
     for (const w of this.workers) if (w.isConnected()) w.send(RELOAD);
     this.logger.info({ why, workers: this.workers.size }, 'reload sent to workers');
   }
@@ -112,14 +118,17 @@ class Primary {
     logger.info({ reason, workers: workers.size }, 'stopping workers');
     if (workers.size === 0) flushThen(logger, () => process.exit(this.exitCode));
     for (const w of workers) {
-      if (w.isConnected()) w.send(SHUTDOWN);
+      if (w.isConnected()) w.send(drainsWithDelay(reason) ? DRAIN : SHUTDOWN);
       else w.process.kill('SIGTERM');
     }
-    setTimeout(() => {
-      logger.error({ left: workers.size }, 'workers did not stop in time; killing them');
-      for (const w of workers) w.process.kill('SIGKILL');
-      flushThen(logger, () => process.exit(1));
-    }, STOP_DEADLINE_MS).unref();
+    setTimeout(
+      () => {
+        logger.error({ left: workers.size }, 'workers did not stop in time; killing them');
+        for (const w of workers) w.process.kill('SIGKILL');
+        flushThen(logger, () => process.exit(1));
+      },
+      STOP_DEADLINE_MS + (drainsWithDelay(reason) ? this.drainDelayMs : 0),
+    ).unref();
   }
 
   private onExit(worker: Worker, code: number | null, signal: string | null): void {

@@ -20,6 +20,7 @@ export { CorsSchema, type CorsConfig } from './schema/cors.js';
 export { TelemetrySchema } from './schema/telemetry.js';
 export { AdminSchema, type AdminConfig } from './schema/admin.js';
 export { Http2Schema } from './schema/http2.js';
+export { ShutdownSchema } from './schema/shutdown.js';
 export { GatewaySettingsSchema, type GatewaySettings } from './schema/settings.js';
 export { UpstreamSchema, type UpstreamConfig } from './schema/upstream.js';
 export { GatewayFileSchema, type GatewayFile } from './schema/gateway-file.js';

@@ -34,6 +34,8 @@ import { editHeaderList, editHeaderRecord } from '../upstream/headers/header-edi
 import { switchProtocols } from '../server/socket-response.js';
 import { CLOSE_GRACE_MS, tunnel, type TunnelOptions } from './tunnel.js';
 import { closeAtExpiry } from './tunnel-expiry.js';
+import { goingAwayFor } from './going-away.js';
+import type { OpenStreams } from './open-streams.js';
 
 export interface WebSocketOptions {
   readonly upstream: Upstream;
@@ -50,6 +52,8 @@ export interface WebSocketOptions {
    * route), with the clock tolerance the token was checked with.
    */
   readonly tokenExpiry?: { readonly toleranceSec: number } | undefined;
+  /** Open streams, sent a going-away close frame when the gateway stops accepting; none when not given. */
+  readonly streams?: OpenStreams | undefined;
 }
 
 /** Backend 101 headers the gateway does not relay: its own request id replaces the backend's. */
@@ -162,6 +166,7 @@ interface TunnelEnds {
 /** The byte tunnel between the client and the backend, reported as a stream while it is open. */
 function openTunnel(ex: Exchange, { socket, backend, backendHead }: TunnelEnds, options: WebSocketOptions): void {
   const { events, logger } = options;
+  let unregister = () => {};
   const routeId = ex.route.id;
   const opened = performance.now();
   let expired = false;
@@ -170,6 +175,7 @@ function openTunnel(ex: Exchange, { socket, backend, backendHead }: TunnelEnds, 
     socket,
     backend,
     (end) => {
+      unregister();
       const durationMs = performance.now() - opened;
       events.emit('stream:close', { kind: 'websocket', routeId, durationMs });
       const fields = { reqId: ex.requestId, route: routeId, durationMs: Math.round(durationMs) };
@@ -184,6 +190,7 @@ function openTunnel(ex: Exchange, { socket, backend, backendHead }: TunnelEnds, 
     },
     options.tunnel,
   );
+  if (options.streams !== undefined) unregister = options.streams.add(goingAwayFor(socket, backend, backendHead));
   const closeAt = options.tokenExpiry && expiryOf(ex.claims, options.tokenExpiry.toleranceSec);
   if (closeAt === undefined) return;
   closeAtExpiry(socket, backend, {

@@ -1,12 +1,14 @@
 /**
- * Graceful shutdown (docs/design-decisions.md): on SIGTERM or SIGINT the gateway stops accepting, `/ready`
- * answers 503, in-flight requests get up to 15 s to finish, then the process exits 0. A second
- * signal while draining exits at once with 1 (an operator pressing Ctrl-C twice means it).
+ * Graceful shutdown (docs/design-decisions.md, docs/lifecycle.md "Stopping"): on SIGTERM or SIGINT
+ * the gateway stops accepting, `/ready` answers 503, in-flight requests get up to 15 s to finish,
+ * then the process exits 0. SIGTERM, what orchestrators and service managers send, first serves on
+ * for `config.shutdown.drainDelaySec`; SIGINT, a terminal's Ctrl-C, never waits. A second signal
+ * while draining exits at once with 1 (an operator pressing Ctrl-C twice means it).
  */
 import type { Logger } from '../observability/logger.js';
 
 export interface Closable {
-  close(): Promise<void>;
+  close(options?: { readonly drainDelayMs?: number }): Promise<void>;
 }
 
 export interface ShutdownOptions {
@@ -14,7 +16,12 @@ export interface ShutdownOptions {
   /** Called with the exit code; process.exit by default. */
   readonly exit?: (code: number) => void;
   readonly signals?: readonly NodeJS.Signals[];
+  /** Milliseconds to serve on before stopping, for the stop's reason; none by default. */
+  readonly drainDelayMs?: (reason: string) => number;
 }
+
+/** The drain delay applies to a SIGTERM, from the process itself or through the primary. */
+export const drainsWithDelay = (reason: string): boolean => reason === 'SIGTERM';
 
 /**
  * Installs the signal handlers; returns a function that triggers the same shutdown (idempotent:
@@ -32,8 +39,9 @@ export function installShutdown(target: Closable, options: ShutdownOptions): (re
       return;
     }
     stopping = true;
-    logger.info({ signal: reason }, 'draining: finishing in-flight requests');
-    target.close().then(
+    const drainDelayMs = options.drainDelayMs?.(reason) ?? 0;
+    logger.info({ signal: reason, drainDelayMs }, 'draining: finishing in-flight requests');
+    target.close({ drainDelayMs }).then(
       () => {
         logger.info('stopped');
         flushThen(logger, () => exit(0));

@@ -67,7 +67,7 @@ export interface SharedPipelineDeps {
   readonly sharedRateLimits?: RateLimitStore | undefined;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
   readonly jwks?: JwksRegistry;
-  /** The process-wide open SSE streams, ended when the gateway drains (endpoints/open-streams.ts). */
+  /** The process-wide open SSE streams and WebSocket tunnels, ended when the gateway drains (endpoints/open-streams.ts). */
   readonly streams?: OpenStreams;
   /** Overrides the WebSocket tunnel bounds (tests); endpoints/tunnel.ts has the defaults. */
   readonly tunnel?: TunnelOptions;
@@ -238,6 +238,7 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         logger: deps.logger,
         tunnel: deps.tunnel,
         tokenExpiry: closesAtExpiry(route, deps.config.settings.auth),
+        streams: deps.streams,
       });
     case 'sse':
       return sseEndpoint(route, { ...callOptions, streams: deps.streams });

@@ -39,7 +39,10 @@ export interface RequestHandlerDeps {
   readonly logger: Logger;
   /** The gateway's tracer: each request's trace is made by its settings. */
   readonly tracer: Tracer;
+  /** True from the start of a drain: /ready answers 503 and every answer ends its connection. */
   isDraining(): boolean;
+  /** False once a draining gateway stopped accepting: a tunnel opened then would outlive the drain. */
+  acceptsTunnels?(): boolean;
   /** True while `redis.required` is set and Redis is not connected: GET /ready answers 503. */
   isWaitingForRedis?(): boolean;
   /** Answers GET /metrics; undefined while metrics are not wired. */
@@ -63,7 +66,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     tracer.bind(req);
     const requestId = requestIdFor(req.headers['x-request-id']);
     stampRequestId(res, requestId);
-    if (deps.isDraining()) res.setHeader('connection', 'close');
+    if (deps.isDraining()) endsConnection(req, res);
     // Framing and Host problems are refused before anything reads the head for routing or auth.
     if (onRefusedConnection(req)) return void req.resume();
     if (mayBeRefused(req) && refusedForProtocol(deps, req, res, started, requestId)) return;
@@ -89,7 +92,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
         : sendError(res, errorCode ?? 'GW_ROUTE_NOT_FOUND');
     }
     // A tunnel opened now would outlive the drain; a plain request is still served.
-    if (upgrade !== undefined && deps.isDraining()) {
+    if (upgrade !== undefined && !(deps.acceptsTunnels?.() ?? !deps.isDraining())) {
       ex.errorCode = 'GW_GATEWAY_DRAINING';
       return sendError(res, 'GW_GATEWAY_DRAINING');
     }
@@ -101,6 +104,16 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
       else sendError(res, 'GW_INTERNAL');
     });
   };
+}
+
+/**
+ * Tells the client that the connection ends with this answer: `Connection: close`, or on HTTP/2
+ * a GOAWAY that lets this stream (and any before it) finish and refuses the ones after it, which
+ * the client may then send elsewhere (RFC 9113 6.8).
+ */
+function endsConnection(req: IncomingMessage, res: ServerResponse): void {
+  if (req instanceof GatewayH2Request) req.stream.session?.close();
+  else res.setHeader('connection', 'close');
 }
 
 /**

@@ -1,10 +1,8 @@
 /**
- * What a reload cannot apply and what a close waits for. Settings read when the listeners and
- * the Redis connection were made (`config.redis`, adding or removing `config.tls`, `config.http2`,
- * the admin listener's address) apply at the next start: a reload that changes them says so. A
- * close drains: in-flight requests get a bounded time to finish before connections are cut.
+ * What a reload cannot apply. Settings read when the listeners and the Redis connection were made
+ * (`config.redis`, adding or removing `config.tls`, `config.http2`, the admin listener's address)
+ * apply at the next start: a reload that changes them says so. How a close drains is ./drain.ts.
  */
-import type { Server } from 'node:http';
 import type { CompiledConfig } from '../config/types.js';
 import type { Logger } from '../observability/logger.js';
 import { adminReloadWarning } from '../admin/listener.js';
@@ -27,18 +25,4 @@ export function warnStartOnlyChanges(
     logger.warn('config.http2 changed: it applies at the next start; the listener keeps its protocols');
   const adminWarning = adminReloadWarning(started.settings.admin, next.settings.admin);
   if (adminWarning !== undefined) logger.warn(adminWarning);
-}
-
-/**
- * Waits until no request is in flight, or `timeoutMs` passed. It polls rather than waits for one
- * event: each round also closes the keep-alive connections whose last response just finished,
- * which `server.close()` alone leaves open.
- */
-export async function drainRequests(server: Server, inFlight: { count: number }, timeoutMs: number): Promise<void> {
-  server.closeIdleConnections();
-  const deadline = Date.now() + timeoutMs;
-  while (inFlight.count > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 25));
-    server.closeIdleConnections();
-  }
 }

@@ -5,7 +5,7 @@
  * gateway (`tls.redirectPort`: 308 to https://, /health and /ready served).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { CompiledConfig } from '../config/types.js';
 import type { RouteTable } from '../router/route-table.js';
 import type { Logger } from '../observability/logger.js';
@@ -25,6 +25,8 @@ export interface Listeners {
   readonly tls: TlsListener | undefined;
   readonly redirect: Server | undefined;
   readonly upgrades: UpgradeHandler;
+  /** The public listener's open connections (TLS ones once their handshake is done), for the drain (./drain.ts). */
+  readonly connections: ReadonlySet<Socket>;
 }
 
 /** Makes the listeners of `config` around the request handler; none listens yet. */
@@ -68,7 +70,12 @@ export function createListeners(
   server.on('clientError', clientErrorHandler(logger));
   applyServerLimits(server, config.settings);
   server.on('connect', sendConnectError);
-  return { server, listener, tls, redirect, upgrades };
+  const connections = new Set<Socket>();
+  server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  return { server, listener, tls, redirect, upgrades, connections };
 }
 
 /** Listens on `port` and `host`; rejects when the port cannot be had. */

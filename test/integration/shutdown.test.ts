@@ -48,6 +48,53 @@ describe('graceful shutdown through the CLI', () => {
     }
   });
 
+  it('SIGTERM with shutdown.drainDelaySec: /ready 503 and Connection: close for the delay, then exit 0 within 1 s', async () => {
+    const backend = await startBackend();
+    const dir = mkdtempSync(join(tmpdir(), 'portico-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(
+      file,
+      `config: { shutdown: { drainDelaySec: 1 } }\nroutes: [{ method: GET, route: /a, service: ${backend.host}, path: /a }]\n`,
+    );
+    const portico = await startPortico(['--config', file]).catch(async (err: unknown) => {
+      await backend.close();
+      throw err;
+    });
+    try {
+      const signalled = performance.now();
+      portico.child.kill('SIGTERM');
+      await portico.waitForLog((l) => l.msg === 'draining: finishing in-flight requests');
+      const ready = await request(`${portico.url}/ready`);
+      assert.equal(ready.statusCode, 503);
+      await ready.body.dump();
+      const served = await request(`${portico.url}/api/a`);
+      assert.deepEqual([served.statusCode, served.headers.connection], [200, 'close']);
+      await served.body.dump();
+      assert.equal(await portico.exited, 0);
+      const elapsed = performance.now() - signalled;
+      assert.ok(elapsed >= 1_000 && elapsed < 2_000, `exited ${Math.round(elapsed)} ms after SIGTERM`);
+    } finally {
+      portico.child.kill('SIGKILL');
+      await backend.close();
+    }
+  });
+
+  it('SIGINT does not wait for the drain delay', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(file, 'config: { shutdown: { drainDelaySec: 30 } }\nroutes: []\n');
+    const portico = await startPortico(['--config', file]);
+    try {
+      const signalled = performance.now();
+      portico.child.kill('SIGINT');
+      assert.equal(await portico.exited, 0);
+      const elapsed = performance.now() - signalled;
+      assert.ok(elapsed < 1_000, `exited ${Math.round(elapsed)} ms after SIGINT`);
+    } finally {
+      portico.child.kill('SIGKILL');
+    }
+  });
+
   it('refuses to start on a taken port with exit 1', async () => {
     const backend = await startBackend();
     const dir = mkdtempSync(join(tmpdir(), 'portico-'));

@@ -10,6 +10,7 @@ import { MappingCacheSchema } from './mapping-cache.js';
 import { seconds } from './primitives.js';
 import { RateLimitSchema } from './rate-limit.js';
 import { RedisSchema } from './redis.js';
+import { ShutdownSchema } from './shutdown.js';
 import { TelemetrySchema } from './telemetry.js';
 import { TimeoutsSchema } from './timeouts.js';
 import { TlsSchema, UpstreamTlsSchema } from './tls.js';
@@ -43,6 +44,9 @@ export const GatewaySettingsSchema = z.strictObject({
   upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),
   tls: TlsSchema.optional().describe('TLS on the listener: HTTPS with these certificates (docs/tls.md)'),
   http2: Http2Schema.prefault({}).describe('HTTP/2 on the listener (docs/tls.md): h2 over TLS, h2c by prior knowledge'),
+  shutdown: ShutdownSchema.prefault({}).describe(
+    'Stopping on SIGTERM: the drain delay for rolling restarts (docs/deploy.md)',
+  ),
   // tainha-gateway keys, accepted under their own names with the same meaning.
   readTimeoutSec: seconds(
     'The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)',

@@ -1,0 +1,117 @@
+/**
+ * How a gateway stops without losing a request (docs/lifecycle.md "Stopping"). In order:
+ * 1. `/ready` answers 503 and every answer says the connection ends with it (`Connection:
+ *    close`; GOAWAY on HTTP/2, for the sessions open now and each new one after its first
+ *    request): the request handler reads the gateway's draining flag, set before this runs.
+ * 2. The drain delay (`config.shutdown.drainDelaySec`, 0 by default): serving goes on, so that
+ *    load balancers stop choosing the replica and clients leave their connections cleanly.
+ * 3. The listener stops accepting, without Node's closing of idle connections; SSE streams end,
+ *    WebSocket clients get a going-away close frame, HTTP/2 sessions a GOAWAY.
+ * 4. Until in-flight requests and tunnels are done and every connection closed, within the drain
+ *    limit: an idle HTTP/1.1 connection is closed once it has been quiet (no byte received, no
+ *    answer pending) for QUIET_MS since the drain began. A connection that carried a request
+ *    during the drain was told by its answer and closes after it; one that stayed quiet is not
+ *    carrying a request, unless its first bytes are on the wire at that very moment, which a
+ *    client that went on using it through the quiet period would make likely: closing the idle
+ *    connections at once, as `server.close()` does, loses exactly those requests.
+ * 5. What is left (past the limit) is cut.
+ */
+import { Server as NetServer, type Socket } from 'node:net';
+import type { Server } from 'node:http';
+import type { Logger } from '../observability/logger.js';
+import type { PublicListener } from '../server/public-listener.js';
+import type { UpgradeHandler } from '../server/upgrade.js';
+import type { OpenStreams } from '../endpoints/open-streams.js';
+
+/** How long an idle connection must have received nothing before the drain closes it. */
+export const QUIET_MS = 250;
+
+/** How long WebSocket clients get to answer the going-away close frame before their tunnels are cut. */
+export const GOING_AWAY_MS = 2_000;
+
+/** How often the drain looks at its connections. */
+const SWEEP_MS = 25;
+
+export interface DrainParts {
+  readonly server: Server;
+  readonly listener: PublicListener;
+  /** The HTTP connections of the public listener (./listeners.ts). */
+  readonly connections: ReadonlySet<Socket>;
+  readonly upgrades: UpgradeHandler;
+  readonly streams: OpenStreams;
+  readonly inFlight: { readonly count: number };
+  /** Called when the listener stops accepting: the other listeners close then. */
+  stopOthers(): Promise<void>;
+}
+
+export interface DrainTiming {
+  /** Milliseconds of serving on before the listener stops accepting. */
+  readonly delayMs: number;
+  /** Milliseconds in-flight requests get to finish once the listener stopped accepting. */
+  readonly limitMs: number;
+}
+
+/** What Node keeps on a socket it serves HTTP/1.1 on; `parser` is gone once it was upgraded. */
+interface ServedSocket extends Socket {
+  parser?: unknown;
+  _httpMessage?: unknown;
+}
+
+/** Runs steps 2 to 5 above; resolves once every connection of the listener is closed. */
+export async function drain(parts: DrainParts, timing: DrainTiming, logger: Logger): Promise<void> {
+  const { server, listener } = parts;
+  const quiet = new Map<Socket, { bytes: number; since: number }>();
+  const began = Date.now();
+  watchQuiet(parts.connections, quiet, began);
+  listener.closeSessions();
+  if (timing.delayMs > 0) {
+    logger.info({ delayMs: timing.delayMs }, 'drain delay: /ready answers 503, serving on with Connection: close');
+    await new Promise((resolve) => setTimeout(resolve, timing.delayMs));
+  }
+  // node:http's close() would also destroy every idle connection at once: net's alone stops accepting.
+  const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+  let allClosed = false;
+  void closed.then(() => (allClosed = true));
+  parts.streams.endAll();
+  listener.closeSessions();
+  await parts.stopOthers();
+  logger.info({ inFlight: parts.inFlight.count, tunnels: parts.upgrades.open() }, 'stopped accepting');
+  const stopped = Date.now();
+  const deadline = stopped + timing.limitMs;
+  while (!allClosed && Date.now() < deadline) {
+    if (Date.now() - stopped >= GOING_AWAY_MS) parts.upgrades.closeAll();
+    watchQuiet(parts.connections, quiet, Date.now(), true);
+    await new Promise((resolve) => setTimeout(resolve, SWEEP_MS));
+  }
+  if (!allClosed)
+    logger.warn({ inFlight: parts.inFlight.count, tunnels: parts.upgrades.open() }, 'drain limit reached: cutting');
+  parts.upgrades.closeAll();
+  listener.closeAllConnections();
+  await closed;
+}
+
+/**
+ * Notes when each idle HTTP/1.1 connection last received a byte; with `close`, closes those quiet
+ * for QUIET_MS. A connection with an answer pending, upgraded, or speaking HTTP/2 is left alone.
+ */
+function watchQuiet(
+  connections: ReadonlySet<Socket>,
+  quiet: Map<Socket, { bytes: number; since: number }>,
+  now: number,
+  close = false,
+): void {
+  for (const socket of connections as ReadonlySet<ServedSocket>) {
+    if (socket.destroyed || socket.parser == null || socket._httpMessage != null) {
+      quiet.delete(socket);
+      continue;
+    }
+    const seen = quiet.get(socket);
+    if (seen === undefined || seen.bytes !== socket.bytesRead)
+      quiet.set(socket, { bytes: socket.bytesRead, since: now });
+    else if (close && now - seen.since >= QUIET_MS) {
+      quiet.delete(socket);
+      // Everything it sent was read: the close is a FIN, not a reset.
+      socket.destroy();
+    }
+  }
+}
