@@ -8,12 +8,11 @@
  * 3. The listener stops accepting, without Node's closing of idle connections; SSE streams end,
  *    WebSocket clients get a going-away close frame, HTTP/2 sessions a GOAWAY.
  * 4. Until in-flight requests and tunnels are done and every connection closed, within the drain
- *    limit: an idle HTTP/1.1 connection is closed once it has been quiet (no byte received, no
- *    answer pending) for QUIET_MS since the drain began. A connection that carried a request
- *    during the drain was told by its answer and closes after it; one that stayed quiet is not
- *    carrying a request, unless its first bytes are on the wire at that very moment, which a
- *    client that went on using it through the quiet period would make likely: closing the idle
- *    connections at once, as `server.close()` does, loses exactly those requests.
+ *    limit: the idle HTTP/1.1 connections are closed once none of the listener's connections has
+ *    received a byte for QUIET_MS (and each was idle since the drain began or for QUIET_MS). A
+ *    connection that carried a request during the drain was told by its answer and closes after
+ *    it; while clients still send, their idle connections may be next, and closing one then
+ *    loses the request on its way (what `server.close()`, closing them all at once, does).
  * 5. What is left (past the limit) is cut.
  */
 import { Server as NetServer, type Socket } from 'node:net';
@@ -31,6 +30,9 @@ export const GOING_AWAY_MS = 2_000;
 
 /** How often the drain looks at its connections. */
 const SWEEP_MS = 25;
+
+/** A gap between two looks this long means the event loop stalled, and bytes may wait unread. */
+const STALL_MS = 100;
 
 export interface DrainParts {
   readonly server: Server;
@@ -60,8 +62,8 @@ interface ServedSocket extends Socket {
 /** Runs steps 2 to 5 above; resolves once every connection of the listener is closed. */
 export async function drain(parts: DrainParts, timing: DrainTiming, logger: Logger): Promise<void> {
   const { server, listener } = parts;
-  const quiet = new Map<Socket, { bytes: number; since: number }>();
   const began = Date.now();
+  const quiet: Quiet = { idle: new Map(), seen: new Set(), lastActivity: began, lastSweep: began };
   watchQuiet(parts.connections, quiet, began);
   listener.closeSessions();
   if (timing.delayMs > 0) {
@@ -82,6 +84,8 @@ export async function drain(parts: DrainParts, timing: DrainTiming, logger: Logg
     if (Date.now() - stopped >= GOING_AWAY_MS) parts.upgrades.closeAll();
     watchQuiet(parts.connections, quiet, Date.now(), true);
     await new Promise((resolve) => setTimeout(resolve, SWEEP_MS));
+    // After the poll phase, so that what arrived while the timer waited has been read.
+    await new Promise((resolve) => setImmediate(resolve));
   }
   if (!allClosed)
     logger.warn({ inFlight: parts.inFlight.count, tunnels: parts.upgrades.open() }, 'drain limit reached: cutting');
@@ -90,28 +94,45 @@ export async function drain(parts: DrainParts, timing: DrainTiming, logger: Logg
   await closed;
 }
 
+/** When each idle HTTP/1.1 connection last received a byte, and when any of them last did. */
+interface Quiet {
+  readonly idle: Map<Socket, { bytes: number; since: number }>;
+  readonly seen: Set<Socket>;
+  lastActivity: number;
+  lastSweep: number;
+}
+
 /**
- * Notes when each idle HTTP/1.1 connection last received a byte; with `close`, closes those quiet
- * for QUIET_MS. A connection with an answer pending, upgraded, or speaking HTTP/2 is left alone.
+ * Notes what the HTTP/1.1 connections received; with `close`, closes the idle ones once no
+ * connection has received anything for QUIET_MS. Waiting for the whole listener to be quiet, not
+ * each connection alone, matters behind a load balancer that keeps choosing this replica: it
+ * picks its pooled connections one after another, each told by its answer, and an idle one is
+ * closed only once it stopped picking any. HTTP/2 and upgraded connections are left alone.
  */
-function watchQuiet(
-  connections: ReadonlySet<Socket>,
-  quiet: Map<Socket, { bytes: number; since: number }>,
-  now: number,
-  close = false,
-): void {
+function watchQuiet(connections: ReadonlySet<Socket>, quiet: Quiet, now: number, close = false): void {
+  // A stalled event loop saw nothing, which does not mean nothing came: it counts as activity.
+  let active = now - quiet.lastSweep > STALL_MS;
+  quiet.lastSweep = now;
+  for (const socket of quiet.seen) if (!connections.has(socket)) active = true;
+  quiet.seen.clear();
   for (const socket of connections as ReadonlySet<ServedSocket>) {
-    if (socket.destroyed || socket.parser == null || socket._httpMessage != null) {
-      quiet.delete(socket);
-      continue;
+    if (socket.destroyed || socket.parser == null) continue;
+    quiet.seen.add(socket);
+    const seen = quiet.idle.get(socket);
+    if (socket._httpMessage != null) {
+      quiet.idle.delete(socket);
+      active = true;
+    } else if (seen === undefined || seen.bytes !== socket.bytesRead) {
+      quiet.idle.set(socket, { bytes: socket.bytesRead, since: now });
+      if (seen !== undefined) active = true;
     }
-    const seen = quiet.get(socket);
-    if (seen === undefined || seen.bytes !== socket.bytesRead)
-      quiet.set(socket, { bytes: socket.bytesRead, since: now });
-    else if (close && now - seen.since >= QUIET_MS) {
-      quiet.delete(socket);
-      // Everything it sent was read: the close is a FIN, not a reset.
-      socket.destroy();
-    }
+  }
+  if (active) quiet.lastActivity = now;
+  if (!close || now - quiet.lastActivity < QUIET_MS) return;
+  for (const [socket, { since }] of quiet.idle) {
+    if (now - since < QUIET_MS) continue;
+    quiet.idle.delete(socket);
+    // Everything it sent was read: the close is a FIN, not a reset.
+    socket.destroy();
   }
 }

@@ -78,6 +78,30 @@ describe('drain: HTTP/1.1 connections', () => {
     assert.equal(conn.reset(), false, 'closed, not reset');
   });
 
+  it('idle connections stay open while the client still sends on its others, each answered then closed', async () => {
+    const gw = await start();
+    const pool = await Promise.all(Array.from({ length: 6 }, () => watched(gw.port)));
+    for (const conn of pool) {
+      conn.write(GET('/api/a'));
+      assert.equal((await conn.next()).status, 200);
+    }
+    const closing = gw.gateway.close();
+    // A load balancer walking its pool of keep-alive connections, one request every 100 ms: the
+    // last ones are picked after more than QUIET_MS of their own silence.
+    for (const conn of pool) {
+      await new Promise((r) => setTimeout(r, 100));
+      conn.write(GET('/api/a'));
+      const answer = await conn.next();
+      assert.deepEqual([answer.status, answer.headers.connection], [200, 'close']);
+      await conn.closed;
+    }
+    await closing;
+    assert.deepEqual(
+      pool.map((c) => c.reset()),
+      pool.map(() => false),
+    );
+  });
+
   it('with a drain delay: /ready 503 at once, every connection served with Connection: close, then refused', async () => {
     const gw = await start();
     const kept = await watched(gw.port);
