@@ -66,10 +66,7 @@ export async function drain(parts: DrainParts, timing: DrainTiming, logger: Logg
   const quiet: Quiet = { idle: new Map(), seen: new Set(), lastActivity: began, lastSweep: began };
   watchQuiet(parts.connections, quiet, began);
   listener.closeSessions();
-  if (timing.delayMs > 0) {
-    logger.info({ delayMs: timing.delayMs }, 'drain delay: /ready answers 503, serving on with Connection: close');
-    await new Promise((resolve) => setTimeout(resolve, timing.delayMs));
-  }
+  if (timing.delayMs > 0) await serveOn(server, timing.delayMs, logger);
   // node:http's close() would also destroy every idle connection at once: net's alone stops accepting.
   const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   let allClosed = false;
@@ -92,6 +89,26 @@ export async function drain(parts: DrainParts, timing: DrainTiming, logger: Logg
   parts.upgrades.closeAll();
   listener.closeAllConnections();
   await closed;
+}
+
+/**
+ * Step 2: serves on for `delayMs`. New connections in its second half mean that what is in front
+ * does not stop choosing the replica (it reads no readiness): they would only race the listener's
+ * close, and the operator is told which setting fits (docs/deploy.md "Rolling restarts").
+ */
+async function serveOn(server: Server, delayMs: number, logger: Logger): Promise<void> {
+  logger.info({ delayMs }, 'drain delay: /ready answers 503, serving on with Connection: close');
+  await new Promise((resolve) => setTimeout(resolve, delayMs / 2));
+  let late = 0;
+  const count = () => void late++;
+  server.on('connection', count);
+  await new Promise((resolve) => setTimeout(resolve, delayMs - delayMs / 2));
+  server.off('connection', count);
+  if (late > 0)
+    logger.warn(
+      { newConnections: late, lastMs: delayMs / 2 },
+      'new connections kept coming during the drain delay: the load balancer does not read /ready (docs/deploy.md "Rolling restarts")',
+    );
 }
 
 /** When each idle HTTP/1.1 connection last received a byte, and when any of them last did. */

@@ -14,6 +14,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect, type RawConnection } from '../support/raw-http.js';
 import { h2request } from '../support/http2.js';
 import { closeAll } from '../support/close-all.js';
+import { waitFor } from '../support/wait-for.js';
 import { QUIET_MS } from '../../src/setup/drain.js';
 
 const GET = (path: string) => `GET ${path} HTTP/1.1\r\nHost: gw\r\n\r\n`;
@@ -109,7 +110,7 @@ describe('drain: HTTP/1.1 connections', () => {
     assert.equal((await kept.next()).headers.connection, 'keep-alive');
     const idle = await watched(gw.port);
     const started = performance.now();
-    const closing = gw.gateway.close({ drainDelayMs: 600 });
+    const closing = gw.gateway.close({ drainDelayMs: 1_000 });
     const ready = await gw.get('/ready');
     assert.equal(ready.status, 503);
     kept.write(GET('/api/a'));
@@ -119,10 +120,17 @@ describe('drain: HTTP/1.1 connections', () => {
     // A new connection during the delay is served too, and told.
     const fresh = await gw.get('/api/a');
     assert.deepEqual([fresh.status, fresh.headers.connection], [200, 'close']);
+    // A connection in the second half of the delay: the operator is told nothing in front reads /ready.
+    await waitFor(() => performance.now() - started > 600, 1_000, 'the second half of the delay');
+    assert.equal((await gw.get('/api/a')).status, 200);
     await closing;
     const elapsed = performance.now() - started;
-    assert.ok(elapsed >= 600, `stopped after ${Math.round(elapsed)} ms, within the delay`);
-    assert.ok(elapsed < 1_600, `close() took ${Math.round(elapsed)} ms: over 1 s past the delay`);
+    assert.ok(elapsed >= 1_000, `stopped after ${Math.round(elapsed)} ms, within the delay`);
+    assert.ok(elapsed < 2_000, `close() took ${Math.round(elapsed)} ms: over 1 s past the delay`);
+    assert.ok(
+      gw.logs.some((l) => l.level === 40 && l.newConnections === 1),
+      'new connections late in the delay',
+    );
     await idle.closed;
     assert.equal(idle.reset(), false, 'the connection that never sent a byte was closed, not reset');
     assert.equal(await refused(gw.port), true);
