@@ -221,12 +221,13 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     assert.match(await scrape.text(), /portico_requests_in_flight/);
   });
 
-  it('a stopping pod gets the preStop pause and the whole drain before it is killed', () => {
-    const pause = container.lifecycle?.preStop?.sleep?.seconds;
-    assert.ok(typeof pause === 'number' && pause > 0, 'a preStop pause');
+  it('a stopping pod gets the drain delay and the whole drain before it is killed', () => {
+    const delay = compiled.settings.shutdown.drainDelaySec;
+    assert.ok(delay > 0, 'config.shutdown.drainDelaySec: endpoints drop the pod while it still serves');
+    assert.equal(container.lifecycle?.preStop, undefined, 'no preStop pause on top of the delay');
     assert.ok(
-      pod.terminationGracePeriodSeconds > pause + DRAIN_TIMEOUT_MS / 1000,
-      `${pod.terminationGracePeriodSeconds} s > ${pause} s + the drain`,
+      pod.terminationGracePeriodSeconds > delay + DRAIN_TIMEOUT_MS / 1000,
+      `${pod.terminationGracePeriodSeconds} s > ${delay} s + the drain`,
     );
   });
 
