@@ -28,6 +28,7 @@ import { parseService } from '../config/syntax/service.js';
 import { HOP_BY_HOP } from '../config/syntax/headers.js';
 import { callStarted } from '../upstream/call/pool-use.js';
 import { readCall } from '../upstream/call/request.js';
+import { skipInformationalConnector } from '../upstream/skip-informational.js';
 import type { Authenticator, AuthOutcome } from './types.js';
 import { claimHeaders, isClaimsObject, type SkippedClaim } from './claim-headers.js';
 import { gatewayRefusal } from './refusal.js';
@@ -61,7 +62,11 @@ export function createAuthServiceAuthenticator(options: AuthServiceOptions): Aut
   const timeoutMs = options.timeoutMs ?? AUTH_SERVICE_TIMEOUT_MS;
   const ownPool =
     options.upstreams === undefined
-      ? new Pool(`${origin.protocol}//${origin.hostHeader}`, { connections: 64, keepAliveTimeout: 4_000 })
+      ? new Pool(`${origin.protocol}//${origin.hostHeader}`, {
+          connections: 64,
+          keepAliveTimeout: 4_000,
+          connect: skipInformationalConnector(),
+        })
       : undefined;
   const upstream = ownPool === undefined ? options.upstreams!.forOrigin(origin) : undefined;
   // For logs and refusal details: the path's query may hold a key from the environment.

@@ -7,6 +7,7 @@ import { Pool } from 'undici';
 import type { Origin } from '../config/types.js';
 import type { TargetHealth } from './targets.js';
 import type { BackendPool } from './types.js';
+import { skipInformationalConnector } from './skip-informational.js';
 
 /** TLS options of the connections to an origin (undefined for http://). */
 type TlsFor = (origin: Origin) => object | undefined;
@@ -34,7 +35,8 @@ export class PoolMaker {
         keepAliveTimeout: 4_000,
         ...(streaming ? {} : { keepAliveMaxTimeout: 600_000 }),
         ...(http2 ? { allowH2: true } : {}),
-        ...(tlsConnect ? { connect: { ...tlsConnect } } : {}),
+        // A backend's 1xx before its answer is skipped, never a 502 (./skip-informational.ts).
+        connect: skipInformationalConnector({ ...tlsConnect, ...(http2 ? { allowH2: true } : {}) }),
       }),
       inFlight: 0,
       connections: streaming ? Infinity : this.connections,
