@@ -20,6 +20,7 @@ import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import { sendError } from '../response/send-error.js';
 import { pathOf } from '../server/http-server.js';
+import { hostRefusal } from '../server/protocol-checks.js';
 import { createAdminAccess, SIGN_OUT_COOKIE, type AdminAccess } from './access.js';
 import { createFeed, type Feed } from './feed.js';
 import { createLiveStats, type LiveStats } from './live-stats.js';
@@ -99,7 +100,8 @@ export function createAdmin(options: AdminOptions): Admin {
   let token = settings.token;
   let access = createAdminAccess(token, now);
 
-  const server: Server = createServer((req, res) => {
+  // A missing Host is refused by `serve` in the gateway's JSON shape, not by Node's bare 400.
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     try {
       serve(site, req, res, access);
     } catch (err) {
@@ -145,6 +147,11 @@ export function createAdmin(options: AdminOptions): Admin {
 /** Answers one request: the paths of PATHS, behind the host check and, for data, the token. */
 function serve(site: AdminSite, req: IncomingMessage, res: ServerResponse, gate: AdminAccess): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+  // One valid Host first, as on the public port: with two, the allow-list would read only the first.
+  if (hostRefusal(req) !== undefined) {
+    req.resume();
+    return sendError(res, 'GW_BAD_HOST', { connection: 'close' });
+  }
   if (!gate.hostAllowed(req)) return sendError(res, 'GW_ADMIN_HOST_NOT_ALLOWED');
   const path = pathOf(req.url ?? '/');
   const method = req.method ?? 'GET';

@@ -28,9 +28,15 @@ export class GatewayH2Request extends Http2ServerRequest {
     if (typeof authority === 'string') headers.host = authority;
     if (headers['content-length'] === undefined && !stream.endAfterHeaders) headers['transfer-encoding'] = 'chunked';
     this[FORWARDABLE] = forwardable(rawHeaders, authority);
+    this.hostConflict = typeof authority === 'string' && hostDiffers(rawHeaders, authority);
   }
 
   [FORWARDABLE]: string[];
+  /**
+   * A `host` field names another host than `:authority` (RFC 9113 8.3.1: malformed), or comes
+   * twice: refused like a bad Host (server/protocol-checks.ts), never resolved by picking one.
+   */
+  readonly hostConflict: boolean;
 }
 
 // The getter is replaced on the prototype, once: TypeScript types `rawHeaders` as a property,
@@ -58,3 +64,13 @@ export function forwardable(raw: readonly string[], authority: string | undefine
 }
 
 const COLON = 0x3a;
+
+/** True when `raw` holds a `host` field other than `authority` (case aside), or several. */
+function hostDiffers(raw: readonly string[], authority: string): boolean {
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i] !== 'host') continue;
+    if (++seen > 1 || raw[i + 1]!.toLowerCase() !== authority.toLowerCase()) return true;
+  }
+  return false;
+}

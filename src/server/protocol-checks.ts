@@ -71,6 +71,18 @@ function hasOneValidHost(req: IncomingMessage): boolean {
 }
 
 /**
+ * The Host check alone, for every listener that answers requests without the framing checks of
+ * `protocolRefusal` (the admin listener, the redirect listener, CONNECT): `GW_BAD_HOST` for a
+ * Host missing, repeated or malformed, or an HTTP/2 `host` field naming another host than
+ * `:authority`; undefined when it is fine.
+ */
+export function hostRefusal(req: IncomingMessage): 'GW_BAD_HOST' | undefined {
+  if (req instanceof GatewayH2Request)
+    return req.headers.host !== undefined && !req.hostConflict && hasOneValidHost(req) ? undefined : 'GW_BAD_HOST';
+  return hasOneValidHost(req) ? undefined : 'GW_BAD_HOST';
+}
+
+/**
  * What a proxy must not forward (RFC 9112 6.1, 6.3; nginx refuses the same): a version other
  * than HTTP/1.x, Transfer-Encoding on HTTP/1.0 (its framing is faulty by definition), a transfer
  * coding other than exactly `chunked` (the body would go on still coded, unknown to the
@@ -80,8 +92,7 @@ function hasOneValidHost(req: IncomingMessage): boolean {
 export function protocolRefusal(req: IncomingMessage): ErrorCode | undefined {
   // HTTP/2 frames the body itself; its host (`:authority`, set as Host by server/http2-request.ts)
   // is required and checked as HTTP/1.1's is.
-  if (req instanceof GatewayH2Request)
-    return req.headers.host !== undefined && hasOneValidHost(req) ? undefined : 'GW_BAD_HOST';
+  if (req instanceof GatewayH2Request) return hostRefusal(req);
   if (req.httpVersionMajor !== 1) return 'GW_HTTP_VERSION_UNSUPPORTED';
   if (req.rawHeaders.length >= MAX_HEADER_ENTRIES) return 'GW_HEADERS_TOO_LARGE';
   const te = req.headers['transfer-encoding'];
@@ -98,14 +109,16 @@ const ROUTE_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 
 /**
  * The server's `connect` listener. The gateway is no forward proxy and opens no tunnels: a
- * CONNECT request gets a JSON 405 and the connection closes (without a listener Node would drop
+ * CONNECT request gets a JSON 405 (400 for a bad Host) and the connection closes (without a listener Node would drop
  * the connection without a word).
  */
 export function sendConnectError(req: IncomingMessage, socket: Duplex): void {
   socket.on('error', () => socket.destroy());
-  const r = errorResponse('GW_METHOD_UNSUPPORTED', {
-    'x-request-id': requestIdFor(req.headers['x-request-id']),
-    allow: ROUTE_METHODS,
-  });
+  const requestId = requestIdFor(req.headers['x-request-id']);
+  // The Host check comes first here as on every other path: a bad one is a 400 whatever the method.
+  const r =
+    hostRefusal(req) === undefined
+      ? errorResponse('GW_METHOD_UNSUPPORTED', { 'x-request-id': requestId, allow: ROUTE_METHODS })
+      : errorResponse('GW_BAD_HOST', { 'x-request-id': requestId });
   sendOnSocket(socket, r.status, r.headers, r.body);
 }

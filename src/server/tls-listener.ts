@@ -7,6 +7,7 @@ import { createSecureContext, type SecureContext, type Server as TlsServer, type
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { CompiledTls } from '../config/types.js';
 import { sendError } from '../response/send-error.js';
+import { hostRefusal } from './protocol-checks.js';
 
 /** What a reload may change on a running TLS listener. */
 export interface TlsListener {
@@ -72,7 +73,11 @@ export function redirectToHttps(httpsPort: () => number, serve: RequestListener)
     const bare = path.split('?')[0];
     if (bare === '/health' || bare === '/ready') return serve(req, res);
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    if (host === '' || !/^[A-Za-z0-9.\-[\]:]+$/.test(host)) return sendError(res, 'GW_BAD_HOST');
+    // The Location is built from the Host: one, valid, and of the characters a name or address has.
+    if (hostRefusal(req) !== undefined || host === '' || !/^[A-Za-z0-9.\-[\]:]+$/.test(host)) {
+      req.resume();
+      return sendError(res, 'GW_BAD_HOST', { connection: 'close' });
+    }
     const port = httpsPort();
     const location = `https://${host}${port === 443 ? '' : `:${port}`}${path}`;
     req.resume();
