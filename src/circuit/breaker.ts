@@ -1,7 +1,8 @@
 /**
  * Circuit breaker contract. Callers ask for a permit before calling a backend and report the
  * outcome on it exactly once: `succeed()` (an answer < 500), `fail()` (5xx or no answer), or
- * `release()` (the caller gave up, e.g. the client left: no outcome counted).
+ * `release()` (the caller gave up, e.g. the client left, or a 5xx that `failureStatuses` leaves
+ * out: no outcome counted).
  *
  * This file holds the contract, the always-closed breaker of a disabled circuit, and the state
  * machine of spec section 3 (`createBreaker`).
@@ -43,6 +44,8 @@ export interface CircuitSettings {
   readonly maxFailures: number;
   readonly timeoutSec: number;
   readonly halfOpenRequests: number;
+  /** The backend statuses that count as failures; undefined: every 5xx. */
+  readonly failureStatuses?: readonly number[] | undefined;
 }
 
 export interface CircuitChange {
@@ -100,6 +103,9 @@ export function createBreaker(options: BreakerOptions): StatefulBreaker {
     },
     get consecutiveFailures() {
       return b.consecutiveFailures;
+    },
+    get failureStatuses() {
+      return b.settingsOf().failureStatuses;
     },
     acquire() {
       return acquire(b);

@@ -1,11 +1,13 @@
 /**
  * What a call's outcome means to its circuit (docs/design-decisions.md "Circuit breaker"): an
- * answer >= 500 or no answer is a failure, any other answer a success; a call given up by the
- * gateway or its client, or no backend call at all, counts nothing. The one rule for the circuit
+ * answer >= 500 (or, with `failureStatuses`, one it lists: ./failure-statuses.ts) or no answer is
+ * a failure, an answer below 500 a success; a call given up by the gateway or its client, a 5xx
+ * the list leaves out, or no backend call at all, counts nothing. The one rule for the circuit
  * layer of a route and for the JSON calls that hold their own permit.
  */
 import type { UpstreamFailureKind } from '../upstream/types.js';
 import type { CircuitPermit } from './types.js';
+import { statusOutcome } from './failure-statuses.js';
 
 /** A call's outcome as recorded: the answer's status, or why there was none. */
 export interface CallResult {
@@ -13,11 +15,14 @@ export interface CallResult {
   readonly upstreamFailure?: UpstreamFailureKind | undefined;
 }
 
-/** Settles `permit` by the call's outcome. */
-export function settlePermit(permit: CircuitPermit, result: CallResult): void {
+/** Settles `permit` by the call's outcome; `failureStatuses` undefined: every 5xx is a failure. */
+export function settlePermit(
+  permit: CircuitPermit,
+  result: CallResult,
+  failureStatuses?: readonly number[] | undefined,
+): void {
   if (result.upstreamStatus !== undefined) {
-    if (result.upstreamStatus >= 500) permit.fail();
-    else permit.succeed();
+    permit[statusOutcome(result.upstreamStatus, failureStatuses)]();
   } else if (result.upstreamFailure !== undefined && result.upstreamFailure !== 'aborted') {
     permit.fail();
   } else {

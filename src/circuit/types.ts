@@ -18,4 +18,6 @@ export interface CircuitBreaker {
   acquire(): CircuitPermit | undefined;
   /** Seconds until the circuit may admit a probe (for `Retry-After`). */
   retryAfterSec(): number;
+  /** The statuses that count as failures on this origin; undefined: every 5xx (./failure-statuses.ts). */
+  readonly failureStatuses?: readonly number[] | undefined;
 }

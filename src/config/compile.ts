@@ -109,6 +109,7 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     rateLimit: r.rateLimit,
     retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
     timeouts: { ...settings.timeouts, ...r.timeouts },
+    circuitFailureStatuses: r.circuitBreaker?.failureStatuses,
   });
 }
 

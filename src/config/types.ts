@@ -178,6 +178,11 @@ export interface RouteSpec {
   readonly retries: number;
   /** `config.timeouts` with the route's own `timeouts` over it. */
   readonly timeouts: GatewaySettings['timeouts'];
+  /**
+   * The route's own `circuitBreaker.failureStatuses`; undefined: its origin's
+   * (`config.circuitBreaker.failureStatuses`, read from the breaker so that a reload reaches it).
+   */
+  readonly circuitFailureStatuses: readonly number[] | undefined;
 }
 
 /** `config.tls` with its files read (config/tls-files.ts). */

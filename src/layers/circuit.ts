@@ -17,12 +17,17 @@ export interface CircuitLayerOptions {
    * probe slot all that time.
    */
   readonly settleOnResponseStart?: boolean;
+  /** The route's own `circuitBreaker.failureStatuses`; undefined: the origin's (its breaker's). */
+  readonly failureStatuses?: readonly number[] | undefined;
 }
 
 /** Rejects calls while the route's circuit is open and reports every call's outcome to it. */
 export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptions = {}): Layer {
   const early = options.settleOnResponseStart === true;
+  const own = options.failureStatuses;
   return (next) => async (ex) => {
+    // Read per request: a reload that changes the origin's list reaches the running routes.
+    const failureStatuses = own ?? breaker.failureStatuses;
     const permit = breaker.acquire();
     if (permit === undefined) {
       ex.errorCode = 'GW_CIRCUIT_OPEN';
@@ -35,7 +40,7 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
       const settle = () => {
         if (settled) return;
         settled = true;
-        settlePermit(permit, ex);
+        settlePermit(permit, ex, failureStatuses);
       };
       ex.onResponseStart = settle;
       try {
@@ -49,7 +54,7 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
       await next(ex);
     } finally {
       // Also when next throws: a permit never settled would keep a half-open probe slot forever.
-      settlePermit(permit, ex);
+      settlePermit(permit, ex, failureStatuses);
     }
   };
 }

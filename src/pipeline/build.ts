@@ -157,7 +157,10 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // (upstream/call/json-call.ts).
   if (route.kind !== 'aggregate' && settings.circuitBreaker.enabled) {
     layers.push(
-      circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, { settleOnResponseStart: route.kind === 'sse' }),
+      circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, {
+        settleOnResponseStart: route.kind === 'sse',
+        failureStatuses: route.circuitFailureStatuses,
+      }),
     );
   }
   return layers;

@@ -1,6 +1,7 @@
 /** A gateway route: one entry of `routes`. */
 import { z } from 'zod';
 import { HTTP_METHODS, seconds } from './primitives.js';
+import { FailureStatusesSchema } from './circuit-breaker.js';
 import {
   AggregateBackendSchema,
   FieldRulesShape,
@@ -138,6 +139,16 @@ export const RouteSchema = z
       })
       .optional()
       .describe('Per-route rate limit: its own token bucket per client IP, or enabled: false to exempt the route'),
+    circuitBreaker: z
+      .strictObject({
+        failureStatuses: FailureStatusesSchema.optional().describe(
+          "Backend statuses of this route's calls that count as failures for its origin's circuit; default config.circuitBreaker.failureStatuses (every 5xx). Another 5xx counts neither way",
+        ),
+      })
+      .optional()
+      .describe(
+        "This route's part in its origin's circuit (config.circuitBreaker): a route whose clients can make the backend answer 500 leaves 500 out",
+      ),
   })
   .describe('A gateway route');
 

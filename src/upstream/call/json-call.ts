@@ -252,7 +252,8 @@ class JsonCall extends OutboundCall {
     const permit = this.permit;
     if (permit === undefined) return;
     this.permit = undefined;
-    settlePermit(permit, result);
+    // The origin's failureStatuses decide which answers count (config.circuitBreaker).
+    settlePermit(permit, result, this.call.upstream.breaker.failureStatuses);
   }
 
   /** The caller's outcome, once. */
