@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, visit, type Document, type Node } from 'yaml';
 import type { Problem } from './problems.js';
 import {
   aliasSlips,
@@ -15,6 +15,7 @@ import {
   overIndentedKey,
   type Slip,
 } from './yaml-guards.js';
+import { parseYamlDocument } from './yaml-document.js';
 
 export type ConfigPath = readonly (string | number)[];
 
@@ -100,8 +101,7 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     return unparsed(file, problems, at(tooDeep));
   }
 
-  // Duplicate keys are found below, where both lines and the likely slip can be named.
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const doc = parseYamlDocument(text, lineCounter);
   syntaxProblems(doc, text, lineCounter, { file, problems, at, slip });
   const wholeEnvPaths: ConfigPath[] = [];
   const envValues: EnvValue[] = [];
