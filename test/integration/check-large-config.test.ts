@@ -2,7 +2,9 @@
  * `portico check` on configurations far larger than any real one: a value of 10 MB, and 30,000
  * routes. Each is checked by the CLI as a real process, which reports its own CPU time and peak
  * memory at exit (test/support/report-usage.mjs): CPU time rather than the wall clock, so that a
- * busy CI machine does not fail the test. The files are generated in a temporary directory.
+ * busy CI machine does not fail the test, less the CPU time of checking a one-route file (starting
+ * node and compiling the sources through tsx, which the built `portico` does not do). The files
+ * are generated in a temporary directory.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -45,8 +47,15 @@ function check(file: string): Promise<Checked> {
 }
 
 let dir: string;
-before(() => {
+/** CPU time of checking a one-route file: what every run costs before reading its file. */
+let baselineCpuMs: number;
+before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'portico-large-'));
+  const small = join(dir, 'small.yaml');
+  writeFileSync(small, 'routes:\n  - { method: GET, route: /a, service: backend.internal:8080, path: /a }\n');
+  const res = await check(small);
+  assert.equal(res.code, 0, res.stderr);
+  baselineCpuMs = res.cpuMs;
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -61,10 +70,10 @@ describe('portico check on a very large configuration', () => {
         `    headers:\n      request:\n        set: { X-Big: "${value}" }\n`,
     );
     const res = await check(file);
-    t.diagnostic(`cpu ${res.cpuMs} ms, max RSS ${res.maxRssMb} MB`);
+    t.diagnostic(`cpu ${res.cpuMs} ms (${baselineCpuMs} ms to start), max RSS ${res.maxRssMb} MB`);
     assert.equal(res.code, 0, res.stderr.slice(0, 2000));
-    assert.equal(res.stdout, `${file}: ok (1 routes)\n`);
-    assert.ok(res.cpuMs < MAX_CPU_MS, `${res.cpuMs} ms of CPU`);
+    assert.ok(res.stdout.startsWith(`${file}: ok (1 routes)\n`), res.stdout);
+    assert.ok(res.cpuMs - baselineCpuMs < MAX_CPU_MS, `${res.cpuMs} ms of CPU, ${baselineCpuMs} ms to start`);
     assert.ok(res.maxRssMb < MAX_RSS_MB, `${res.maxRssMb} MB`);
   });
 
@@ -75,9 +84,9 @@ describe('portico check on a very large configuration', () => {
     const file = join(dir, 'many-routes.yaml');
     writeFileSync(file, text);
     const res = await check(file);
-    t.diagnostic(`cpu ${res.cpuMs} ms, max RSS ${res.maxRssMb} MB`);
+    t.diagnostic(`cpu ${res.cpuMs} ms (${baselineCpuMs} ms to start), max RSS ${res.maxRssMb} MB`);
     assert.equal(res.code, 0, res.stderr.slice(0, 2000));
-    assert.equal(res.stdout, `${file}: ok (30000 routes)\n`);
-    assert.ok(res.cpuMs < MAX_CPU_MS, `${res.cpuMs} ms of CPU`);
+    assert.ok(res.stdout.startsWith(`${file}: ok (30000 routes)\n`), res.stdout);
+    assert.ok(res.cpuMs - baselineCpuMs < MAX_CPU_MS, `${res.cpuMs} ms of CPU, ${baselineCpuMs} ms to start`);
   });
 });
