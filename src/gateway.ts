@@ -127,6 +127,7 @@ class PorticoGateway implements Gateway {
       targets: () => targetStats(registries.upstreams, now()),
       mappingCache: () => registries.mappingCache.stats(),
       rateLimitBuckets: () => registries.rateLimiter.size,
+      spilledBytes: () => registries.spill.bytes,
       ...(registries.redis === undefined ? {} : { redisUp: () => registries.redis!.isConnected }),
       logLinesDropped: () => droppedLogLines(logger),
     });
@@ -259,7 +260,7 @@ class PorticoGateway implements Gateway {
   }
 
   private pipelineDeps(config: CompiledConfig): PipelineDeps {
-    const { upstreams, mappingCache, rateLimiter, sharedRateLimits, jwks, streams } = this.registries;
+    const { upstreams, mappingCache, rateLimiter, sharedRateLimits, jwks, streams, spill } = this.registries;
     return createPipelineDeps(config, {
       upstreams,
       events: this.events,
@@ -269,6 +270,7 @@ class PorticoGateway implements Gateway {
       sharedRateLimits,
       jwks,
       streams,
+      spill,
       ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
     });
   }

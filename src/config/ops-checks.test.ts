@@ -27,6 +27,8 @@ describe('operations keys: defaults', () => {
     assert.equal(s.redis, undefined);
     assert.deepEqual(s.trustProxy, []);
     assert.equal(s.limits.maxBodyBytes, 1024 * 1024 * 1024);
+    assert.equal(s.limits.spillMaxBytes, 256 * 1024 * 1024);
+    assert.equal(s.limits.spillMaxBytesPerClient, 32 * 1024 * 1024);
     assert.equal(s.limits.maxHeaderBytes, 16 * 1024);
     assert.equal(s.timeouts.clientHeaderSec, 30);
     assert.equal(s.timeouts.clientBodySec, 60);

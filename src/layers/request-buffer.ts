@@ -13,17 +13,34 @@
  *
  * Bounded: the body is at most the route's `maxBodyBytes` (the body limit layer answers 413 and
  * closes the connection past it), and silence from the client is bounded by
- * `timeouts.clientBodySec` (408), both checked before this layer by the guards.
+ * `timeouts.clientBodySec` (408), both checked before this layer by the guards. The temporary
+ * files of all bodies together, and of one client's, are capped by the spill budget
+ * (layers/spill-budget.ts): past a cap the body is refused unread (429 for the client's cap, 503
+ * for the process's), and its connection closes as after a 413.
  */
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Layer, RequestBody } from '../pipeline/types.js';
+import type { Exchange, Layer, RequestBody } from '../pipeline/types.js';
 import { announcesBody } from '../pipeline/request-body.js';
 import { sendError } from '../response/send-error.js';
+import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
+import {
+  createSpillReservation,
+  type SpillBudget,
+  type SpillCaps,
+  type SpillLimit,
+  type SpillReservation,
+} from './spill-budget.js';
+
+/**
+ * Seconds a refused upload is told to wait: a spilled body is released when its request ends, at
+ * the pace of uploads the gateway cannot foresee, so this spaces retries rather than promises.
+ */
+export const SPILL_RETRY_AFTER_SEC = 5;
 
 export interface RequestBufferOptions {
   /** Bytes kept in memory before the body spills to a temporary file. */
@@ -31,21 +48,49 @@ export interface RequestBufferOptions {
   /** Where spilled bodies go; the OS temporary directory unless given. */
   readonly dir?: string;
   readonly logger: Logger;
+  /** Told of every body refused by the spill budget ('body:spill-refused'). */
+  readonly events: EventBus;
+  readonly spill: {
+    readonly budget: SpillBudget;
+    readonly caps: SpillCaps;
+    /** The key a client's bytes are counted under: its rate-limit key. */
+    readonly clientOf: (req: IncomingMessage) => string;
+  };
+}
+
+/** A body refused by the spill budget while it was being read. */
+class SpillRefused extends Error {
+  constructor(
+    readonly limit: SpillLimit,
+    readonly bytes: number,
+  ) {
+    super(`spill refused by the ${limit} cap`);
+  }
 }
 
 export function requestBufferLayer(options: RequestBufferOptions): Layer {
   const dir = options.dir ?? tmpdir();
+  const { budget, caps, clientOf } = options.spill;
   return (next) => (ex) => {
     if (!announcesBody(ex.req)) return next(ex);
-    return readBody(ex.req, options.memoryBytes, dir).then(
+    const reservation = createSpillReservation(budget, () => clientOf(ex.req), caps);
+    // A body that will spill reserves its whole declared length before a byte of it is read.
+    const declared = Number(ex.req.headers['content-length'] ?? 0);
+    const refused = declared > options.memoryBytes ? reservation.holdUpTo(declared) : undefined;
+    if (refused !== undefined) {
+      refuseSpill(ex, options, reservation, new SpillRefused(refused, declared));
+      return Promise.resolve();
+    }
+    return readBody(ex.req, options.memoryBytes, dir, reservation).then(
       (body) => {
         // The client left, or a guard refused the body (413, 408) and answered already.
-        if (body === undefined || ex.res.writableEnded || ex.res.destroyed) return closeBody(body);
+        if (body === undefined || ex.res.writableEnded || ex.res.destroyed) return closeBody(body, reservation);
         ex.body = body;
-        if (!Buffer.isBuffer(body)) ex.res.once('close', () => void closeBody(body));
+        if (!Buffer.isBuffer(body)) ex.res.once('close', () => void closeBody(body, reservation));
         return next(ex);
       },
       (err: unknown) => {
+        if (err instanceof SpillRefused) return refuseSpill(ex, options, reservation, err);
         options.logger.error(
           { reqId: ex.requestId, route: ex.route.id, dir, err },
           'cannot buffer the request body to a temporary file',
@@ -57,64 +102,99 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
   };
 }
 
-async function closeBody(body: RequestBody | undefined): Promise<void> {
+/**
+ * 429 past the client's cap, 503 past the process's, unread: the connection closes rather than
+ * draining a body the gateway will not keep. What the request held is released by then.
+ */
+function refuseSpill(
+  ex: Exchange,
+  options: RequestBufferOptions,
+  reservation: SpillReservation,
+  refusal: SpillRefused,
+): void {
+  const { budget } = options.spill;
+  const { client } = reservation;
+  reservation.release();
+  options.events.emit('body:spill-refused', {
+    requestId: ex.requestId,
+    routeId: ex.route.id,
+    client,
+    limit: refusal.limit,
+    bytes: refusal.bytes,
+    clientBytes: budget.bytesOf(client),
+    totalBytes: budget.bytes,
+  });
+  const code = refusal.limit === 'client' ? 'GW_BODY_SPILL_CLIENT_LIMIT' : 'GW_BODY_SPILL_FULL';
+  ex.errorCode = code;
+  sendError(ex.res, code, { connection: 'close', 'retry-after': SPILL_RETRY_AFTER_SEC });
+}
+
+/** Closes a spilled body's file, then gives its bytes back to the budget. */
+async function closeBody(body: RequestBody | undefined, reservation: SpillReservation): Promise<void> {
   if (body !== undefined && !Buffer.isBuffer(body)) await body.handle.close().catch(() => undefined);
+  reservation.release();
 }
 
 /**
- * Reads `req` to its end: a Buffer while it fits in `memoryBytes`, else a temporary file.
- * Resolves undefined when the request ends without its body (client gone, body refused).
+ * Reads `req` to its end: a Buffer while it fits in `memoryBytes`, else a temporary file whose
+ * bytes `reservation` holds first. Resolves undefined when the request ends without its body
+ * (client gone, body refused), rejects with SpillRefused past a spill cap; in both cases, and on
+ * a file error, the file is closed and the reservation released.
  */
-function readBody(req: IncomingMessage, memoryBytes: number, dir: string): Promise<RequestBody | undefined> {
+function readBody(
+  req: IncomingMessage,
+  memoryBytes: number,
+  dir: string,
+  reservation: SpillReservation,
+): Promise<RequestBody | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let file: FileHandle | undefined;
-    let opening: Promise<FileHandle> | undefined;
-    let writing: Promise<unknown> = Promise.resolve();
+    let file: SpillFile | undefined;
     let failed = false;
 
+    const discard = () => void (file?.close() ?? Promise.resolve()).finally(() => reservation.release());
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
       cleanup();
-      void (opening ?? Promise.resolve(undefined)).then((f) => f?.close()).catch(() => undefined);
+      discard();
       reject(err);
     };
     const spill = (chunk: Buffer) => {
-      // Writes go in order; the request is paused while one is pending, so at most one chunk
-      // (a socket read) waits in memory.
-      opening ??= openAnonymousFile(dir).then((f) => (file = f));
-      const pending = chunks.splice(0);
+      const refused = reservation.holdUpTo(size);
+      if (refused !== undefined) {
+        req.pause();
+        fail(new SpillRefused(refused, size));
+        return;
+      }
+      // The request is paused while a write is pending, so at most one chunk (a socket read)
+      // waits in memory.
+      file ??= createSpillFile(dir);
       req.pause();
-      writing = writing
-        .then(() => opening)
-        .then(async (f) => {
-          for (const c of pending) await f!.write(c);
-          await f!.write(chunk);
-          if (!failed) req.resume();
-        })
-        .catch(fail);
+      file.write([...chunks.splice(0), chunk]).then(() => {
+        if (!failed) req.resume();
+      }, fail);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (opening === undefined && size <= memoryBytes) chunks.push(chunk);
+      if (file === undefined && size <= memoryBytes) chunks.push(chunk);
       else spill(chunk);
     };
     const onEnd = () => {
       cleanup();
-      if (opening === undefined) {
+      if (file === undefined) {
         resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
         return;
       }
-      writing.then(() => {
-        if (!failed) resolve({ handle: file!, size });
+      file.written().then((handle) => {
+        if (!failed) resolve({ handle, size });
       }, fail);
     };
     const onClose = () => {
       if (req.complete) return;
       cleanup();
-      void writing.then(() => file?.close()).catch(() => undefined);
+      discard();
       resolve(undefined);
     };
     const cleanup = () => {
@@ -123,12 +203,51 @@ function readBody(req: IncomingMessage, memoryBytes: number, dir: string): Promi
       req.off('close', onClose);
       req.off('error', onClose);
     };
+    // The client may have left while an earlier layer waited (auth): no event would come.
+    if (req.destroyed) {
+      discard();
+      resolve(undefined);
+      return;
+    }
     req.on('data', onData);
     req.once('end', onEnd);
     req.once('close', onClose);
     req.once('error', onClose);
     req.resume();
   });
+}
+
+/** The temporary file of one body: opened at once, written in order, closed once. */
+interface SpillFile {
+  /** Appends `chunks` after every earlier write; resolves once they are written. */
+  write(chunks: readonly Buffer[]): Promise<void>;
+  /** The handle, once every write so far is done. */
+  written(): Promise<FileHandle>;
+  /** Closes the file once pending writes settled; never rejects. */
+  close(): Promise<void>;
+}
+
+function createSpillFile(dir: string): SpillFile {
+  const opening = openAnonymousFile(dir);
+  // Never rejects: a failed write is reported to its own caller, and later ones still queue.
+  let writing: Promise<unknown> = opening.catch(() => undefined);
+  return {
+    write(chunks) {
+      const done = writing
+        .then(() => opening)
+        .then(async (f) => {
+          for (const c of chunks) await f.write(c);
+        });
+      writing = done.catch(() => undefined);
+      return done;
+    },
+    written: () => writing.then(() => opening),
+    close: () =>
+      writing
+        .then(() => opening)
+        .then((f) => f.close())
+        .catch(() => undefined),
+  };
 }
 
 /** A file only this process can reach: created exclusively, owner-only, unlinked at once. */

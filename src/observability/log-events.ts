@@ -8,7 +8,7 @@ import type { Logger } from './logger.js';
 import { limitRepeats } from './repeat-limit.js';
 
 /** The events whose warnings go through a repeat limit: each names its request and its route. */
-type WarnedEvent = 'upstream:error' | 'mapping:fail' | 'aggregate:incomplete';
+type WarnedEvent = 'upstream:error' | 'mapping:fail' | 'aggregate:incomplete' | 'body:spill-refused';
 
 interface RepeatedWarning<E> {
   /** What identical warnings share; those of one key are counted, not written, within a window. */
@@ -39,7 +39,7 @@ export function logEvents(bus: EventBus, logger: Logger, options: { repeatWindow
   logRoutine(bus, logger);
 }
 
-/** Failed upstream calls, mappings and aggregations: warnings, limited when they repeat. */
+/** Failed upstream calls, mappings and aggregations, refused uploads: warnings, limited when they repeat. */
 function logFailures(bus: EventBus, logger: Logger, windowMs: number | undefined): void {
   // An outage makes every request fail alike: identical warnings (same route, origin or tag, and
   // kind or reason) are written once per window with the count of those held back.
@@ -59,6 +59,21 @@ function logFailures(bus: EventBus, logger: Logger, windowMs: number | undefined
     fields: (e) => ({ failed: e.failed, total: e.total }),
     message: (e) =>
       e.failed.length === e.total ? 'aggregation failed: no backend answered' : 'aggregation incomplete',
+  });
+  // A client flooding uploads is written once per window with the count, its next refusals held back.
+  warnRepeatLimited(bus, logger, windowMs, 'body:spill-refused', {
+    key: (e) => `${e.routeId} ${e.limit} ${e.client}`,
+    fields: (e) => ({
+      client: e.client,
+      limit: e.limit,
+      bytes: e.bytes,
+      clientBytes: e.clientBytes,
+      totalBytes: e.totalBytes,
+    }),
+    message: (e) =>
+      e.limit === 'client'
+        ? 'request body refused: the client holds limits.spillMaxBytesPerClient in temporary files'
+        : 'request body refused: temporary files hold limits.spillMaxBytes',
   });
 }
 

@@ -20,6 +20,7 @@ import { processMetrics } from './metrics/process.js';
 import { redisMetrics } from './metrics/redis.js';
 import { requestMetrics } from './metrics/requests.js';
 import { streamMetrics } from './metrics/streams.js';
+import { spillMetrics } from './metrics/spill.js';
 import { targetMetrics } from './metrics/targets.js';
 import type { MetricHandlers, Metrics, MetricsModule, MetricsSources } from './metrics/types.js';
 import { upstreamMetrics } from './metrics/upstream.js';
@@ -36,6 +37,7 @@ const MODULES: readonly MetricsModule[] = [
   mappingMetrics,
   authMetrics,
   streamMetrics,
+  spillMetrics,
   targetMetrics,
   redisMetrics,
 ];

@@ -106,6 +106,21 @@ export interface GatewayEvents {
   'stream:open': { kind: StreamKind; routeId: string };
   /** That stream or tunnel closed, whichever side closed it. Exactly once per 'stream:open'. */
   'stream:close': { kind: StreamKind; routeId: string; durationMs: number };
+  /**
+   * A request body was refused before it spilled to a temporary file: its client (`client`, the
+   * rate-limit key) or the whole process (`total`) already held too many bytes there
+   * (`limits.spillMaxBytesPerClient`, `limits.spillMaxBytes`). `bytes` is what the body asked for,
+   * `clientBytes` and `totalBytes` what was held when it asked.
+   */
+  'body:spill-refused': {
+    requestId: string;
+    routeId: string;
+    client: string;
+    limit: 'client' | 'total';
+    bytes: number;
+    clientBytes: number;
+    totalBytes: number;
+  };
   /** A Redis command answered (docs/redis.md): `durationMs` is the round trip. */
   'redis:response': { use: RedisUse; durationMs: number };
   /** A Redis command failed or timed out (`kind`: timeout, connection, reply). */

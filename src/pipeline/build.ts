@@ -50,7 +50,8 @@ import {
   type RateLimiter,
   type RateLimitStore,
 } from '../layers/rate-limit.js';
-import { requestBufferLayer } from '../layers/request-buffer.js';
+import { requestBufferLayer, type RequestBufferOptions } from '../layers/request-buffer.js';
+import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { requestSchemaLayer } from '../layers/request-schema.js';
 import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 
@@ -71,6 +72,8 @@ export interface SharedPipelineDeps {
   readonly streams?: OpenStreams;
   /** Overrides the WebSocket tunnel bounds (tests); endpoints/tunnel.ts has the defaults. */
   readonly tunnel?: TunnelOptions;
+  /** The process's bytes of request bodies in temporary files (survive reloads); one per config when not given. */
+  readonly spill?: SpillBudget;
 }
 
 /** What every pipeline may use: the shared parts plus what is compiled once per configuration. */
@@ -78,6 +81,7 @@ export interface PipelineDeps extends SharedPipelineDeps {
   /** The configuration, every route compiled (pipeline/compile-route.ts). */
   readonly config: PipelineConfig;
   readonly rateLimiter: RateLimiter;
+  readonly spill: SpillBudget;
   /** Where this configuration's rate limits take tokens: `rateLimiter`, or Redis (`rateLimit.store`). */
   readonly rateLimitStore: RateLimitStore;
   /** Client headers never forwarded (hop-by-hop, gateway-owned, auth.stripHeaders). */
@@ -103,6 +107,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     ...shared,
     config: compiled,
     rateLimiter,
+    spill: shared.spill ?? createSpillBudget(),
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(
       settings.auth.stripHeaders,
@@ -148,7 +153,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (route.buffersRequest) {
     // A validated body is parsed, so it stays in memory: its limit is request.maxBytes.
     const memoryBytes = route.validateBody === undefined ? settings.limits.requestBufferBytes : route.maxBodyBytes;
-    layers.push(requestBufferLayer({ memoryBytes, logger: deps.logger }));
+    layers.push(requestBufferLayer({ memoryBytes, logger: deps.logger, ...spillOptions(deps) }));
   }
   if (route.validateBody !== undefined) layers.push(requestSchemaLayer(route.validateBody));
   if (isWebSocket) layers.push(requireUpgradeLayer());
@@ -164,6 +169,19 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
     );
   }
   return layers;
+}
+
+/** Where a buffered body that outgrows memory counts its temporary file, and who is told of a refusal. */
+function spillOptions(deps: PipelineDeps): Pick<RequestBufferOptions, 'spill' | 'events'> {
+  const { spillMaxBytes, spillMaxBytesPerClient } = deps.config.settings.limits;
+  return {
+    events: deps.events,
+    spill: {
+      budget: deps.spill,
+      caps: { maxBytes: spillMaxBytes, maxBytesPerClient: spillMaxBytesPerClient },
+      clientOf: deps.clientIp,
+    },
+  };
 }
 
 /** A route's pipeline, for every kind of request it gets. */

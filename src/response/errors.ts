@@ -21,6 +21,8 @@ export const ERRORS = {
   GW_UPGRADE_REQUIRED: { status: 426, message: 'This route only accepts WebSocket upgrades' },
   GW_ORIGIN_NOT_ALLOWED: { status: 403, message: 'Origin not allowed' },
   GW_BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
+  GW_BODY_SPILL_CLIENT_LIMIT: { status: 429, message: 'Too many upload bytes in progress from this client' },
+  GW_BODY_SPILL_FULL: { status: 503, message: 'The gateway is buffering too many uploads' },
   GW_HEADERS_TOO_LARGE: { status: 431, message: 'Request headers too large' },
   GW_CLIENT_TIMEOUT: { status: 408, message: 'Request not received in time' },
   GW_BAD_REQUEST: { status: 400, message: 'Malformed HTTP request' },

@@ -15,6 +15,8 @@ const SETTINGS = {
     maxBodyBytes: 100,
     maxHeaderBytes: 8192,
     requestBufferBytes: 65536,
+    spillMaxBytes: 1_000_000,
+    spillMaxBytesPerClient: 100_000,
   },
   timeouts: {
     backendSec: 30,

@@ -1,7 +1,7 @@
 /**
  * What the gateway makes once per process and keeps across reloads: the circuits, the upstreams
  * with their pools, the Redis connection, the mapping cache, the rate-limit buckets, the open
- * streams and the JWKS keys (docs/design-decisions.md: state survives a reload).
+ * streams, the JWKS keys and the bytes request bodies hold in temporary files (docs/design-decisions.md: state survives a reload).
  */
 import { readFileSync } from 'node:fs';
 import type { CompiledConfig } from '../config/types.js';
@@ -18,6 +18,7 @@ import { createRedisMappingStore } from '../mapping/redis-cache.js';
 import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
 import { createOpenStreams, type OpenStreams } from '../endpoints/open-streams.js';
 import { createJwksRegistry, type JwksRegistry } from '../auth/jwks-registry.js';
+import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import type { TargetStats } from '../observability/metrics.js';
 
 export interface Registries {
@@ -32,6 +33,8 @@ export interface Registries {
   /** Open SSE streams, ended when the drain starts (they would otherwise hold it for its whole length). */
   readonly streams: OpenStreams;
   readonly jwks: JwksRegistry;
+  /** Bytes of request bodies in temporary files: requests on an old configuration release into it. */
+  readonly spill: SpillBudget;
 }
 
 export interface RegistryOptions {
@@ -78,6 +81,7 @@ export function createRegistries(options: RegistryOptions): Registries {
     sharedRateLimits,
     streams: createOpenStreams(),
     jwks,
+    spill: createSpillBudget(),
   };
 }
 

@@ -109,7 +109,7 @@ describe('HTTP/2 through the CLI', () => {
       configFile,
       `config:
   tls: { certFile: gateway.crt, keyFile: gateway.key }
-  limits: { maxBodyBytes: ${100 * MB} }
+  limits: { maxBodyBytes: ${100 * MB}, spillMaxBytesPerClient: ${100 * MB} }
 routes:
   - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
   - { method: GET, route: "/download/{mb}/{pause}", service: ${backend.host}, path: "/download/{mb}/{pause}" }

@@ -9,12 +9,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const POLL_MS = 10;
 
 /**
- * Resolves once `condition()` holds; rejects after `timeoutMs` with `what` in the message.
+ * Resolves once `condition()` holds (or resolves true); rejects after `timeoutMs` with `what` in the message.
  * @example await waitFor(() => backend.seen.length === 2, 2_000, 'both backend calls');
  */
-export async function waitFor(condition: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await sleep(POLL_MS);
   }

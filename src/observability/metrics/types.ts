@@ -36,6 +36,8 @@ export interface MetricsSources {
   readonly targets?: () => Iterable<TargetStats>;
   /** Whether the Redis connection (config.redis) is established; absent without config.redis. */
   readonly redisUp?: () => boolean;
+  /** Bytes of request bodies reserved in temporary files now (layers/spill-budget.ts). */
+  readonly spilledBytes?: () => number;
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
   readonly logLinesDropped?: () => number;
 }
