@@ -26,14 +26,14 @@ describe('operations keys: defaults', () => {
     assert.deepEqual(s.rateLimit, { enabled: false, requestsPerSec: 100, ipv6PrefixLength: 64, store: 'local' });
     assert.equal(s.redis, undefined);
     assert.deepEqual(s.trustProxy, []);
-    assert.equal(s.limits.maxBodyBytes, 1024 * 1024 * 1024);
+    assert.equal(s.limits.maxBodyBytes, 10 * 1024 * 1024);
     assert.equal(s.limits.spillMaxBytes, 256 * 1024 * 1024);
     assert.equal(s.limits.spillMaxBytesPerClient, 32 * 1024 * 1024);
     assert.equal(s.limits.maxHeaderBytes, 16 * 1024);
     assert.equal(s.timeouts.clientHeaderSec, 30);
     assert.equal(s.timeouts.clientBodySec, 60);
     assert.equal(s.timeouts.keepAliveSec, 72);
-    assert.equal(r.config.routes[0]!.maxBodyBytes, 1024 * 1024 * 1024);
+    assert.equal(r.config.routes[0]!.maxBodyBytes, 10 * 1024 * 1024);
     assert.equal(r.config.routes[0]!.rateLimit, undefined);
   });
 

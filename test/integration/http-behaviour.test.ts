@@ -241,7 +241,8 @@ describe('bodies pass through untouched and streamed', () => {
     );
     gw = await startGateway(`routes:
   - { method: GET, route: /big, service: ${backend.host}, path: /big }
-  - { method: POST, route: /upload, service: ${backend.host}, path: /upload, requestBuffering: false }
+  - { method: POST, route: /upload, service: ${backend.host}, path: /upload, requestBuffering: false,
+      maxBodyBytes: ${BIG} }
   - { method: GET, route: /gzip, service: ${backend.host}, path: /gzip }
   - { method: GET, route: /empty, service: ${backend.host}, path: /empty }
   - { method: GET, route: /teapot, service: ${backend.host}, path: /teapot }`);

@@ -154,3 +154,37 @@ config:
     assert.equal(backend.seen.length, seenBefore, 'the refused body never reached the backend');
   });
 });
+
+describe('the default limits', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend((_req, res, body) => json(res, 200, { length: body.length }));
+    gw = await startGateway(`
+routes:
+  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
+`);
+  });
+  after(() => closeAll(gw, backend));
+
+  const MiB = 1024 * 1024;
+
+  it('refuses a declared body over 10 MiB with 413 before reading it', async () => {
+    const c = await rawConnect(gw.port);
+    c.write(`POST /api/upload HTTP/1.1\r\nhost: x\r\ncontent-length: ${10 * MiB + 1}\r\n\r\n`);
+    const res = await c.next();
+    c.close();
+    assert.equal(res.status, 413);
+    assert.equal(res.headers['x-portico-error'], 'GW_BODY_TOO_LARGE');
+  });
+
+  it('takes a 10 MiB body through a temporary file within the default spill caps', async () => {
+    const c = await rawConnect(gw.port);
+    c.write(`POST /api/upload HTTP/1.1\r\nhost: x\r\ncontent-length: ${10 * MiB}\r\n\r\n`);
+    c.write(Buffer.alloc(10 * MiB, 3));
+    const res = await c.next();
+    c.close();
+    assert.equal(res.status, 200);
+    assert.equal(JSON.parse(res.body).length, 10 * MiB);
+  });
+});

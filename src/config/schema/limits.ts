@@ -13,7 +13,7 @@ export const LimitsSchema = z.strictObject({
   maxBodyBytes: z
     .int()
     .positive()
-    .default(1024 * MiB)
+    .default(10 * MiB)
     .describe('Largest request body (a route may set its own maxBodyBytes): 413'),
   requestBufferBytes: z
     .int()
