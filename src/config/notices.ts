@@ -13,7 +13,7 @@ export const MIN_SECRET_BYTES = 32;
 /** The warnings and notes of a valid file, by position. */
 export function configNotices(config: GatewayFile, parsed: ParsedConfig): Problem[] {
   const out: Problem[] = [];
-  const note = (path: ConfigPath, severity: 'warning' | 'note', message: string, hint?: string) =>
+  const note: Note = (path, severity, message, hint) =>
     out.push({ file: parsed.file, ...parsed.locate(path), severity, message, ...(hint ? { hint } : {}) });
   if (config.routes.length === 0)
     note(
@@ -36,5 +36,34 @@ export function configNotices(config: GatewayFile, parsed: ParsedConfig): Proble
     }
   }
   tainhaNotes(config.config, (path, message) => note(path, 'note', message));
+  spillNotices(config, note);
   return out.sort((a, b) => a.line - b.line || a.col - b.col);
+}
+
+type Note = (path: ConfigPath, severity: 'warning' | 'note', message: string, hint?: string) => void;
+
+/**
+ * A body limit above a spill cap: a buffered body larger than the cap is refused (429 or 503)
+ * however idle the gateway, so the body limit does not say what the route takes. Streamed and
+ * validated bodies never spill (docs/operations.md "Request buffering").
+ */
+function spillNotices(config: GatewayFile, note: Note): void {
+  const { limits } = config.config;
+  const cap = Math.min(limits.spillMaxBytes, limits.spillMaxBytesPerClient);
+  const caps = `limits.spillMaxBytesPerClient ${limits.spillMaxBytesPerClient}, limits.spillMaxBytes ${limits.spillMaxBytes}`;
+  const warn = (path: ConfigPath, label: string, bytes: number) =>
+    note(
+      path,
+      'warning',
+      `${label}: ${bytes} is above the spill caps (${caps}): a buffered body larger than the smaller cap is always refused`,
+      'raise the caps, or set requestBuffering: false on the routes that take such bodies',
+    );
+  let usesDefault = false;
+  config.routes.forEach((r, i) => {
+    if (!r.requestBuffering || r.isSSE || r.isWebSocket || r.request !== undefined) return;
+    if (r.maxBodyBytes === undefined) usesDefault = true;
+    else if (r.maxBodyBytes > cap) warn(['routes', i, 'maxBodyBytes'], `routes[${i}].maxBodyBytes`, r.maxBodyBytes);
+  });
+  if (usesDefault && limits.maxBodyBytes > cap)
+    warn(['config', 'limits', 'maxBodyBytes'], 'config.limits.maxBodyBytes', limits.maxBodyBytes);
 }

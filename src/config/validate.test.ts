@@ -232,6 +232,28 @@ describe('first-hour mistakes', () => {
     assert.deepEqual(notices(`routes:\n${ROUTE}config:\n  auth: { secret: short, authService: localhost:4000 }\n`), []);
   });
 
+  it('check warns when a buffered route accepts bodies no spill cap would let through', () => {
+    const upload = (extra: string, route = '/u') =>
+      `  - { method: POST, route: ${route}, service: s, path: /u${extra} }\n`;
+    assert.deepEqual(
+      notices(
+        `routes:\n${upload(', maxBodyBytes: 50000000')}${upload('', '/v')}config:\n  limits: { maxBodyBytes: 40000000 }\n`,
+      ),
+      [
+        'g.yaml:2:68: warning: routes[0].maxBodyBytes: 50000000 is above the spill caps (limits.spillMaxBytesPerClient 33554432, limits.spillMaxBytes 268435456): a buffered body larger than the smaller cap is always refused (raise the caps, or set requestBuffering: false on the routes that take such bodies)',
+        'g.yaml:5:27: warning: config.limits.maxBodyBytes: 40000000 is above the spill caps (limits.spillMaxBytesPerClient 33554432, limits.spillMaxBytes 268435456): a buffered body larger than the smaller cap is always refused (raise the caps, or set requestBuffering: false on the routes that take such bodies)',
+      ],
+    );
+    // Streamed and validated bodies never spill; raised caps hold the body.
+    assert.deepEqual(notices(`routes:\n${upload(', maxBodyBytes: 50000000, requestBuffering: false')}`), []);
+    assert.deepEqual(
+      notices(
+        `routes:\n${upload(', maxBodyBytes: 50000000')}config:\n  limits: { spillMaxBytesPerClient: 50000000 }\n`,
+      ),
+      [],
+    );
+  });
+
   it('accepts tainha-gateway timeouts, says what each became, and maps idleTimeoutSec onto keepAliveSec', () => {
     const yaml = `routes:\n${ROUTE}config:\n  readTimeoutSec: 15\n  writeTimeoutSec: 30\n  idleTimeoutSec: 120\n`;
     const r = loadConfigText(yaml, 'g.yaml', {});
