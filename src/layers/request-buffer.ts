@@ -72,21 +72,37 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
   const dir = options.dir ?? tmpdir();
   const { budget, caps, clientOf } = options.spill;
   return (next) => (ex) => {
-    if (!announcesBody(ex.req)) return next(ex);
-    const reservation = createSpillReservation(budget, () => clientOf(ex.req), caps);
+    const { req, res } = ex;
+    if (!announcesBody(req)) return next(ex);
+    // Nobody is left to answer, and no event would come to end the read.
+    if (clientLeft(req)) return Promise.resolve();
+    const reservation = createSpillReservation(budget, () => clientOf(req), caps);
+    // Once the body spills, every way the exchange ends closes the file and gives its bytes back:
+    // an answer sent, a refusal, or the client gone ('close' comes for each, on both protocols).
+    let body: RequestBody | undefined;
+    let closed: boolean | undefined;
+    const onSpill = () => {
+      if (closed !== undefined) return;
+      closed = false;
+      res.once('close', () => {
+        closed = true;
+        void closeBody(body, reservation);
+      });
+    };
     // A body that will spill reserves its whole declared length before a byte of it is read.
-    const declared = Number(ex.req.headers['content-length'] ?? 0);
+    const declared = Number(req.headers['content-length'] ?? 0);
     const refused = declared > options.memoryBytes ? reservation.holdUpTo(declared) : undefined;
     if (refused !== undefined) {
       refuseSpill(ex, options, reservation, new SpillRefused(refused, declared));
       return Promise.resolve();
     }
-    return readBody(ex.req, options.memoryBytes, dir, reservation).then(
-      (body) => {
+    if (declared > options.memoryBytes) onSpill();
+    return readBody(req, options.memoryBytes, dir, reservation, onSpill).then(
+      (read) => {
         // The client left, or a guard refused the body (413, 408) and answered already.
-        if (body === undefined || ex.res.writableEnded || ex.res.destroyed) return closeBody(body, reservation);
-        ex.body = body;
-        if (!Buffer.isBuffer(body)) ex.res.once('close', () => void closeBody(body, reservation));
+        if (read === undefined || closed === true || res.writableEnded || res.destroyed)
+          return closeBody(read, reservation);
+        ex.body = body = read;
         return next(ex);
       },
       (err: unknown) => {
@@ -96,10 +112,18 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
           'cannot buffer the request body to a temporary file',
         );
         ex.errorCode = 'GW_INTERNAL';
-        if (!ex.res.headersSent) sendError(ex.res, 'GW_INTERNAL', { connection: 'close' });
+        if (!res.headersSent) sendError(res, 'GW_INTERNAL', { connection: 'close' });
       },
     );
   };
+}
+
+/**
+ * True when the client is gone. Node's HTTP/2 compatibility request is never destroyed when its
+ * stream is reset, and reads as complete; `aborted` tells, for both protocols.
+ */
+function clientLeft(req: IncomingMessage): boolean {
+  return req.destroyed || (req as { readonly aborted?: boolean }).aborted === true;
 }
 
 /**
@@ -146,6 +170,7 @@ function readBody(
   memoryBytes: number,
   dir: string,
   reservation: SpillReservation,
+  onSpill: () => void,
 ): Promise<RequestBody | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -170,6 +195,7 @@ function readBody(
       }
       // The request is paused while a write is pending, so at most one chunk (a socket read)
       // waits in memory.
+      if (file === undefined) onSpill();
       file ??= createSpillFile(dir);
       req.pause();
       file.write([...chunks.splice(0), chunk]).then(() => {
@@ -191,28 +217,27 @@ function readBody(
         if (!failed) resolve({ handle, size });
       }, fail);
     };
-    const onClose = () => {
-      if (req.complete) return;
+    const onAborted = () => {
       cleanup();
       discard();
       resolve(undefined);
+    };
+    const onClose = () => {
+      if (!req.complete) onAborted();
     };
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('close', onClose);
       req.off('error', onClose);
+      req.off('aborted', onAborted);
     };
-    // The client may have left while an earlier layer waited (auth): no event would come.
-    if (req.destroyed) {
-      discard();
-      resolve(undefined);
-      return;
-    }
     req.on('data', onData);
     req.once('end', onEnd);
     req.once('close', onClose);
     req.once('error', onClose);
+    // An HTTP/2 stream reset reads as complete, then ends: only 'aborted' says the body is cut.
+    req.once('aborted', onAborted);
     req.resume();
   });
 }

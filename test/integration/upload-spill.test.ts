@@ -6,11 +6,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readlinkSync } from 'node:fs';
+import { connect } from 'node:http2';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect, type RawConnection } from '../support/raw-http.js';
 import { waitFor } from '../support/wait-for.js';
 import { closeAll } from '../support/close-all.js';
+import { h2request } from '../support/http2.js';
 
 const BODY = 1_000_000;
 
@@ -152,6 +154,53 @@ config:
     await waitFor(async () => (await spilled()) === 0, 5_000, 'the refused body releases its bytes');
     await waitFor(() => openBodyFiles() === 0, 5_000, 'the refused body file closed');
     assert.equal(backend.seen.length, seenBefore, 'the refused body never reached the backend');
+  });
+});
+
+describe('spilled request bodies over HTTP/2', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend((_req, res, body) => json(res, 200, { length: body.length }));
+    gw = await startGateway(`
+routes:
+  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
+config:
+  http2: { cleartext: true }
+  limits: { requestBufferBytes: 65536, spillMaxBytesPerClient: ${1.5 * BODY} }
+`);
+  });
+  after(() => closeAll(gw, backend));
+
+  it('a held stream counts against its client: the next stream gets 429, the session goes on, the bytes come back', async () => {
+    const session = connect(gw.url);
+    try {
+      const held = session.request({ ':method': 'POST', ':path': '/api/upload', 'content-length': String(BODY) });
+      held.write(Buffer.alloc(200_000, 1));
+      await waitFor(() => openBodyFiles() === 1, 5_000, 'the held body spilled to a file');
+
+      const refused = await h2request(
+        session,
+        '/api/upload',
+        { ':method': 'POST', 'content-length': String(BODY) },
+        Buffer.alloc(BODY, 2),
+      );
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers['x-portico-error'], 'GW_BODY_SPILL_CLIENT_LIMIT');
+      assert.equal(await sample(gw, 'portico_body_spill_bytes'), BODY);
+
+      held.close();
+      await waitFor(
+        async () => (await sample(gw, 'portico_body_spill_bytes')) === 0,
+        5_000,
+        'the reset stream releases',
+      );
+      await waitFor(() => openBodyFiles() === 0, 5_000, 'its file closed');
+      const small = await h2request(session, '/api/upload', { ':method': 'POST' }, 'abc');
+      assert.equal(small.status, 200);
+    } finally {
+      session.close();
+    }
   });
 });
 
