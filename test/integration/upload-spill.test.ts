@@ -12,6 +12,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { rawConnect, type RawConnection } from '../support/raw-http.js';
 import { waitFor } from '../support/wait-for.js';
 import { closeAll } from '../support/close-all.js';
+import { gatewayForSuite } from '../support/suite-gateway.js';
 import { h2request } from '../support/http2.js';
 
 const BODY = 1_000_000;
@@ -36,6 +37,14 @@ async function sample(gw: TestGateway, series: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
+/** A backend answering with the length of the body it received. */
+const lengthBackend = () => startBackend((_req, res, body) => json(res, 200, { length: body.length }));
+
+/** One buffered upload route on `backend`. */
+const uploadRoute = (backend: TestBackend) => `routes:
+  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
+`;
+
 /** Starts an upload of BODY bytes from `client` (X-Forwarded-For) and sends `sent` of them. */
 async function startUpload(gw: TestGateway, client: string, sent: number): Promise<RawConnection> {
   const c = await rawConnect(gw.port);
@@ -57,10 +66,7 @@ describe('spilled request bodies are capped in total and per client', () => {
       },
       { bufferBody: false },
     );
-    gw = await startGateway(`
-routes:
-  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
-config:
+    gw = await startGateway(`${uploadRoute(backend)}config:
   trustProxy: [127.0.0.1]
   limits: { requestBufferBytes: 65536, spillMaxBytes: ${3 * BODY}, spillMaxBytesPerClient: ${2 * BODY} }
 `);
@@ -158,22 +164,16 @@ config:
 });
 
 describe('spilled request bodies over HTTP/2', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-  before(async () => {
-    backend = await startBackend((_req, res, body) => json(res, 200, { length: body.length }));
-    gw = await startGateway(`
-routes:
-  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
-config:
+  const s = gatewayForSuite(
+    (b) => `${uploadRoute(b)}config:
   http2: { cleartext: true }
   limits: { requestBufferBytes: 65536, spillMaxBytesPerClient: ${1.5 * BODY} }
-`);
-  });
-  after(() => closeAll(gw, backend));
+`,
+    lengthBackend,
+  );
 
   it('a held stream counts against its client: the next stream gets 429, the session goes on, the bytes come back', async () => {
-    const session = connect(gw.url);
+    const session = connect(s.gw.url);
     try {
       const held = session.request({ ':method': 'POST', ':path': '/api/upload', 'content-length': String(BODY) });
       held.write(Buffer.alloc(200_000, 1));
@@ -187,11 +187,11 @@ config:
       );
       assert.equal(refused.status, 429);
       assert.equal(refused.headers['x-portico-error'], 'GW_BODY_SPILL_CLIENT_LIMIT');
-      assert.equal(await sample(gw, 'portico_body_spill_bytes'), BODY);
+      assert.equal(await sample(s.gw, 'portico_body_spill_bytes'), BODY);
 
       held.close();
       await waitFor(
-        async () => (await sample(gw, 'portico_body_spill_bytes')) === 0,
+        async () => (await sample(s.gw, 'portico_body_spill_bytes')) === 0,
         5_000,
         'the reset stream releases',
       );
@@ -205,21 +205,12 @@ config:
 });
 
 describe('the default limits', () => {
-  let backend: TestBackend;
-  let gw: TestGateway;
-  before(async () => {
-    backend = await startBackend((_req, res, body) => json(res, 200, { length: body.length }));
-    gw = await startGateway(`
-routes:
-  - { method: POST, route: /upload, service: ${backend.host}, path: /upload }
-`);
-  });
-  after(() => closeAll(gw, backend));
+  const s = gatewayForSuite(uploadRoute, lengthBackend);
 
   const MiB = 1024 * 1024;
 
   it('refuses a declared body over 10 MiB with 413 before reading it', async () => {
-    const c = await rawConnect(gw.port);
+    const c = await rawConnect(s.gw.port);
     c.write(`POST /api/upload HTTP/1.1\r\nhost: x\r\ncontent-length: ${10 * MiB + 1}\r\n\r\n`);
     const res = await c.next();
     c.close();
@@ -228,7 +219,7 @@ routes:
   });
 
   it('takes a 10 MiB body through a temporary file within the default spill caps', async () => {
-    const c = await rawConnect(gw.port);
+    const c = await rawConnect(s.gw.port);
     c.write(`POST /api/upload HTTP/1.1\r\nhost: x\r\ncontent-length: ${10 * MiB}\r\n\r\n`);
     c.write(Buffer.alloc(10 * MiB, 3));
     const res = await c.next();
