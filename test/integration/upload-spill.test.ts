@@ -57,6 +57,11 @@ describe('spilled request bodies are capped in total and per client', () => {
   let backend: TestBackend;
   let gw: TestGateway;
   const held: RawConnection[] = [];
+  /** The suite's configuration, with `total` as limits.spillMaxBytes. */
+  const config = (total: number) => `${uploadRoute(backend)}config:
+  trustProxy: [127.0.0.1]
+  limits: { requestBufferBytes: 65536, spillMaxBytes: ${total}, spillMaxBytesPerClient: ${2 * BODY} }
+`;
   before(async () => {
     backend = await startBackend(
       (req, res) => {
@@ -66,10 +71,7 @@ describe('spilled request bodies are capped in total and per client', () => {
       },
       { bufferBody: false },
     );
-    gw = await startGateway(`${uploadRoute(backend)}config:
-  trustProxy: [127.0.0.1]
-  limits: { requestBufferBytes: 65536, spillMaxBytes: ${3 * BODY}, spillMaxBytesPerClient: ${2 * BODY} }
-`);
+    gw = await startGateway(config(3 * BODY));
   });
   after(async () => {
     for (const c of held.splice(0)) c.close();
@@ -161,6 +163,18 @@ describe('spilled request bodies are capped in total and per client', () => {
     await waitFor(() => openBodyFiles() === 0, 5_000, 'the refused body file closed');
     assert.equal(backend.seen.length, seenBefore, 'the refused body never reached the backend');
   });
+  it('a reload keeps counting the bytes of uploads in flight, against the new caps', async () => {
+    held.push(await startUpload(gw, '10.0.3.1', 100_000), await startUpload(gw, '10.0.3.2', 100_000));
+    await waitFor(async () => (await spilled()) === 2 * BODY, 5_000, 'two bodies reserved');
+    gw.reload(config(2.5 * BODY));
+
+    const third = await startUpload(gw, '10.0.3.3', 0);
+    const res = await third.next();
+    third.close();
+    assert.equal(res.status, 503, 'the held bytes survived the reload and the new total applies');
+    for (const c of held.splice(0)) c.close();
+    await waitFor(async () => (await spilled()) === 0, 5_000, 'the uploads on the old configuration release');
+  });
 });
 
 describe('spilled request bodies over HTTP/2', () => {
@@ -199,7 +213,9 @@ describe('spilled request bodies over HTTP/2', () => {
       const small = await h2request(session, '/api/upload', { ':method': 'POST' }, 'abc');
       assert.equal(small.status, 200);
     } finally {
-      session.close();
+      // Destroyed, not closed: a graceful close racing the suite's gateway close can leave the
+      // connection half-open, and the close waits for it.
+      session.destroy();
     }
   });
 });
