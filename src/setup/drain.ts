@@ -91,6 +91,9 @@ export async function drain(parts: DrainParts, timing: DrainTiming, logger: Logg
     logger.warn({ inFlight: parts.inFlight.count, tunnels: parts.upgrades.open() }, 'drain limit reached: cutting');
   parts.upgrades.closeAll();
   listener.closeAllConnections();
+  // What neither node:http nor a live HTTP/2 session holds any more: the socket of a session the
+  // client closed gracefully stays half-open, and the listener's close would wait for it forever.
+  for (const socket of parts.connections) socket.destroy();
   await closed;
 }
 
