@@ -6,7 +6,7 @@
  */
 import { HEADER_NAME, INVALID_VALUE_CHAR } from '../config/syntax/headers.js';
 import { MAX_HEADER_VALUE_LENGTH } from '../upstream/headers/header-edits.js';
-import { isReservedForClaims } from '../upstream/trust-boundary.js';
+import { foldHeaderName, isReservedForClaims } from '../upstream/trust-boundary.js';
 
 /** Why a claim was not turned into a header. */
 export type SkippedClaim = {
@@ -47,7 +47,7 @@ export function claimHeaders(
       continue;
     }
     const name = `X-${claim}`;
-    const lower = name.toLowerCase().replaceAll('_', '-');
+    const lower = foldHeaderName(name.toLowerCase());
     if (isReservedForClaims(lower, clientSubjectHeader)) {
       skip('reserved');
       continue;

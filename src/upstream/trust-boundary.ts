@@ -22,7 +22,7 @@ const GATEWAY_OWNED = ['host', 'x-request-id', 'x-forwarded-for', 'x-forwarded-p
  * the route was matched, authorised and rate-limited for (a POST route turned into a DELETE).
  * Routes are per method, so the method the client wants is the request line's: never forwarded.
  */
-export const METHOD_OVERRIDE = ['x-http-method-override', 'x-http-method', 'x-method-override'];
+const METHOD_OVERRIDE = ['x-http-method-override', 'x-http-method', 'x-method-override'];
 
 /**
  * Headers in which a client states where the request came from, or what its URL, port or scheme
@@ -58,7 +58,7 @@ export const PEER_ASSERTED: ReadonlySet<string> = new Set([
  * for `identity` instead) and `Range`/`If-Range`, since a part of the body could neither be
  * parsed nor filtered, and a 206 relayed as it is would skip the route's field rules.
  */
-export const WHOLE_BODY_DROPS: readonly string[] = ['accept-encoding', 'range', 'if-range'];
+const WHOLE_BODY_DROPS: readonly string[] = ['accept-encoding', 'range', 'if-range'];
 
 /** An aggregated route's calls send no body, so none is announced. */
 const NO_BODY_DROPS = ['content-length', 'content-type'];
@@ -123,15 +123,6 @@ export function requestDropSet(
   return Object.assign(set, { trustsPeer, clientSubjectHeader: clientSubjectHeader?.toLowerCase() });
 }
 
-/** The same drop set with more names in it; what else it says (trust, subject, underscores) is kept. */
-export function alsoDropping(drop: RequestDropSet, names: readonly string[]): RequestDropSet {
-  return Object.assign(new Set([...drop, ...names.map((n) => foldHeaderName(n.toLowerCase()))]), {
-    trustsPeer: drop.trustsPeer,
-    clientSubjectHeader: drop.clientSubjectHeader,
-    underscores: drop.underscores,
-  });
-}
-
 /**
  * The drop set of one route, by its kind: a route whose answer is read whole (mapped, filtered,
  * aggregated) or flushed event by event (SSE) adds `WHOLE_BODY_DROPS`; an aggregated route sends
@@ -147,8 +138,11 @@ export function routeDropSet(
       : route.kind === 'mapping' || route.kind === 'sse'
         ? WHOLE_BODY_DROPS
         : [];
-  const out = extra.length === 0 ? alsoDropping(drop, []) : alsoDropping(drop, extra);
-  return Object.assign(out, { underscores: route.allowUnderscores });
+  return Object.assign(new Set([...drop, ...extra]), {
+    trustsPeer: drop.trustsPeer,
+    clientSubjectHeader: drop.clientSubjectHeader,
+    underscores: route.allowUnderscores,
+  });
 }
 
 /**
