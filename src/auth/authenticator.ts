@@ -1,6 +1,7 @@
 /**
- * Chooses the configuration's Authenticator (auth/types.ts) in the priority order `authService`,
- * then `jwksUrl`, then `secret`, and reports each outcome as an `auth:result` event.
+ * Chooses the configuration's Authenticator (auth/types.ts): `introspection`, which validation
+ * allows only alone, else in the priority order `authService`, then `jwksUrl`, then `secret`; and
+ * reports each outcome as an `auth:result` event.
  */
 import type { CompiledConfig } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
@@ -12,6 +13,7 @@ import { createLocalJwtAuthenticator } from './local-jwt.js';
 import { createJwksAuthenticator } from './jwks.js';
 import { createJwksRegistry, type JwksRegistry } from './jwks-registry.js';
 import { createAuthServiceAuthenticator } from './auth-service.js';
+import { createIntrospectionAuthenticator } from './introspection.js';
 import { refuseSeveralAuthorization } from './single-authorization.js';
 
 export interface AuthenticatorDeps {
@@ -43,6 +45,19 @@ function createModeAuthenticator(
   const auth = settings.auth;
   const { logger } = deps;
   const clientSubjectHeader = settings.tls?.clientSubjectHeader;
+  if (auth.introspection !== undefined) {
+    return createIntrospectionAuthenticator({
+      ...auth.introspection,
+      issuer: auth.issuer,
+      audience: auth.audience,
+      clockToleranceSec: auth.clockToleranceSec,
+      logger,
+      upstreams: deps.upstreams,
+      events: deps.events,
+      propagateTrace: settings.telemetry.propagation,
+      clientSubjectHeader,
+    });
+  }
   if (auth.authService !== undefined) {
     const ignored = [
       auth.secret && 'secret',

@@ -37,16 +37,17 @@ export function settingsRules(raw: Record<string, unknown>, at: AddProblem): voi
   operationsChecks(config, raw.routes, at);
 
   const auth = isRecord(config.auth) ? config.auth : {};
-  if (auth.defaultProtected === true && !auth.secret && !auth.jwksUrl && !auth.authService) {
+  if (auth.defaultProtected === true && !auth.secret && !auth.jwksUrl && !auth.authService && !auth.introspection) {
     at(
       ['config', 'auth', 'defaultProtected'],
-      'config.auth.defaultProtected is true but no secret, jwksUrl or authService is set to validate tokens',
+      'config.auth.defaultProtected is true but no secret, jwksUrl, authService or introspection is set to validate tokens',
     );
   }
   if (typeof auth.authService === 'string') checkService(auth.authService, ['config', 'auth', 'authService'], at);
   if (typeof auth.authPath === 'string' && !auth.authPath.startsWith('/'))
     at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
   if (typeof auth.jwksUrl === 'string') jwksUrlRule(auth.jwksUrl, at);
+  if (isRecord(auth.introspection)) introspectionRules(auth, auth.introspection, at);
 }
 
 function caFileRule(caFile: string, at: AddProblem): void {
@@ -69,4 +70,41 @@ function jwksUrlRule(jwksUrl: string, at: AddProblem): void {
       path,
       `config.auth.jwksUrl: "${redactUrl(jwksUrl)}" must not contain credentials (the keys are fetched without them)`,
     );
+}
+
+/** The token modes that cannot sit beside introspection: each decides alone whether a token is valid. */
+const OTHER_TOKEN_MODES = ['secret', 'jwksUrl', 'authService'] as const;
+
+/**
+ * `config.auth.introspection`: an http(s) URL without credentials (the gateway authenticates
+ * with clientId and clientSecret), and the only token mode: beside another one, which of the two
+ * decides would be a guess, so both places are reported.
+ */
+function introspectionRules(
+  auth: Record<string, unknown>,
+  introspection: Record<string, unknown>,
+  at: AddProblem,
+): void {
+  const url = introspection.url;
+  const urlPath = ['config', 'auth', 'introspection', 'url'];
+  if (typeof url === 'string') {
+    if (!/^https?:\/\/[^/]/i.test(url) || !URL.canParse(url))
+      at(urlPath, `config.auth.introspection.url: "${redactUrl(url)}" must be an http:// or https:// URL`);
+    else if (/^https?:\/\/[^/?#]*@/i.test(url))
+      at(
+        urlPath,
+        `config.auth.introspection.url: "${redactUrl(url)}" must not contain credentials (use clientId and clientSecret)`,
+      );
+  }
+  for (const mode of OTHER_TOKEN_MODES) {
+    if (auth[mode] === undefined) continue;
+    at(
+      ['config', 'auth', 'introspection'],
+      `config.auth.introspection: cannot be used with config.auth.${mode}; choose one way to validate tokens`,
+    );
+    at(
+      ['config', 'auth', mode],
+      `config.auth.${mode}: cannot be used with config.auth.introspection; choose one way to validate tokens`,
+    );
+  }
 }

@@ -282,3 +282,73 @@ describe('problem lines stay short', () => {
     assert.match(line!, /^g\.yaml:3:13: config\.basePath: "xxx+\.\.\.$/);
   });
 });
+
+describe('config.auth.introspection (docs/authentication.md "OAuth2 token introspection")', () => {
+  const INTROSPECTION = `    introspection:
+      url: https://idp.example/oauth2/introspect
+      clientId: portico
+      clientSecret: \${IDP_SECRET}
+`;
+  it('applies the defaults and protects routes like any token mode', () => {
+    const r = loadConfigText(
+      `routes:\n${ROUTE}config:\n  auth:\n    defaultProtected: true\n${INTROSPECTION}`,
+      'g.yaml',
+      { IDP_SECRET: 'a-client-secret' },
+    );
+    assert.ok(r.ok, r.ok ? '' : r.problems.map(formatProblem).join('\n'));
+    assert.deepEqual(r.config.settings.auth.introspection, {
+      url: 'https://idp.example/oauth2/introspect',
+      clientId: 'portico',
+      clientSecret: 'a-client-secret',
+      cacheMaxSec: 60,
+      timeoutSec: 5,
+    });
+    assert.equal(r.config.routes[0]!.requiresAuth, true);
+  });
+
+  it('refuses it beside another token mode, at both places', () => {
+    const yaml = `routes:\n${ROUTE}config:\n  auth:\n    secret: s\n    authService: auth:9000\n${INTROSPECTION}`;
+    assert.deepEqual(problems(yaml, { IDP_SECRET: 'a-client-secret' }), [
+      'g.yaml:8:13: config.auth.secret: cannot be used with config.auth.introspection; choose one way to validate tokens',
+      'g.yaml:9:18: config.auth.authService: cannot be used with config.auth.introspection; choose one way to validate tokens',
+      'g.yaml:11:7: config.auth.introspection: cannot be used with config.auth.secret; choose one way to validate tokens',
+      'g.yaml:11:7: config.auth.introspection: cannot be used with config.auth.authService; choose one way to validate tokens',
+    ]);
+  });
+
+  it('refuses a URL that is not http(s), a URL with credentials, missing credentials and bad numbers', () => {
+    const yaml = `routes:\n${ROUTE}config:\n  auth:\n    introspection: { url: "ftp://idp/x", clientSecret: "" , cacheMaxSec: -1, timeoutSec: 0 }\n`;
+    const found = problems(yaml);
+    assert.ok(
+      found.some((p) => p.includes('config.auth.introspection.url: "ftp://idp/x" must be an http:// or https:// URL')),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((p) => /clientId/.test(p)),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((p) => /clientSecret/.test(p)),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((p) => /cacheMaxSec/.test(p)),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((p) => /timeoutSec/.test(p)),
+      found.join('\n'),
+    );
+    const withUser = `routes:\n${ROUTE}config:\n  auth:\n    introspection: { url: "https://u:p@idp/x", clientId: a, clientSecret: b }\n`;
+    assert.deepEqual(
+      problems(withUser).filter((p) => p.includes('credentials')).length,
+      1,
+      problems(withUser).join('\n'),
+    );
+  });
+
+  it('a route that requires a token is valid with introspection alone', () => {
+    const yaml = `routes:\n  - { method: GET, route: /a, service: "localhost:3000", path: /a, protected: true }\nconfig:\n  auth:\n${INTROSPECTION}`;
+    assert.deepEqual(problems(yaml, { IDP_SECRET: 'a-client-secret' }), []);
+  });
+});

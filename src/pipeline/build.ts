@@ -206,7 +206,7 @@ function authRules(route: CompiledRoute, deps: PipelineDeps): RouteAuthRules {
 }
 
 function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticator {
-  // Validation refuses defaultProtected without secret, jwksUrl or authService.
+  // Validation refuses defaultProtected without secret, jwksUrl, authService or introspection.
   if (deps.authenticator === undefined)
     throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
   return deps.authenticator;

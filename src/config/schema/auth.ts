@@ -6,6 +6,29 @@ export const DEFAULT_STRIP_HEADERS = ['X-userId', 'X-username', 'X-role', 'X-sub
 
 const stringOrList = z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]);
 
+/** `config.auth.introspection`: OAuth2 token introspection (RFC 7662), the third way to check a token. */
+export const IntrospectionSchema = z.strictObject({
+  url: z.string().min(1).describe('The introspection endpoint (http:// or https://), asked with POST token=...'),
+  clientId: z.string().min(1).describe('Client id the gateway authenticates with (HTTP Basic, RFC 6749 2.3.1)'),
+  clientSecret: z
+    .string()
+    .min(1)
+    .describe('Client secret the gateway authenticates with; write it as ${ENV_NAME}, it is never logged'),
+  cacheMaxSec: z
+    .number()
+    .min(0)
+    .default(60)
+    .describe(
+      'Longest time an active answer is reused without asking again (never past the token exp); 0: ask for every request. Inactive answers are never cached',
+    ),
+  timeoutSec: z
+    .number()
+    .gt(0)
+    .max(60)
+    .default(5)
+    .describe('No complete answer from the introspection endpoint within this time: 503 GW_AUTH_UNAVAILABLE'),
+});
+
 export const AuthSchema = z.strictObject({
   authService: z
     .string()
@@ -34,8 +57,15 @@ export const AuthSchema = z.strictObject({
     .describe('Claim holding the roles that require.roles checks (a name, else a dot path); default roles, then role'),
   secret: z.string().min(1).optional().describe('HMAC secret for local JWT validation (HS256/384/512)'),
   jwksUrl: z.string().min(1).optional().describe('JWKS endpoint for RS*, PS*, ES* and EdDSA tokens'),
-  issuer: stringOrList.optional().describe('Accepted "iss" value(s), checked when set (local JWT and JWKS modes)'),
-  audience: stringOrList.optional().describe('Accepted "aud" value(s), checked when set (local JWT and JWKS modes)'),
+  introspection: IntrospectionSchema.optional().describe(
+    'OAuth2 token introspection (RFC 7662): bearer tokens are checked by the authorization server; not together with secret, jwksUrl or authService',
+  ),
+  issuer: stringOrList
+    .optional()
+    .describe('Accepted "iss" value(s), checked when set (local JWT, JWKS and introspection modes)'),
+  audience: stringOrList
+    .optional()
+    .describe('Accepted "aud" value(s), checked when set (local JWT, JWKS and introspection modes)'),
   clockToleranceSec: z.number().min(0).default(0).describe('Leeway in seconds for exp and nbf'),
   closeWebSocketsAtExpiry: z
     .boolean()

@@ -10,9 +10,13 @@ import type { EventBus, UpstreamCall } from '../../observability/events.js';
 import type { BackendPool } from '../types.js';
 import { callEnded } from './pool-count.js';
 
-/** One GET; the timeouts are undici's own (0 or absent: none but the signal). */
+/** One GET, or a POST with a small body (token introspection); the timeouts are undici's own (0 or absent: none but the signal). */
 export interface ReadRequest {
+  /** GET when absent. */
+  readonly method?: 'GET' | 'POST';
   readonly path: string;
+  /** Sent whole, with the content-length undici sets for a string or Buffer. */
+  readonly body?: string | Buffer | undefined;
   readonly headers: string[] | Record<string, string>;
   readonly signal?: AbortSignal | undefined;
   readonly headersTimeoutMs?: number | undefined;
@@ -43,8 +47,9 @@ export async function readCall<T>(
   const started = performance.now();
   try {
     const answer = await dispatcher.request({
-      method: 'GET',
+      method: request.method ?? 'GET',
       path: request.path,
+      body: request.body,
       headers: request.headers,
       signal: request.signal,
       headersTimeout: request.headersTimeoutMs,
