@@ -58,6 +58,7 @@ function hostUses(config: CompiledConfig): HostUse[] {
     /^https?:\/\//i.test(auth.authService ?? ''),
   );
   add(['config', 'auth', 'jwksUrl'], 'config.auth.jwksUrl', auth.jwksUrl, true);
+  add(['config', 'auth', 'introspection', 'url'], 'config.auth.introspection.url', auth.introspection?.url, true);
   // tainha-gateway's exporterEndpoint, when it applies, is what the file wrote for otlpEndpoint.
   const otlpKey =
     telemetry.enabled === true && telemetry.exporterEndpoint !== undefined ? 'exporterEndpoint' : 'otlpEndpoint';

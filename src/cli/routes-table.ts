@@ -66,5 +66,5 @@ function note(config: CompiledConfig, r: RouteSpec): string {
 
 function authMode(config: CompiledConfig): string {
   const a = config.settings.auth;
-  return a.authService ? 'delegated' : a.jwksUrl ? 'jwks' : 'jwt';
+  return a.introspection ? 'introspection' : a.authService ? 'delegated' : a.jwksUrl ? 'jwks' : 'jwt';
 }

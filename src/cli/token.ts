@@ -1,7 +1,7 @@
 /**
  * `portico token`: a signed HS256/384/512 JWT for trying a protected route by hand. The secret is
  * `--secret`, else `$JWT_SECRET`, else the configuration's `auth.secret`; a configuration that
- * trusts an identity provider (jwksUrl, authService) gets no token from here, since the gateway
+ * trusts an identity provider (jwksUrl, authService, introspection) gets no token from here, since the gateway
  * would refuse one signed with a secret.
  */
 import { SignJWT } from 'jose';
@@ -10,6 +10,7 @@ import { loadConfig } from '../config/load.js';
 import { formatProblem } from '../config/problems.js';
 import { HMAC_ALGORITHMS } from '../auth/local-jwt.js';
 import { MIN_SECRET_BYTES } from '../config/notices.js';
+import { redactUrl } from '../config/syntax/redact-url.js';
 
 /** `30s`, `15m`, `1h`, `7d`: what `--exp` accepts. */
 const DURATION = /^(\d+)(s|m|h|d)$/;
@@ -55,11 +56,13 @@ export async function runToken(
       );
     }
     const auth = loaded.config.settings.auth;
-    if (auth.authService !== undefined || auth.jwksUrl !== undefined) {
+    if (auth.authService !== undefined || auth.jwksUrl !== undefined || auth.introspection !== undefined) {
       const provider =
-        auth.authService !== undefined
-          ? `the auth service ${auth.authService}`
-          : `the identity provider whose keys are at ${auth.jwksUrl}`;
+        auth.introspection !== undefined
+          ? `the authorization server's introspection endpoint ${redactUrl(auth.introspection.url)}`
+          : auth.authService !== undefined
+            ? `the auth service ${auth.authService}`
+            : `the identity provider whose keys are at ${auth.jwksUrl}`;
       return usage(
         `${args.config} validates tokens with ${provider}: get a token from it; portico token only signs for auth.secret`,
       );

@@ -45,6 +45,13 @@ describe('portico token', () => {
     );
     writeFileSync(join(dir, 'delegated.yaml'), config(backend.host, '    authService: auth.example:9000'));
     writeFileSync(
+      join(dir, 'introspection.yaml'),
+      config(
+        backend.host,
+        '    introspection: { url: "https://idp.example/introspect?tenant=t1", clientId: gw, clientSecret: s3cret-value }',
+      ),
+    );
+    writeFileSync(
       join(dir, 'nosecret.yaml'),
       'routes:\n  - { method: GET, route: /a, service: "localhost:9", path: /a }\n',
     );
@@ -138,8 +145,12 @@ describe('portico token', () => {
       /validates tokens with the identity provider whose keys are at https:\/\/idp\.example\/\.well-known\/jwks\.json: get a token from it/,
     ],
     ['delegated.yaml', /validates tokens with the auth service auth\.example:9000: get a token from it/],
+    [
+      'introspection.yaml',
+      /validates tokens with the authorization server's introspection endpoint https:\/\/idp\.example\/introspect\?\*\*\*: get a token from it/,
+    ],
   ] as const) {
-    it(`a configuration with ${file === 'jwks.yaml' ? 'jwksUrl' : 'authService'} sends the user to the identity provider, exit 2`, async () => {
+    it(`a configuration with ${file.replace('.yaml', '')} sends the user to the identity provider, exit 2`, async () => {
       const r = await runPortico(['token', '--config', file, '--secret', SECRET], { cwd: dir });
       assert.equal(r.code, 2);
       assert.equal(r.stdout, '');
