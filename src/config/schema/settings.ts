@@ -20,7 +20,7 @@ export const GatewaySettingsSchema = z.strictObject({
   host: z.string().min(1).default('0.0.0.0').describe('Listen address; --host overrides it'),
   basePath: z.string().default('/api').describe('Prefix of every gateway route; "" for none'),
   auth: AuthSchema.prefault({}).describe(
-    'Token validation: local JWT (secret), JWKS (jwksUrl) or a delegated auth service',
+    'Token validation: local JWT (secret), JWKS (jwksUrl), a delegated auth service or OAuth2 token introspection',
   ),
   circuitBreaker: CircuitBreakerSchema.prefault({}).describe('One circuit breaker per backend origin'),
   mappingCache: MappingCacheSchema.prefault({}).describe('LRU cache of mapping responses, with a lifetime'),
