@@ -118,8 +118,8 @@ export function createIntrospectionAuthenticator(options: IntrospectionOptions):
     routeId: string | undefined,
   ) =>
     flights.run(key, async () => {
-      const outcome = await introspect(call, token, req, requestId, routeId);
-      if (outcome.ok && cache !== undefined) cache.set(key, { exp: outcome.claims?.exp }, outcome);
+      const { outcome, bytes } = await introspect(call, token, req, requestId, routeId);
+      if (outcome.ok && cache !== undefined) cache.set(key, { exp: outcome.claims?.exp }, outcome, bytes);
       return outcome;
     }).promise;
 
@@ -157,6 +157,12 @@ interface EndpointCall {
   readonly now: () => number;
 }
 
+/** An outcome, with the size of the answer it was read from (for the cache's byte bound). */
+interface Introspected {
+  readonly outcome: AuthOutcome;
+  readonly bytes: number;
+}
+
 /** Asks the endpoint about `token` and turns the answer into an outcome; never rejects. */
 async function introspect(
   call: EndpointCall,
@@ -164,7 +170,7 @@ async function introspect(
   req: Parameters<Authenticator['authenticate']>[0],
   requestId: string,
   routeId: string | undefined,
-): Promise<AuthOutcome> {
+): Promise<Introspected> {
   const { options, shownUrl } = call;
   const { logger, events } = options;
   const timeoutMs = options.timeoutSec * 1000;
@@ -195,16 +201,12 @@ async function introspect(
         size += chunk.length;
         if (size > INTROSPECTION_MAX_BODY_BYTES) {
           answer.body.destroy();
-          return unavailable(
-            logger,
-            requestId,
-            `introspection answer larger than ${INTROSPECTION_MAX_BODY_BYTES} bytes`,
-          );
+          return failed(logger, requestId, `introspection answer larger than ${INTROSPECTION_MAX_BODY_BYTES} bytes`);
         }
         chunks.push(chunk);
       }
       if (answer.statusCode !== 200)
-        return unavailable(
+        return failed(
           logger,
           requestId,
           `introspection endpoint ${shownUrl} answered ${answer.statusCode}`,
@@ -218,16 +220,16 @@ async function introspect(
             { reqId: requestId, url: shownUrl, why: verdict.refusal.detail },
             'introspection: unusable answer',
           );
-        return verdict.refusal;
+        return { outcome: verdict.refusal, bytes: size };
       }
       const skipped: SkippedClaim[] = [];
       const claimsAsHeaders = claimHeaders(verdict.claims, skipped, options.clientSubjectHeader);
       if (skipped.length > 0) logger.warn({ reqId: requestId, skipped }, 'auth: claims skipped, not valid as headers');
       const outcome: AuthSuccess = { ok: true, claimHeaders: claimsAsHeaders, claims: verdict.claims };
-      return outcome;
+      return { outcome, bytes: size };
     });
   } catch (err) {
-    return unavailable(
+    return failed(
       logger,
       requestId,
       abort.signal.aborted
@@ -240,7 +242,7 @@ async function introspect(
 }
 
 /** 503, logged with why (never the token or the client secret). */
-function unavailable(logger: Logger, requestId: string, detail: string, hint?: string): AuthOutcome {
+function failed(logger: Logger, requestId: string, detail: string, hint?: string): Introspected {
   logger.warn({ reqId: requestId, ...(hint === undefined ? {} : { hint }) }, `introspection: ${detail}`);
-  return gatewayRefusal('GW_AUTH_UNAVAILABLE', detail);
+  return { outcome: gatewayRefusal('GW_AUTH_UNAVAILABLE', detail), bytes: 0 };
 }

@@ -74,4 +74,14 @@ describe('token cache', () => {
     cache.clear();
     assert.equal(cache.size, 0);
   });
+
+  it('claimsBytes counts against the byte bound: large introspection answers push older entries out', () => {
+    const cache = createTokenCache({ clockToleranceSec: 0, now: () => T0, maxBytes: 10_000 });
+    cache.set('a', {}, ok('u1'), 3_000);
+    assert.equal(cache.size, 1);
+    cache.set('b', {}, ok('u2'), 3_000);
+    assert.equal(cache.size, 1, 'two answers of 3,000 bytes (about 6,000 in memory each) do not fit in 10,000');
+    assert.equal(cache.get('a'), undefined);
+    assert.ok(cache.get('b'));
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * Verified-token cache for local (secret) and JWKS modes (a jose verification through
  * WebCrypto costs more than the rest of the proxy path, and clients resend the same token; see
- * docs/performance.md).
+ * docs/performance.md), and for introspection answers (./introspection.ts, which keys it by a hash
+ * of the token instead).
  *
  * Design note. Keyed by `Bearer <token>` with the exact token string; a value is the success
  * outcome (claim headers) plus `exp`/`nbf`. Only successes are stored, so a flood of bad tokens
@@ -40,8 +41,12 @@ export interface TokenCacheOptions {
 export interface TokenCache {
   /** The cached success for this token, if it is still within its exp/nbf window. */
   get(token: string): AuthSuccess | undefined;
-  /** Stores a verified token's outcome; `payload` is its verified claims set. */
-  set(token: string, payload: Readonly<Record<string, unknown>>, outcome: AuthSuccess): void;
+  /**
+   * Stores a verified token's outcome; `payload` is its verified claims set. `claimsBytes`: the
+   * size of the claims' text when it is not bounded by a header's (an introspection answer), so
+   * the byte bound counts them too.
+   */
+  set(token: string, payload: Readonly<Record<string, unknown>>, outcome: AuthSuccess, claimsBytes?: number): void;
   clear(): void;
   readonly size: number;
 }
@@ -53,9 +58,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
   const lru = new LRUCache<string, Entry>({
     max: options.maxEntries ?? TOKEN_CACHE_MAX_ENTRIES,
     maxSize: options.maxBytes ?? TOKEN_CACHE_MAX_BYTES,
-    // UTF-16 code units x 2, roughly what V8 holds; claim headers are at most a few per token.
-    sizeCalculation: (entry, token) =>
-      2 * token.length + entry.outcome.claimHeaders.reduce((n, [k, v]) => n + 2 * (k.length + v.length) + 32, 64),
+    sizeCalculation: sizeOf,
     ttl: maxTtlMs,
     // Read the injected clock on every check (no 1 ms reading cache and its timer), so tests
     // advance time by hand and TTLs follow the same clock as exp/nbf.
@@ -78,7 +81,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
       }
       return entry.outcome;
     },
-    set(token, payload, outcome) {
+    set(token, payload, outcome, claimsBytes) {
       const exp = numericDate(payload.exp);
       // `iat` counts as a not-before (a token issued in the future is refused, like an early nbf).
       const nbf = latest(numericDate(payload.nbf), numericDate(payload.iat));
@@ -86,13 +89,26 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
       const ttl = exp === undefined ? maxTtlMs : Math.min(maxTtlMs, (exp + tolerance) * 1000 - now());
       // A ttl of 0 means "no expiry" to lru-cache; a token about to expire is simply not cached.
       if (!(ttl >= 1)) return;
-      lru.set(token, { outcome, exp, nbf }, { ttl: Math.floor(ttl) });
+      const entry = { outcome, exp, nbf };
+      lru.set(
+        token,
+        entry,
+        // Parsed JSON takes about twice its text in V8, like the strings above.
+        claimsBytes === undefined
+          ? { ttl: Math.floor(ttl) }
+          : { ttl: Math.floor(ttl), size: sizeOf(entry, token) + 2 * claimsBytes },
+      );
     },
     clear: () => lru.clear(),
     get size() {
       return lru.size;
     },
   };
+}
+
+/** UTF-16 code units x 2, roughly what V8 holds; claim headers are at most a few per token. */
+function sizeOf(entry: Entry, token: string): number {
+  return 2 * token.length + entry.outcome.claimHeaders.reduce((n, [k, v]) => n + 2 * (k.length + v.length) + 32, 64);
 }
 
 /** jose has validated these as finite numbers when present. */
