@@ -15,7 +15,7 @@ const SECRET = 'unit-secret-0123456789abcdef0123456789abcdef';
 const deps = { events: createEventBus(), logger: createLogger({ level: 'silent' }) };
 
 describe('createAuthenticator', () => {
-  it('undefined when no secret, jwksUrl or authService is set', () => {
+  it('undefined when no secret, jwksUrl, authService or introspection is set', () => {
     assert.equal(createAuthenticator(GatewaySettingsSchema.parse({}), deps), undefined);
   });
 
@@ -40,6 +40,7 @@ describe('createAuthenticator', () => {
       { auth: { secret: SECRET } },
       { auth: { jwksUrl: 'http://127.0.0.1:9/jwks.json' } },
       { auth: { authService: '127.0.0.1:9' } },
+      { auth: { introspection: { url: 'http://127.0.0.1:9/introspect', clientId: 'gw', clientSecret: 's' } } },
     ];
     let keyLookups = 0;
     const jwks = createJwksRegistry({ logger: deps.logger, createSource: () => fakeSource(() => keyLookups++) });
