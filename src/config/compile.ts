@@ -106,11 +106,21 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
       response: r.headers?.response,
       allowUnderscores: r.headers?.allowUnderscores === true,
     }),
+    compresses: compresses(r, settings),
     rateLimit: r.rateLimit,
     retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
     timeouts: { ...settings.timeouts, ...r.timeouts },
     circuitFailureStatuses: r.circuitBreaker?.failureStatuses,
   });
+}
+
+/**
+ * Whether a route's answers are compressed: a stream of events or a tunnel never is (an event
+ * held in a compressor's window would arrive late); route-rules.ts refuses `compression: true` there.
+ */
+function compresses(r: RouteConfig, settings: GatewaySettings): boolean {
+  if (r.isSSE || r.isWebSocket) return false;
+  return r.compression ?? settings.compression.enabled;
 }
 
 function routeKind(r: RouteConfig, aggregates: boolean, shapesJson: boolean): RouteKind {

@@ -17,6 +17,8 @@ export interface RouteFields {
   /** True only when written as `true`. */
   readonly isSSE: boolean;
   readonly isWebSocket: boolean;
+  /** `compression: true` as written. */
+  readonly compressionOn: boolean;
   /** Present when `mapping` is a list; an entry that is not a mapping is undefined. */
   readonly mapping?: readonly (MappingRuleFields | undefined)[];
 }
@@ -43,6 +45,7 @@ export function readRouteFields(routes: unknown): RouteFields[] {
       ...text('service', route.service),
       isSSE: route.isSSE === true,
       isWebSocket: route.isWebSocket === true,
+      compressionOn: route.compression === true,
       ...(Array.isArray(route.mapping) ? { mapping: route.mapping.map(readMappingRule) } : {}),
     });
   });

@@ -30,6 +30,12 @@ export function routeRules(routes: readonly RouteFields[], prefix: string, at: A
     if (route.isWebSocket && route.method !== undefined && route.method !== 'GET') {
       at(here('method'), `${label}.method: a WebSocket route must use GET (the upgrade request is a GET)`);
     }
+    if (route.compressionOn && (route.isSSE || route.isWebSocket))
+      at(
+        here('compression'),
+        `${label}.compression: a streaming route (isSSE or isWebSocket) is never compressed`,
+        'an event held in the compressor would reach the client late; remove compression: true',
+      );
     if (route.mapping !== undefined) {
       if (route.isSSE || route.isWebSocket)
         at(here('mapping'), `${label}.mapping: a streaming route (isSSE or isWebSocket) cannot have mapping rules`);

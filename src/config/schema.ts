@@ -17,6 +17,12 @@ export { TimeoutsSchema } from './schema/timeouts.js';
 export { LimitsSchema } from './schema/limits.js';
 export { UpstreamTlsSchema, TlsSchema } from './schema/tls.js';
 export { CorsSchema, type CorsConfig } from './schema/cors.js';
+export {
+  CompressionSchema,
+  COMPRESSION_ALGORITHMS,
+  type CompressionAlgorithm,
+  type CompressionConfig,
+} from './schema/compression.js';
 export { TelemetrySchema } from './schema/telemetry.js';
 export { AdminSchema, type AdminConfig } from './schema/admin.js';
 export { Http2Schema } from './schema/http2.js';

@@ -169,6 +169,8 @@ export interface RouteSpec {
     /** Client header names with `_` are forwarded (`headers.allowUnderscores`; upstream/trust-boundary.ts). */
     readonly allowUnderscores: boolean;
   };
+  /** The route's answers are compressed for clients that accept it (config.compression, the route's `compression`). */
+  readonly compresses: boolean;
   /** The route's own rate-limit options as written (resolved by layers/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
   /**

@@ -5,7 +5,7 @@
  * that needs no token has no auth layer, a route without mapping has no enrichment code in its
  * path.
  *
- *   CORS headers -> rate limit (429) -> Origin check of handshakes (403) -> body limits (413, 408)
+ *   compression -> CORS headers -> rate limit (429) -> Origin check of handshakes (403) -> body limits (413, 408)
  *   -> auth -> request buffer -> request schema (400, 415) -> 426 for a plain request on a
  *   WebSocket route -> circuit (503) -> forward | mapping | aggregate | sse | websocket
  *
@@ -53,6 +53,8 @@ import {
 import { requestBufferLayer, type RequestBufferOptions } from '../layers/request-buffer.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { requestSchemaLayer } from '../layers/request-schema.js';
+import { compileCompression, compressionLayer } from '../layers/compression.js';
+import type { CompressionPolicy } from '../response/compression/compress-response.js';
 import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 
 /** What the process makes once and every configuration's pipelines share. */
@@ -92,6 +94,8 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly tokenSources: TokenSources | undefined;
   /** The CORS policy; undefined when CORS is off. The request handler answers preflights with it. */
   readonly cors: CorsPolicy | undefined;
+  /** How answers are compressed; undefined when no route compresses. */
+  readonly compression: CompressionPolicy | undefined;
   /** The client rate limits count by (`trustProxy` applied; an IPv6 client's network, `rateLimit.ipv6PrefixLength`). */
   readonly clientIp: ClientIpResolver;
 }
@@ -118,6 +122,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     authenticator,
     tokenSources: compileTokenSources(settings.auth.tokenFrom),
     cors: compileCors(settings.cors),
+    compression: config.routes.some((r) => r.compresses) ? compileCompression(settings.compression) : undefined,
     clientIp: rateLimitClient(createClientIpResolver(settings.trustProxy), settings.rateLimit.ipv6PrefixLength),
   };
 }
@@ -139,6 +144,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   const { settings } = deps.config;
   const isWebSocket = route.kind === 'websocket';
   const layers: Layer[] = [];
+  // Outermost: every answer of the route, the gateway's refusals too, leaves through it.
+  if (route.compresses && deps.compression !== undefined) layers.push(compressionLayer(deps.compression));
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
   // One set of buckets for a route's requests and handshakes: opening sockets dodges no limit.
   const rateLimit = routeRateLimit(route, settings.rateLimit);

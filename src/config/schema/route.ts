@@ -47,6 +47,12 @@ export const RouteSchema = z
     require: RequireSchema.optional().describe(
       "Authorization rules on the token's claims: 403 when a valid token lacks them (implies protected)",
     ),
+    compression: z
+      .boolean()
+      .optional()
+      .describe(
+        "false: never compress this route's answers; true: compress them with config.compression's settings even when compression is not enabled for every route",
+      ),
     isSSE: z.boolean().default(false).describe('Stream a Server-Sent Events response without buffering'),
     isWebSocket: z
       .boolean()

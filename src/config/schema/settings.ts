@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AdminSchema } from './admin.js';
 import { AuthSchema } from './auth.js';
 import { CircuitBreakerSchema } from './circuit-breaker.js';
+import { CompressionSchema } from './compression.js';
 import { CorsSchema } from './cors.js';
 import { Http2Schema } from './http2.js';
 import { LimitsSchema } from './limits.js';
@@ -39,6 +40,9 @@ export const GatewaySettingsSchema = z.strictObject({
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
   admin: AdminSchema.optional().describe(
     'The admin listener: a read-only status page and JSON API on its own port (docs/dashboard.md); off unless present',
+  ),
+  compression: CompressionSchema.prefault({}).describe(
+    'Response compression (gzip, br, zstd) for clients that accept it; off unless enabled (docs/compression.md)',
   ),
   telemetry: TelemetrySchema.prefault({}).describe('Metrics, trace propagation and span export'),
   upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),

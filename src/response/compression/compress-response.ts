@@ -1,0 +1,202 @@
+/**
+ * Compresses one answer on its way out, whoever writes it (a proxied stream, a mapped body, a
+ * gateway error): the response's `writeHead`, `write` and `end` are wrapped on this response
+ * object only, so the endpoints write as they always do, and routes that do not compress keep
+ * Node's own methods. (The `compression` middleware of Express does the same; it cannot be used
+ * here: it knows neither zstd, nor weak ETags, nor the flushing of streamed answers below.)
+ *
+ * At `writeHead` the answer's head decides: compressed only when the client accepts a coding, the
+ * status has a body that is not a part (not 1xx, 204, 206, 304), its type is compressible, it is
+ * not encoded already, `Cache-Control` does not say `no-transform`, and a declared length is at
+ * least `minBytes`. Every answer gets `Vary: Accept-Encoding`, compressed or not, so that a cache
+ * in front never hands a compressed answer to a client that did not ask for it. A compressed
+ * answer loses its `Content-Length` and `Accept-Ranges` (ranges would be of the coded bytes) and a
+ * strong ETag becomes weak (RFC 9110 8.8.1: the bytes differ from the backend's).
+ *
+ * The body is never buffered whole: a body handed over in one `end(chunk)` of up to SYNC_MAX_BYTES
+ * is encoded at once, anything else streams through an encoder with backpressure both ways. An
+ * answer of unknown length (a stream of JSON lines, a long poll) is flushed whenever its writer
+ * pauses, so no chunk waits in the compressor for the next one.
+ */
+import type { ServerResponse, OutgoingHttpHeaders, OutgoingHttpHeader } from 'node:http';
+import type { CompressionAlgorithm } from '../../config/schema.js';
+import type { ChooseEncoding } from './accept-encoding.js';
+import type { IsCompressible } from './compressible.js';
+import type { Encoder, Encoders } from './encoders.js';
+
+/** What a configuration's compressing routes share, made once per configuration. */
+export interface CompressionPolicy {
+  readonly choose: ChooseEncoding;
+  readonly isCompressible: IsCompressible;
+  readonly minBytes: number;
+  readonly encoders: Encoders;
+}
+
+/** A body handed over whole up to this size is encoded in one call; larger ones stream. */
+const SYNC_MAX_BYTES = 64 * 1024;
+
+type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
+type Callback = (err?: Error | null) => void;
+
+/**
+ * Wraps `res` so that its answer is compressed with `coding` when the head allows it (see above);
+ * `coding` undefined: the answer only gets `Vary: Accept-Encoding`.
+ */
+export function compressResponse(
+  res: ServerResponse,
+  coding: CompressionAlgorithm | undefined,
+  policy: CompressionPolicy,
+): void {
+  const answer = new CompressedAnswer(res, coding, policy);
+  res.writeHead = answer.writeHead as ServerResponse['writeHead'];
+  res.write = answer.write as ServerResponse['write'];
+  res.end = answer.end as ServerResponse['end'];
+}
+
+/** One answer's compression: the response's own methods, and what the wrappers decided. */
+class CompressedAnswer {
+  private readonly head: HeadFn;
+  private readonly rawWrite: WriteFn;
+  private readonly rawEnd: EndFn;
+  private encoder: Encoder | undefined;
+  /** Set by writeHead when the answer is compressed. */
+  private compressing = false;
+  /** The answer has no declared length: flush whenever the writer pauses. */
+  private flushes = false;
+  private flushPending = false;
+  private ended = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly coding: CompressionAlgorithm | undefined,
+    private readonly policy: CompressionPolicy,
+  ) {
+    this.head = res.writeHead as unknown as HeadFn;
+    this.rawWrite = res.write as unknown as WriteFn;
+    this.rawEnd = res.end as unknown as EndFn;
+  }
+
+  readonly writeHead = (status: number, reason?: string | Headers, maybe?: Headers): ServerResponse => {
+    const { res, coding } = this;
+    // Node calls writeHead itself for an implicit head; only the first one counts.
+    res.writeHead = this.head as unknown as ServerResponse['writeHead'];
+    const given = typeof reason === 'string' ? maybe : reason;
+    if (given !== undefined && Array.isArray(given)) return this.head.call(res, status, reason, maybe);
+    const headers: OutgoingHttpHeaders = { ...given };
+    addVary(res, headers);
+    if (coding !== undefined && shouldCompress(res, status, headers, this.policy)) {
+      this.compressing = true;
+      this.flushes = valueOf(res, headers, 'content-length') === undefined;
+      for (const name of ['content-length', 'accept-ranges']) {
+        delete headers[name];
+        if (res.hasHeader(name)) res.removeHeader(name);
+      }
+      headers['content-encoding'] = coding;
+      const etag = valueOf(res, headers, 'etag');
+      if (typeof etag === 'string' && etag.startsWith('"')) headers.etag = `W/${etag}`;
+    }
+    return typeof reason === 'string'
+      ? this.head.call(res, status, reason, headers)
+      : this.head.call(res, status, headers);
+  };
+
+  readonly write = (chunk: unknown, encodingOrCb?: unknown, cb?: unknown): boolean => {
+    const { res } = this;
+    if (!res.headersSent) res.writeHead(res.statusCode);
+    if (!this.compressing) return this.rawWrite.call(res, chunk, encodingOrCb, cb);
+    const { stream } = this.encoderOf();
+    const ok = (stream.write as unknown as WriteFn).call(stream, chunk, encodingOrCb, cb);
+    if (this.flushes && !this.flushPending) {
+      this.flushPending = true;
+      setImmediate(this.flushWhenIdle);
+    }
+    return ok;
+  };
+
+  readonly end = (chunk?: unknown, encodingOrCb?: unknown, cb?: unknown): ServerResponse => {
+    const { res } = this;
+    if (typeof chunk === 'function') [chunk, encodingOrCb] = [undefined, chunk];
+    if (!res.headersSent) res.writeHead(res.statusCode);
+    if (!this.compressing || this.ended) return this.rawEnd.call(res, chunk, encodingOrCb, cb);
+    this.ended = true;
+    const done = (typeof encodingOrCb === 'function' ? encodingOrCb : cb) as Callback | undefined;
+    const body = chunk === undefined || chunk === null ? undefined : toBuffer(chunk, encodingOrCb);
+    if (this.encoder === undefined && (body === undefined || body.length <= SYNC_MAX_BYTES))
+      return this.rawEnd.call(res, this.policy.encoders.encodeSync(this.coding!, body ?? EMPTY), done);
+    const { stream } = this.encoderOf();
+    stream.once('end', () => this.rawEnd.call(res, done));
+    stream.end(body);
+    return res;
+  };
+
+  private encoderOf(): Encoder {
+    if (this.encoder !== undefined) return this.encoder;
+    const { res } = this;
+    const encoder = this.policy.encoders.create(this.coding!);
+    this.encoder = encoder;
+    const { stream } = encoder;
+    stream.on('data', (out: Buffer) => {
+      if (!this.rawWrite.call(res, out) && !res.destroyed) stream.pause();
+    });
+    // The client took what was written: the encoder may produce more.
+    res.on('drain', () => stream.resume());
+    // The encoder took what was written: the writer (waiting for the response's drain) may go on.
+    stream.on('drain', () => res.emit('drain'));
+    stream.on('error', (err) => res.destroy(err));
+    res.once('close', () => stream.destroy());
+    return encoder;
+  }
+
+  private readonly flushWhenIdle = (): void => {
+    this.flushPending = false;
+    const { encoder } = this;
+    if (encoder !== undefined && !this.ended && !encoder.stream.destroyed) encoder.flushNow();
+  };
+}
+
+type HeadFn = (this: unknown, status: number, reason?: unknown, headers?: unknown) => ServerResponse;
+type WriteFn = (this: unknown, chunk: unknown, encodingOrCb?: unknown, cb?: unknown) => boolean;
+type EndFn = (this: unknown, chunk?: unknown, encodingOrCb?: unknown, cb?: unknown) => ServerResponse;
+
+const EMPTY = Buffer.alloc(0);
+
+function toBuffer(chunk: unknown, encoding: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+}
+
+/** A header's value from the head being written, else from `setHeader`. */
+function valueOf(res: ServerResponse, headers: OutgoingHttpHeaders, name: string): OutgoingHttpHeader | undefined {
+  return headers[name] ?? res.getHeader(name);
+}
+
+function shouldCompress(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  policy: CompressionPolicy,
+): boolean {
+  if (status < 200 || status === 204 || status === 206 || status === 304) return false;
+  const encoding = valueOf(res, headers, 'content-encoding');
+  if (encoding !== undefined && String(encoding).trim().toLowerCase() !== 'identity') return false;
+  if (valueOf(res, headers, 'content-range') !== undefined) return false;
+  const type = valueOf(res, headers, 'content-type');
+  if (!policy.isCompressible(typeof type === 'string' ? type : undefined)) return false;
+  const cacheControl = valueOf(res, headers, 'cache-control');
+  if (cacheControl !== undefined && /(^|,)\s*no-transform\s*(,|$)/i.test(String(cacheControl))) return false;
+  const length = valueOf(res, headers, 'content-length');
+  return length === undefined || Number(length) >= policy.minBytes;
+}
+
+/** Adds `Accept-Encoding` to the answer's `Vary` (kept as it is when it is `*` or names it already). */
+function addVary(res: ServerResponse, headers: OutgoingHttpHeaders): void {
+  const before = valueOf(res, headers, 'vary');
+  if (before === undefined) {
+    headers.vary = 'Accept-Encoding';
+    return;
+  }
+  const text = Array.isArray(before) ? before.join(', ') : String(before);
+  if (/(^|,)\s*(\*|accept-encoding)\s*(,|$)/i.test(text)) return;
+  headers.vary = `${text}, Accept-Encoding`;
+}
