@@ -2,6 +2,7 @@
  * What `check` tells about a valid file: weak settings, and keys of tainha-gateway files read
  * under Portico's names. Notices never stop the gateway.
  */
+import zlib from 'node:zlib';
 import type { GatewayFile } from './schema.js';
 import type { Problem } from './problems.js';
 import type { ConfigPath, ParsedConfig } from './parse.js';
@@ -37,7 +38,20 @@ export function configNotices(config: GatewayFile, parsed: ParsedConfig): Proble
   }
   tainhaNotes(config.config, (path, message) => note(path, 'note', message));
   spillNotices(config, note);
+  compressionNotices(config, note);
   return out.sort((a, b) => a.line - b.line || a.col - b.col);
+}
+
+/** zstd listed as the only coding on a Node version without it (before 22.15): nothing is compressed. */
+function compressionNotices(config: GatewayFile, note: Note): void {
+  const { algorithms } = config.config.compression;
+  if ('createZstdCompress' in zlib || algorithms.some((a) => a !== 'zstd')) return;
+  note(
+    ['config', 'compression', 'algorithms'],
+    'warning',
+    `compression.algorithms: this Node version (${process.version}) has no zstd, and no other coding is listed; answers are sent uncompressed`,
+    'add br or gzip after zstd: they are used where zstd is missing',
+  );
 }
 
 type Note = (path: ConfigPath, severity: 'warning' | 'note', message: string, hint?: string) => void;

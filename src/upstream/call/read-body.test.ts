@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
-import { decodeBody, isJsonContentType, readLimited, utf8Text } from './read-body.js';
+import { decodeBody, isJsonContentType, MAX_DECODE_RATIO, readLimited, utf8Text } from './read-body.js';
 
 describe('decodeBody', () => {
   const plain = Buffer.from('{"a":"é"}');
@@ -26,6 +26,13 @@ describe('decodeBody', () => {
     assert.equal(await decodeBody(plain, 'zstd', 1000), undefined);
     assert.equal(await decodeBody(plain, 'gzip', 1000), undefined);
     assert.equal(await decodeBody(gzipSync(Buffer.alloc(5000)), 'gzip', 4999), undefined);
+  });
+  it('undefined for a body that would grow more than MAX_DECODE_RATIO times, however high the limit', async () => {
+    const bomb = gzipSync(Buffer.alloc(2_000_000, 0x20));
+    assert.ok(bomb.length * MAX_DECODE_RATIO < 2_000_000, `${bomb.length} bytes compressed`);
+    assert.equal(await decodeBody(bomb, 'gzip', 100_000_000), undefined);
+    const json = Buffer.from(JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `n${i}` }))));
+    assert.deepEqual(await decodeBody(gzipSync(json), 'gzip', 100_000_000), json);
   });
 });
 

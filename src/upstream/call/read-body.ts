@@ -68,8 +68,16 @@ const brotliAsync = promisify<Buffer, ZlibOptions, Buffer>(
 );
 
 /**
+ * The most a body may grow when decoded: JSON compresses about 5 to 20 times, and even very
+ * repetitive JSON stays well under this; a small compressed body that would decode to many times
+ * more is a decompression bomb, stopped before it is inflated (docs/compression.md).
+ */
+export const MAX_DECODE_RATIO = 200;
+
+/**
  * Undoes `Content-Encoding` (gzip, deflate, br, identity; several in the order applied).
- * Undefined when an encoding is unknown, the data is corrupt, or the result exceeds `limit`.
+ * Undefined when an encoding is unknown, the data is corrupt, or the result exceeds `limit` or
+ * MAX_DECODE_RATIO times the encoded size.
  */
 export async function decodeBody(
   raw: Buffer,
@@ -82,7 +90,7 @@ export async function decodeBody(
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   let body = raw;
-  const options = { maxOutputLength: limit };
+  const options = { maxOutputLength: Math.max(1, Math.min(limit, raw.length * MAX_DECODE_RATIO)) };
   try {
     for (let i = codings.length - 1; i >= 0; i--) {
       const coding = codings[i];

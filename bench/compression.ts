@@ -1,0 +1,272 @@
+/**
+ * What response compression costs and saves (docs/compression.md), on the 20 KB JSON answer of
+ * the composition bench (80 user records, bench/backend.ts `/records`), served by nginx.
+ *
+ *   node --import tsx bench/compression.ts [--duration 5] [--rounds 3] [--connections 10] [--out FILE]
+ *
+ * Two parts, one run:
+ * 1. The codecs alone, in this process: for each algorithm and level, the encoded size (bytes
+ *    saved) and the CPU time per KB of input (median of timed batches of one-shot encodes).
+ * 2. Requests/s through proxies that compress, each coding at Portico's default level: Portico
+ *    with `compression` on, next to a plain Node proxy compressing the same body with the same
+ *    settings (bench/node-compress-proxy.ts: the Node floor plus a zlib pipe), and both without
+ *    compression (Portico; the Node floor) for what compression itself costs. Goal (issue
+ *    "Response caching and compression"): Portico >= 0.9x the plain Node proxy's requests/s.
+ * Rounds rotate the rows so that drift hits them all alike; medians of the rounds.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { parseArgs } from 'node:util';
+import zlib from 'node:zlib';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handle } from './backend.js';
+import {
+  CACHE_DIR,
+  ROOT,
+  detectPinning,
+  freePort,
+  porticoFromSource,
+  startProcess,
+  transpileEntry,
+  type Started,
+} from './lib/processes.js';
+import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
+import { findNginx } from './lib/nginx.js';
+import { describeMachine } from './lib/machine.js';
+import { emitResults, median, runBench } from './lib/report.js';
+import { CompressionSchema } from '../src/config/schema/compression.js';
+
+const DEFAULT_LEVELS = CompressionSchema.parse({}).levels;
+const LEVELS: Record<'gzip' | 'br', readonly number[]> = { gzip: [1, 3, 5, 6, 9], br: [1, 3, 4, 5, 6, 9, 11] };
+
+function encodeSync(coding: 'gzip' | 'br', level: number, body: Buffer): Buffer {
+  return coding === 'gzip'
+    ? zlib.gzipSync(body, { level })
+    : zlib.brotliCompressSync(body, {
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: level,
+          [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+        },
+      });
+}
+
+/** Median microseconds of CPU per KB of input over timed batches. */
+function cpuPerKb(coding: 'gzip' | 'br', level: number, body: Buffer): number {
+  const batch = 20;
+  const samples: number[] = [];
+  for (let i = 0; i < 3; i++) encodeSync(coding, level, body); // warm-up
+  const until = performance.now() + 400;
+  while (performance.now() < until || samples.length < 5) {
+    const before = process.cpuUsage();
+    for (let i = 0; i < batch; i++) encodeSync(coding, level, body);
+    const used = process.cpuUsage(before);
+    samples.push((used.user + used.system) / batch / (body.length / 1024));
+  }
+  return median(samples);
+}
+
+interface Row {
+  readonly id: string;
+  readonly label: string;
+  readonly url: string;
+  readonly accept: string | undefined;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '10' },
+      loadgen: { type: 'string' },
+      out: { type: 'string' },
+    },
+  });
+  const durationSec = Number(values.duration);
+  const rounds = Number(values.rounds);
+  const connections = Number(values.connections);
+  const pinning = detectPinning(true);
+  const loadgen = pickLoadGenerator(values.loadgen);
+  const nginx = findNginx();
+  if (nginx === undefined) throw new Error('nginx is needed as the backend (apt-get install -y nginx)');
+  const started: Started[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'portico-bench-compression-'));
+  try {
+    // The body: the composition bench's 20 KB of records, from the bench backend itself.
+    const body = await recordsBody();
+
+    const codecRows: string[] = [];
+    for (const coding of ['gzip', 'br'] as const)
+      for (const level of LEVELS[coding]) {
+        const size = encodeSync(coding, level, body).length;
+        const us = cpuPerKb(coding, level, body);
+        const mark = DEFAULT_LEVELS[coding] === level ? ' (default)' : '';
+        codecRows.push(
+          `| ${coding} ${level}${mark} | ${size} | ${(100 * (1 - size / body.length)).toFixed(1)}% | ${us.toFixed(1)} |`,
+        );
+        process.stderr.write(`codec ${coding} ${level}: ${size} bytes, ${us.toFixed(1)} us/KB\n`);
+      }
+
+    chmodSync(dir, 0o755);
+    writeFileSync(join(dir, 'records.json'), body);
+    const nginxPort = await freePort();
+    writeFileSync(
+      join(dir, 'nginx.conf'),
+      `worker_processes 1;
+pid ${join(dir, 'nginx.pid')};
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:${nginxPort};
+    location = /records { default_type application/json; alias ${join(dir, 'records.json')}; }
+  }
+}
+`,
+    );
+    started.push(
+      await startProcess({
+        name: 'nginx',
+        command: nginx,
+        args: ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
+        core: pinning?.loadCore,
+        ready: { kind: 'health', port: nginxPort, path: '/records' },
+        stdout: 'ignore',
+      }),
+    );
+    const backend = `http://127.0.0.1:${nginxPort}`;
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const yaml = (enabled: boolean) => `config:
+  limits: { connectionsPerOrigin: 256 }
+  compression: { enabled: ${enabled}, algorithms: [br, gzip] }
+routes:
+  - { method: GET, route: /records, service: 127.0.0.1:${nginxPort}, path: /records }
+`;
+    const portico = async (name: string, enabled: boolean) => {
+      const file = resolve(CACHE_DIR, `compression-${name}.yaml`);
+      writeFileSync(file, yaml(enabled));
+      const port = await freePort();
+      started.push(
+        await startProcess({
+          name,
+          command: process.execPath,
+          args: porticoFromSource(file, port),
+          core: pinning?.proxyCore,
+          env: { PORTICO_LOG_LEVEL: 'warn' },
+          ready: { kind: 'health', port, path: '/health' },
+          timeoutMs: 30_000,
+        }),
+      );
+      return `http://127.0.0.1:${port}`;
+    };
+    const nodeProxy = async (name: string, args: string[]) => {
+      const p = await startProcess({
+        name,
+        command: process.execPath,
+        args: [transpileEntry(resolve(ROOT, `bench/${name.split(' ')[0]}.ts`)), backend, '0', ...args],
+        core: pinning?.proxyCore,
+        ready: { kind: 'stdout-line' },
+      });
+      started.push(p);
+      return `http://127.0.0.1:${p.port}`;
+    };
+    const porticoOn = await portico('portico-compress', true);
+    const porticoOff = await portico('portico-plain', false);
+    const gzipNode = await nodeProxy('node-compress-proxy gzip', ['gzip', String(DEFAULT_LEVELS.gzip)]);
+    const brNode = await nodeProxy('node-compress-proxy br', ['br', String(DEFAULT_LEVELS.br)]);
+    const floor = await nodeProxy('node-floor', []);
+    const rows: Row[] = [
+      { id: 'portico-br', label: `Portico, br ${DEFAULT_LEVELS.br}`, url: porticoOn, accept: 'br' },
+      { id: 'node-br', label: `plain Node proxy, br ${DEFAULT_LEVELS.br}`, url: brNode, accept: 'br' },
+      { id: 'portico-gzip', label: `Portico, gzip ${DEFAULT_LEVELS.gzip}`, url: porticoOn, accept: 'gzip' },
+      { id: 'node-gzip', label: `plain Node proxy, gzip ${DEFAULT_LEVELS.gzip}`, url: gzipNode, accept: 'gzip' },
+      { id: 'portico-identity', label: 'Portico, compression off', url: porticoOff, accept: 'gzip, br' },
+      { id: 'floor-identity', label: 'Node floor, no compression', url: floor, accept: 'gzip, br' },
+    ];
+    const load = (row: Row, seconds: number) =>
+      runLoad(loadgen, {
+        url: `${row.url}/api/records`,
+        method: 'GET',
+        headers: row.accept === undefined ? {} : { 'accept-encoding': row.accept },
+        connections,
+        durationSec: seconds,
+        core: pinning?.loadCore,
+      });
+    const sizes = new Map<string, number>();
+    for (const row of rows) await load(row, 1); // warm-up: JIT and pools, not measured
+    for (const row of rows) sizes.set(row.id, await wireSize(row));
+    const samples = new Map<string, LoadResult[]>(rows.map((r) => [r.id, []]));
+    for (let r = 1; r <= rounds; r++) {
+      const order = rows.map((_, i) => rows[(i + r) % rows.length]!);
+      for (const row of order) {
+        const res = await load(row, durationSec);
+        samples.get(row.id)!.push(res);
+        process.stderr.write(`round ${r} ${row.id.padEnd(17)} ${Math.round(res.rps)} req/s p99 ${res.p99Ms} ms\n`);
+      }
+    }
+    const rps = (id: string) => median(samples.get(id)!.map((x) => x.rps));
+    const spread = (id: string) => {
+      const s = samples.get(id)!.map((x) => Math.round(x.rps));
+      return `${Math.min(...s)}-${Math.max(...s)}`;
+    };
+    const m = describeMachine();
+    const ratio = (a: string, b: string) => (rps(a) / rps(b)).toFixed(2);
+    const lines = [
+      `# Response compression (${new Date().toISOString().slice(0, 10)}, ${m.commit}${m.dirty ? ', uncommitted changes' : ''})`,
+      '',
+      `Machine: ${m.cpuModel}, ${m.nproc} CPUs, kernel ${m.kernel}; Node ${m.node}; ${loadGeneratorVersion(loadgen)}.`,
+      `Command: \`node --import tsx bench/compression.ts --duration ${durationSec} --rounds ${rounds} --connections ${connections}\`.`,
+      `Body: ${body.length} bytes of JSON (80 user records). ${pinning ? `Proxies on core ${pinning.proxyCore}, nginx and load on core ${pinning.loadCore}` : 'No CPU pinning'}.`,
+      '',
+      '## The codecs alone (one-shot encodes in one process)',
+      '',
+      '| coding and level | bytes | saved | CPU us per KB of input |',
+      '|---|---|---|---|',
+      ...codecRows,
+      '',
+      `## Through a proxy (${connections} connections, ${rounds} rounds x ${durationSec} s, rotating; medians)`,
+      '',
+      '| row | req/s (spread) | p99 ms | bytes on the wire |',
+      '|---|---|---|---|',
+      ...rows.map((row) => {
+        const s = samples.get(row.id)!;
+        return `| ${row.label} | ${Math.round(rps(row.id))} (${spread(row.id)}) | ${median(s.map((x) => x.p99Ms))} | ${sizes.get(row.id)} |`;
+      }),
+      '',
+      `- br: Portico ${ratio('portico-br', 'node-br')}x the plain Node proxy (goal >= 0.9x).`,
+      `- gzip: Portico ${ratio('portico-gzip', 'node-gzip')}x the plain Node proxy (goal >= 0.9x).`,
+      `- Without compression: Portico ${ratio('portico-identity', 'floor-identity')}x the Node floor.`,
+      '',
+    ];
+    emitResults(lines.join('\n'), values.out);
+  } finally {
+    for (const s of started.reverse()) await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** bench/backend.ts's `/records`, asked of its handler in this process. */
+async function recordsBody(): Promise<Buffer> {
+  const server = createServer(handle);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  try {
+    const { port } = server.address() as AddressInfo;
+    return Buffer.from(await (await fetch(`http://127.0.0.1:${port}/records`)).arrayBuffer());
+  } finally {
+    server.close();
+  }
+}
+
+/** The answer's size as sent (encoded), read without decoding. */
+async function wireSize(row: Row): Promise<number> {
+  const { request } = await import('undici');
+  const res = await request(`${row.url}/api/records`, {
+    headers: row.accept === undefined ? {} : { 'accept-encoding': row.accept },
+  });
+  return (await res.body.arrayBuffer()).byteLength;
+}
+
+runBench(main);
