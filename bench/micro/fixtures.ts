@@ -46,3 +46,39 @@ export function fiftyRoutesYaml(): string {
   }
   return lines.join('\n') + '\n';
 }
+
+/** One route in the fixtures' YAML; `hosts` written only when given. */
+function routeLines(method: string, route: string, path: string, hosts?: string): string[] {
+  return [
+    `  - method: ${method}`,
+    `    route: "${route}"`,
+    '    service: 127.0.0.1:9',
+    `    path: "${path}"`,
+    ...(hosts === undefined ? [] : [`    hosts: [${hosts}]`]),
+    '    public: true',
+  ];
+}
+
+/** 1,000 exact routes (`/r0/items` ... `/r999/items`): the baseline of the mixed table below. */
+export function thousandExactRoutesYaml(): string {
+  const lines = ['routes:'];
+  for (let i = 0; i < 1000; i++) lines.push(...routeLines('GET', `/r${i}/items`, `/v1/r${i}/items`));
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * 1,000 routes mixing the four kinds, 250 each: exact (`/e{i}/items`), parameter
+ * (`/p{i}/items/{id}`), prefix (`/s{i}/*`), and exact paths limited to a host (`/h{i}/items` on
+ * `t{i}.example.com`, every tenth on `*.w{i}.example.com` instead).
+ */
+export function thousandMixedRoutesYaml(): string {
+  const lines = ['routes:'];
+  for (let i = 0; i < 250; i++) {
+    lines.push(...routeLines('GET', `/e${i}/items`, `/v1/e${i}/items`));
+    lines.push(...routeLines('GET', `/p${i}/items/{id}`, `/v1/p${i}/items/{id}`));
+    lines.push(...routeLines('GET', `/s${i}/*`, `/v1/s${i}/*`));
+    const host = i % 10 === 0 ? `"*.w${i}.example.com"` : `t${i}.example.com`;
+    lines.push(...routeLines('GET', `/h${i}/items`, `/v1/h${i}/items`, host));
+  }
+  return lines.join('\n') + '\n';
+}

@@ -18,8 +18,9 @@ import type {
   UpstreamSpec,
 } from './types.js';
 import { readCaFile, readCertificatePair } from './tls-files.js';
-import { toRouterPath } from './router-path.js';
+import { isPrefixPattern, toRouterPath } from './router-path.js';
 import { parseTemplate } from './syntax/template.js';
+import { normalHostPattern } from './syntax/host-pattern.js';
 import { parseService, upstreamOrigin } from './syntax/service.js';
 import { hasFieldRules } from './syntax/field-rules.js';
 import { readSchema } from './json-schema.js';
@@ -89,6 +90,8 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     route: r.route,
     clientPath: prefix + r.route,
     routerPath: toRouterPath(prefix + r.route),
+    isPrefix: isPrefixPattern(r.route),
+    hosts: Object.freeze([...new Set((r.hosts ?? []).map(normalHostPattern))]),
     service,
     origin: context.originOf(service),
     path: r.path === undefined ? backends[0]!.path : mustTemplate(r.path),

@@ -21,6 +21,10 @@ export interface RouteFields {
   readonly compressionOn: boolean;
   /** Present when `mapping` is a list; an entry that is not a mapping is undefined. */
   readonly mapping?: readonly (MappingRuleFields | undefined)[];
+  /** Present when `hosts` is a list; an entry that is not text is undefined. */
+  readonly hosts?: readonly (string | undefined)[];
+  /** True when `backends` is written (an aggregated route). */
+  readonly hasBackends: boolean;
 }
 
 /** One mapping rule's keys; empty text reads as absent (the schema reports it as empty). */
@@ -47,6 +51,10 @@ export function readRouteFields(routes: unknown): RouteFields[] {
       isWebSocket: route.isWebSocket === true,
       compressionOn: route.compression === true,
       ...(Array.isArray(route.mapping) ? { mapping: route.mapping.map(readMappingRule) } : {}),
+      ...(Array.isArray(route.hosts)
+        ? { hosts: route.hosts.map((h: unknown) => (typeof h === 'string' ? h : undefined)) }
+        : {}),
+      hasBackends: route.backends !== undefined,
     });
   });
   return out;

@@ -4,7 +4,9 @@
  */
 import type { AddProblem } from './problems.js';
 import type { MappingRuleFields, RouteFields } from './route-fields.js';
-import { createRouteConflicts, isHttpMethod } from './route-conflicts.js';
+import { createRouteConflicts, isHttpMethod, type LocateKey } from './route-conflicts.js';
+import { isPrefixPattern } from './router-path.js';
+import { hostPatternProblem, normalHostPattern } from './syntax/host-pattern.js';
 import { checkService } from './service-rule.js';
 import { didYouMean } from './problems.js';
 import { isTemplate, parseTemplate } from './syntax/template.js';
@@ -12,18 +14,29 @@ import { isTemplate, parseTemplate } from './syntax/template.js';
 /** Paths the gateway answers itself, outside any route. */
 export const RESERVED_PATHS = ['/health', '/ready', '/metrics'];
 
-/** Checks every route, and each against those before it, all under `prefix`. */
-export function routeRules(routes: readonly RouteFields[], prefix: string, at: AddProblem): void {
-  const conflicts = createRouteConflicts(prefix, at);
+/**
+ * Checks every route, and each against those before it, all under `prefix`; `locate` names the
+ * place of an earlier route in a conflict.
+ */
+export function routeRules(routes: readonly RouteFields[], prefix: string, at: AddProblem, locate: LocateKey): void {
+  const conflicts = createRouteConflicts(prefix, at, locate);
   for (const route of routes) {
     const label = `routes[${route.index}]`;
     const here = (key: string) => ['routes', route.index, key];
     let params: readonly string[] | undefined;
+    const isPrefix = route.route !== undefined && isPrefixPattern(route.route);
+    const hosts = route.hosts === undefined ? [] : hostPatterns(route.hosts, route.index, at);
     if (route.route !== undefined) {
       params = routePattern(route.route, prefix, `${label}.route`, here('route'), at);
-      if (isHttpMethod(route.method)) conflicts.add(route.index, route.method, route.route, params);
+      if (isHttpMethod(route.method)) conflicts.add(route.index, route.method, route.route, params, hosts);
     }
     if (route.path !== undefined) backendPath(route, params, label, at);
+    if (route.path !== undefined && route.route !== undefined) restPlace(route.path, isPrefix, label, here('path'), at);
+    if (isPrefix && route.hasBackends)
+      at(
+        here('backends'),
+        `${label}.backends: a prefix route forwards the rest of its path to one backend; an aggregated route cannot be one`,
+      );
     if (route.service !== undefined) checkService(route.service, here('service'), at, `${label}.service`);
     if (route.isSSE && route.isWebSocket)
       at(here('isWebSocket'), `${label}: a route cannot be both isSSE and isWebSocket`);
@@ -59,7 +72,8 @@ function routePattern(
   if (!isTemplate(t)) at(path, `${label}: ${t.error}`);
   else if (/[?#]/.test(route))
     at(path, `${label}: must not contain "?" or "#"; client query parameters are forwarded automatically`);
-  else if (/[*()]/.test(route)) at(path, `${label}: "*", "(" and ")" are not allowed; use {param} segments`);
+  else if (/[()]/.test(route)) at(path, `${label}: "(" and ")" are not allowed; use {param} segments`);
+  else if (route.includes('*') && !isPrefixPattern(route)) at(path, `${label}: ${starProblem(route)}`);
   else if (/\/:[A-Za-z_]/.test(route)) {
     // Express, Koa and fastify write parameters `:id`; here it would be literal text (404 for every request).
     const braced = route.replace(/\/:([A-Za-z_][A-Za-z0-9_-]*)/g, '/{$1}');
@@ -75,6 +89,53 @@ function routePattern(
     return t.params;
   }
   return undefined;
+}
+
+/** Why a `*` in a route pattern is not a prefix route's. */
+function starProblem(route: string): string {
+  const star = route.indexOf('*');
+  if (star !== route.length - 1 || route.indexOf('*', star + 1) >= 0)
+    return `"*" may only end a prefix route, once, as "/*" (the rest of the path goes there)`;
+  const bare = route.slice(0, -1);
+  return `a prefix route owns whole segments, so "*" must follow "/": write "${bare}/*" (it owns ${bare}/x, never ${bare}x)`;
+}
+
+/** The normalised `hosts:` of a route, each entry checked; a bad entry is left out. */
+function hostPatterns(entries: readonly (string | undefined)[], index: number, at: AddProblem): string[] {
+  const out: string[] = [];
+  entries.forEach((entry, j) => {
+    if (entry === undefined) return;
+    const where = ['routes', index, 'hosts', j];
+    const problem = hostPatternProblem(entry);
+    if (problem !== undefined) return at(where, `routes[${index}].hosts[${j}]: "${entry}" ${problem}`);
+    const name = normalHostPattern(entry);
+    if (out.includes(name)) return at(where, `routes[${index}].hosts[${j}]: "${entry}" is listed twice`);
+    out.push(name);
+  });
+  return out;
+}
+
+/**
+ * Where the rest of a prefix route goes: the backend path holds one `*` as a whole segment
+ * before any query (`/files/*`, `/*?v=1`), and only a prefix route's path holds one.
+ */
+function restPlace(path: string, isPrefix: boolean, label: string, where: readonly (string | number)[], at: AddProblem): void {
+  const q = path.indexOf('?');
+  const beforeQuery = q < 0 ? path : path.slice(0, q);
+  const star = beforeQuery.indexOf('*');
+  if (!isPrefix) {
+    if (star >= 0)
+      at(
+        where,
+        `${label}.path: "*" takes the rest of a prefix route, and this route does not end in "/*"`,
+        'write %2A for a literal "*"',
+      );
+    return;
+  }
+  const next = beforeQuery[star + 1];
+  if (star < 0) at(where, `${label}.path: a prefix route's path must say where the rest goes with "*" (/files/*)`);
+  else if (beforeQuery[star - 1] !== '/' || (next !== undefined && next !== '/') || beforeQuery.includes('*', star + 1))
+    at(where, `${label}.path: "*" must be one whole segment of the path ("/files/*" or "/files/*/raw"), once`);
 }
 
 /** The backend path: a valid template that uses every route parameter and no other. */

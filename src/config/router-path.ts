@@ -7,3 +7,11 @@
 export function toRouterPath(clientPath: string): string {
   return clientPath.replaceAll(':', '::').replace(/\{([^}]+)\}/g, ':$1');
 }
+
+/**
+ * True for a prefix route (`/static/*`): one `*`, ending the route as a whole segment, which is
+ * find-my-way's wildcard as written.
+ */
+export function isPrefixPattern(route: string): boolean {
+  return route.endsWith('/*') && route.indexOf('*') === route.length - 1;
+}

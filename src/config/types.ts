@@ -143,6 +143,16 @@ export interface RouteSpec {
   readonly clientPath: string;
   /** `clientPath` in the router's syntax (config/router-path.ts). */
   readonly routerPath: string;
+  /**
+   * A prefix route (`/static/*`): it owns every path below its prefix, and the rest of the client
+   * path goes where `path` holds its `*` (docs/routing.md "Prefix routes").
+   */
+  readonly isPrefix: boolean;
+  /**
+   * The hosts the route serves: exact names and `*.domain` patterns, lower case without a final
+   * dot (config/syntax/host-pattern.ts); empty for a route that serves every host.
+   */
+  readonly hosts: readonly string[];
   /** The backend; an aggregated route's first backend (its own are in `backends`). */
   readonly service: string;
   readonly origin: Origin;

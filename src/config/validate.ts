@@ -55,7 +55,10 @@ export function validateConfig(parsed: ParsedConfig): Validation {
   if (isRecord(typed)) {
     settingsRules(typed, at);
     adminRules(typed, at, warn);
-    routeRules(readRouteFields(typed.routes), routePrefix(typed), at);
+    routeRules(readRouteFields(typed.routes), routePrefix(typed), at, (path) => {
+      const { line, col } = parsed.locate(path);
+      return `${parsed.file}:${line}:${col}`;
+    });
     authorizationRules(typed, at);
     requestRules(typed, dirname(parsed.file), at);
     headerRules(typed, at);

@@ -6,7 +6,7 @@
  */
 import type { CompiledConfig, RouteSpec } from '../config/types.js';
 import type { CompiledRoute, PipelineConfig } from './types.js';
-import { compileUrlBuilder } from '../upstream/target-url.js';
+import { compileRestUrlBuilder, compileUrlBuilder } from '../upstream/target-url.js';
 import { compileHeaderEdit } from '../upstream/headers/header-edits.js';
 import { compileRequirements } from '../auth/requirements.js';
 import { compileBodySchema } from '../layers/json-schema.js';
@@ -23,7 +23,7 @@ export function compileRoutes(config: CompiledConfig): PipelineConfig {
 export function compileRoute(spec: RouteSpec, rolesClaim: string | undefined): CompiledRoute {
   return Object.freeze({
     ...spec,
-    buildPath: compileUrlBuilder(spec.path),
+    buildPath: spec.isPrefix ? compileRestUrlBuilder(spec.path) : compileUrlBuilder(spec.path),
     backends: Object.freeze(
       spec.backends.map((b) =>
         Object.freeze({ ...b, buildPath: compileUrlBuilder(b.path), filter: compileFieldFilter(b.fields) }),

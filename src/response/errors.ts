@@ -5,6 +5,7 @@
  */
 export const ERRORS = {
   GW_ROUTE_NOT_FOUND: { status: 404, message: 'No route matches this path' },
+  GW_HOST_NOT_FOUND: { status: 404, message: 'No route serves this host' },
   GW_METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed on this route' },
   GW_AUTH_MISSING: { status: 401, message: 'Missing bearer token' },
   GW_AUTH_INVALID: { status: 401, message: 'Invalid or expired token' },
@@ -33,6 +34,10 @@ export const ERRORS = {
   GW_REQUEST_INVALID: { status: 400, message: "Request body does not match the route's schema" },
   GW_REQUEST_NOT_JSON: { status: 415, message: 'Request body must be JSON' },
   GW_PATH_PARAM_INVALID: { status: 400, message: 'A path parameter may not be a dot-segment (. or ..)' },
+  GW_PATH_REST_INVALID: {
+    status: 400,
+    message: 'The path under a prefix route may not hold dot-segments, empty segments, encoded slashes, backslashes or NUL',
+  },
   GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },
   GW_METRICS_NOT_PUBLIC: { status: 403, message: 'Metrics are not served to this client on this port' },

@@ -20,30 +20,145 @@ describe('route table', () => {
   - { method: GET, route: "/ping", service: s, path: "/ping" }
 `);
   it('matches methods and decodes parameters', () => {
-    const m = t.match('GET', '/api/users/a%20b');
+    const m = t.match('GET', '/api/users/a%20b', undefined);
     assert.equal(m.kind, 'found');
     assert.ok(m.kind === 'found');
     assert.equal(m.entry.route.id, 'GET /users/{id}');
     assert.deepEqual({ ...m.params }, { id: 'a b' });
   });
   it('supports several parameters in one segment and literal colons', () => {
-    const m = t.match('GET', '/api/files/report.pdf');
+    const m = t.match('GET', '/api/files/report.pdf', undefined);
     assert.ok(m.kind === 'found');
     assert.deepEqual({ ...m.params }, { name: 'report', ext: 'pdf' });
-    assert.equal(t.match('GET', '/api/time:now').kind, 'found');
+    assert.equal(t.match('GET', '/api/time:now', undefined).kind, 'found');
   });
   it('answers HEAD from the GET route unless a HEAD route exists', () => {
-    const m = t.match('HEAD', '/api/users/1');
+    const m = t.match('HEAD', '/api/users/1', undefined);
     assert.ok(m.kind === 'found');
     assert.equal(m.entry.route.method, 'GET');
-    const p = t.match('HEAD', '/api/ping');
+    const p = t.match('HEAD', '/api/ping', undefined);
     assert.ok(p.kind === 'found');
     assert.equal(p.entry.route.method, 'HEAD');
   });
   it('405 lists the allowed methods; 404 otherwise', () => {
-    assert.deepEqual(t.match('DELETE', '/api/users/1'), { kind: 'method-not-allowed', allow: 'GET, PUT, HEAD' });
-    assert.deepEqual(t.match('GET', '/api/users/1/x'), { kind: 'not-found' });
-    assert.deepEqual(t.match('GET', '/users/1'), { kind: 'not-found' });
-    assert.deepEqual(t.match('GET', '/api/users/'), { kind: 'not-found' });
+    assert.deepEqual(t.match('DELETE', '/api/users/1', undefined), { kind: 'method-not-allowed', allow: 'GET, PUT, HEAD' });
+    assert.deepEqual(t.match('GET', '/api/users/1/x', undefined), { kind: 'not-found' });
+    assert.deepEqual(t.match('GET', '/users/1', undefined), { kind: 'not-found' });
+    assert.deepEqual(t.match('GET', '/api/users/', undefined), { kind: 'not-found' });
+  });
+});
+
+describe('prefix routes', () => {
+  const t = table(`routes:
+  - { method: GET, route: "/static/*", service: s, path: "/files/*" }
+  - { method: GET, route: "/static/css/*", service: s, path: "/css/*" }
+  - { method: GET, route: "/static/readme", service: s, path: "/readme" }
+  - { method: GET, route: "/static/{name}.txt", service: s, path: "/txt/{name}" }
+  - { method: POST, route: "/static/*", service: s, path: "/upload/*" }
+  - { method: GET, route: "/t/{tenant}/docs/*", service: s, path: "/docs/{tenant}/*" }
+  - { method: GET, route: "/a/{x}/c", service: s, path: "/ac/{x}" }
+  - { method: GET, route: "/a/b/*", service: s, path: "/ab/*" }
+`);
+  const found = (method: string, path: string) => {
+    const m = t.match(method, path, undefined);
+    assert.ok(m.kind === 'found', `${method} ${path}: ${m.kind}`);
+    return { id: m.entry.route.id, params: { ...m.params } };
+  };
+  it('owns the paths below its prefix on segment boundaries, never the prefix itself or /staticx', () => {
+    assert.deepEqual(found('GET', '/api/static/a/b.js'), { id: 'GET /static/*', params: { '*': 'a/b.js' } });
+    assert.deepEqual(found('GET', '/api/static/'), { id: 'GET /static/*', params: { '*': '' } });
+    assert.deepEqual(found('GET', '/api/static/dir/'), { id: 'GET /static/*', params: { '*': 'dir/' } });
+    assert.equal(t.match('GET', '/api/static', undefined).kind, 'not-found');
+    assert.equal(t.match('GET', '/api/staticx', undefined).kind, 'not-found');
+    assert.equal(t.match('GET', '/api/staticx/a', undefined).kind, 'not-found');
+  });
+  it('exact, then parameter, then the longest prefix', () => {
+    assert.equal(found('GET', '/api/static/readme').id, 'GET /static/readme');
+    assert.equal(found('GET', '/api/static/notes.txt').id, 'GET /static/{name}.txt');
+    assert.equal(found('GET', '/api/static/css/site.css').id, 'GET /static/css/*');
+    assert.equal(found('GET', '/api/static/cssx').id, 'GET /static/*');
+    assert.equal(found('GET', '/api/static/readme/more').id, 'GET /static/*');
+    // A parameter route beats a prefix even where the prefix has a literal segment the parameter has not.
+    assert.equal(found('GET', '/api/a/b/c').id, 'GET /a/{x}/c');
+    assert.equal(found('GET', '/api/a/b/d').id, 'GET /a/b/*');
+  });
+  it('parameters before the *, and the rest re-encoded segment by segment', () => {
+    assert.deepEqual(found('GET', '/api/t/acme/docs/a%20b/c;d'), {
+      id: 'GET /t/{tenant}/docs/*',
+      params: { tenant: 'acme', '*': 'a%20b/c%3Bd' },
+    });
+    assert.deepEqual(found('GET', '/api/static/%7Euser/%C3%A9'), {
+      id: 'GET /static/*',
+      params: { '*': '~user/%C3%A9' },
+    });
+  });
+  it('refuses an ambiguous rest: dot segments, encoded slashes and backslashes, empty segments, NUL', () => {
+    for (const path of [
+      '/api/static/..',
+      '/api/static/.',
+      '/api/static/a/../b',
+      '/api/static/a/%2e%2e/b',
+      '/api/static/%2E.',
+      '/api/static/.%2E/x',
+      '/api/static/a%2Fb',
+      '/api/static/a%2fb',
+      '/api/static/a%5Cb',
+      '/api/static/a\\b',
+      '/api/static//etc',
+      '/api/static/a//b',
+      '/api/static/a%00b',
+    ]) {
+      assert.deepEqual(t.match('GET', path, undefined), { kind: 'bad-path' }, path);
+    }
+    // A malformed escape matches no route at all: the router refuses it before any rest is read.
+    assert.deepEqual(t.match('GET', '/api/static/%E0%A4%A', undefined), { kind: 'not-found' });
+    assert.deepEqual(t.match('GET', '/api/t/..%2F/docs/x', undefined), { kind: 'bad-parameter', param: 'tenant' });
+    assert.equal(found('GET', '/api/static/a..b/...x/.hidden').params['*'], 'a..b/...x/.hidden');
+  });
+  it('405 lists the methods of exact and prefix routes', () => {
+    assert.deepEqual(t.match('DELETE', '/api/static/x', undefined), {
+      kind: 'method-not-allowed',
+      allow: 'GET, POST, HEAD',
+    });
+    assert.equal(found('HEAD', '/api/static/x').id, 'GET /static/*');
+  });
+});
+
+describe('host routing', () => {
+  const t = table(`routes:
+  - { method: GET, route: /users, service: s, path: /api-users, hosts: [api.example.com] }
+  - { method: GET, route: /users, service: s, path: /tenant-users, hosts: ["*.example.com"] }
+  - { method: GET, route: /users, service: s, path: /default-users }
+  - { method: GET, route: /only-api, service: s, path: /o, hosts: ["API.Example.com.", "[::1]", 10.0.0.1] }
+  - { method: GET, route: /files/*, service: s, path: /f/*, hosts: [files.example.com] }
+`);
+  const path = (host: string | undefined, p = '/api/users') => {
+    const m = t.match('GET', p, host);
+    return m.kind === 'found' ? m.entry.route.path.source : m.kind;
+  };
+  it('an exact host, then a wildcard of one label, then the routes without hosts', () => {
+    assert.equal(path('api.example.com'), '/api-users');
+    assert.equal(path('API.EXAMPLE.COM:8443'), '/api-users');
+    assert.equal(path('api.example.com.'), '/api-users');
+    assert.equal(path('a.example.com'), '/tenant-users');
+    assert.equal(path('a.b.example.com'), '/default-users');
+    assert.equal(path('example.com'), '/default-users');
+    assert.equal(path(undefined), '/default-users');
+  });
+  it('a host route serves only its hosts; an IPv6 or IPv4 literal is a host', () => {
+    assert.equal(path('api.example.com', '/api/only-api'), '/o');
+    assert.equal(path('[::1]:8080', '/api/only-api'), '/o');
+    assert.equal(path('10.0.0.1', '/api/only-api'), '/o');
+    assert.equal(path('a.example.com', '/api/only-api'), 'not-found');
+    assert.equal(path('files.example.com', '/api/files/x'), '/f/*');
+    assert.equal(path('files.example.com', '/api/users'), '/tenant-users');
+  });
+  it('404 GW_HOST_NOT_FOUND when every route names its hosts and none is this one', () => {
+    const only = table(`routes:
+  - { method: GET, route: /users, service: s, path: /u, hosts: [api.example.com] }
+`);
+    assert.equal(only.match('GET', '/api/users', 'api.example.com').kind, 'found');
+    assert.deepEqual(only.match('GET', '/api/users', 'other.example.com'), { kind: 'host-not-found' });
+    assert.deepEqual(only.match('GET', '/api/nope', 'api.example.com'), { kind: 'not-found' });
   });
 });

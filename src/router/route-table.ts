@@ -1,11 +1,13 @@
 /**
- * Method + path to route, on a radix tree (find-my-way) built once per configuration.
- * Routes come with their path already in find-my-way's syntax (`CompiledRoute.routerPath`).
+ * Method + host + path to route, built once per configuration. Each host's routes are a
+ * PathTable (./path-table.ts); which one a request uses is a map look-up on its host name. A
+ * configuration without `hosts:` has one table and never reads the Host (docs/routing.md
+ * "Host routing"). Routes come with their path already in find-my-way's syntax
+ * (`CompiledRoute.routerPath`).
  */
-import FindMyWay from 'find-my-way';
 import type { CompiledRoute, Step } from '../pipeline/types.js';
-import { HTTP_METHODS, type HttpMethod } from '../config/schema.js';
-import { isDotSegmentValue } from '../upstream/target-url.js';
+import { createPathTable, type PathTable } from './path-table.js';
+import { requestHostName } from './host-name.js';
 
 export interface RouteEntry {
   readonly route: CompiledRoute;
@@ -18,61 +20,65 @@ export type Match =
   | { readonly kind: 'method-not-allowed'; readonly allow: string }
   /** A route matched, but a parameter's decoded value is a dot-segment (`..`): refused with 400. */
   | { readonly kind: 'bad-parameter'; readonly param: string }
+  /** A prefix route matched, but the rest of the path is ambiguous (./prefix-rest.ts): 400. */
+  | { readonly kind: 'bad-path' }
+  /** No route serves the request's host, and every route names its hosts: 404. */
+  | { readonly kind: 'host-not-found' }
   | { readonly kind: 'not-found' };
 
 export interface RouteTable {
   readonly entries: readonly RouteEntry[];
-  match(method: string, path: string): Match;
+  /** `host` is the request's Host header as sent (`:authority` on HTTP/2); read only with `hosts:`. */
+  match(method: string, path: string, host: string | undefined): Match;
 }
 
-const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
+const HOST_NOT_FOUND: Match = Object.freeze({ kind: 'host-not-found' });
 
-/**
- * Builds the table. A GET route also answers HEAD unless a HEAD route is configured for the same
- * path (RFC 9110 9.3.2: HEAD is GET without the body); the backend receives HEAD.
- */
+/** Builds the table. */
 export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
-  const router = FindMyWay({ maxParamLength: 2048, caseSensitive: true, ignoreTrailingSlash: false });
-  const explicit = new Set(entries.map((e) => `${e.route.method} ${e.route.routerPath}`));
-  for (const entry of entries) {
-    const path = entry.route.routerPath;
-    router.on(entry.route.method, path, noop, entry);
-    if (entry.route.method === 'GET' && !explicit.has(`HEAD ${path}`)) router.on('HEAD', path, noop, entry);
+  if (!entries.some((e) => e.route.hosts.length > 0)) {
+    // The Host is never read: the one table's own function is the table's.
+    return { entries, match: createPathTable(entries).match };
   }
+  const { exact, wildcard, fallback } = hostTables(entries);
   return {
     entries,
-    match(method, path) {
-      const found = router.find(method as HttpMethod, path);
-      if (found !== null && allPresent(found.params)) {
-        const params = found.params as Record<string, string>;
-        const bad = dotSegmentParam(params);
-        if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
-        return { kind: 'found', entry: found.store as RouteEntry, params };
+    match(method, path, host) {
+      const name = requestHostName(host);
+      let table = exact.get(name);
+      if (table === undefined) {
+        const dot = name.indexOf('.');
+        table = (dot < 0 ? undefined : wildcard.get(name.slice(dot + 1))) ?? fallback;
       }
-      // Off the hot path: which methods would this path accept?
-      const allow: string[] = [];
-      for (const m of HTTP_METHODS) {
-        const other = router.find(m, path);
-        if (other !== null && allPresent(other.params)) allow.push(m);
-      }
-      return allow.length > 0 && found === null ? { kind: 'method-not-allowed', allow: allow.join(', ') } : NOT_FOUND;
+      return table === undefined ? HOST_NOT_FOUND : table.match(method, path);
     },
   };
 }
 
-/** An empty parameter (`/users/`) matches no route: the backend would get a different path. */
-function allPresent(params: Record<string, string | undefined>): boolean {
-  for (const k in params) if (params[k] === '') return false;
-  return true;
-}
-
 /**
- * The name of a parameter whose decoded value is a dot-segment. Encoding it is not enough: many
- * backends decode `%2E%2E` before they normalise the path, and would serve the parent resource.
+ * One table per exact host (its routes, then those of the `*.parent` that covers it, then those
+ * without `hosts:`), one per wildcard keyed by its parent domain (its routes, then those without
+ * `hosts:`), and the table of the routes without `hosts:` for every other host, undefined when
+ * there are none. An exact name beats a wildcard as TLS certificates rank them.
  */
-function dotSegmentParam(params: Record<string, string>): string | undefined {
-  for (const k in params) if (isDotSegmentValue(params[k]!)) return k;
-  return undefined;
+function hostTables(entries: readonly RouteEntry[]): {
+  exact: Map<string, PathTable>;
+  wildcard: Map<string, PathTable>;
+  fallback: PathTable | undefined;
+} {
+  const everyHost = entries.filter((e) => e.route.hosts.length === 0);
+  const on = (pattern: string) => entries.filter((e) => e.route.hosts.includes(pattern));
+  const patterns = new Set(entries.flatMap((e) => e.route.hosts));
+  const exact = new Map<string, PathTable>();
+  const wildcard = new Map<string, PathTable>();
+  for (const pattern of patterns) {
+    if (pattern.startsWith('*.')) {
+      wildcard.set(pattern.slice(2), createPathTable([...on(pattern), ...everyHost]));
+      continue;
+    }
+    const dot = pattern.indexOf('.');
+    const covering = dot < 0 ? [] : on(`*${pattern.slice(dot)}`);
+    exact.set(pattern, createPathTable([...on(pattern), ...covering, ...everyHost]));
+  }
+  return { exact, wildcard, fallback: everyHost.length > 0 ? createPathTable(everyHost) : undefined };
 }
-
-function noop(): void {}

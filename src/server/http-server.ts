@@ -28,6 +28,8 @@ const MATCH_ERRORS = {
   'not-found': 'GW_ROUTE_NOT_FOUND',
   'method-not-allowed': 'GW_METHOD_NOT_ALLOWED',
   'bad-parameter': 'GW_PATH_PARAM_INVALID',
+  'bad-path': 'GW_PATH_REST_INVALID',
+  'host-not-found': 'GW_HOST_NOT_FOUND',
 } as const satisfies Record<Exclude<Match['kind'], 'found'>, ErrorCode>;
 
 /** Status reported for an upgrade whose client left before it was answered (nginx's 499). */
@@ -76,7 +78,7 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const method = req.method ?? 'GET';
     if (ownEndpoint(deps, req, res, method, path, started, requestId)) return;
 
-    const match = deps.current().match(method, path);
+    const match = deps.current().match(method, path, req.headers.host);
     const ex: Exchange | undefined =
       match.kind === 'found'
         ? createExchange(match.entry.route, req, res, upgrade, requestId, match.params, q < 0 ? '' : url.slice(q + 1))
@@ -193,9 +195,10 @@ function ownEndpoint(
   const wanted = req.headers['access-control-request-method'];
   const target =
     cors !== undefined && cors.isPreflight(req) && typeof wanted === 'string'
-      ? deps.current().match(wanted, path)
+      ? deps.current().match(wanted, path, req.headers.host)
       : undefined;
-  if (cors === undefined || target === undefined || target.kind === 'not-found') return false;
+  if (cors === undefined || target === undefined || target.kind === 'not-found' || target.kind === 'host-not-found')
+    return false;
   // Answered here, but logged and counted like any request, under the route it asks about.
   const routeId = target.kind === 'found' ? target.entry.route.id : undefined;
   res.once('close', () => reportResponseEnd(deps.events, res, started, requestId, method, path, routeId, undefined));

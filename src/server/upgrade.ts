@@ -48,7 +48,7 @@ export function isWebSocketUpgrade(req: IncomingMessage): boolean {
 /** True when `req` is a WebSocket handshake for a WebSocket route of `table`. */
 function upgradesOn(table: RouteTable, req: IncomingMessage): boolean {
   if (!isWebSocketUpgrade(req)) return false;
-  const match = table.match('GET', pathOf(req.url ?? '/'));
+  const match = table.match('GET', pathOf(req.url ?? '/'), req.headers.host);
   return match.kind === 'found' && match.entry.route.kind === 'websocket';
 }
 

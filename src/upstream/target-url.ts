@@ -56,6 +56,41 @@ export function compileUrlBuilder(t: Template): UrlBuilder {
 }
 
 /**
+ * The URL builder of a prefix route's backend path (`/files/*`): the `*` takes the rest of the
+ * client path, which the router already made safe and encoded segment by segment
+ * (router/prefix-rest.ts, under the key `*`); the `{param}`s are filled as in any template.
+ */
+export function compileRestUrlBuilder(t: Template): UrlBuilder {
+  const parts: (string | { param: string; rest?: true })[] = [];
+  let seen = false;
+  for (const p of t.parts) {
+    const star = typeof p === 'string' && !seen ? starBeforeQuery(p) : -1;
+    if (typeof p !== 'string' || star < 0) parts.push(p);
+    else {
+      seen = true;
+      if (star > 0) parts.push(p.slice(0, star));
+      parts.push({ param: '*', rest: true });
+      if (star < p.length - 1) parts.push(p.slice(star + 1));
+    }
+  }
+  return (values) => {
+    let out = '';
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      out += typeof p === 'string' ? p : p.rest ? (values['*'] ?? '') : encodeValue(values[p.param] ?? '');
+    }
+    return out;
+  };
+}
+
+/** The `*` of a literal part when it stands before any query (a `*` after `?` is query text). */
+function starBeforeQuery(literal: string): number {
+  const star = literal.indexOf('*');
+  const q = literal.indexOf('?');
+  return q >= 0 && q < star ? -1 : star;
+}
+
+/**
  * Appends the client's raw query string after any query the template itself wrote, less what the
  * trust boundary keeps from backends (upstream/trust-boundary.ts): a parameter the template sets,
  * in any spelling (`/users?companyId={id}` must not become `?companyId=7&companyId[]=9`, which

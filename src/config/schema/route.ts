@@ -18,7 +18,14 @@ export const RouteSchema = z
     route: z
       .string()
       .describe(
-        'Gateway path under basePath; {param} segments are dynamic, several per route allowed (/a/{x}/b/{y}, /files/{name}.{ext}). A {param} ends at /, . or -; *, (, ), ? and # are refused',
+        'Gateway path under basePath; {param} segments are dynamic, several per route allowed (/a/{x}/b/{y}, /files/{name}.{ext}). A {param} ends at /, . or -. A final /* makes a prefix route that owns every path below it (/static/*: /static/ and /static/a/b, not /static); (, ), ? and # are refused',
+      ),
+    hosts: z
+      .array(z.string())
+      .min(1)
+      .optional()
+      .describe(
+        'Serve this route only for these hosts (Host, or :authority on HTTP/2): exact names (api.example.com), IP addresses, or *.domain for one label (*.example.com matches a.example.com, not example.com nor a.b.example.com). Case-insensitive, port ignored. Default: every host',
       ),
     service: z
       .string()
@@ -30,7 +37,7 @@ export const RouteSchema = z
       .string()
       .optional()
       .describe(
-        'Backend path. May hold {param}s and a query template (/users?companyId={companyId}). Every parameter must appear in both route and path. Required unless the route has backends',
+        'Backend path. May hold {param}s and a query template (/users?companyId={companyId}). Every parameter must appear in both route and path. On a prefix route, a * segment takes the rest of the client path (/files/*). Required unless the route has backends',
       ),
     backends: z
       .array(AggregateBackendSchema)
