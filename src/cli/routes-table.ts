@@ -1,15 +1,37 @@
 import type { CompiledConfig, RouteSpec } from '../config/types.js';
 import { formatColumns } from './columns.js';
 
-/** The route table as `portico routes` prints it: one aligned line per route, NOTE when any route has one. */
+/**
+ * The route table as `portico routes` prints it: one aligned line per route in the order the
+ * router tries them (exact, then parameter, then prefix routes, the longest prefix first); HOSTS
+ * when any route names its hosts, NOTE when any route has one.
+ */
 export function formatRoutes(config: CompiledConfig): string {
-  const header = ['METHOD', 'ROUTE', 'BACKEND', 'KIND', 'AUTH', 'NOTE'];
-  const rows = config.routes.map((r) => {
+  const hasHosts = config.routes.some((r) => r.hosts.length > 0);
+  const header = ['METHOD', ...(hasHosts ? ['HOSTS'] : []), 'ROUTE', 'BACKEND', 'KIND', 'AUTH', 'NOTE'];
+  const rows = byPrecedence(config.routes).map((r) => {
     const d = describeRoute(config, r);
-    return [d.methods, d.path, d.backend, d.kind, d.auth, d.note];
+    return [d.methods, ...(hasHosts ? [r.hosts.join(',') || '*'] : []), d.path, d.backend, d.kind, d.auth, d.note];
   });
-  const hasNotes = rows.some((row) => row[5] !== '');
-  return formatColumns([header, ...rows].map((row) => (hasNotes ? row : row.slice(0, 5))));
+  const hasNotes = rows.some((row) => row.at(-1) !== '');
+  return formatColumns([header, ...rows].map((row) => (hasNotes ? row : row.slice(0, -1))));
+}
+
+/**
+ * Routes in the router's order of precedence (router/path-table.ts): exact paths, then paths
+ * with parameters, then prefix routes, longest first; the file's order within each.
+ */
+function byPrecedence(routes: readonly RouteSpec[]): RouteSpec[] {
+  const rank = (r: RouteSpec) => (r.isPrefix ? 2 : r.route.includes('{') ? 1 : 0);
+  return routes
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => {
+      const byRank = rank(a.r) - rank(b.r);
+      if (byRank !== 0) return byRank;
+      const byLength = a.r.isPrefix ? b.r.route.length - a.r.route.length : 0;
+      return byLength !== 0 ? byLength : a.i - b.i;
+    })
+    .map(({ r }) => r);
 }
 
 /** One route as `portico routes` and the status page (docs/dashboard.md) describe it. */

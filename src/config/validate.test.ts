@@ -158,14 +158,84 @@ describe('validation problems', () => {
     assert.deepEqual(problems('routes: [{ method: GET, route: "/u/{id}y", service: s, path: "/users/{id}" }]'), [
       'g.yaml:1:32: routes[0].route: a {param} must be followed by "/", "." or "-" (or end the route)',
     ]);
-    assert.deepEqual(problems('routes: [{ method: GET, route: "/files/*", service: s, path: "/f" }]'), [
-      'g.yaml:1:32: routes[0].route: "*", "(" and ")" are not allowed; use {param} segments',
+    assert.deepEqual(problems('routes: [{ method: GET, route: "/files/(x)", service: s, path: "/f" }]'), [
+      'g.yaml:1:32: routes[0].route: "(" and ")" are not allowed; use {param} segments',
     ]);
     assert.deepEqual(
       problems('routes: [{ method: GET, route: "/f/{name}.{ext}", service: s, path: "/f/{name}/{ext}" }]'),
       [],
     );
   });
+  it('HEAD and GET on one path are distinct routes', () => {
+    assert.deepEqual(problems(`routes:\n${ROUTE}  - { method: HEAD, route: /a, service: s, path: /a }`), []);
+  });
+});
+
+describe('prefix routes and hosts (docs/routing.md)', () => {
+  const one = (fields: string) => problems(`routes:\n  - { method: GET, service: s, ${fields} }`);
+  it('a prefix route ends in /*, once, and its path says where the rest goes', () => {
+    assert.deepEqual(one('route: "/static/*", path: "/files/*"'), []);
+    assert.deepEqual(one('route: "/t/{id}/*", path: "/x/{id}/*/raw?v=1"'), []);
+    assert.deepEqual(one('route: "/static*", path: "/files"'), [
+      'g.yaml:2:39: routes[0].route: a prefix route owns whole segments, so "*" must follow "/": write "/static/*" (it owns /static/x, never /staticx)',
+    ]);
+    assert.deepEqual(one('route: "/a/*/b", path: "/b"'), [
+      'g.yaml:2:39: routes[0].route: "*" may only end a prefix route, once, as "/*" (the rest of the path goes there)',
+    ]);
+    assert.deepEqual(one('route: "/static/*", path: "/files"'), [
+      `g.yaml:2:58: routes[0].path: a prefix route's path must say where the rest goes with "*" (/files/*)`,
+    ]);
+    assert.deepEqual(one('route: "/static/*", path: "/files*"'), [
+      'g.yaml:2:58: routes[0].path: "*" must be one whole segment of the path ("/files/*" or "/files/*/raw"), once',
+    ]);
+    assert.deepEqual(one('route: "/static", path: "/files/*"'), [
+      'g.yaml:2:56: routes[0].path: "*" takes the rest of a prefix route, and this route does not end in "/*" (write %2A for a literal "*")',
+    ]);
+  });
+  it('bad hosts entries, each with its place', () => {
+    assert.deepEqual(
+      one('route: /a, path: /a, hosts: ["*.", "a.*.com", "a b.com", "api.example.com:8080", "**.x.com", "http://a.com", "::1", "ok.com", "OK.com."]'),
+      [
+        'g.yaml:2:61: routes[0].hosts[0]: "*." names no domain after "*."',
+        'g.yaml:2:67: routes[0].hosts[1]: "a.*.com" may hold "*" only as a whole first label (*.example.com)',
+        'g.yaml:2:78: routes[0].hosts[2]: "a b.com" holds a space',
+        'g.yaml:2:89: routes[0].hosts[3]: "api.example.com:8080" holds a port; hosts match whatever port the client used',
+        'g.yaml:2:113: routes[0].hosts[4]: "**.x.com" may hold one "*", as a whole first label (*.example.com)',
+        'g.yaml:2:125: routes[0].hosts[5]: "http://a.com" is a URL; write the host name alone',
+        'g.yaml:2:141: routes[0].hosts[6]: "::1" is an IPv6 address: write it in brackets ([::1])',
+        'g.yaml:2:158: routes[0].hosts[8]: "OK.com." is listed twice',
+      ],
+    );
+    assert.deepEqual(one('route: /a, path: /a, hosts: ["[::1]", 10.1.2.3, "*.example.com", api.example.com.]'), []);
+    assert.equal(one('route: /a, path: /a, hosts: []').length, 1);
+  });
+  it('conflicts name both places; the same path on two hosts is no conflict', () => {
+    const yaml = `routes:
+  - { method: GET, route: "/s/*", service: s, path: "/a/*", hosts: [a.example.com] }
+  - { method: GET, route: "/s/*", service: s, path: "/b/*", hosts: [b.example.com] }
+  - { method: GET, route: "/s/*", service: s, path: "/c/*" }
+  - { method: GET, route: "/s/*", service: s, path: "/d/*", hosts: [B.example.com, c.example.com] }
+  - { method: GET, route: "/u/{id}", service: s, path: "/u/{id}" }
+  - { method: GET, route: "/u/{key}", service: s, path: "/u/{key}" }
+`;
+    assert.deepEqual(problems(yaml), [
+      'g.yaml:5:27: routes[3]: GET /s/* on host b.example.com is already defined by routes[1] (g.yaml:3:27)',
+      'g.yaml:7:27: routes[5]: GET /u/{key} is already defined by routes[4] (g.yaml:6:27)',
+    ]);
+  });
+  it('a prefix route cannot aggregate', () => {
+    const yaml = `routes:
+  - method: GET
+    route: /s/*
+    backends: [{ service: s, path: /a }]
+`;
+    assert.deepEqual(problems(yaml), [
+      'g.yaml:4:15: routes[0].backends: a prefix route forwards the rest of its path to one backend; an aggregated route cannot be one',
+    ]);
+  });
+});
+
+describe('HEAD routes', () => {
   it('HEAD and GET on one path are distinct routes', () => {
     assert.deepEqual(problems(`routes:\n${ROUTE}  - { method: HEAD, route: /a, service: s, path: /a }`), []);
   });

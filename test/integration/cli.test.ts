@@ -80,9 +80,29 @@ describe('portico routes and usage', () => {
   it('prints the route table', async () => {
     assertPrinted(await runPortico(['routes', '--config', 'valid.yaml'], { cwd: fixtures }), [
       'METHOD    ROUTE                           BACKEND                                            KIND             AUTH    NOTE',
-      'GET,HEAD  /api/company/{companyId}/users  http://localhost:3000/users?companyId={companyId}  standard         jwt',
       "GET,HEAD  /api/posts                      https://posts.example/posts                        mapping(author)  public  HEAD answers the backend's content-length (unmapped)",
       'GET,HEAD  /api/ticker                     http://localhost:3002/ticker                       sse              jwt',
+      'GET,HEAD  /api/company/{companyId}/users  http://localhost:3000/users?companyId={companyId}  standard         jwt',
+    ]);
+  });
+
+  it('prints prefix and host routes in the order the router tries them, with their hosts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-routes-'));
+    writeFileSync(
+      join(dir, 'gateway.yaml'),
+      `routes:
+  - { method: GET, route: "/static/*", service: localhost:3000, path: "/files/*", public: true }
+  - { method: GET, route: "/static/css/*", service: localhost:3000, path: "/css/*", public: true }
+  - { method: GET, route: "/users/{id}", service: localhost:3000, path: "/users/{id}", public: true }
+  - { method: GET, route: "/users", service: localhost:3001, path: "/users", hosts: [api.example.com, "*.example.com"], public: true }
+`,
+    );
+    assertPrinted(await runPortico(['routes'], { cwd: dir }), [
+      'METHOD    HOSTS                          ROUTE              BACKEND                           KIND      AUTH',
+      'GET,HEAD  api.example.com,*.example.com  /api/users         http://localhost:3001/users       standard  public',
+      'GET,HEAD  *                              /api/users/{id}    http://localhost:3000/users/{id}  standard  public',
+      'GET,HEAD  *                              /api/static/css/*  http://localhost:3000/css/*       standard  public',
+      'GET,HEAD  *                              /api/static/*      http://localhost:3000/files/*     standard  public',
     ]);
   });
 

@@ -22,13 +22,13 @@ export function hostPatternProblem(entry: string): string | undefined {
   if (entry.includes('/')) return 'holds a path; write the host name alone';
   const name = normalHostPattern(entry);
   if (isIPv4(name)) return undefined;
-  const wildcard = name.startsWith('*.');
-  const rest = wildcard ? name.slice(2) : name;
+  const wildcard = entry.startsWith('*.');
+  const rest = wildcard ? normalHostPattern(entry.slice(2)) : name;
+  if (wildcard && rest === '') return 'names no domain after "*."';
   if (rest.includes('*'))
     return wildcard || name.startsWith('*')
       ? 'may hold one "*", as a whole first label (*.example.com)'
       : 'may hold "*" only as a whole first label (*.example.com)';
-  if (rest === '') return 'names no domain after "*."';
   if (rest.length > 253 || !rest.split('.').every((label) => LABEL.test(label)))
     return 'is not a host name (letters, digits and "-" in dot-separated labels)';
   return undefined;
