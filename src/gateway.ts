@@ -232,6 +232,8 @@ class PorticoGateway implements Gateway {
       inFlight: this.inFlight,
       cors: () => this.deps.cors,
       metrics: this.telemetry.serveMetrics,
+      // TLS stays on or off for the process's life (a reload cannot switch it): plain HTTP has no check.
+      ...(this.current.tls === undefined ? {} : { misdirected: (req) => this.listeners.tls?.misdirected(req) === true }),
     });
   }
 

@@ -6,6 +6,7 @@
 export const ERRORS = {
   GW_ROUTE_NOT_FOUND: { status: 404, message: 'No route matches this path' },
   GW_HOST_NOT_FOUND: { status: 404, message: 'No route serves this host' },
+  GW_MISDIRECTED_REQUEST: { status: 421, message: 'This connection cannot serve this host' },
   GW_METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed on this route' },
   GW_AUTH_MISSING: { status: 401, message: 'Missing bearer token' },
   GW_AUTH_INVALID: { status: 401, message: 'Invalid or expired token' },

@@ -24,6 +24,8 @@ export type Match =
   | { readonly kind: 'bad-path' }
   /** No route serves the request's host, and every route names its hosts: 404. */
   | { readonly kind: 'host-not-found' }
+  /** Not the router's: the connection's TLS certificate is not the one for this host (421). */
+  | { readonly kind: 'misdirected' }
   | { readonly kind: 'not-found' };
 
 export interface RouteTable {

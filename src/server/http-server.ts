@@ -30,7 +30,10 @@ const MATCH_ERRORS = {
   'bad-parameter': 'GW_PATH_PARAM_INVALID',
   'bad-path': 'GW_PATH_REST_INVALID',
   'host-not-found': 'GW_HOST_NOT_FOUND',
+  misdirected: 'GW_MISDIRECTED_REQUEST',
 } as const satisfies Record<Exclude<Match['kind'], 'found'>, ErrorCode>;
+
+const MISDIRECTED: Match = Object.freeze({ kind: 'misdirected' });
 
 /** Status reported for an upgrade whose client left before it was answered (nginx's 499). */
 const CLIENT_CLOSED = 499;
@@ -53,6 +56,11 @@ export interface RequestHandlerDeps {
   readonly inFlight: { count: number };
   /** The CORS policy of the current configuration (preflights are answered here, layers/cors.ts). */
   readonly cors?: () => CorsPolicy | undefined;
+  /**
+   * Set on a TLS listener only: true when the connection's certificate is not the one for the
+   * request's host (server/tls-listener.ts), answered 421 before routing.
+   */
+  readonly misdirected?: (req: IncomingMessage) => boolean;
 }
 
 /**
@@ -78,7 +86,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
     const method = req.method ?? 'GET';
     if (ownEndpoint(deps, req, res, method, path, started, requestId)) return;
 
-    const match = deps.current().match(method, path, req.headers.host);
+    const match =
+      deps.misdirected !== undefined && deps.misdirected(req)
+        ? MISDIRECTED
+        : deps.current().match(method, path, req.headers.host);
     const ex: Exchange | undefined =
       match.kind === 'found'
         ? createExchange(match.entry.route, req, res, upgrade, requestId, match.params, q < 0 ? '' : url.slice(q + 1))

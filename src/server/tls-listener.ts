@@ -3,11 +3,18 @@
  * server name (SNI), the swap of certificates on reload (new handshakes get the new ones, open
  * connections keep theirs), HSTS on HTTPS answers, and the plain-HTTP redirect listener.
  */
-import { createSecureContext, type SecureContext, type Server as TlsServer, type TlsOptions } from 'node:tls';
+import {
+  createSecureContext,
+  type SecureContext,
+  type Server as TlsServer,
+  type TLSSocket,
+  type TlsOptions,
+} from 'node:tls';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { CompiledTls } from '../config/types.js';
 import { sendError } from '../response/send-error.js';
 import { hostRefusal } from './protocol-checks.js';
+import { requestHostName } from '../router/host-name.js';
 
 /** What a reload may change on a running TLS listener. */
 export interface TlsListener {
@@ -17,6 +24,12 @@ export interface TlsListener {
   hsts(): string | undefined;
   /** Takes a reloaded `config.tls`: certificates, client CAs and policy, and HSTS for what comes next. */
   apply(server: TlsServer, next: CompiledTls): void;
+  /**
+   * True when the listener has per-host certificates (`tls.sni`) and the request's host would
+   * get another certificate than the connection's server name got: the connection is not
+   * authoritative for that host, and the answer is 421 (RFC 9110 15.5.20).
+   */
+  misdirected(req: IncomingMessage): boolean;
 }
 
 export function createTlsListener(initial: CompiledTls): TlsListener {
@@ -36,6 +49,12 @@ export function createTlsListener(initial: CompiledTls): TlsListener {
       Object.assign(server, { requestCert: options.requestCert, rejectUnauthorized: options.rejectUnauthorized });
       byName = contextsByName(next);
       hsts = hstsValue(next);
+    },
+    misdirected(req) {
+      if (byName.size === 0) return false;
+      const servername = (req.socket as TLSSocket).servername;
+      const connection = contextFor(byName, typeof servername === 'string' ? servername : '');
+      return contextFor(byName, requestHostName(req.headers.host)) !== connection;
     },
   };
 }

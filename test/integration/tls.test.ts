@@ -90,8 +90,13 @@ routes:
   });
 
   it('picks the certificate by server name (SNI)', async () => {
-    const r = await get(gw.port, '/api/hello', { ca: caPem(), servername: 'api.example.test' });
+    const r = await get(gw.port, '/api/hello', {
+      ca: caPem(),
+      servername: 'api.example.test',
+      headers: { host: 'api.example.test' },
+    });
     assert.equal(r.fingerprint, fingerprintOf(files.api.certFile));
+    assert.equal(r.status, 200);
   });
 
   it('refuses TLS 1.1 (minVersion TLSv1.2 by default)', async () => {
