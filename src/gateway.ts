@@ -233,7 +233,9 @@ class PorticoGateway implements Gateway {
       cors: () => this.deps.cors,
       metrics: this.telemetry.serveMetrics,
       // TLS stays on or off for the process's life (a reload cannot switch it): plain HTTP has no check.
-      ...(this.current.tls === undefined ? {} : { misdirected: (req) => this.listeners.tls?.misdirected(req) === true }),
+      ...(this.current.tls === undefined
+        ? {}
+        : { misdirected: (req) => this.listeners.tls?.misdirected(req) === true }),
     });
   }
 

@@ -119,7 +119,13 @@ function hostPatterns(entries: readonly (string | undefined)[], index: number, a
  * Where the rest of a prefix route goes: the backend path holds one `*` as a whole segment
  * before any query (`/files/*`, `/*?v=1`), and only a prefix route's path holds one.
  */
-function restPlace(path: string, isPrefix: boolean, label: string, where: readonly (string | number)[], at: AddProblem): void {
+function restPlace(
+  path: string,
+  isPrefix: boolean,
+  label: string,
+  where: readonly (string | number)[],
+  at: AddProblem,
+): void {
   const q = path.indexOf('?');
   const beforeQuery = q < 0 ? path : path.slice(0, q);
   const star = beforeQuery.indexOf('*');

@@ -194,7 +194,9 @@ describe('prefix routes and hosts (docs/routing.md)', () => {
   });
   it('bad hosts entries, each with its place', () => {
     assert.deepEqual(
-      one('route: /a, path: /a, hosts: ["*.", "a.*.com", "a b.com", "api.example.com:8080", "**.x.com", "http://a.com", "::1", "ok.com", "OK.com."]'),
+      one(
+        'route: /a, path: /a, hosts: ["*.", "a.*.com", "a b.com", "api.example.com:8080", "**.x.com", "http://a.com", "::1", "ok.com", "OK.com."]',
+      ),
       [
         'g.yaml:2:61: routes[0].hosts[0]: "*." names no domain after "*."',
         'g.yaml:2:67: routes[0].hosts[1]: "a.*.com" may hold "*" only as a whole first label (*.example.com)',

@@ -37,7 +37,8 @@ export const ERRORS = {
   GW_PATH_PARAM_INVALID: { status: 400, message: 'A path parameter may not be a dot-segment (. or ..)' },
   GW_PATH_REST_INVALID: {
     status: 400,
-    message: 'The path under a prefix route may not hold dot-segments, empty segments, encoded slashes, backslashes or NUL',
+    message:
+      'The path under a prefix route may not hold dot-segments, empty segments, encoded slashes, backslashes or NUL',
   },
   GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },

@@ -11,7 +11,7 @@ import type { HttpMethod } from '../config/schema.js';
 import { HTTP_METHODS } from '../config/schema.js';
 import { isDotSegmentValue } from '../upstream/target-url.js';
 import { safeRest } from './prefix-rest.js';
-import type { Match, RouteEntry } from './route-table.js';
+import type { Match, RouteEntry } from './types.js';
 
 /** The routes of one host, matched by method and path. */
 export interface PathTable {

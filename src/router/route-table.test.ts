@@ -41,7 +41,10 @@ describe('route table', () => {
     assert.equal(p.entry.route.method, 'HEAD');
   });
   it('405 lists the allowed methods; 404 otherwise', () => {
-    assert.deepEqual(t.match('DELETE', '/api/users/1', undefined), { kind: 'method-not-allowed', allow: 'GET, PUT, HEAD' });
+    assert.deepEqual(t.match('DELETE', '/api/users/1', undefined), {
+      kind: 'method-not-allowed',
+      allow: 'GET, PUT, HEAD',
+    });
     assert.deepEqual(t.match('GET', '/api/users/1/x', undefined), { kind: 'not-found' });
     assert.deepEqual(t.match('GET', '/users/1', undefined), { kind: 'not-found' });
     assert.deepEqual(t.match('GET', '/api/users/', undefined), { kind: 'not-found' });
