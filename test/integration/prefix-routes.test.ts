@@ -11,33 +11,7 @@ import { json, rawRequest, startBackend, type TestBackend } from '../support/bac
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
 import { h2request } from '../support/http2.js';
-
-/** The routes of docs/routing.md "Prefix routes", with the test backend as service. */
-const routesYaml = (service: string) => `
-config:
-  http2: { cleartext: true }
-routes:
-  - method: GET
-    route: /static/*                 # /api/static/css/site.css -> /assets/css/site.css
-    service: ${service}
-    path: /assets/*
-  - method: GET
-    route: /static/css/*             # the longer prefix wins below /static/css/
-    service: ${service}
-    path: /styles/*?v=2
-  - method: GET
-    route: /static/manifest.json     # an exact route wins over every prefix
-    service: ${service}
-    path: /manifest
-  - method: GET
-    route: /tenants/{tenant}/files/* # parameters before the *
-    service: ${service}
-    path: /store/{tenant}/*
-  - method: PUT
-    route: /tenants/{tenant}/files/*
-    service: ${service}
-    path: /store/{tenant}/*
-`;
+import { docExample } from '../support/doc-example.js';
 
 describe('prefix routes', () => {
   let backend: TestBackend;
@@ -45,7 +19,8 @@ describe('prefix routes', () => {
   let h2: ClientHttp2Session;
   before(async () => {
     backend = await startBackend((req, res) => json(res, 200, { method: req.method, url: req.url }));
-    gw = await startGateway(routesYaml(backend.host));
+    // The example of docs/routing.md "Prefix routes", as written there.
+    gw = await startGateway(docExample('routing.md', '## Prefix routes', backend.host));
     h2 = connect(gw.url);
   });
   after(async () => {
