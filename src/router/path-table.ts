@@ -1,6 +1,6 @@
 /**
- * Method + path to route, for the routes that serve one host: find-my-way radix trees built once
- * per configuration. Precedence (docs/routing.md "Precedence"): a route without `*` (an exact
+ * Method + path to route, for one group of routes (all of them, or those of one host):
+ * find-my-way radix trees built once per configuration. Precedence (docs/routing.md "Precedence"): a route without `*` (an exact
  * path beats a parameter, segment by segment, as find-my-way ranks them) before any prefix route,
  * then among prefix routes the longest (a literal segment beats a parameter). Exact and parameter
  * routes share one tree and prefix routes have their own, so a prefix never hides a parameter
@@ -15,7 +15,12 @@ import type { Match, RouteEntry } from './types.js';
 
 /** The routes of one host, matched by method and path. */
 export interface PathTable {
+  /** The match, with 405 or 404 when no route of this table takes the request. */
   match(method: string, path: string): Match;
+  /** The match when a route of this table takes the request (or refuses its path); else undefined. */
+  lookup(method: string, path: string): Match | undefined;
+  /** Whether a route of this table takes `method` on `path` (for `Allow`, off the hot path). */
+  accepts(method: HttpMethod, path: string): boolean;
 }
 
 /** A prefix route in its tree: the rest of a path starts after its `slashes`-th `/`. */
@@ -30,28 +35,30 @@ const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
 const BAD_REST: Match = Object.freeze({ kind: 'bad-path' });
 
 /**
- * Builds the table of `entries`, in priority order: an entry whose method and pattern an earlier
- * one already has is left out (a host's own route shadows the one every host shares). A GET
- * route also answers HEAD unless a HEAD route is configured for the same path (RFC 9110 9.3.2:
- * HEAD is GET without the body); the backend receives HEAD.
+ * Builds the table of `entries`. A GET route also answers HEAD unless a HEAD route is configured
+ * for the same path (RFC 9110 9.3.2: HEAD is GET without the body); the backend receives HEAD.
  */
 export function createPathTable(entries: readonly RouteEntry[]): PathTable {
-  const taken = new Set<string>();
-  const kept = entries.filter((e) => {
-    const key = `${e.route.method} ${e.route.route.replace(/\{[^}]*\}/g, '{}')}`;
-    return taken.has(key) ? false : (taken.add(key), true);
-  });
   const exact = newRouter();
-  const prefixes = kept.some((e) => e.route.isPrefix) ? newRouter() : undefined;
-  const explicit = new Set(kept.map((e) => `${e.route.method} ${e.route.routerPath}`));
-  for (const entry of kept) {
+  const prefixes = entries.some((e) => e.route.isPrefix) ? newRouter() : undefined;
+  const explicit = new Set(entries.map((e) => `${e.route.method} ${e.route.routerPath}`));
+  for (const entry of entries) {
     const path = entry.route.routerPath;
     const router = entry.route.isPrefix ? prefixes! : exact;
     const store: RouteEntry | PrefixStore = entry.route.isPrefix ? { entry, slashes: slashesIn(path) } : entry;
     router.on(entry.route.method, path, noop, store);
     if (entry.route.method === 'GET' && !explicit.has(`HEAD ${path}`)) router.on('HEAD', path, noop, store);
   }
-  const allowed = (path: string): Match => methodsFor(path, exact, prefixes);
+  const accepts = (method: HttpMethod, path: string): boolean => {
+    const other = exact.find(method, path);
+    if (other !== null && allPresent(other.params)) return true;
+    const prefixed = prefixes?.find(method, path);
+    return prefixed != null && allPresent(prefixed.params);
+  };
+  const allowed = (path: string): Match => {
+    const allow = HTTP_METHODS.filter((m) => accepts(m, path));
+    return allow.length > 0 ? { kind: 'method-not-allowed', allow: allow.join(', ') } : NOT_FOUND;
+  };
   if (prefixes === undefined) {
     return {
       match(method, path) {
@@ -59,16 +66,30 @@ export function createPathTable(entries: readonly RouteEntry[]): PathTable {
         if (found !== null && allPresent(found.params)) return exactMatch(found);
         return found === null ? allowed(path) : NOT_FOUND;
       },
+      lookup(method, path) {
+        const found = exact.find(method as HttpMethod, path);
+        return found !== null && allPresent(found.params) ? exactMatch(found) : undefined;
+      },
+      accepts,
     };
   }
+  const lookup = (method: string, path: string): Match | undefined => {
+    const found = exact.find(method as HttpMethod, path);
+    if (found !== null && allPresent(found.params)) return exactMatch(found);
+    const prefixed = prefixes.find(method as HttpMethod, path);
+    return prefixed !== null && allPresent(prefixed.params) ? prefixMatch(prefixed, path) : undefined;
+  };
   return {
     match(method, path) {
-      const found = exact.find(method as HttpMethod, path);
-      if (found !== null && allPresent(found.params)) return exactMatch(found);
-      const prefixed = prefixes.find(method as HttpMethod, path);
-      if (prefixed !== null && allPresent(prefixed.params)) return prefixMatch(prefixed, path);
-      return found === null && prefixed === null ? allowed(path) : NOT_FOUND;
+      const m = lookup(method, path);
+      if (m !== undefined) return m;
+      // Found for this method but with an empty parameter: 404, as on a table without prefixes.
+      const empty =
+        exact.find(method as HttpMethod, path) !== null || prefixes.find(method as HttpMethod, path) !== null;
+      return empty ? NOT_FOUND : allowed(path);
     },
+    lookup,
+    accepts,
   };
 }
 
@@ -103,20 +124,6 @@ function prefixMatch(found: Found, path: string): Match {
   if (rest === undefined) return BAD_REST;
   params['*'] = rest;
   return { kind: 'found', entry, params };
-}
-
-/** Off the hot path: 405 with the methods this path accepts, else 404. */
-function methodsFor(path: string, exact: Router, prefixes: Router | undefined): Match {
-  const allow: string[] = [];
-  for (const m of HTTP_METHODS) {
-    const other = exact.find(m, path);
-    if (other !== null && allPresent(other.params)) allow.push(m);
-    else if (prefixes !== undefined) {
-      const prefixed = prefixes.find(m, path);
-      if (prefixed !== null && allPresent(prefixed.params)) allow.push(m);
-    }
-  }
-  return allow.length > 0 ? { kind: 'method-not-allowed', allow: allow.join(', ') } : NOT_FOUND;
 }
 
 /**

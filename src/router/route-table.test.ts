@@ -164,4 +164,25 @@ describe('host routing', () => {
     assert.deepEqual(only.match('GET', '/api/users', 'other.example.com'), { kind: 'host-not-found' });
     assert.deepEqual(only.match('GET', '/api/nope', 'api.example.com'), { kind: 'not-found' });
   });
+  it("the first group with a route answers: a host's own prefix takes even a path a route for every host has", () => {
+    const t2 = table(`routes:
+  - { method: GET, route: "/*", service: s, path: "/site/*", hosts: [www.example.com] }
+  - { method: POST, route: /forms, service: s, path: /forms, hosts: [www.example.com] }
+  - { method: GET, route: /users, service: s, path: /users }
+  - { method: DELETE, route: /forms, service: s, path: /forms }
+`);
+    const m = t2.match('GET', '/api/users', 'www.example.com');
+    assert.ok(m.kind === 'found');
+    assert.equal(m.entry.route.path.source, '/site/*');
+    const other = t2.match('GET', '/api/users', 'example.com');
+    assert.ok(other.kind === 'found');
+    assert.equal(other.entry.route.path.source, '/users');
+    const del = t2.match('DELETE', '/api/forms', 'www.example.com');
+    assert.ok(del.kind === 'found');
+    assert.equal(del.entry.route.path.source, '/forms');
+    assert.deepEqual(t2.match('PUT', '/api/forms', 'www.example.com'), {
+      kind: 'method-not-allowed',
+      allow: 'GET, POST, DELETE, HEAD',
+    });
+  });
 });

@@ -1,13 +1,15 @@
 /**
- * Method + host + path to route, built once per configuration. Each host's routes are a
- * PathTable (./path-table.ts); which one a request uses is a map look-up on its host name. A
- * configuration without `hosts:` has one table and never reads the Host (docs/routing.md
- * "Host routing"). Routes come with their path already in find-my-way's syntax
+ * Method + host + path to route, built once per configuration. The routes of each host pattern
+ * are a PathTable (./path-table.ts), and so are the routes without `hosts:`; a request tries its
+ * exact host's, then its `*.domain`'s, then those without hosts, each found by a map look-up on
+ * its host name. A configuration without `hosts:` has one table and never reads the Host
+ * (docs/routing.md "Host routing"). Routes come with their path already in find-my-way's syntax
  * (`CompiledRoute.routerPath`).
  */
 import type { Match, RouteEntry } from './types.js';
 import { createPathTable, type PathTable } from './path-table.js';
 import { requestHostName } from './host-name.js';
+import { HTTP_METHODS } from '../config/schema.js';
 
 export type { Match, RouteEntry };
 
@@ -18,6 +20,7 @@ export interface RouteTable {
 }
 
 const HOST_NOT_FOUND: Match = Object.freeze({ kind: 'host-not-found' });
+const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
 
 /** Builds the table. */
 export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
@@ -30,21 +33,25 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
     entries,
     match(method, path, host) {
       const name = requestHostName(host);
-      let table = exact.get(name);
-      if (table === undefined) {
-        const dot = name.indexOf('.');
-        table = (dot < 0 ? undefined : wildcard.get(name.slice(dot + 1))) ?? fallback;
-      }
-      return table === undefined ? HOST_NOT_FOUND : table.match(method, path);
+      const own = exact.get(name);
+      const dot = name.indexOf('.');
+      const covering = dot < 0 ? undefined : wildcard.get(name.slice(dot + 1));
+      if (own === undefined && covering === undefined)
+        return fallback === undefined ? HOST_NOT_FOUND : fallback.match(method, path);
+      return (
+        own?.lookup(method, path) ??
+        covering?.lookup(method, path) ??
+        fallback?.lookup(method, path) ??
+        allowedIn([own, covering, fallback], path)
+      );
     },
   };
 }
 
 /**
- * One table per exact host (its routes, then those of the `*.parent` that covers it, then those
- * without `hosts:`), one per wildcard keyed by its parent domain (its routes, then those without
- * `hosts:`), and the table of the routes without `hosts:` for every other host, undefined when
- * there are none. An exact name beats a wildcard as TLS certificates rank them.
+ * The routes of each exact host, of each `*.domain` (keyed by the domain), and those without
+ * `hosts:` for every host (undefined when there are none). A request tries its exact host's, then
+ * its wildcard's, then the routes without hosts: the first group with a route for it answers.
  */
 function hostTables(entries: readonly RouteEntry[]): {
   exact: Map<string, PathTable>;
@@ -52,18 +59,24 @@ function hostTables(entries: readonly RouteEntry[]): {
   fallback: PathTable | undefined;
 } {
   const everyHost = entries.filter((e) => e.route.hosts.length === 0);
-  const on = (pattern: string) => entries.filter((e) => e.route.hosts.includes(pattern));
-  const patterns = new Set(entries.flatMap((e) => e.route.hosts));
+  const byPattern = new Map<string, RouteEntry[]>();
+  for (const e of entries)
+    for (const pattern of e.route.hosts) {
+      const list = byPattern.get(pattern);
+      if (list === undefined) byPattern.set(pattern, [e]);
+      else list.push(e);
+    }
   const exact = new Map<string, PathTable>();
   const wildcard = new Map<string, PathTable>();
-  for (const pattern of patterns) {
-    if (pattern.startsWith('*.')) {
-      wildcard.set(pattern.slice(2), createPathTable([...on(pattern), ...everyHost]));
-      continue;
-    }
-    const dot = pattern.indexOf('.');
-    const covering = dot < 0 ? [] : on(`*${pattern.slice(dot)}`);
-    exact.set(pattern, createPathTable([...on(pattern), ...covering, ...everyHost]));
+  for (const [pattern, list] of byPattern) {
+    if (pattern.startsWith('*.')) wildcard.set(pattern.slice(2), createPathTable(list));
+    else exact.set(pattern, createPathTable(list));
   }
   return { exact, wildcard, fallback: everyHost.length > 0 ? createPathTable(everyHost) : undefined };
+}
+
+/** Off the hot path: 405 with the methods any of the host's groups takes on `path`, else 404. */
+function allowedIn(tables: readonly (PathTable | undefined)[], path: string): Match {
+  const allow = HTTP_METHODS.filter((m) => tables.some((t) => t?.accepts(m, path) === true));
+  return allow.length > 0 ? { kind: 'method-not-allowed', allow: allow.join(', ') } : NOT_FOUND;
 }
