@@ -2,7 +2,8 @@
  * Prefix routes end to end over HTTP/1.1 and HTTP/2 (docs/routing.md "Prefix routes"): the rest
  * of the client path goes where the backend path has its `*`, the query as sent, parameters
  * before the `*`, segment boundaries (`/static` and `/staticx` are not under `/static/*`), the
- * precedence exact, parameter, longest prefix, and 405 with the prefix routes' methods.
+ * precedence exact, parameter, longest prefix, 405 with the prefix routes' methods; and a
+ * WebSocket prefix route limited to a host.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,15 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
 import { h2request } from '../support/http2.js';
 import { docExample } from '../support/doc-example.js';
+import {
+  bounded,
+  handshakeHeaders,
+  openWebSocket,
+  startWsBackend,
+  upgradeRequest,
+  type WsBackend,
+} from '../support/ws-backend.js';
+import { once } from 'node:events';
 
 describe('prefix routes', () => {
   let backend: TestBackend;
@@ -70,5 +80,46 @@ describe('prefix routes', () => {
     assert.equal(r.headers.allow, 'GET, PUT, HEAD');
     const put = await rawRequest(gw.url, '/api/tenants/acme/files/a', { method: 'PUT' });
     assert.deepEqual(JSON.parse(put.body), { method: 'PUT', url: '/store/acme/a' });
+  });
+});
+
+describe('a WebSocket prefix route limited to a host', () => {
+  let backend: WsBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startWsBackend();
+    gw = await startGateway(`
+routes:
+  - { method: GET, route: "/rooms/*", service: ${backend.host}, path: "/ws/*", isWebSocket: true, hosts: [chat.example.com] }
+`);
+  });
+  after(() => closeAll(gw, backend));
+
+  it('tunnels to the rest of the path on its host, and refuses an ambiguous rest before any upgrade', async () => {
+    const { ws } = await openWebSocket(`ws://127.0.0.1:${gw.port}/api/rooms/general/42?since=7`, undefined, {
+      headers: { host: 'chat.example.com' },
+    });
+    try {
+      assert.equal(backend.upgrades.at(-1)?.url, '/ws/general/42?since=7');
+      ws.send('hello');
+      const [echo] = (await bounded(once(ws, 'message'), 5_000, 'echo')) as [Buffer];
+      assert.equal(echo.toString(), 'hello');
+    } finally {
+      ws.close();
+    }
+    const seen = backend.upgrades.length;
+    const bad = await upgradeRequest(gw.url, '/api/rooms/%2e%2e/admin', handshakeHeaders({ host: 'chat.example.com' }));
+    assert.ok(bad.kind === 'response');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers['x-portico-error'], 'GW_PATH_REST_INVALID');
+    const elsewhere = await upgradeRequest(
+      gw.url,
+      '/api/rooms/general',
+      handshakeHeaders({ host: 'other.example.com' }),
+    );
+    assert.ok(elsewhere.kind === 'response');
+    assert.equal(elsewhere.status, 404);
+    assert.equal(elsewhere.headers['x-portico-error'], 'GW_HOST_NOT_FOUND');
+    assert.equal(backend.upgrades.length, seen);
   });
 });
