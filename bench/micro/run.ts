@@ -1,7 +1,7 @@
 /**
  * `npm run bench:micro`: the microbenchmarks, in one process, one after the
  * other. Each prints ops/s and ns/op; `MICRO_MS=300 npm run bench:micro` shortens every
- * measurement (default 1000 ms; the whole run takes about 30 s: the route matching suite has six more measurements on 1,000 routes). Figures drift between runs on
+ * measurement (default 1000 ms; the whole run takes about 30 s). Figures drift between runs on
  * shared machines: compare before/after from the same machine and load.
  */
 import { availableParallelism, cpus } from 'node:os';
