@@ -25,6 +25,7 @@ export function createExchange(
     rawQuery,
     claimHeaders: undefined,
     claims: undefined,
+    consumer: undefined,
     upstreamStatus: undefined,
     upstreamFailure: undefined,
     body: undefined,

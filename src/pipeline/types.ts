@@ -86,6 +86,13 @@ export interface UpgradeRequest {
   switched: boolean;
 }
 
+/** The authenticated caller, for limits and quotas by consumer (layers/rate-limit.ts). */
+export interface Consumer {
+  readonly id: string;
+  /** The consumer's `plan`, for quotas by plan; undefined without one. */
+  readonly plan: string | undefined;
+}
+
 /** One client request on its way through a route's pipeline. */
 export interface Exchange {
   readonly route: CompiledRoute;
@@ -106,6 +113,8 @@ export interface Exchange {
   claimHeaders: [name: string, value: string][] | undefined;
   /** The valid token's claims, set by the auth layer (header rules fill `{claims.NAME}` from them). */
   claims: Readonly<Record<string, unknown>> | undefined;
+  /** Who is calling, once authenticated: an API key's consumer, or the `sub` of a token (layers/auth.ts). */
+  consumer: Consumer | undefined;
   /** Status the backend answered with, when it answered. */
   upstreamStatus: number | undefined;
   /** Why the backend gave no answer, when it did not (the circuit counts it, unless 'aborted'). */
