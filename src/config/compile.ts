@@ -111,6 +111,7 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     }),
     compresses: compresses(r, settings),
     rateLimit: r.rateLimit,
+    quota: r.quota,
     retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
     timeouts: { ...settings.timeouts, ...r.timeouts },
     circuitFailureStatuses: r.circuitBreaker?.failureStatuses,

@@ -1,6 +1,6 @@
 /**
  * Semantic checks of the operational keys that the schema cannot express: trusted
- * proxies, CORS, rate-limit buckets that could never admit a request, the OTLP endpoint, the
+ * proxies, CORS, rate-limit buckets that could never admit a request, quotas that limit nothing, the OTLP endpoint, the
  * Redis URL and the stores that need it.
  */
 import type { ConfigPath } from './parse.js';
@@ -27,12 +27,29 @@ function checkBurst(rateLimit: unknown, path: ConfigPath, label: string, at: At)
   }
 }
 
+const WINDOWS = ['minute', 'hour', 'day', 'month'] as const;
+const hasWindow = (limits: Record<string, unknown>) => WINDOWS.some((w) => limits[w] !== undefined);
+
+/** A quota must limit something: each plan a window, the section a window or a plan. */
+function checkQuota(quota: unknown, path: ConfigPath, label: string, shared: boolean, at: At): void {
+  if (!isRecord(quota) || quota.enabled === false) return;
+  const plans = isRecord(quota.plans) ? quota.plans : {};
+  for (const [name, limits] of Object.entries(plans))
+    if (isRecord(limits) && !hasWindow(limits))
+      at([...path, 'plans', name], `${label}.plans.${name}: limits nothing; give minute, hour, day or month`);
+  if (!hasWindow(quota) && Object.keys(plans).length === 0 && !shared)
+    at(
+      path,
+      `${label}: limits nothing; give minute, hour, day or month, or plans${label === 'config.quotas' ? '' : ', or set config.quotas'}`,
+    );
+}
+
 /** `config.redis.url` must be usable, and a `store: redis` needs `config.redis`. */
 function checkRedis(config: Record<string, unknown>, at: At): void {
   const redis = isRecord(config.redis) ? config.redis : undefined;
   const problem = typeof redis?.url === 'string' ? redisUrlProblem(redis.url) : undefined;
   if (problem !== undefined) at(['config', 'redis', 'url'], `config.redis.url: ${problem}`);
-  for (const key of ['rateLimit', 'mappingCache'] as const) {
+  for (const key of ['rateLimit', 'mappingCache', 'quotas'] as const) {
     const section = config[key];
     if (redis === undefined && isRecord(section) && section.store === 'redis')
       at(
@@ -43,7 +60,7 @@ function checkRedis(config: Record<string, unknown>, at: At): void {
   }
 }
 
-/** Reports every problem of `config.trustProxy`, `config.cors`, `config.rateLimit`, `routes[].rateLimit`, `config.telemetry`, `config.redis`. */
+/** Reports every problem of `config.trustProxy`, `config.cors`, `config.rateLimit`, `routes[].rateLimit`, `config.quotas`, `routes[].quota`, `config.telemetry`, `config.redis`. */
 export function operationsChecks(config: Record<string, unknown>, routes: unknown, at: At): void {
   if (Array.isArray(config.trustProxy)) {
     config.trustProxy.forEach((entry: unknown, i: number) => {
@@ -78,6 +95,14 @@ export function operationsChecks(config: Record<string, unknown>, routes: unknow
     routes.forEach(
       (r: unknown, i: number) =>
         isRecord(r) && checkBurst(r.rateLimit, ['routes', i, 'rateLimit'], `routes[${i}].rateLimit`, at),
+    );
+
+  checkQuota(config.quotas, ['config', 'quotas'], 'config.quotas', false, at);
+  if (Array.isArray(routes))
+    routes.forEach(
+      (r: unknown, i: number) =>
+        isRecord(r) &&
+        checkQuota(r.quota, ['routes', i, 'quota'], `routes[${i}].quota`, isRecord(config.quotas), at),
     );
 
   checkRedis(config, at);

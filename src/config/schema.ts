@@ -12,6 +12,14 @@ export { RouteSchema, type RouteConfig } from './schema/route.js';
 export { CircuitBreakerSchema } from './schema/circuit-breaker.js';
 export { MappingCacheSchema, type MappingCacheConfig } from './schema/mapping-cache.js';
 export { RateLimitSchema, type RateLimitConfig } from './schema/rate-limit.js';
+export {
+  QuotasSchema,
+  QUOTA_WINDOWS,
+  type QuotaWindow,
+  type QuotasConfig,
+  type QuotaLimits,
+  type RouteQuotaConfig,
+} from './schema/quotas.js';
 export { RedisSchema } from './schema/redis.js';
 export { TimeoutsSchema } from './schema/timeouts.js';
 export { LimitsSchema } from './schema/limits.js';

@@ -183,6 +183,8 @@ export interface RouteSpec {
   readonly compresses: boolean;
   /** The route's own rate-limit options as written (resolved by layers/rate-limit.ts). */
   readonly rateLimit: RouteConfig['rateLimit'];
+  /** The route's own quota options as written (resolved by layers/quota.ts). */
+  readonly quota: RouteConfig['quota'];
   /**
    * Retries allowed per request on a named upstream: the route's `retries`, or 0 for a method that
    * is not idempotent (POST, PATCH) unless `retryNonIdempotent`.

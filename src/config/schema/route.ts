@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { HTTP_METHODS, seconds } from './primitives.js';
 import { FailureStatusesSchema } from './circuit-breaker.js';
+import { limitKey } from './limit-key.js';
+import { RouteQuotaSchema } from './quotas.js';
 import {
   AggregateBackendSchema,
   FieldRulesShape,
@@ -149,9 +151,13 @@ export const RouteSchema = z
           .optional()
           .describe("This route's own rate per client IP; default config.rateLimit.requestsPerSec"),
         burst: z.number().positive().optional().describe("This route's own bucket size; default 2 x requestsPerSec"),
+        key: limitKey("What this route's buckets count by; default config.rateLimit.key").optional(),
       })
       .optional()
       .describe('Per-route rate limit: its own token bucket per client IP, or enabled: false to exempt the route'),
+    quota: RouteQuotaSchema.optional().describe(
+      "This route's quota: its own windows (and plans), or enabled: false to exempt it from config.quotas",
+    ),
     circuitBreaker: z
       .strictObject({
         failureStatuses: FailureStatusesSchema.optional().describe(

@@ -10,6 +10,7 @@ import { LimitsSchema } from './limits.js';
 import { MappingCacheSchema } from './mapping-cache.js';
 import { seconds } from './primitives.js';
 import { RateLimitSchema } from './rate-limit.js';
+import { QuotasSchema } from './quotas.js';
 import { RedisSchema } from './redis.js';
 import { ShutdownSchema } from './shutdown.js';
 import { TelemetrySchema } from './telemetry.js';
@@ -26,6 +27,9 @@ export const GatewaySettingsSchema = z.strictObject({
   circuitBreaker: CircuitBreakerSchema.prefault({}).describe('One circuit breaker per backend origin'),
   mappingCache: MappingCacheSchema.prefault({}).describe('LRU cache of mapping responses, with a lifetime'),
   rateLimit: RateLimitSchema.prefault({}).describe('Default rate limit: a token bucket per client IP'),
+  quotas: QuotasSchema.optional().describe(
+    'Request quotas per consumer over calendar windows (minute, hour, day, month, UTC), with limits per plan (docs/consumers.md#quotas); off unless present',
+  ),
   redis: RedisSchema.optional().describe(
     'Redis shared by every replica for rateLimit.store and mappingCache.store: redis (docs/redis.md)',
   ),
