@@ -127,6 +127,7 @@ class PorticoGateway implements Gateway {
       targets: () => targetStats(registries.upstreams, now()),
       mappingCache: () => registries.mappingCache.stats(),
       rateLimitBuckets: () => registries.rateLimiter.size,
+      quotaKeys: () => registries.quotaCounters.size,
       spilledBytes: () => registries.spill.bytes,
       ...(registries.redis === undefined ? {} : { redisUp: () => registries.redis!.isConnected }),
       logLinesDropped: () => droppedLogLines(logger),
@@ -264,7 +265,9 @@ class PorticoGateway implements Gateway {
   }
 
   private pipelineDeps(config: CompiledConfig): PipelineDeps {
-    const { upstreams, mappingCache, rateLimiter, sharedRateLimits, jwks, streams, spill } = this.registries;
+    const { upstreams, mappingCache, rateLimiter, sharedRateLimits, quotaCounters, sharedQuotas, quotaUsage } =
+      this.registries;
+    const { jwks, streams, spill } = this.registries;
     return createPipelineDeps(config, {
       upstreams,
       events: this.events,
@@ -272,6 +275,9 @@ class PorticoGateway implements Gateway {
       mappingCache,
       rateLimiter,
       sharedRateLimits,
+      quotaCounters,
+      sharedQuotas,
+      quotaUsage,
       jwks,
       streams,
       spill,

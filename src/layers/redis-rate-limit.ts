@@ -16,7 +16,7 @@
  * fallback ('redis:fallback'), and the connection logs the outage once (redis/connection.ts).
  */
 import { fallbackCounter, type RedisUserOptions } from '../redis/fallback-counter.js';
-import type { RateLimiter, RateLimitPolicy, RateLimitStore } from './rate-limit.js';
+import type { BucketNumbers, RateLimiter, RateLimitStore } from './rate-limit.js';
 
 /** KEYS[1] the bucket; ARGV rate (tokens a second) and burst. Returns the tokens left, as text. */
 export const TAKE_TOKEN_LUA = `
@@ -35,7 +35,7 @@ return tostring(tokens - 1)
 `;
 
 const COMMAND = 'porticoTakeToken';
-/** Bucket keys are `<keyPrefix>rl:<scope><client ip>`. */
+/** Bucket keys are `<keyPrefix>rl:<scope><key>`: the client ip, or a tagged key (limit-key.ts). */
 const KEY_PREFIX = 'rl:';
 
 export interface RedisRateLimitOptions extends RedisUserOptions {
@@ -48,7 +48,7 @@ export function createRedisRateLimitStore(options: RedisRateLimitOptions): RateL
   const { redis, fallback } = options;
   redis.defineScript(COMMAND, TAKE_TOKEN_LUA, 1);
   const countFallback = fallbackCounter(options.events, 'rate-limit');
-  const local = (key: string, policy: RateLimitPolicy) => {
+  const local = (key: string, policy: BucketNumbers) => {
     countFallback();
     return fallback.take(key, policy);
   };

@@ -133,7 +133,7 @@ export interface GatewayEvents {
 export type UpstreamCall = 'backend' | 'mapping' | 'auth' | 'websocket';
 export type StreamKind = 'sse' | 'websocket';
 /** What a Redis command was for. */
-export type RedisUse = 'rate-limit' | 'mapping-cache';
+export type RedisUse = 'rate-limit' | 'mapping-cache' | 'quota';
 
 /** A subscriber to the event `K`. */
 export type Listener<K extends keyof GatewayEvents> = (event: GatewayEvents[K]) => void;

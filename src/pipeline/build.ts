@@ -5,12 +5,15 @@
  * that needs no token has no auth layer, a route without mapping has no enrichment code in its
  * path.
  *
- *   compression -> CORS headers -> rate limit (429) -> Origin check of handshakes (403) -> body limits (413, 408)
- *   -> auth -> request buffer -> request schema (400, 415) -> 426 for a plain request on a
- *   WebSocket route -> circuit (503) -> forward | mapping | aggregate | sse | websocket
+ *   compression -> CORS headers -> rate limit, quota (429) -> Origin check of handshakes (403)
+ *   -> body limits (413, 408) -> auth -> rate limit, quota by consumer or claim (429)
+ *   -> request buffer -> request schema (400, 415) -> 426 for a plain request on a WebSocket
+ *   route -> circuit (503) -> forward | mapping | aggregate | sse | websocket
  *
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
- * before authentication so that abusive traffic costs no token check or auth-service call.
+ * before authentication so that abusive traffic costs no token check or auth-service call. A
+ * limit counted by consumer or claim needs what authentication learnt, so it runs right after it
+ * (decided per route at load); a request refused by auth is then counted by no such limit.
  */
 import type { CompiledConfig } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
@@ -48,8 +51,21 @@ import {
   rateLimitLayer,
   routeRateLimit,
   type RateLimiter,
+  type RateLimitPolicy,
   type RateLimitStore,
 } from '../layers/rate-limit.js';
+import { compileRequestKey } from '../layers/limit-key.js';
+import { needsIdentity, type LimitKey } from '../config/syntax/limit-key.js';
+import {
+  createQuotaCounters,
+  quotaLayer,
+  routeQuota,
+  type QuotaCounters,
+  type QuotaPolicy,
+  type QuotaStore,
+} from '../layers/quota.js';
+import { createWindowClock, type WindowClock } from '../layers/quota-windows.js';
+import type { QuotaUsage } from '../layers/quota-usage.js';
 import { requestBufferLayer, type RequestBufferOptions } from '../layers/request-buffer.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { requestSchemaLayer } from '../layers/request-schema.js';
@@ -68,6 +84,12 @@ export interface SharedPipelineDeps {
   readonly rateLimiter?: RateLimiter;
   /** The buckets in Redis, for `rateLimit.store: redis`; undefined without `config.redis`. */
   readonly sharedRateLimits?: RateLimitStore | undefined;
+  /** The process-wide local quota counters (survive reloads); one per config when not given. */
+  readonly quotaCounters?: QuotaCounters;
+  /** The quota counters in Redis; undefined without `config.redis`. */
+  readonly sharedQuotas?: QuotaStore | undefined;
+  /** The callers the status page shows (layers/quota-usage.ts); undefined: none recorded. */
+  readonly quotaUsage?: QuotaUsage | undefined;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
   readonly jwks?: JwksRegistry;
   /** The process-wide open SSE streams and WebSocket tunnels, ended when the gateway drains (endpoints/open-streams.ts). */
@@ -86,6 +108,10 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly spill: SpillBudget;
   /** Where this configuration's rate limits take tokens: `rateLimiter`, or Redis (`rateLimit.store`). */
   readonly rateLimitStore: RateLimitStore;
+  /** Where this configuration's quotas count: local counters, or Redis (`quotas.store`). */
+  readonly quotaStore: QuotaStore;
+  /** The current calendar windows of quotas. */
+  readonly quotaWindows: WindowClock;
   /** Client headers never forwarded (hop-by-hop, gateway-owned, auth.stripHeaders). */
   readonly dropHeaders: RequestDropSet;
   /** One per configuration; undefined when no route requires a token (and none is configured). */
@@ -107,10 +133,15 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
   const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(settings, shared) : undefined;
   const rateLimiter = shared.rateLimiter ?? createRateLimiter();
+  const quotaCounters = shared.quotaCounters ?? createQuotaCounters();
+  // Quotas are shared by default once there is a Redis: per-process quotas would admit N times the quota.
+  const quotasInRedis = (settings.quotas?.store ?? (settings.redis === undefined ? 'local' : 'redis')) === 'redis';
   return {
     ...shared,
     config: compiled,
     rateLimiter,
+    quotaStore: quotasInRedis ? (shared.sharedQuotas ?? quotaCounters) : quotaCounters,
+    quotaWindows: createWindowClock(),
     spill: shared.spill ?? createSpillBudget(),
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(
@@ -149,12 +180,21 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
   // One set of buckets for a route's requests and handshakes: opening sockets dodges no limit.
   const rateLimit = routeRateLimit(route, settings.rateLimit);
-  if (rateLimit !== undefined) layers.push(rateLimitLayer(rateLimit, deps.rateLimitStore, deps.clientIp));
+  const quota = routeQuota(route, settings.quotas);
+  // A key read from the consumer or a claim waits for auth; on a route without auth it reads
+  // nothing, and the request is counted by its address, so the limit stays here.
+  const afterAuth = (key: LimitKey) => route.requiresAuth && needsIdentity(key);
+  const limits = (later: boolean): Layer[] => [
+    ...(rateLimit !== undefined && afterAuth(rateLimit.key) === later ? [rateLimitOf(rateLimit, deps)] : []),
+    ...(quota !== undefined && afterAuth(quota.key) === later ? [quotaOf(quota, deps)] : []),
+  ];
+  layers.push(...limits(false));
   const upgrades = isWebSocket ? upgradePolicy(route, deps) : undefined;
   if (upgrades !== undefined) layers.push(originCheckLayer(upgrades));
   // A WebSocket route reads no body: a plain request gets its 426 unread.
   if (!isWebSocket) layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
   if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
+  layers.push(...limits(true));
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
   if (route.buffersRequest) {
@@ -176,6 +216,24 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
     );
   }
   return layers;
+}
+
+function rateLimitOf(policy: RateLimitPolicy, deps: PipelineDeps): Layer {
+  return rateLimitLayer(
+    policy,
+    deps.rateLimitStore,
+    compileRequestKey(policy.key, deps.clientIp),
+    deps.quotaUsage?.rateLimited,
+  );
+}
+
+function quotaOf(policy: QuotaPolicy, deps: PipelineDeps): Layer {
+  return quotaLayer(policy, {
+    store: deps.quotaStore,
+    keyOf: compileRequestKey(policy.key, deps.clientIp),
+    windows: deps.quotaWindows,
+    observe: deps.quotaUsage?.observe,
+  });
 }
 
 /** Where a buffered body that outgrows memory counts its temporary file, and who is told of a refusal. */

@@ -48,8 +48,11 @@ export interface RedisConnection {
   readonly isUp: boolean;
   /** True while the connection is established (what `redis.required` makes `/ready` wait for). */
   readonly isConnected: boolean;
-  /** Registers a Lua script as a command (sent as EVALSHA; the client resends it when Redis forgot it). */
-  defineScript(name: string, lua: string, keys: number): void;
+  /**
+   * Registers a Lua script as a command (sent as EVALSHA; the client resends it when Redis forgot
+   * it). `keys`: how many of its arguments are keys; undefined: the first argument says, per call.
+   */
+  defineScript(name: string, lua: string, keys: number | undefined): void;
   /**
    * Sends `command` (a Redis command or a script from defineScript). Resolves with the reply, or
    * undefined when it failed or timed out (counted on the bus); never rejects.

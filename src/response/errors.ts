@@ -15,6 +15,7 @@ export const ERRORS = {
   GW_AUTH_TOKEN_REPEATED: { status: 400, message: 'A token cookie or query parameter sent twice' },
   GW_AUTH_FORBIDDEN: { status: 403, message: 'The token does not grant access to this route' },
   GW_RATE_LIMITED: { status: 429, message: 'Too many requests' },
+  GW_QUOTA_EXCEEDED: { status: 429, message: 'Quota exceeded' },
   GW_CIRCUIT_OPEN: { status: 503, message: 'Service temporarily unavailable (circuit open)' },
   GW_UPSTREAM_UNREACHABLE: { status: 502, message: 'Backend service unreachable' },
   GW_UPSTREAM_TIMEOUT: { status: 504, message: 'Backend service did not answer in time' },

@@ -1,6 +1,6 @@
 /**
  * What the gateway makes once per process and keeps across reloads: the circuits, the upstreams
- * with their pools, the Redis connection, the mapping cache, the rate-limit buckets, the open
+ * with their pools, the Redis connection, the mapping cache, the rate-limit buckets, the quota counters, the open
  * streams, the JWKS keys and the bytes request bodies hold in temporary files (docs/design-decisions.md: state survives a reload).
  */
 import { readFileSync } from 'node:fs';
@@ -14,6 +14,9 @@ import { createMappingCache } from '../mapping/cache.js';
 import { type MappingCache } from '../mapping/types.js';
 import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../layers/rate-limit.js';
 import { createRedisRateLimitStore } from '../layers/redis-rate-limit.js';
+import { createQuotaCounters, type QuotaCounters, type QuotaStore } from '../layers/quota.js';
+import { createRedisQuotaStore } from '../layers/redis-quota.js';
+import { createQuotaUsage, type QuotaUsage } from '../layers/quota-usage.js';
 import { createRedisMappingStore } from '../mapping/redis-cache.js';
 import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
 import { createOpenStreams, type OpenStreams } from '../endpoints/open-streams.js';
@@ -30,6 +33,11 @@ export interface Registries {
   readonly rateLimiter: RateLimiter;
   /** The buckets in Redis, for `rateLimit.store: redis`; undefined without `config.redis`. */
   readonly sharedRateLimits: RateLimitStore | undefined;
+  readonly quotaCounters: QuotaCounters;
+  /** The quota counters in Redis; undefined without `config.redis`. */
+  readonly sharedQuotas: QuotaStore | undefined;
+  /** The callers nearest their limits, for the status page. */
+  readonly quotaUsage: QuotaUsage;
   /** Open SSE streams, ended when the drain starts (they would otherwise hold it for its whole length). */
   readonly streams: OpenStreams;
   readonly jwks: JwksRegistry;
@@ -70,6 +78,8 @@ export function createRegistries(options: RegistryOptions): Registries {
   });
   const rateLimiter = createRateLimiter();
   const sharedRateLimits = redis && createRedisRateLimitStore({ redis, fallback: rateLimiter, events });
+  const quotaCounters = createQuotaCounters();
+  const sharedQuotas = redis && createRedisQuotaStore({ redis, fallback: quotaCounters, events });
   // No refetch of keys for an unchanged jwksUrl.
   const jwks = createJwksRegistry({ logger, now });
   return {
@@ -79,6 +89,9 @@ export function createRegistries(options: RegistryOptions): Registries {
     mappingCache,
     rateLimiter,
     sharedRateLimits,
+    quotaCounters,
+    sharedQuotas,
+    quotaUsage: createQuotaUsage(),
     streams: createOpenStreams(),
     jwks,
     spill: createSpillBudget(),

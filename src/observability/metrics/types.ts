@@ -32,6 +32,8 @@ export interface MetricsSources {
     readonly size: number;
   };
   readonly rateLimitBuckets?: () => number;
+  /** Callers the local quota counters hold (layers/quota.ts). */
+  readonly quotaKeys?: () => number;
   /** The targets of named upstreams, with their counts. */
   readonly targets?: () => Iterable<TargetStats>;
   /** Whether the Redis connection (config.redis) is established; absent without config.redis. */

@@ -1,0 +1,78 @@
+/**
+ * The shared quota store (`quotas.store: redis`, the default with `config.redis`): every replica
+ * counts in the same Redis keys, so N gateways together admit the quota, not N times it.
+ *
+ * Design note. One key per caller and window, `<keyPrefix>q:<scope><key>|<window>:<start>` (the
+ * window's start in seconds, so a new window is a new key and nothing needs resetting); it
+ * expires shortly after its window ends. One script reads every window's count, refuses when one
+ * is full, else increments them all: the check and the count are one step for every replica, so
+ * together they never admit more than the quota. Window bounds come from each replica's clock
+ * (keep them NTP-synchronised): replicas whose clocks differ by a second disagree only in that
+ * second at a window's edge.
+ *
+ * When Redis is down or does not answer within `commandTimeoutMs`, the decision is the local
+ * counters' (as the shared rate limits, docs/redis.md), counted as a fallback ('quota').
+ */
+import { fallbackCounter, type RedisUserOptions } from '../redis/fallback-counter.js';
+import type { QuotaCounters, QuotaDecision, QuotaStore } from './quota.js';
+
+/**
+ * KEYS: one counter per window; ARGV: the limits, then each key's lifetime in ms. Returns
+ * `{admitted (1 or 0), count of each window}`.
+ */
+export const TAKE_QUOTA_LUA = `
+local n = #KEYS
+local counts = {}
+local admitted = 1
+for i = 1, n do
+  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if counts[i] >= tonumber(ARGV[i]) then admitted = 0 end
+end
+if admitted == 1 then
+  for i = 1, n do
+    counts[i] = redis.call('INCR', KEYS[i])
+    if counts[i] == 1 then redis.call('PEXPIRE', KEYS[i], ARGV[n + i]) end
+  end
+end
+table.insert(counts, 1, admitted)
+return counts
+`;
+
+const COMMAND = 'porticoTakeQuota';
+const KEY_PREFIX = 'q:';
+/** A counter outlives its window by this much, so a replica whose clock lags still finds it. */
+const EXPIRY_MARGIN_MS = 60_000;
+
+export interface RedisQuotaOptions extends RedisUserOptions {
+  /** The process's own counters, used while Redis cannot answer. */
+  readonly fallback: QuotaCounters;
+  /** Wall clock, ms since the epoch (injected in tests). */
+  readonly now?: () => number;
+}
+
+/** The store whose counters live in Redis. */
+export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
+  const { redis, fallback } = options;
+  const now = options.now ?? Date.now;
+  redis.defineScript(COMMAND, TAKE_QUOTA_LUA, undefined);
+  const countFallback = fallbackCounter(options.events, 'quota');
+  const local: QuotaStore['take'] = (key, limits, windows) => {
+    countFallback();
+    return fallback.take(key, limits, windows);
+  };
+  return {
+    take(key, limits, windows) {
+      if (!redis.isUp) return local(key, limits, windows);
+      const n = limits.length;
+      const at = now();
+      const args: (string | number)[] = [n];
+      for (let i = 0; i < n; i++) args.push(`${KEY_PREFIX}${key}|${limits[i]!.window}:${windows[i]!.start / 1000}`);
+      for (let i = 0; i < n; i++) args.push(limits[i]!.limit);
+      for (let i = 0; i < n; i++) args.push(Math.max(1, windows[i]!.end - at) + EXPIRY_MARGIN_MS);
+      return redis.send('quota', COMMAND, args).then((reply): QuotaDecision | Promise<QuotaDecision> => {
+        if (!Array.isArray(reply) || reply.length !== n + 1) return local(key, limits, windows);
+        return { admitted: reply[0] === 1, counts: reply.slice(1).map(Number) };
+      });
+    },
+  };
+}
