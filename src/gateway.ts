@@ -247,7 +247,7 @@ class PorticoGateway implements Gateway {
   private createAdmin(): AdminListener | undefined {
     const settings = this.current.settings.admin;
     if (settings === undefined) return undefined;
-    const { circuits, upstreams, mappingCache } = this.registries;
+    const { circuits, upstreams, mappingCache, quotaUsage } = this.registries;
     const now = this.options.now ?? Date.now;
     return createAdmin({
       settings,
@@ -260,6 +260,7 @@ class PorticoGateway implements Gateway {
         targets: () => targetStats(upstreams, now()),
         mappingCache: () => mappingCache.stats(),
         inFlight: this.inFlight,
+        callers: (n) => quotaUsage.top(n),
       },
     });
   }

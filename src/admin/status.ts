@@ -1,7 +1,7 @@
 /**
  * The status document (`GET /api/status`, docs/dashboard.md): the live counters of live-stats.ts
  * joined with the state other parts of the gateway keep (routes, circuits, targets, the mapping
- * cache), read when asked for, so none of it costs anything per request.
+ * cache, the callers nearest their limits), read when asked for, so none of it costs anything per request.
  */
 import cluster from 'node:cluster';
 import type { CompiledConfig } from '../config/types.js';
@@ -11,7 +11,7 @@ import type { CircuitSnapshot } from '../circuit/registry.js';
 import type { TargetStats } from '../observability/metrics.js';
 import { packageVersion } from '../ops/package-version.js';
 import type { LiveStats } from './live-stats.js';
-import type { BackendStatus, RouteStatus, StatusDocument } from './types.js';
+import type { BackendStatus, CallerStatus, RouteStatus, StatusDocument } from './types.js';
 
 /** The gateway's state the status document reads; each is called once per document. */
 export interface StatusSources {
@@ -20,7 +20,12 @@ export interface StatusSources {
   targets(): Iterable<TargetStats>;
   mappingCache(): MappingCacheStats;
   readonly inFlight: { readonly count: number };
+  /** The callers nearest their limits, fullest first (layers/quota-usage.ts); none when absent. */
+  callers?(n: number): readonly CallerStatus[];
 }
+
+/** Callers shown: a few, whatever the number of consumers, so the page and the API stay small. */
+export const CALLERS_SHOWN = 10;
 
 /** Builds status documents; `now` is wall-clock milliseconds. */
 export function createStatusReader(
@@ -81,6 +86,8 @@ export function createStatusReader(
         rejectedLastMinute: traffic.lastMinute.rateLimited,
         rejectedTotal: live.rateLimitedTotal,
       },
+      quotas: { enabled: settings.quotas !== undefined || config.routes.some((r) => r.quota?.enabled === true) },
+      callers: sources.callers?.(CALLERS_SHOWN) ?? [],
       streams: live.openStreams(),
       errors: live.errors(),
     };

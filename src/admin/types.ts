@@ -115,9 +115,33 @@ export interface StatusDocument {
     readonly rejectedLastMinute: number;
     readonly rejectedTotal: number;
   };
+  /** Quotas on (config.quotas or a route's quota), and the callers nearest their limits. */
+  readonly quotas: { readonly enabled: boolean };
+  /**
+   * At most CALLERS_SHOWN callers metered by a quota or refused by a rate limit, fullest first
+   * (layers/quota-usage.ts): as this process saw them; with Redis, the counts are the shared ones.
+   */
+  readonly callers: readonly CallerStatus[];
   readonly streams: { readonly sse: number; readonly websocket: number };
   /** Newest first, at most 50. */
   readonly errors: readonly ErrorEntry[];
+}
+
+/** A caller on the status page: what it is counted by, its quota windows and its refusals. */
+export interface CallerStatus {
+  /** `consumer:ID`, `claim:VALUE`, `header:VALUE` or a client address; a long value is `#` and its hash. */
+  readonly caller: string;
+  /** The route whose own limits these are; undefined for the shared ones. */
+  readonly route: string | undefined;
+  readonly plan: string | undefined;
+  readonly windows: readonly {
+    readonly window: string;
+    readonly used: number;
+    readonly limit: number;
+    readonly resetSec: number;
+  }[];
+  readonly quotaRefused: number;
+  readonly rateLimited: number;
 }
 
 /** One second of traffic, for the charts. */

@@ -109,6 +109,12 @@ function summary(doc: StatusDocument): string {
   out.push(
     `Rate limited: ${doc.rateLimit.enabled ? `${doc.rateLimit.rejectedLastMinute} in the last minute, ${doc.rateLimit.rejectedTotal} since the start` : 'off'}`,
   );
+  for (const c of doc.callers.slice(0, 3)) {
+    const windows = c.windows.map((w) => `${w.window} ${w.used}/${w.limit}`).join(', ');
+    out.push(
+      `Caller ${c.caller}${c.route === undefined ? '' : ` on ${c.route}`}: ${windows || 'no quota'}; ${c.quotaRefused} over quota, ${c.rateLimited} rate limited`,
+    );
+  }
   out.push(`Open streams: ${doc.streams.sse} SSE, ${doc.streams.websocket} WebSocket`);
   const c = doc.mappingCache;
   out.push(

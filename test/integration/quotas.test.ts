@@ -17,6 +17,8 @@ import { get } from '../support/http.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { closeAll } from '../support/close-all.js';
+import { adminRequest } from '../support/admin.js';
+import type { StatusDocument } from '../../src/admin/types.js';
 
 const SECRET = 'quota-tests-secret-0123456789abcdef0123456789';
 const sign = (claims: JWTPayload) =>
@@ -62,6 +64,7 @@ routes:
 config:
   http2: { cleartext: true }
   auth: { secret: ${SECRET} }
+  admin: { port: 0 }
 `);
   });
   after(() => closeAll(gw, backend, ws));
@@ -129,6 +132,21 @@ config:
     assert.equal(refused.status, 429);
     assert.equal(refused.headers['x-portico-error'], 'GW_QUOTA_EXCEEDED');
     assert.ok(Number(refused.headers['retry-after']) >= 1);
+  });
+
+  it('the status document lists the callers nearest their quota, fullest first', async () => {
+    const doc = (await adminRequest(gw.gateway.adminAddress()!.port, '/api/status')).json() as StatusDocument;
+    assert.equal(doc.quotas.enabled, true);
+    const carol = doc.callers.find((c) => c.caller === 'claim:carol');
+    assert.ok(carol !== undefined, JSON.stringify(doc.callers));
+    assert.equal(carol.route, 'GET /exports');
+    assert.deepEqual(
+      carol.windows.map((w) => [w.window, w.used, w.limit]),
+      [['day', 3, 3]],
+    );
+    assert.equal(carol.quotaRefused, 1);
+    assert.equal(doc.callers.find((c) => c.caller === 'claim:alice')?.rateLimited, 1, 'rate-limit refusals too');
+    assert.ok(doc.callers.length <= 10);
   });
 
   it('/metrics counts refusals by route, never by caller', async () => {

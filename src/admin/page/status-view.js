@@ -21,6 +21,7 @@ export function render(status) {
   renderTiles(status);
   renderBackends(status);
   renderRoutes(status.routes);
+  renderCallers(status.callers);
   renderErrors(status.errors);
   renderReloads(status);
   if (!rendered) {
@@ -130,6 +131,29 @@ export function applyFilter() {
   }
   $('route-count').textContent =
     words.length === 0 ? `${rows.length} routes` : `${shown} of ${rows.length} routes match`;
+}
+
+/** The top callers (at most ten): each quota window as used/limit and the time until it resets. */
+function renderCallers(callers) {
+  $('callers-empty').hidden = callers.length > 0;
+  $('caller-rows').replaceChildren(
+    ...callers.map((c) => {
+      const windows = c.windows
+        .map((w) => `${w.window} ${w.used}/${w.limit}, resets in ${formatDuration(w.resetSec)}`)
+        .join('; ');
+      const full = c.windows.some((w) => w.used >= w.limit);
+      return el(
+        'tr',
+        { 'data-caller': c.caller },
+        el('td', { class: 'mono' }, c.caller),
+        el('td', { class: 'mono' }, c.route ?? 'all'),
+        el('td', {}, c.plan ?? '–'),
+        el('td', { class: full ? 'bad' : '' }, windows || '–'),
+        el('td', { class: 'num' }, String(c.quotaRefused)),
+        el('td', { class: 'num' }, String(c.rateLimited)),
+      );
+    }),
+  );
 }
 
 function renderErrors(errors) {
