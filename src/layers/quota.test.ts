@@ -5,6 +5,7 @@ import { fakeExchange, fakeUpgradeExchange, neverRuns, recordingNext } from '../
 import { createQuotaCounters, quotaLayer, routeQuota, type QuotaLimitList } from './quota.js';
 import { createWindowClock, windowAt } from './quota-windows.js';
 import { createQuotaUsage } from './quota-usage.js';
+import { loadConfigText } from '../config/load.js';
 
 const route = { id: 'GET /a' } as CompiledRoute;
 const at = (iso: string) => Date.parse(iso);
@@ -37,6 +38,33 @@ describe('route quota policy', () => {
     const p = routeQuota({ id: 'GET /a', quota: { enabled: true, key: 'claims.sub' } }, shared)!;
     assert.equal(p.scope, '');
     assert.deepEqual(p.key, { kind: 'claim', name: 'sub' });
+  });
+});
+
+describe("docs/consumers.md's example", () => {
+  it('gives a listed plan its windows and everyone else the top-level day', () => {
+    const yaml = `routes:
+  - { method: GET, route: /a, service: localhost:3000, path: /a }
+config:
+  quotas:
+    key: consumer
+    day: 1000
+    plans:
+      free: { day: 1000, month: 20000 }
+      pro: { minute: 600, day: 100000 }
+    store: redis
+  redis:
+    url: redis://redis.internal:6379
+`;
+    const loaded = loadConfigText(yaml, 'g.yaml', {});
+    assert.ok(loaded.ok);
+    const p = routeQuota(loaded.config.routes[0]!, loaded.config.settings.quotas)!;
+    assert.deepEqual(p.defaults, [{ window: 'day', limit: 1000 }]);
+    assert.deepEqual(p.plans.get('pro'), [
+      { window: 'minute', limit: 600 },
+      { window: 'day', limit: 100000 },
+    ]);
+    assert.equal(loaded.config.settings.quotas?.store, 'redis');
   });
 });
 
