@@ -101,8 +101,7 @@ export function operationsChecks(config: Record<string, unknown>, routes: unknow
   if (Array.isArray(routes))
     routes.forEach(
       (r: unknown, i: number) =>
-        isRecord(r) &&
-        checkQuota(r.quota, ['routes', i, 'quota'], `routes[${i}].quota`, isRecord(config.quotas), at),
+        isRecord(r) && checkQuota(r.quota, ['routes', i, 'quota'], `routes[${i}].quota`, isRecord(config.quotas), at),
     );
 
   checkRedis(config, at);

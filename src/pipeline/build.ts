@@ -46,24 +46,9 @@ import type { OpenStreams } from '../endpoints/open-streams.js';
 import { requireUpgradeLayer } from '../layers/require-upgrade.js';
 import { websocketEndpoint } from '../endpoints/websocket.js';
 import type { TunnelOptions } from '../endpoints/tunnel.js';
-import {
-  createRateLimiter,
-  rateLimitLayer,
-  routeRateLimit,
-  type RateLimiter,
-  type RateLimitPolicy,
-  type RateLimitStore,
-} from '../layers/rate-limit.js';
-import { compileRequestKey } from '../layers/limit-key.js';
-import { needsIdentity, type LimitKey } from '../config/syntax/limit-key.js';
-import {
-  createQuotaCounters,
-  quotaLayer,
-  routeQuota,
-  type QuotaCounters,
-  type QuotaPolicy,
-  type QuotaStore,
-} from '../layers/quota.js';
+import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../layers/rate-limit.js';
+import { createQuotaCounters, type QuotaCounters, type QuotaStore } from '../layers/quota.js';
+import { routeLimitLayers } from './route-limits.js';
 import { createWindowClock, type WindowClock } from '../layers/quota-windows.js';
 import type { QuotaUsage } from '../layers/quota-usage.js';
 import { requestBufferLayer, type RequestBufferOptions } from '../layers/request-buffer.js';
@@ -178,23 +163,14 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // Outermost: every answer of the route, the gateway's refusals too, leaves through it.
   if (route.compresses && deps.compression !== undefined) layers.push(compressionLayer(deps.compression));
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
-  // One set of buckets for a route's requests and handshakes: opening sockets dodges no limit.
-  const rateLimit = routeRateLimit(route, settings.rateLimit);
-  const quota = routeQuota(route, settings.quotas);
-  // A key read from the consumer or a claim waits for auth; on a route without auth it reads
-  // nothing, and the request is counted by its address, so the limit stays here.
-  const afterAuth = (key: LimitKey) => route.requiresAuth && needsIdentity(key);
-  const limits = (later: boolean): Layer[] => [
-    ...(rateLimit !== undefined && afterAuth(rateLimit.key) === later ? [rateLimitOf(rateLimit, deps)] : []),
-    ...(quota !== undefined && afterAuth(quota.key) === later ? [quotaOf(quota, deps)] : []),
-  ];
-  layers.push(...limits(false));
+  const limits = routeLimitLayers(route, deps);
+  layers.push(...limits.beforeAuth);
   const upgrades = isWebSocket ? upgradePolicy(route, deps) : undefined;
   if (upgrades !== undefined) layers.push(originCheckLayer(upgrades));
   // A WebSocket route reads no body: a plain request gets its 426 unread.
   if (!isWebSocket) layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
   if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
-  layers.push(...limits(true));
+  layers.push(...limits.afterAuth);
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
   if (route.buffersRequest) {
@@ -216,24 +192,6 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
     );
   }
   return layers;
-}
-
-function rateLimitOf(policy: RateLimitPolicy, deps: PipelineDeps): Layer {
-  return rateLimitLayer(
-    policy,
-    deps.rateLimitStore,
-    compileRequestKey(policy.key, deps.clientIp),
-    deps.quotaUsage?.rateLimited,
-  );
-}
-
-function quotaOf(policy: QuotaPolicy, deps: PipelineDeps): Layer {
-  return quotaLayer(policy, {
-    store: deps.quotaStore,
-    keyOf: compileRequestKey(policy.key, deps.clientIp),
-    windows: deps.quotaWindows,
-    observe: deps.quotaUsage?.observe,
-  });
 }
 
 /** Where a buffered body that outgrows memory counts its temporary file, and who is told of a refusal. */

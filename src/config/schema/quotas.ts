@@ -6,11 +6,7 @@ import { z } from 'zod';
 import { limitKey } from './limit-key.js';
 
 const count = (window: string) =>
-  z
-    .int()
-    .positive()
-    .optional()
-    .describe(`Requests admitted per calendar ${window} (UTC); default none`);
+  z.int().positive().optional().describe(`Requests admitted per calendar ${window} (UTC); default none`);
 
 /** The windows a quota may limit, shortest first. */
 export const QUOTA_WINDOWS = ['minute', 'hour', 'day', 'month'] as const;
