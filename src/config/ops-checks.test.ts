@@ -23,7 +23,13 @@ describe('operations keys: defaults', () => {
       serviceName: 'portico',
       sampleRatio: 1,
     });
-    assert.deepEqual(s.rateLimit, { enabled: false, requestsPerSec: 100, ipv6PrefixLength: 64, store: 'local' });
+    assert.deepEqual(s.rateLimit, {
+      enabled: false,
+      requestsPerSec: 100,
+      ipv6PrefixLength: 64,
+      key: 'ip',
+      store: 'local',
+    });
     assert.equal(s.redis, undefined);
     assert.deepEqual(s.trustProxy, []);
     assert.equal(s.limits.maxBodyBytes, 10 * 1024 * 1024);
