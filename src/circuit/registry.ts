@@ -82,6 +82,7 @@ export function originsOf(config: CompiledConfig): Set<string> {
     origins.add(route.origin.key);
     for (const backend of route.backends) origins.add(backend.origin.key);
     for (const rule of route.mapping) origins.add(rule.origin.key);
+    for (const arm of route.split?.arms ?? []) origins.add(arm.origin.key);
   }
   return origins;
 }

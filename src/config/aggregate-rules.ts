@@ -19,7 +19,8 @@ export function aggregateRules(raw: Record<string, unknown>, at: AddProblem): vo
     if (!isRecord(route)) return;
     const label = `routes[${index}]`;
     if (route.backends === undefined) {
-      for (const key of ['service', 'path'])
+      // A split's arms are its services.
+      for (const key of route.split === undefined ? ['service', 'path'] : ['path'])
         if (route[key] === undefined && !misspelt(route, key))
           at(['routes', index], `${label}: missing required key "${key}"`);
       return;

@@ -11,9 +11,11 @@ import type {
   CompiledConfig,
   CompiledTls,
   MappingRuleSpec,
+  MirrorSpec,
   Origin,
   RouteKind,
   RouteSpec,
+  SplitSpec,
   Template,
   UpstreamSpec,
 } from './types.js';
@@ -26,6 +28,7 @@ import { hasFieldRules } from './syntax/field-rules.js';
 import { readSchema } from './json-schema.js';
 import { dirname } from 'node:path';
 import { withTainhaKeys } from './tainha.js';
+import { parseStickyKey } from './syntax/sticky-key.js';
 
 /** Methods a retry cannot make do their work twice (RFC 9110 9.2.2). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -71,8 +74,9 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
       fields: fieldRules(b),
     }),
   );
-  // Validation: a route has service and path, or backends.
-  const service = r.service ?? backends[0]!.service;
+  const split = compileSplit(r, context);
+  // Validation: a route has service and path, a split and path, or backends.
+  const service = r.service ?? split?.arms[0]!.name ?? backends[0]!.service;
   const mapping = (r.mapping ?? []).map((m, i): MappingRuleSpec => ({
     index: i,
     tag: m.tag,
@@ -115,6 +119,38 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
     timeouts: { ...settings.timeouts, ...r.timeouts },
     circuitFailureStatuses: r.circuitBreaker?.failureStatuses,
+    split,
+    mirror: compileMirror(r, context),
+  });
+}
+
+/** The route's split with each arm's origin; undefined without one. */
+function compileSplit(r: RouteConfig, context: RouteContext): SplitSpec | undefined {
+  if (r.split === undefined) return undefined;
+  const sticky = r.stickyBy === undefined ? undefined : parseStickyKey(r.stickyBy);
+  if (sticky !== undefined && 'error' in sticky) throw new Error(`unvalidated stickyBy: ${sticky.error}`);
+  return Object.freeze({
+    arms: Object.freeze(
+      r.split.map((arm, index) => {
+        // Validation: exactly one of service and upstream.
+        const name = (arm.service ?? arm.upstream)!;
+        return Object.freeze({ index, name, origin: context.originOf(name), weight: arm.weight });
+      }),
+    ),
+    stickyBy: sticky,
+  });
+}
+
+function compileMirror(r: RouteConfig, context: RouteContext): MirrorSpec | undefined {
+  const m = r.mirror;
+  if (m === undefined) return undefined;
+  return Object.freeze({
+    service: m.service,
+    origin: context.originOf(m.service),
+    percent: m.percent,
+    maxBodyBytes: m.maxBodyBytes,
+    maxInFlight: m.maxInFlight,
+    timeoutMs: m.timeoutSec * 1000,
   });
 }
 

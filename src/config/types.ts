@@ -131,6 +131,38 @@ export interface BackendSpec {
   readonly fields: FieldRules | undefined;
 }
 
+/** Where a split's sticky key is read (`stickyBy`, config/syntax/sticky-key.ts); header names lower-case. */
+export type StickyKey =
+  | { readonly from: 'header'; readonly name: string }
+  | { readonly from: 'cookie'; readonly name: string }
+  | { readonly from: 'claim'; readonly name: string };
+
+/** One arm of a route's traffic split: a backend of its own, with its own pool and circuit. */
+export interface SplitArmSpec {
+  readonly index: number;
+  /** The `service` or `upstream` as written: the arm's label in metrics and on the status page. */
+  readonly name: string;
+  readonly origin: Origin;
+  readonly weight: number;
+}
+
+/** A route's `split` and `stickyBy` (docs/routing.md "Traffic splits"). */
+export interface SplitSpec {
+  readonly arms: readonly SplitArmSpec[];
+  /** Where a client's sticky key is read; undefined: every request is placed by weight alone. */
+  readonly stickyBy: StickyKey | undefined;
+}
+
+/** A route's `mirror` (docs/routing.md "Mirroring"). */
+export interface MirrorSpec {
+  readonly service: string;
+  readonly origin: Origin;
+  readonly percent: number;
+  readonly maxBodyBytes: number;
+  readonly maxInFlight: number;
+  readonly timeoutMs: number;
+}
+
 /** A route as configured: validated, defaults applied, every decision that needs no code made. */
 export interface RouteSpec {
   /** `GET /users/{id}`: the label in logs and metrics (a template, never a raw path). */
@@ -197,6 +229,10 @@ export interface RouteSpec {
    * (`config.circuitBreaker.failureStatuses`, read from the breaker so that a reload reaches it).
    */
   readonly circuitFailureStatuses: readonly number[] | undefined;
+  /** The route's traffic split; undefined: every request goes to `origin`. */
+  readonly split: SplitSpec | undefined;
+  /** Where copies of a sample of the route's requests go; undefined: none are copied. */
+  readonly mirror: MirrorSpec | undefined;
 }
 
 /** `config.tls` with its files read (config/tls-files.ts). */

@@ -19,6 +19,7 @@ import { headerRules } from './header-rules.js';
 import { responseRules } from './field-rules.js';
 import { aggregateRules } from './aggregate-rules.js';
 import { upstreamRules } from './upstream-rules.js';
+import { trafficRules } from './traffic-rules.js';
 import { tlsRules } from './tls-rules.js';
 import { adminRules } from './admin-rules.js';
 import { dirname } from 'node:path';
@@ -65,6 +66,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     responseRules(typed, at);
     aggregateRules(typed, at);
     upstreamRules(typed, at);
+    trafficRules(typed, at);
     tlsRules(typed, dirname(parsed.file), at, warn);
     compatibilityRules(typed, at);
   }

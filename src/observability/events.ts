@@ -2,10 +2,18 @@
  * The hot path reports what happened as events; logs and metrics subscribe. A minimal typed bus:
  * emitting with no listener costs one array length check.
  */
-import type { EventBus, GatewayEvents, Listener, RedisUse, StreamKind, UpstreamCall } from './types.js';
+import type {
+  EventBus,
+  GatewayEvents,
+  Listener,
+  MirrorDropReason,
+  RedisUse,
+  StreamKind,
+  UpstreamCall,
+} from './types.js';
 
 // The contracts live in the leaf types.ts; the modules that emit and subscribe import them from here.
-export type { EventBus, GatewayEvents, RedisUse, StreamKind, UpstreamCall };
+export type { EventBus, GatewayEvents, MirrorDropReason, RedisUse, StreamKind, UpstreamCall };
 
 /** Creates an event bus: one per gateway, made at start. */
 export function createEventBus(): EventBus {

@@ -22,6 +22,7 @@ import { requestMetrics } from './metrics/requests.js';
 import { streamMetrics } from './metrics/streams.js';
 import { spillMetrics } from './metrics/spill.js';
 import { targetMetrics } from './metrics/targets.js';
+import { trafficMetrics } from './metrics/traffic.js';
 import type { MetricHandlers, Metrics, MetricsModule, MetricsSources } from './metrics/types.js';
 import { upstreamMetrics } from './metrics/upstream.js';
 
@@ -40,6 +41,7 @@ const MODULES: readonly MetricsModule[] = [
   spillMetrics,
   targetMetrics,
   redisMetrics,
+  trafficMetrics,
 ];
 
 /** Creates the registry of one gateway process and its collectors (not yet subscribed). */

@@ -127,7 +127,19 @@ export interface GatewayEvents {
   'redis:error': { use: RedisUse; kind: string };
   /** A decision made without Redis while it is down or slow: local buckets, or no shared cache. */
   'redis:fallback': { use: RedisUse };
+  /** A request of a split route went to one of its arms (`arm`: the arm's service or upstream as written). */
+  'split:choice': { routeId: string; arm: string };
+  /**
+   * A copy of a request sent to the route's mirror ended: answered (any status; the answer is
+   * discarded) or failed (no answer: refused, reset, or still unanswered at `mirror.timeoutSec`).
+   */
+  'mirror:end': { routeId: string; outcome: 'answered' | 'failed'; status?: number | undefined; durationMs: number };
+  /** A request picked for mirroring was not copied: no free slot, or a body past the limit or cut short. */
+  'mirror:dropped': { routeId: string; reason: MirrorDropReason };
 }
+
+/** Why a copy for the mirror was not sent. */
+export type MirrorDropReason = 'in-flight-limit' | 'body-too-large' | 'body-incomplete';
 
 /** Which kind of outgoing call an 'upstream:response' reports. */
 export type UpstreamCall = 'backend' | 'mapping' | 'auth' | 'websocket';

@@ -7,8 +7,11 @@
  *
  *   compression -> CORS headers -> rate limit, quota (429) -> Origin check of handshakes (403)
  *   -> body limits (413, 408) -> auth -> rate limit, quota by consumer or claim (429)
- *   -> request buffer -> request schema (400, 415) -> 426 for a plain request on a WebSocket
- *   route -> circuit (503) -> forward | mapping | aggregate | sse | websocket
+ *   -> request buffer -> request schema (400, 415) -> mirror copy -> 426 for a plain request on a
+ *   WebSocket route -> circuit (503) -> forward | mapping | aggregate | sse | websocket
+ *
+ * A split route chooses its arm after the mirror copy, and each arm has its own circuit and
+ * endpoint: ... -> mirror copy -> arm choice -> the arm's circuit -> the arm's endpoint.
  *
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
  * before authentication so that abusive traffic costs no token check or auth-service call. A
@@ -57,6 +60,8 @@ import { requestSchemaLayer } from '../layers/request-schema.js';
 import { compileCompression, compressionLayer } from '../layers/compression.js';
 import type { CompressionPolicy } from '../response/compression/compress-response.js';
 import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
+import { mirrorLayer } from '../layers/mirror.js';
+import { splitEndpoint } from '../endpoints/split.js';
 
 /** What the process makes once and every configuration's pipelines share. */
 export interface SharedPipelineDeps {
@@ -179,19 +184,28 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
     layers.push(requestBufferLayer({ memoryBytes, logger: deps.logger, ...spillOptions(deps) }));
   }
   if (route.validateBody !== undefined) layers.push(requestSchemaLayer(route.validateBody));
+  // After auth and validation: the mirror is copied only what the backend is sent.
+  if (route.mirror !== undefined)
+    layers.push(mirrorLayer(route, route.mirror, { ...deps, dropHeaders: dropHeadersOf(route, deps) }));
   if (isWebSocket) layers.push(requireUpgradeLayer());
-  // After auth: a request without a valid token never takes a probe slot. A disabled breaker
-  // costs nothing here. An aggregated route's backends each answer to their own circuit
-  // (upstream/call/json-call.ts).
-  if (route.kind !== 'aggregate' && settings.circuitBreaker.enabled) {
-    layers.push(
-      circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, {
-        settleOnResponseStart: route.kind === 'sse',
-        failureStatuses: route.circuitFailureStatuses,
-      }),
-    );
-  }
+  // A split's arms each have their own circuit, after the choice (buildPipeline).
+  if (route.split === undefined) layers.push(...routeCircuit(route, deps));
   return layers;
+}
+
+/**
+ * The circuit layer of a route, or of one arm of a split (none when breakers are disabled). After
+ * auth: a request without a valid token never takes a probe slot. An aggregated route's backends
+ * each answer to their own circuit (upstream/call/json-call.ts).
+ */
+function routeCircuit(route: CompiledRoute, deps: PipelineDeps): Layer[] {
+  if (route.kind === 'aggregate' || !deps.config.settings.circuitBreaker.enabled) return [];
+  return [
+    circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, {
+      settleOnResponseStart: route.kind === 'sse',
+      failureStatuses: route.circuitFailureStatuses,
+    }),
+  ];
 }
 
 /** Where a buffered body that outgrows memory counts its temporary file, and who is told of a refusal. */
@@ -209,7 +223,15 @@ function spillOptions(deps: PipelineDeps): Pick<RequestBufferOptions, 'spill' | 
 
 /** A route's pipeline, for every kind of request it gets. */
 export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
-  return compose(routeLayers(route, deps), endpointFor(route, deps));
+  // A split's arms: the route's circuit and endpoint, each with the arm's backend.
+  const end =
+    route.split === undefined
+      ? endpointFor(route, deps)
+      : splitEndpoint(route, route.split, {
+          events: deps.events,
+          armStep: (arm) => compose(routeCircuit(arm, deps), endpointFor(arm, deps)),
+        });
+  return compose(routeLayers(route, deps), end);
 }
 
 /**
@@ -262,11 +284,7 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
   const timeouts = route.timeouts;
   // What every endpoint's backend call needs: backendSec bounds the wait for the head.
-  // What of the client's request this route's backend may get (upstream/trust-boundary.ts).
-  const dropHeaders = routeDropSet(deps.dropHeaders, {
-    kind: route.kind,
-    allowUnderscores: route.headers.allowUnderscores,
-  });
+  const dropHeaders = dropHeadersOf(route, deps);
   const callOptions = {
     upstream,
     dropHeaders,
@@ -297,4 +315,9 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
     case 'standard':
       return forwardEndpoint(route, forwardOptions);
   }
+}
+
+/** What of the client's request this route's backends may get (upstream/trust-boundary.ts). */
+function dropHeadersOf(route: CompiledRoute, deps: PipelineDeps): RequestDropSet {
+  return routeDropSet(deps.dropHeaders, { kind: route.kind, allowUnderscores: route.headers.allowUnderscores });
 }

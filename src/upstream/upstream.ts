@@ -36,6 +36,12 @@ export interface UpstreamOptions {
 export interface UpstreamRegistry {
   forOrigin(origin: Origin): Upstream;
   all(): Iterable<Upstream>;
+  /**
+   * The pool copies for a route's mirror go out on (docs/routing.md "Mirroring"): one per origin,
+   * apart from the origin's own pools so that a slow mirror never takes a connection a route's
+   * real calls wait for; unbounded (each route bounds its copies in flight), cut at shutdown.
+   */
+  mirrorPool(origin: Origin): BackendPool;
   /** Every target of every named upstream, for metrics and `portico routes`. */
   targets(): Iterable<{ readonly upstream: string; readonly target: Target }>;
   close(): Promise<void>;
@@ -48,6 +54,7 @@ export function createUpstreamRegistry(options: UpstreamOptions): UpstreamRegist
 /** The registry: one Upstream per origin key, the target sets and DNS followers of named upstreams. */
 class Registry implements UpstreamRegistry {
   private readonly upstreams = new Map<string, Upstream>();
+  private readonly mirrors = new Map<string, BackendPool>();
   private readonly sets = new Map<string, TargetSet>();
   private readonly resolvers = new Map<string, DnsTargets>();
   private readonly pools: PoolMaker;
@@ -71,6 +78,15 @@ class Registry implements UpstreamRegistry {
     return this.upstreams.values();
   }
 
+  mirrorPool(origin: Origin): BackendPool {
+    let pool = this.mirrors.get(origin.key);
+    if (pool === undefined) {
+      pool = this.pools.make(origin, { streaming: true });
+      this.mirrors.set(origin.key, pool);
+    }
+    return pool;
+  }
+
   *targets(): Iterable<{ readonly upstream: string; readonly target: Target }> {
     for (const [upstream, set] of this.sets) for (const target of set.targets) yield { upstream, target };
   }
@@ -78,6 +94,7 @@ class Registry implements UpstreamRegistry {
   async close(): Promise<void> {
     await this.pools.close();
     this.upstreams.clear();
+    this.mirrors.clear();
     for (const set of this.sets.values()) set.stop();
     for (const dns of this.resolvers.values()) dns.stop();
     this.resolvers.clear();

@@ -11,6 +11,7 @@ import {
   MappingRuleSchema,
   RequireSchema,
 } from './route-parts.js';
+import { MirrorSchema, SplitSchema, StickyBySchema } from './route-traffic.js';
 
 export const RouteSchema = z
   .strictObject({
@@ -33,7 +34,7 @@ export const RouteSchema = z
       .string()
       .optional()
       .describe(
-        'Backend: host:port, http://host:port or https://host; http:// when no scheme. A host only: a path here is an error. Required unless the route has backends',
+        'Backend: host:port, http://host:port or https://host; http:// when no scheme. A host only: a path here is an error. Required unless the route has backends or a split',
       ),
     path: z
       .string()
@@ -168,6 +169,9 @@ export const RouteSchema = z
       .describe(
         "This route's part in its origin's circuit (config.circuitBreaker): a route whose clients can make the backend answer 500 leaves 500 out",
       ),
+    split: SplitSchema.optional(),
+    stickyBy: StickyBySchema.optional(),
+    mirror: MirrorSchema.optional(),
   })
   .describe('A gateway route');
 

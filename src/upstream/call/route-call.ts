@@ -81,7 +81,9 @@ export function backendPath(route: CompiledRoute, ex: Pick<Exchange, 'params' | 
  * passes its own exchange and adds its `Connection: Upgrade`.
  */
 export function backendHeaders(
-  call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
+  call: Pick<RouteCall, 'route' | 'dropHeaders' | 'identityEncoding'> & {
+    readonly upstream: Pick<Upstream, 'origin'>;
+  },
   ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params' | 'body'>,
   hostHeader = call.upstream.origin.hostHeader,
 ): string[] {

@@ -1,0 +1,36 @@
+/**
+ * The endpoint of a split route (docs/routing.md "Traffic splits"): it picks one arm per request,
+ * once, and hands the exchange to that arm's own step: the route's circuit and endpoint built
+ * with the arm's backend in place of the route's, so each arm has its own pool, circuit breaker
+ * and retries. The route's other layers (CORS, limits, auth, buffering, validation, mirror) ran
+ * before, once.
+ */
+import type { SplitSpec } from '../config/types.js';
+import type { CompiledRoute, Step } from '../pipeline/types.js';
+import type { EventBus } from '../observability/events.js';
+import { createArmChooser } from '../split/choose-arm.js';
+import { compileStickyKey } from '../split/sticky-key.js';
+
+export interface SplitOptions {
+  readonly events: EventBus;
+  /** The step of the route as it would be with `armRoute`'s backend (pipeline/build.ts). */
+  readonly armStep: (armRoute: CompiledRoute) => Step;
+}
+
+/** Sends each request to the arm its sticky key holds it to, else to the next arm by weight. */
+export function splitEndpoint(route: CompiledRoute, split: SplitSpec, options: SplitOptions): Step {
+  const { events } = options;
+  const arms = split.arms.map((arm) => ({
+    name: arm.name,
+    step: options.armStep({ ...route, service: arm.name, origin: arm.origin }),
+  }));
+  const chooser = createArmChooser(split.arms);
+  const stickyKey = split.stickyBy === undefined ? undefined : compileStickyKey(split.stickyBy);
+  const routeId = route.id;
+  return (ex) => {
+    const key = stickyKey?.(ex);
+    const arm = arms[key === undefined ? chooser.next() : chooser.forKey(key)]!;
+    events.emit('split:choice', { routeId, arm: arm.name });
+    return arm.step(ex);
+  };
+}

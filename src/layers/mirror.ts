@@ -1,0 +1,143 @@
+/**
+ * The mirror step of a route (docs/routing.md "Mirroring"): a copy of a sample of the route's
+ * requests goes to another service, and the request goes on to its backend as if there were none.
+ *
+ * The client's answer never waits for the mirror: the copy is sent beside the request, never
+ * before it. A buffered body (layers/request-buffer.ts) is sent as it is; a streamed body is
+ * copied chunk by chunk as the backend call reads it, with no pause of the client's stream (the
+ * copy only listens), and sent once complete. The copy is dropped, and counted, when the route has
+ * `maxInFlight` copies unanswered already, when the body is larger than `maxBodyBytes` (or was
+ * spilled to a temporary file), or when the client's body ends early. What the primary is sent is
+ * never changed.
+ */
+import type { Dispatcher } from 'undici';
+import type { IncomingMessage } from 'node:http';
+import type { MirrorSpec } from '../config/types.js';
+import type { CompiledRoute, Exchange, Layer } from '../pipeline/types.js';
+import type { EventBus, MirrorDropReason } from '../observability/events.js';
+import type { UpstreamRegistry } from '../upstream/upstream.js';
+import type { RequestDropSet } from '../upstream/trust-boundary.js';
+import { announcesBody } from '../pipeline/request-body.js';
+import { backendHeaders, backendPath } from '../upstream/call/route-call.js';
+import { createSampler } from '../mirror/sample.js';
+import { sendMirrorCopy, type MirrorCopy, type MirrorTarget } from '../mirror/mirror-call.js';
+
+export interface MirrorLayerOptions {
+  /** Where the mirror's own pool is made (upstream/upstream.ts `mirrorPool`). */
+  readonly upstreams: Pick<UpstreamRegistry, 'mirrorPool'>;
+  /** The route's drop set: the mirror is sent what the primary is sent. */
+  readonly dropHeaders: RequestDropSet;
+  readonly events: EventBus;
+}
+
+/** Copies a sample of the route's requests to `mirror.service`. */
+export function mirrorLayer(route: CompiledRoute, mirror: MirrorSpec, options: MirrorLayerOptions): Layer {
+  const { events } = options;
+  const pool = options.upstreams.mirrorPool(mirror.origin);
+  const sample = createSampler(mirror.percent);
+  const target: MirrorTarget = {
+    dispatcher: pool.dispatcher,
+    routeId: route.id,
+    timeoutMs: mirror.timeoutMs,
+    events,
+  };
+  const call = { route, upstream: pool, dropHeaders: options.dropHeaders, identityEncoding: false };
+  let inFlight = 0;
+  const release = () => {
+    inFlight--;
+  };
+  const dropped = (reason: MirrorDropReason) => events.emit('mirror:dropped', { routeId: route.id, reason });
+  const send = (copy: MirrorCopy, body: Buffer | null) => sendMirrorCopy(target, copy, body, release);
+
+  return (next) => (ex) => {
+    if (!sample()) return next(ex);
+    if (inFlight >= mirror.maxInFlight) {
+      dropped('in-flight-limit');
+      return next(ex);
+    }
+    const copy = copyOf(ex, call);
+    const body = ex.body;
+    if (body !== undefined) {
+      // A body spilled to a file is larger than the memory buffer: never read back for a copy.
+      if (!Buffer.isBuffer(body) || body.length > mirror.maxBodyBytes) dropped('body-too-large');
+      else {
+        inFlight++;
+        send(copy, body);
+      }
+    } else if (!announcesBody(ex.req) || copy.method === 'GET' || copy.method === 'HEAD') {
+      inFlight++;
+      send(copy, null);
+    } else if (Number(ex.req.headers['content-length'] ?? 0) > mirror.maxBodyBytes) dropped('body-too-large');
+    else {
+      // The slot is taken now: the chunks held while the body arrives count against it.
+      inFlight++;
+      teeBody(ex.req, mirror.maxBodyBytes, (copied) => {
+        if (typeof copied === 'string') {
+          release();
+          dropped(copied);
+        } else send(copy, copied);
+      });
+    }
+    return next(ex);
+  };
+}
+
+/** The copy's method, path and headers: what the primary is sent, with the mirror's own Host. */
+function copyOf(ex: Exchange, call: Parameters<typeof backendHeaders>[0]): MirrorCopy {
+  const headers = backendHeaders(call, ex);
+  // The copy's body is a Buffer whose length undici writes; the client's framing is not the copy's.
+  for (let i = headers.length - 2; i >= 0; i -= 2) {
+    const name = headers[i]!.toLowerCase();
+    if (name === 'content-length' || name === 'transfer-encoding') headers.splice(i, 2);
+  }
+  return {
+    method: (ex.req.method === 'HEAD' ? 'HEAD' : call.route.method) as Dispatcher.HttpMethod,
+    path: backendPath(call.route, ex),
+    headers,
+  };
+}
+
+/**
+ * Copies the chunks of a streamed body as they pass, without taking part in the flow: the stream
+ * is paused first so that the listener does not start it before the backend call reads (every
+ * reader then sees every chunk, as layers/body-limit.ts counts them), and the listener never
+ * pauses it. `done` gets the whole body, or why there is none to send.
+ */
+function teeBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  done: (body: Buffer | 'body-too-large' | 'body-incomplete') => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= maxBytes) {
+      chunks.push(chunk);
+      return;
+    }
+    stop();
+    chunks.length = 0;
+    done('body-too-large');
+  };
+  const onEnd = () => {
+    stop();
+    done(Buffer.concat(chunks, size));
+  };
+  const onCut = () => {
+    stop();
+    chunks.length = 0;
+    done('body-incomplete');
+  };
+  const stop = () => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('close', onCut);
+    req.off('error', onCut);
+  };
+  req.pause();
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('close', onCut);
+  req.on('error', onCut);
+}

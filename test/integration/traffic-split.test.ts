@@ -1,0 +1,212 @@
+/**
+ * Traffic splits (docs/routing.md "Traffic splits") through the real gateway to real backends:
+ * a 90/10 split lands on its weights over HTTP/1.1 and HTTP/2, sticky clients (header, cookie)
+ * stay on one arm, an arm may be a named upstream, each arm has its own circuit, the metrics count
+ * each arm, and reloads that change the weights under load fail no request.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type ClientHttp2Session } from 'node:http2';
+import { Agent, request } from 'undici';
+import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { h2request } from '../support/http2.js';
+import { closeAll } from '../support/close-all.js';
+
+/** The gateway file: `/api/items` split between a and b by `weights`, with the extra route keys given. */
+function config(a: TestBackend, b: TestBackend, weights: [number, number]): string {
+  return `
+config:
+  http2: { cleartext: true }
+upstreams:
+  canary:
+    targets: [${b.host}]
+routes:
+  - method: GET
+    route: /items
+    path: /items
+    public: true
+    split:
+      - service: ${a.host}
+        weight: ${weights[0]}
+      - upstream: canary
+        weight: ${weights[1]}
+  - method: GET
+    route: /sticky/header
+    path: /items
+    public: true
+    stickyBy: header:x-user
+    split:
+      - { service: ${a.host}, weight: 90 }
+      - { service: ${b.host}, weight: 10 }
+  - method: GET
+    route: /sticky/cookie
+    path: /items
+    public: true
+    stickyBy: cookie:sid
+    split:
+      - { service: ${a.host}, weight: 50 }
+      - { service: ${b.host}, weight: 50 }
+`;
+}
+
+/** Which backend answered each of `n` GETs of `url`, `concurrency` at a time over keep-alive. */
+async function countArms(url: string, n: number, concurrency: number, dispatcher: Agent) {
+  const counts: Record<string, number> = {};
+  let failures = 0;
+  let left = n;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (left-- > 0) {
+        const res = await request(url, { dispatcher });
+        const body = (await res.body.json()) as { from?: string };
+        if (res.statusCode !== 200) failures++;
+        else counts[body.from!] = (counts[body.from!] ?? 0) + 1;
+      }
+    }),
+  );
+  return { counts, failures };
+}
+
+describe('traffic splits', () => {
+  let a: TestBackend;
+  let b: TestBackend;
+  let gw: TestGateway;
+  let h2: ClientHttp2Session;
+  const agent = new Agent({ connections: 8 });
+  before(async () => {
+    a = await startBackend((_req, res) => json(res, 200, { from: 'a' }));
+    b = await startBackend((_req, res) => json(res, 200, { from: 'b' }));
+    gw = await startGateway(config(a, b, [90, 10]));
+    h2 = connect(gw.url);
+  });
+  after(async () => {
+    h2.close();
+    await agent.close();
+    await closeAll(gw, a, b);
+  });
+
+  it('sends 90/10 of 1,000 HTTP/1.1 requests over keep-alive to the two arms, within 1 point', async () => {
+    const { counts, failures } = await countArms(`${gw.url}/api/items`, 1_000, 8, agent);
+    assert.equal(failures, 0);
+    assert.ok(Math.abs((counts.b ?? 0) / 1_000 - 0.1) <= 0.01, JSON.stringify(counts));
+    assert.equal((counts.a ?? 0) + (counts.b ?? 0), 1_000);
+  });
+
+  it('splits HTTP/2 requests by the same weights', async () => {
+    const counts: Record<string, number> = {};
+    for (let round = 0; round < 10; round++) {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => h2request(h2, '/api/items')));
+      for (const r of answers) {
+        assert.equal(r.status, 200);
+        const from = (JSON.parse(r.body) as { from: string }).from;
+        counts[from] = (counts[from] ?? 0) + 1;
+      }
+    }
+    assert.ok(Math.abs((counts.b ?? 0) / 200 - 0.1) <= 0.01, JSON.stringify(counts));
+  });
+
+  it('keeps every client of a header-sticky split on one arm, and spreads the clients by weight', async () => {
+    const arms = new Map<string, string>();
+    for (let round = 0; round < 3; round++)
+      for (let user = 0; user < 200; user++) {
+        const res = await gw.get('/api/sticky/header', { headers: { 'x-user': `user-${user}` }, dispatcher: agent });
+        const from = (res.json() as { from: string }).from;
+        const before = arms.get(`user-${user}`);
+        if (before !== undefined) assert.equal(from, before, `user-${user} moved`);
+        arms.set(`user-${user}`, from);
+      }
+    const onB = [...arms.values()].filter((v) => v === 'b').length;
+    assert.ok(onB > 5 && onB < 40, `${onB} of 200 sticky clients on the 10% arm`);
+  });
+
+  it('keeps a cookie-sticky client on one arm over HTTP/2 too', async () => {
+    const seen = new Map<string, Set<string>>();
+    for (let user = 0; user < 40; user++)
+      for (let round = 0; round < 3; round++) {
+        const r = await h2request(h2, '/api/sticky/cookie', { cookie: `theme=x; sid=s${user}` });
+        const from = (JSON.parse(r.body) as { from: string }).from;
+        seen.set(`s${user}`, (seen.get(`s${user}`) ?? new Set()).add(from));
+      }
+    for (const [sid, arms] of seen) assert.equal(arms.size, 1, `${sid} saw ${[...arms].join(', ')}`);
+    const both = new Set([...seen.values()].map((s) => [...s][0]));
+    assert.deepEqual([...both].sort(), ['a', 'b']);
+  });
+
+  it('counts each arm in portico_split_requests_total', async () => {
+    const text = await (await request(`${gw.url}/metrics`)).body.text();
+    const line = (arm: string) =>
+      text.split('\n').find((l) => l.startsWith(`portico_split_requests_total{route="/items",arm="${arm}"}`));
+    assert.ok(line('canary'), text.slice(0, 500));
+    assert.ok(line(a.host));
+    assert.equal(Number(line('canary')!.split(' ')[1]) + Number(line(a.host)!.split(' ')[1]), 1_200);
+  });
+
+  it('fails no request while reloads change the weights under load', async () => {
+    let stop = false;
+    const statuses: number[] = [];
+    const load = Promise.all(
+      Array.from({ length: 6 }, async () => {
+        while (!stop) {
+          const res = await request(`${gw.url}/api/items`, { dispatcher: agent });
+          await res.body.dump();
+          statuses.push(res.statusCode);
+        }
+      }),
+    );
+    const weights: [number, number][] = [
+      [50, 50],
+      [10, 90],
+      [0, 100],
+      [100, 0],
+      [90, 10],
+    ];
+    for (const w of weights) {
+      const before = statuses.length;
+      gw.reload(config(a, b, w));
+      // Each configuration serves some requests before the next reload.
+      while (statuses.length < before + 50) await new Promise((r) => setImmediate(r));
+    }
+    stop = true;
+    await load;
+    assert.ok(statuses.length >= 250);
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+    );
+  });
+});
+
+describe('a split arm with its own circuit', () => {
+  let a: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    a = await startBackend((_req, res) => json(res, 200, { from: 'a' }));
+    const dead = await closedPort();
+    gw = await startGateway(`
+config:
+  circuitBreaker: { enabled: true, maxFailures: 3, timeoutSec: 60 }
+routes:
+  - method: GET
+    route: /items
+    path: /items
+    public: true
+    split:
+      - { service: ${a.host}, weight: 1 }
+      - { service: 127.0.0.1:${dead}, weight: 1 }
+`);
+  });
+  after(() => closeAll(gw, a));
+
+  it("opens the dead arm's circuit only: the live arm keeps answering", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await gw.get('/api/items')).status);
+    // Alternating arms: a answers 200 every time; the dead arm's 502s open its circuit (503).
+    assert.equal(statuses.filter((s) => s === 200).length, 10);
+    assert.ok(statuses.includes(503), statuses.join(','));
+    assert.deepEqual(
+      statuses.filter((s, i) => i % 2 === 0),
+      Array(10).fill(200),
+    );
+  });
+});
