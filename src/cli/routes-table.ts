@@ -70,6 +70,9 @@ function hasHeadRoute(config: CompiledConfig, r: RouteSpec): boolean {
 
 /** The URL the gateway calls (a named upstream's targets in brackets); a WebSocket route's backend is reached with ws:// or wss://. */
 function backend(r: RouteSpec): string {
+  // A split: each arm as written with its weight (`split(a=90,canary=10)/path`).
+  if (r.split !== undefined)
+    return `split(${r.split.arms.map((a) => `${a.name}=${a.weight}`).join(',')})${r.path.source}`;
   if (r.kind === 'aggregate')
     return r.backends.map((b) => `${b.origin.protocol}//${b.origin.hostHeader}${b.path.source}`).join(' + ');
   const named = r.origin.upstream;
@@ -81,9 +84,11 @@ function backend(r: RouteSpec): string {
 
 /** HEAD on a mapped route is forwarded as it is: its content-length is the backend's, not the mapped body's. */
 function note(config: CompiledConfig, r: RouteSpec): string {
+  const notes: string[] = [];
   if (r.kind === 'mapping' && r.method === 'GET' && !hasHeadRoute(config, r))
-    return `HEAD answers the backend's content-length (${r.mapping.length > 0 ? 'unmapped' : 'unfiltered'})`;
-  return '';
+    notes.push(`HEAD answers the backend's content-length (${r.mapping.length > 0 ? 'unmapped' : 'unfiltered'})`);
+  if (r.mirror !== undefined) notes.push(`mirror ${r.mirror.percent}% to ${r.mirror.service}`);
+  return notes.join('; ');
 }
 
 function authMode(config: CompiledConfig): string {

@@ -8,6 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type ClientHttp2Session } from 'node:http2';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
@@ -121,12 +122,14 @@ ${route('dead', `service: 127.0.0.1:${dead}`)}
     const big = Buffer.alloc(50_000, 'b');
     const res = await request(`${gw.url}/api/streamed`, {
       method: 'POST',
-      // An async iterable: undici sends it chunked.
-      body: (async function* () {
-        yield big.subarray(0, 20_000);
-        await new Promise((r) => setTimeout(r, 20));
-        yield big.subarray(20_000);
-      })(),
+      // A stream of unknown length: undici sends it chunked.
+      body: Readable.from(
+        (async function* () {
+          yield big.subarray(0, 20_000);
+          await new Promise((r) => setTimeout(r, 20));
+          yield big.subarray(20_000);
+        })(),
+      ),
     });
     assert.equal(res.statusCode, 201);
     assert.equal(((await res.body.json()) as { got: number }).got, 50_000);
@@ -137,10 +140,7 @@ ${route('dead', `service: 127.0.0.1:${dead}`)}
   it('drops the copy of a streamed body that outgrows maxBodyBytes, never the request', async () => {
     const res = await request(`${gw.url}/api/streamed-small`, {
       method: 'POST',
-      body: (async function* () {
-        yield Buffer.from('0123456789');
-        yield Buffer.from('abcdef');
-      })(),
+      body: Readable.from([Buffer.from('0123456789'), Buffer.from('abcdef')]),
     });
     assert.equal(((await res.body.json()) as { got: number }).got, 16);
     await waitFor(

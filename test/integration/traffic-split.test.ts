@@ -12,6 +12,7 @@ import { closedPort, json, startBackend, type TestBackend } from '../support/bac
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { h2request } from '../support/http2.js';
 import { closeAll } from '../support/close-all.js';
+import { formatRoutes } from '../../src/cli/routes-table.js';
 
 /** The gateway file: `/api/items` split between a and b by `weights`, with the extra route keys given. */
 function config(a: TestBackend, b: TestBackend, weights: [number, number]): string {
@@ -208,5 +209,63 @@ routes:
       statuses.filter((s, i) => i % 2 === 0),
       Array(10).fill(200),
     );
+  });
+});
+
+describe('splits of SSE and filtered routes', () => {
+  let a: TestBackend;
+  let b: TestBackend;
+  let gw: TestGateway;
+  const answer = (from: string) => (req: { url?: string | undefined }, res: Parameters<typeof json>[0]) => {
+    if (req.url === '/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${from}\n\n`);
+    } else json(res, 200, { from, secret: 'x' });
+  };
+  before(async () => {
+    a = await startBackend((req, res) => answer('a')(req, res));
+    b = await startBackend((req, res) => answer('b')(req, res));
+    gw = await startGateway(`
+routes:
+  - method: GET
+    route: /events
+    path: /events
+    public: true
+    isSSE: true
+    split:
+      - { service: ${a.host}, weight: 3 }
+      - { service: ${b.host}, weight: 1 }
+  - method: GET
+    route: /filtered
+    path: /filtered
+    public: true
+    response: { deny: [secret] }
+    split:
+      - { service: ${a.host}, weight: 1 }
+      - { service: ${b.host}, weight: 1 }
+`);
+  });
+  after(() => closeAll(gw, a, b));
+
+  it('splits an SSE route by weight, each stream from one arm', async () => {
+    const seen: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await gw.get('/api/events');
+      assert.equal(r.headers['content-type'], 'text/event-stream');
+      seen.push(r.text.trim());
+    }
+    assert.equal(seen.filter((e) => e === 'data: b').length, 2, seen.join(' '));
+    assert.equal(seen.filter((e) => e === 'data: a').length, 6);
+  });
+
+  it('splits a filtered (mapping) route, each answer filtered', async () => {
+    const froms: unknown[] = [];
+    for (let i = 0; i < 4; i++) froms.push((await gw.get('/api/filtered')).json());
+    assert.deepEqual(froms, [{ from: 'a' }, { from: 'b' }, { from: 'a' }, { from: 'b' }]);
+  });
+
+  it('shows each arm and its weight in portico routes', () => {
+    const table = formatRoutes(gw.gateway.config());
+    assert.match(table, new RegExp(`split\\(${a.host}=3,${b.host}=1\\)/events`));
   });
 });

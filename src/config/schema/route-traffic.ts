@@ -12,7 +12,7 @@ export const SplitArmSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('Backend of this arm: host:port, http://host:port or https://host (or service: a named upstream)'),
+      .describe("Backend of this arm: host:port, http://host:port, https://host, or a named upstream's name"),
     upstream: z.string().min(1).optional().describe('A named upstream (upstreams:) this arm calls'),
     weight: z
       .int()
