@@ -12,6 +12,7 @@ import type { EventBus } from '../observability/events.js';
 import { percentileMs } from './latency-histogram.js';
 import { CALLS, FAILURES, FIELD, LiveCounters, MINUTE, SERIES_SECONDS, UNMATCHED } from './live-counters.js';
 import type { SecondRing } from './second-ring.js';
+import { TrafficTotals, type MirrorTotals } from './traffic-totals.js';
 import type { ErrorEntry, ReloadEntry, SeriesDocument, SeriesPoint, StatusClasses, TrafficWindow } from './types.js';
 
 export { SERIES_SECONDS, UNMATCHED } from './live-counters.js';
@@ -44,6 +45,10 @@ export interface LiveStats {
   tracked(): { routes: number; origins: number };
   /** Forgets routes and origins that are not in `keep` and saw nothing in the last minute. */
   prune(routeIds: ReadonlySet<string>, origins: ReadonlySet<string>): void;
+  /** Requests sent to one arm of a split route since the start. */
+  armRequests(routeId: string, arm: string): number;
+  /** A mirrored route's copies since the start. */
+  mirrorTotals(routeId: string): MirrorTotals;
 }
 
 /** `now`: milliseconds of wall-clock time (tests move it by hand). */
@@ -54,6 +59,7 @@ export function createLiveStats(events: EventBus, now: () => number = Date.now):
 /** Reads one set of counters for the status page, and subscribes them to the bus. */
 class LiveStatsReader implements LiveStats {
   private unsubscribe: (() => void)[] = [];
+  private readonly totals = new TrafficTotals();
 
   constructor(
     private readonly events: EventBus,
@@ -72,6 +78,9 @@ class LiveStatsReader implements LiveStats {
       events.on('stream:open', (e) => c.streamOpen(e)),
       events.on('stream:close', (e) => c.streamClose(e)),
       events.on('config:reload', (e) => c.configReload(e)),
+      events.on('split:choice', (e) => this.totals.splitChoice(e)),
+      events.on('mirror:end', (e) => this.totals.mirrorEnd(e)),
+      events.on('mirror:dropped', (e) => this.totals.mirrorDropped(e)),
     ];
   }
 
@@ -134,7 +143,16 @@ class LiveStatsReader implements LiveStats {
     return { routes: this.counters.routes.size, origins: this.counters.origins.size };
   }
 
+  armRequests(routeId: string, arm: string): number {
+    return this.totals.armRequests(routeId, arm);
+  }
+
+  mirrorTotals(routeId: string): MirrorTotals {
+    return this.totals.mirror(routeId);
+  }
+
   prune(routeIds: ReadonlySet<string>, keepOrigins: ReadonlySet<string>): void {
+    this.totals.prune(routeIds);
     const stale = this.lastComplete() - MINUTE;
     const { routes, origins } = this.counters;
     for (const [id, ring] of routes)

@@ -52,6 +52,13 @@ export function createStatusReader(
         stream: r.kind === 'sse' || r.kind === 'websocket' ? r.kind : null,
         lastMinute: live.routeTraffic(r.id),
         openStreams: live.routeStreams(r.id),
+        split:
+          r.split?.arms.map((a) => ({ arm: a.name, weight: a.weight, requests: live.armRequests(r.id, a.name) })) ??
+          null,
+        mirror:
+          r.mirror === undefined
+            ? null
+            : { service: r.mirror.service, percent: r.mirror.percent, ...live.mirrorTotals(r.id) },
       };
     });
     const backends = backendsOf(config, sources, live);
@@ -106,6 +113,7 @@ function backendsOf(config: CompiledConfig, sources: StatusSources, live: LiveSt
     use(r.origin.key, r.id);
     for (const b of r.backends) use(b.origin.key, r.id);
     for (const m of r.mapping) use(m.origin.key, r.id);
+    for (const a of r.split?.arms ?? []) use(a.origin.key, r.id);
   }
   const targets = new Map<string, TargetStats[]>();
   for (const t of sources.targets()) {

@@ -46,6 +46,16 @@ export interface RouteStatus {
   readonly stream: 'sse' | 'websocket' | null;
   readonly lastMinute: TrafficWindow;
   readonly openStreams: number;
+  /** A split route's arms (service or upstream as written), weights and requests since the start; null without a split. */
+  readonly split: readonly { readonly arm: string; readonly weight: number; readonly requests: number }[] | null;
+  /** A mirrored route's mirror and its copies since the start; null without a mirror. */
+  readonly mirror: {
+    readonly service: string;
+    readonly percent: number;
+    readonly answered: number;
+    readonly failed: number;
+    readonly dropped: number;
+  } | null;
 }
 
 export interface TargetStatus {

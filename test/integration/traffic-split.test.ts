@@ -13,6 +13,9 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { h2request } from '../support/http2.js';
 import { closeAll } from '../support/close-all.js';
 import { formatRoutes } from '../../src/cli/routes-table.js';
+import type { StatusDocument } from '../../src/admin/types.js';
+import { adminRequest } from '../support/admin.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** The gateway file: `/api/items` split between a and b by `weights`, with the extra route keys given. */
 function config(a: TestBackend, b: TestBackend, weights: [number, number]): string {
@@ -267,5 +270,45 @@ routes:
   it('shows each arm and its weight in portico routes', () => {
     const table = formatRoutes(gw.gateway.config());
     assert.match(table, new RegExp(`split\\(${a.host}=3,${b.host}=1\\)/events`));
+  });
+});
+
+describe('the status page', () => {
+  let a: TestBackend;
+  let b: TestBackend;
+  let m: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    a = await startBackend((_req, res) => json(res, 200, { from: 'a' }));
+    b = await startBackend((_req, res) => json(res, 200, { from: 'b' }));
+    m = await startBackend((_req, res) => json(res, 200, {}));
+    gw = await startGateway(`
+config:
+  admin: { port: 0 }
+routes:
+  - method: GET
+    route: /items
+    path: /items
+    public: true
+    split:
+      - { service: ${a.host}, weight: 3 }
+      - { service: ${b.host}, weight: 1 }
+    mirror: { service: ${m.host}, percent: 50 }
+`);
+  });
+  after(() => closeAll(gw, a, b, m));
+
+  it("shows each arm's weight and requests, and the mirror's copies", async () => {
+    for (let i = 0; i < 8; i++) assert.equal((await gw.get('/api/items')).status, 200);
+    const status = async () =>
+      (await adminRequest(gw.gateway.adminAddress()!.port, '/api/status')).json() as StatusDocument;
+    await waitFor(async () => (await status()).routes[0]!.mirror?.answered === 4, 5_000, 'four copies answered');
+    const route = (await status()).routes[0]!;
+    assert.deepEqual(route.split, [
+      { arm: a.host, weight: 3, requests: 6 },
+      { arm: b.host, weight: 1, requests: 2 },
+    ]);
+    assert.deepEqual(route.mirror, { service: m.host, percent: 50, answered: 4, failed: 0, dropped: 0 });
+    assert.equal(route.backend, `split(${a.host}=3,${b.host}=1)/items`);
   });
 });

@@ -8,6 +8,8 @@ import { clock, ms } from './format.js';
 
 let rendered = false;
 const routeRows = new Map();
+// The line under a split or mirrored route's backend: its arms' or its copies' counts.
+const routeTraffic = new Map();
 let routeKey = '';
 let errorsKey = '';
 let reloadsKey = '';
@@ -92,15 +94,18 @@ function renderRoutes(routes) {
   if (key !== routeKey) {
     routeKey = key;
     routeRows.clear();
+    routeTraffic.clear();
     const rows = routes.map((r) => {
       const kind = r.stream ?? (r.mapping.length > 0 ? `${r.kind} (${r.mapping.join(', ')})` : r.kind);
       const cells = ['', '', '', '', '', ''].map(() => el('td', { class: 'num' }));
+      const traffic = el('div', { class: 'route-traffic' });
+      if (r.split !== null || r.mirror !== null) routeTraffic.set(r.id, traffic);
       const row = el(
         'tr',
         { 'data-route': r.id, 'data-search': `${r.methods} ${r.path} ${r.backend} ${r.auth} ${kind}`.toLowerCase() },
         el('td', {}, r.methods),
         el('td', { class: 'mono' }, r.path),
-        el('td', { class: 'mono' }, r.backend),
+        el('td', { class: 'mono' }, r.backend, traffic),
         el('td', {}, r.auth),
         el('td', {}, kind),
         ...cells,
@@ -117,7 +122,25 @@ function renderRoutes(routes) {
     const values = [m.perSec, m.statuses['2xx'], m.statuses['4xx'], m.statuses['5xx'], ms(m.p50Ms), ms(m.p99Ms)];
     values.forEach((v, i) => (cells[i].textContent = String(v)));
     cells[3].classList.toggle('bad', m.statuses['5xx'] > 0);
+    const traffic = routeTraffic.get(r.id);
+    if (traffic !== undefined) traffic.textContent = trafficLine(r);
   }
+}
+
+/** A split's arms with their weights and requests, and a mirror's copies, since the start. */
+function trafficLine(r) {
+  const parts = [];
+  if (r.split !== null) {
+    const total = r.split.reduce((sum, a) => sum + a.weight, 0);
+    for (const a of r.split) parts.push(`${a.arm} ${Math.round((a.weight / total) * 100)}%: ${a.requests} req`);
+  }
+  if (r.mirror !== null) {
+    const m = r.mirror;
+    parts.push(
+      `mirror ${m.percent}% to ${m.service}: ${m.answered} answered, ${m.failed} failed, ${m.dropped} dropped`,
+    );
+  }
+  return parts.join(' · ');
 }
 
 export function applyFilter() {
