@@ -107,6 +107,17 @@ describe('split, stickyBy and mirror rules (docs/routing.md)', () => {
         'g.yaml:10:41: routes[0].mirror.percent',
       ],
     },
+    {
+      name: 'a mirror on an aggregated route',
+      lines: `    backends:
+      - { service: localhost:3001, path: /a }
+    mirror: { service: localhost:5000 }
+`,
+      expect: [
+        'g.yaml:7:11: routes[0].path: an aggregated route has backends instead',
+        'g.yaml:10:13: routes[0].mirror: an aggregated route cannot be mirrored',
+      ],
+    },
   ];
   for (const c of cases)
     it(`reports ${c.name} at its line`, () => {

@@ -98,6 +98,8 @@ function mirrorRules(
       here(),
       `${label}: a streaming route (isSSE or isWebSocket) cannot be mirrored; a copy would hold a mirror slot for the whole stream`,
     );
+  if (route.backends !== undefined)
+    at(here(), `${label}: an aggregated route cannot be mirrored (it calls several backends; mirror one of them)`);
   if (typeof mirror.service !== 'string') return;
   if (upstreams.includes(mirror.service))
     at(
