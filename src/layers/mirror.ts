@@ -121,8 +121,15 @@ function teeBody(
     done('body-too-large');
   };
   const onEnd = () => {
+    // Node drops the 'data' listeners of a body nobody read before it answered (it dumps it):
+    // then the chunks seen are not the whole body.
+    const whole = req.listeners('data').includes(onData);
     stop();
-    done(Buffer.concat(chunks, size));
+    if (whole) done(Buffer.concat(chunks, size));
+    else {
+      chunks.length = 0;
+      done('body-incomplete');
+    }
   };
   const onCut = () => {
     stop();

@@ -178,6 +178,14 @@ ${route('dead', `service: 127.0.0.1:${dead}`)}
     assert.equal(await metric(gw, 'portico_mirror_dropped_total{route="/silent",reason="in-flight-limit"}'), 2);
   });
 
+  it('copies a streamed HTTP/2 request body as it passes', async () => {
+    const r = await h2request(h2, '/api/streamed?h2=1', { ':method': 'POST' }, 'streamed over h2');
+    assert.equal(r.status, 201);
+    assert.equal((JSON.parse(r.body) as { got: number }).got, 16);
+    await waitFor(() => copiesOf('/streamed?h2=1').length === 1, 5_000, 'the HTTP/2 streamed copy');
+    assert.equal(copiesOf('/streamed?h2=1')[0]!.body.toString(), 'streamed over h2');
+  });
+
   it('copies HTTP/2 requests too', async () => {
     const r = await h2request(h2, '/api/all?h2=1', { ':method': 'POST', 'content-length': '5' }, 'h2-hi');
     assert.equal(r.status, 201);

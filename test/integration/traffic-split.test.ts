@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { Agent, request } from 'undici';
+import { SignJWT } from 'jose';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { h2request } from '../support/http2.js';
@@ -310,5 +311,48 @@ routes:
     ]);
     assert.deepEqual(route.mirror, { service: m.host, percent: 50, answered: 4, failed: 0, dropped: 0 });
     assert.equal(route.backend, `split(${a.host}=3,${b.host}=1)/items`);
+  });
+});
+
+describe('a split sticky by a claim of the token', () => {
+  const SECRET = 'split-sticky-secret-0123456789abcdef0123';
+  let a: TestBackend;
+  let b: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    a = await startBackend((_req, res) => json(res, 200, { from: 'a' }));
+    b = await startBackend((_req, res) => json(res, 200, { from: 'b' }));
+    gw = await startGateway(`
+config:
+  auth: { secret: ${SECRET} }
+routes:
+  - method: GET
+    route: /me
+    path: /me
+    protected: true
+    stickyBy: claims.sub
+    split:
+      - { service: ${a.host}, weight: 1 }
+      - { service: ${b.host}, weight: 1 }
+`);
+  });
+  after(() => closeAll(gw, a, b));
+
+  it('keeps each subject on one arm, whichever token it presents', async () => {
+    const key = new TextEncoder().encode(SECRET);
+    const arms = new Map<string, Set<string>>();
+    for (let user = 0; user < 20; user++)
+      for (let token = 0; token < 3; token++) {
+        // A new token each time (another jti): only the subject holds the client on its arm.
+        const jwt = await new SignJWT({ sub: `user-${user}`, jti: `t${token}` })
+          .setProtectedHeader({ alg: 'HS256' })
+          .sign(key);
+        const res = await gw.get('/api/me', { headers: { authorization: `Bearer ${jwt}` } });
+        assert.equal(res.status, 200);
+        const from = (res.json() as { from: string }).from;
+        arms.set(`user-${user}`, (arms.get(`user-${user}`) ?? new Set()).add(from));
+      }
+    for (const [user, seen] of arms) assert.equal(seen.size, 1, `${user} saw ${[...seen].join(', ')}`);
+    assert.equal(new Set([...arms.values()].map((s) => [...s][0])).size, 2);
   });
 });
