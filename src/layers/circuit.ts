@@ -4,7 +4,8 @@
  * is reported on the permit (circuit/settle.ts says what counts). A WebSocket endpoint resolves once the client has its answer to the
  * handshake, so a tunnel that stays open for hours holds no probe slot.
  */
-import type { Layer } from '../pipeline/types.js';
+import type { CompiledRoute, Layer } from '../pipeline/types.js';
+import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { CircuitBreaker } from '../circuit/types.js';
 import { settlePermit } from '../circuit/settle.js';
 import { sendError } from '../response/send-error.js';
@@ -62,4 +63,23 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
 /** Whole seconds, at least 1, until the circuit may admit a call again. */
 function retryAfter(breaker: CircuitBreaker): number {
   return Math.max(1, Math.ceil(breaker.retryAfterSec()));
+}
+
+/**
+ * The circuit layer of a route, or of one arm of a split: none when breakers are disabled, nor
+ * for an aggregated route, whose backends each answer to their own circuit
+ * (upstream/call/json-call.ts). After auth: a request without a valid token never takes a probe slot.
+ */
+export function routeCircuit(
+  route: Pick<CompiledRoute, 'kind' | 'origin' | 'circuitFailureStatuses'>,
+  upstreams: Pick<UpstreamRegistry, 'forOrigin'>,
+  enabled: boolean,
+): Layer[] {
+  if (route.kind === 'aggregate' || !enabled) return [];
+  return [
+    circuitLayer(upstreams.forOrigin(route.origin).breaker, {
+      settleOnResponseStart: route.kind === 'sse',
+      failureStatuses: route.circuitFailureStatuses,
+    }),
+  ];
 }

@@ -35,7 +35,7 @@ import {
   type ClientIpResolver,
 } from '../server/client-ip.js';
 import { bodyLimitLayer } from '../layers/body-limit.js';
-import { circuitLayer } from '../layers/circuit.js';
+import { routeCircuit } from '../layers/circuit.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
@@ -189,23 +189,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
     layers.push(mirrorLayer(route, route.mirror, { ...deps, dropHeaders: dropHeadersOf(route, deps) }));
   if (isWebSocket) layers.push(requireUpgradeLayer());
   // A split's arms each have their own circuit, after the choice (buildPipeline).
-  if (route.split === undefined) layers.push(...routeCircuit(route, deps));
+  if (route.split === undefined) layers.push(...routeCircuit(route, deps.upstreams, settings.circuitBreaker.enabled));
   return layers;
-}
-
-/**
- * The circuit layer of a route, or of one arm of a split (none when breakers are disabled). After
- * auth: a request without a valid token never takes a probe slot. An aggregated route's backends
- * each answer to their own circuit (upstream/call/json-call.ts).
- */
-function routeCircuit(route: CompiledRoute, deps: PipelineDeps): Layer[] {
-  if (route.kind === 'aggregate' || !deps.config.settings.circuitBreaker.enabled) return [];
-  return [
-    circuitLayer(deps.upstreams.forOrigin(route.origin).breaker, {
-      settleOnResponseStart: route.kind === 'sse',
-      failureStatuses: route.circuitFailureStatuses,
-    }),
-  ];
 }
 
 /** Where a buffered body that outgrows memory counts its temporary file, and who is told of a refusal. */
@@ -229,7 +214,11 @@ export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
       ? endpointFor(route, deps)
       : splitEndpoint(route, route.split, {
           events: deps.events,
-          armStep: (arm) => compose(routeCircuit(arm, deps), endpointFor(arm, deps)),
+          armStep: (arm) =>
+            compose(
+              routeCircuit(arm, deps.upstreams, deps.config.settings.circuitBreaker.enabled),
+              endpointFor(arm, deps),
+            ),
         });
   return compose(routeLayers(route, deps), end);
 }
