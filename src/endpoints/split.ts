@@ -11,18 +11,19 @@ import type { EventBus } from '../observability/events.js';
 import { createArmChooser } from '../split/choose-arm.js';
 import { compileStickyKey } from '../split/sticky-key.js';
 
-export interface SplitOptions {
-  readonly events: EventBus;
-  /** The step of the route as it would be with `armRoute`'s backend (pipeline/build.ts). */
-  readonly armStep: (armRoute: CompiledRoute) => Step;
-}
-
-/** Sends each request to the arm its sticky key holds it to, else to the next arm by weight. */
-export function splitEndpoint(route: CompiledRoute, split: SplitSpec, options: SplitOptions): Step {
-  const { events } = options;
+/**
+ * Sends each request to the arm its sticky key holds it to, else to the next arm by weight.
+ * `armStep`: the step of the route as it would be with `armRoute`'s backend (pipeline/build.ts).
+ */
+export function splitEndpoint(
+  route: CompiledRoute,
+  split: SplitSpec,
+  events: EventBus,
+  armStep: (armRoute: CompiledRoute) => Step,
+): Step {
   const arms = split.arms.map((arm) => ({
     name: arm.name,
-    step: options.armStep({ ...route, service: arm.name, origin: arm.origin }),
+    step: armStep({ ...route, service: arm.name, origin: arm.origin }),
   }));
   const chooser = createArmChooser(split.arms);
   const stickyKey = split.stickyBy === undefined ? undefined : compileStickyKey(split.stickyBy);

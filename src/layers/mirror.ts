@@ -16,7 +16,7 @@ import type { MirrorSpec } from '../config/types.js';
 import type { CompiledRoute, Exchange, Layer } from '../pipeline/types.js';
 import type { EventBus, MirrorDropReason } from '../observability/events.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
-import type { RequestDropSet } from '../upstream/trust-boundary.js';
+import { routeDropSet, type RequestDropSet } from '../upstream/trust-boundary.js';
 import { announcesBody } from '../pipeline/request-body.js';
 import { backendHeaders, backendPath } from '../upstream/call/route-call.js';
 import { createSampler } from '../mirror/sample.js';
@@ -25,7 +25,7 @@ import { sendMirrorCopy, type MirrorCopy, type MirrorTarget } from '../mirror/mi
 export interface MirrorLayerOptions {
   /** Where the mirror's own pool is made (upstream/upstream.ts `mirrorPool`). */
   readonly upstreams: Pick<UpstreamRegistry, 'mirrorPool'>;
-  /** The route's drop set: the mirror is sent what the primary is sent. */
+  /** The configuration's drop set; the route's is made from it, so the mirror is sent what the backend is sent. */
   readonly dropHeaders: RequestDropSet;
   readonly events: EventBus;
 }
@@ -41,7 +41,11 @@ export function mirrorLayer(route: CompiledRoute, mirror: MirrorSpec, options: M
     timeoutMs: mirror.timeoutMs,
     events,
   };
-  const call = { route, upstream: pool, dropHeaders: options.dropHeaders, identityEncoding: false };
+  const dropHeaders = routeDropSet(options.dropHeaders, {
+    kind: route.kind,
+    allowUnderscores: route.headers.allowUnderscores,
+  });
+  const call = { route, upstream: pool, dropHeaders, identityEncoding: false };
   let inFlight = 0;
   const release = () => {
     inFlight--;

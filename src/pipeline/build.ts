@@ -8,10 +8,7 @@
  *   compression -> CORS headers -> rate limit, quota (429) -> Origin check of handshakes (403)
  *   -> body limits (413, 408) -> auth -> rate limit, quota by consumer or claim (429)
  *   -> request buffer -> request schema (400, 415) -> mirror copy -> 426 for a plain request on a
- *   WebSocket route -> circuit (503) -> forward | mapping | aggregate | sse | websocket
- *
- * A split route chooses its arm after the mirror copy, and each arm has its own circuit and
- * endpoint: ... -> mirror copy -> arm choice -> the arm's circuit -> the arm's endpoint.
+ *   WebSocket route -> (split: the arm) circuit (503) -> forward | mapping | aggregate | sse | websocket
  *
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
  * before authentication so that abusive traffic costs no token check or auth-service call. A
@@ -185,8 +182,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   }
   if (route.validateBody !== undefined) layers.push(requestSchemaLayer(route.validateBody));
   // After auth and validation: the mirror is copied only what the backend is sent.
-  if (route.mirror !== undefined)
-    layers.push(mirrorLayer(route, route.mirror, { ...deps, dropHeaders: dropHeadersOf(route, deps) }));
+  if (route.mirror !== undefined) layers.push(mirrorLayer(route, route.mirror, deps));
   if (isWebSocket) layers.push(requireUpgradeLayer());
   // A split's arms each have their own circuit, after the choice (buildPipeline).
   if (route.split === undefined) layers.push(...routeCircuit(route, deps.upstreams, settings.circuitBreaker.enabled));
@@ -208,18 +204,11 @@ function spillOptions(deps: PipelineDeps): Pick<RequestBufferOptions, 'spill' | 
 
 /** A route's pipeline, for every kind of request it gets. */
 export function buildPipeline(route: CompiledRoute, deps: PipelineDeps): Step {
-  // A split's arms: the route's circuit and endpoint, each with the arm's backend.
+  // A split's arms: the route's own circuit and endpoint, each with the arm's backend.
+  const arm = (r: CompiledRoute) =>
+    compose(routeCircuit(r, deps.upstreams, deps.config.settings.circuitBreaker.enabled), endpointFor(r, deps));
   const end =
-    route.split === undefined
-      ? endpointFor(route, deps)
-      : splitEndpoint(route, route.split, {
-          events: deps.events,
-          armStep: (arm) =>
-            compose(
-              routeCircuit(arm, deps.upstreams, deps.config.settings.circuitBreaker.enabled),
-              endpointFor(arm, deps),
-            ),
-        });
+    route.split === undefined ? endpointFor(route, deps) : splitEndpoint(route, route.split, deps.events, arm);
   return compose(routeLayers(route, deps), end);
 }
 
@@ -273,7 +262,11 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
   const timeouts = route.timeouts;
   // What every endpoint's backend call needs: backendSec bounds the wait for the head.
-  const dropHeaders = dropHeadersOf(route, deps);
+  // What of the client's request this route's backend may get (upstream/trust-boundary.ts).
+  const dropHeaders = routeDropSet(deps.dropHeaders, {
+    kind: route.kind,
+    allowUnderscores: route.headers.allowUnderscores,
+  });
   const callOptions = {
     upstream,
     dropHeaders,
@@ -304,9 +297,4 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
     case 'standard':
       return forwardEndpoint(route, forwardOptions);
   }
-}
-
-/** What of the client's request this route's backends may get (upstream/trust-boundary.ts). */
-function dropHeadersOf(route: CompiledRoute, deps: PipelineDeps): RequestDropSet {
-  return routeDropSet(deps.dropHeaders, { kind: route.kind, allowUnderscores: route.headers.allowUnderscores });
 }
