@@ -115,9 +115,12 @@ export function outcomeName(
   if (outcome.ok) return 'ok';
   switch (outcome.code) {
     case 'GW_AUTH_MISSING':
+    case 'GW_AUTH_KEY_MISSING':
       return 'missing';
     case 'GW_AUTH_INVALID':
+    case 'GW_AUTH_KEY_INVALID':
     case 'GW_AUTH_AMBIGUOUS':
+    case 'GW_AUTH_CREDENTIALS_AMBIGUOUS':
       // Several credentials: none can be trusted, like an invalid one.
       return 'invalid';
     case 'GW_AUTH_UNAVAILABLE':

@@ -56,7 +56,7 @@ export function compileTokenSources(sources: readonly TokenSource[]): TokenSourc
   };
 }
 
-interface SplitQuery {
+export interface SplitQuery {
   /** The token parameters' values, by name. */
   readonly tokens: Map<string, string>;
   /** A token parameter appears more than once. */
@@ -65,7 +65,8 @@ interface SplitQuery {
   readonly rest: string;
 }
 
-function finish(req: IncomingMessage, query: SplitQuery | undefined, rawQuery: string): string {
+/** `rawQuery` without the parameters `query` took out, which `req.url` loses too. */
+export function finish(req: IncomingMessage, query: SplitQuery | undefined, rawQuery: string): string {
   if (query === undefined || query.rest.length === rawQuery.length) return rawQuery;
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -73,7 +74,8 @@ function finish(req: IncomingMessage, query: SplitQuery | undefined, rawQuery: s
   return query.rest;
 }
 
-function splitQuery(rawQuery: string, names: ReadonlySet<string>): SplitQuery {
+/** The parameters called one of `names`, taken out of `rawQuery` (names and values decoded). */
+export function splitQuery(rawQuery: string, names: ReadonlySet<string>): SplitQuery {
   const tokens = new Map<string, string>();
   const seen = new Set<string>();
   let repeated = false;

@@ -11,7 +11,7 @@ export function authorizationRules(raw: Record<string, unknown>, at: AddProblem)
   if (!Array.isArray(raw.routes)) return;
   const config = isRecord(raw.config) ? raw.config : {};
   const auth = isRecord(config.auth) ? config.auth : {};
-  const canValidate = Boolean(auth.secret || auth.jwksUrl || auth.authService || auth.introspection);
+  const canValidate = Boolean(auth.secret || auth.jwksUrl || auth.authService || auth.introspection || auth.apiKey);
   raw.routes.forEach((route: unknown, index: number) => {
     if (!isRecord(route)) return;
     const label = `routes[${index}]`;
@@ -26,7 +26,7 @@ export function authorizationRules(raw: Record<string, unknown>, at: AddProblem)
     if (asks !== undefined && !canValidate)
       at(
         ['routes', index, asks],
-        `${label}.${asks}: the route needs a valid token, but no config.auth.secret, jwksUrl, authService or introspection is set to validate tokens`,
+        `${label}.${asks}: the route needs a valid token, but no config.auth.secret, jwksUrl, authService, introspection or apiKey is set to authenticate requests`,
       );
   });
 }

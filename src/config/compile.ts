@@ -26,7 +26,8 @@ import { normalHostPattern } from './syntax/host-pattern.js';
 import { parseService, upstreamOrigin } from './syntax/service.js';
 import { hasFieldRules } from './syntax/field-rules.js';
 import { readSchema } from './json-schema.js';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { compileConsumers } from './consumers-file.js';
 import { withTainhaKeys } from './tainha.js';
 import { parseStickyKey } from './syntax/sticky-key.js';
 
@@ -58,7 +59,17 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
   };
   const routes = file.routes.map((r, index) => compileRoute(r, index, context));
   const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, dirname(fileName));
-  return Object.freeze({ file: fileName, settings, prefix, routes: Object.freeze(routes), ...(tls ? { tls } : {}) });
+  return Object.freeze({
+    file: fileName,
+    settings,
+    prefix,
+    routes: Object.freeze(routes),
+    // Validation put a consumers file's list here (validate.ts): what was checked is what is served.
+    consumers: compileConsumers(file.consumers ?? []),
+    consumersFile:
+      settings.consumersFile === undefined ? undefined : resolve(dirname(fileName), settings.consumersFile),
+    ...(tls ? { tls } : {}),
+  });
 }
 
 function compileRoute(r: RouteConfig, index: number, context: RouteContext): RouteSpec {

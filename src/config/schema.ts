@@ -37,4 +37,5 @@ export { Http2Schema } from './schema/http2.js';
 export { ShutdownSchema } from './schema/shutdown.js';
 export { GatewaySettingsSchema, type GatewaySettings } from './schema/settings.js';
 export { UpstreamSchema, type UpstreamConfig } from './schema/upstream.js';
+export { ConsumerSchema, ConsumersFileSchema, KEY_HASH, type ConsumerConfig } from './schema/consumers.js';
 export { GatewayFileSchema, type GatewayFile } from './schema/gateway-file.js';

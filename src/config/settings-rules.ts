@@ -37,10 +37,17 @@ export function settingsRules(raw: Record<string, unknown>, at: AddProblem): voi
   operationsChecks(config, raw.routes, at);
 
   const auth = isRecord(config.auth) ? config.auth : {};
-  if (auth.defaultProtected === true && !auth.secret && !auth.jwksUrl && !auth.authService && !auth.introspection) {
+  if (
+    auth.defaultProtected === true &&
+    !auth.secret &&
+    !auth.jwksUrl &&
+    !auth.authService &&
+    !auth.introspection &&
+    !auth.apiKey
+  ) {
     at(
       ['config', 'auth', 'defaultProtected'],
-      'config.auth.defaultProtected is true but no secret, jwksUrl, authService or introspection is set to validate tokens',
+      'config.auth.defaultProtected is true but no secret, jwksUrl, authService, introspection or apiKey is set to authenticate requests',
     );
   }
   if (typeof auth.authService === 'string') checkService(auth.authService, ['config', 'auth', 'authService'], at);

@@ -235,6 +235,15 @@ export interface RouteSpec {
   readonly mirror: MirrorSpec | undefined;
 }
 
+/** A consumer (docs/consumers.md), from `consumers:` or `config.consumersFile`. */
+export interface ConsumerSpec {
+  readonly id: string;
+  /** The SHA-256 digests of its keys, lower-case hex without `sha256:`. */
+  readonly keyHashes: readonly string[];
+  readonly claims: Readonly<Record<string, unknown>>;
+  readonly plan: string | undefined;
+}
+
 /** `config.tls` with its files read (config/tls-files.ts). */
 export interface CompiledTls {
   readonly cert: Buffer;
@@ -268,6 +277,10 @@ export interface CompiledConfig {
   /** basePath normalised: '' when there is no prefix. */
   readonly prefix: string;
   readonly routes: readonly RouteSpec[];
+  /** The consumers of `consumers:` or, as read at load, of `config.consumersFile`. */
+  readonly consumers: readonly ConsumerSpec[];
+  /** `config.consumersFile` resolved against the configuration's folder; undefined without one. */
+  readonly consumersFile: string | undefined;
   /** TLS on the listener; undefined: plain HTTP. */
   readonly tls?: CompiledTls;
   /**

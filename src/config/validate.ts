@@ -22,7 +22,10 @@ import { upstreamRules } from './upstream-rules.js';
 import { trafficRules } from './traffic-rules.js';
 import { tlsRules } from './tls-rules.js';
 import { adminRules } from './admin-rules.js';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { consumerRules } from './consumer-rules.js';
+import { readConsumersFile } from './consumers-file.js';
+import type { ConsumerConfig } from './schema.js';
 import { configNotices } from './notices.js';
 import { hideEnvValues } from './hide-env-values.js';
 
@@ -69,12 +72,26 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     trafficRules(typed, at);
     tlsRules(typed, dirname(parsed.file), at, warn);
     compatibilityRules(typed, at);
+    consumerRules(typed, at, warn);
   }
+  const fromFile = consumersFromFile(typed, parsed.file, problems);
   if (problems.length > 0 || !result.success) {
     return { ok: false, problems: hideEnvValues(withoutEchoes(problems, parsed.problems.length), parsed.envValues) };
   }
+  // The file's consumers are served in place of an inline list (which validation refused beside it).
+  if (fromFile !== undefined) result.data.consumers = fromFile;
   const notices = [...configNotices(result.data, parsed), ...warnings].sort((a, b) => a.line - b.line || a.col - b.col);
   return { ok: true, config: result.data, notices: hideEnvValues(notices, parsed.envValues) };
+}
+
+/** The consumers of `config.consumersFile`, read once here; its problems (its own FILE:LINE:COL) join `problems`. */
+function consumersFromFile(typed: unknown, file: string, problems: Problem[]): ConsumerConfig[] | undefined {
+  const config = isRecord(typed) && isRecord(typed.config) ? typed.config : {};
+  if (typeof config.consumersFile !== 'string' || config.consumersFile === '') return undefined;
+  const read = readConsumersFile(resolve(dirname(file), config.consumersFile));
+  if (read.ok) return read.consumers;
+  problems.push(...read.problems);
+  return undefined;
 }
 
 /**

@@ -6,23 +6,44 @@
  * against them (auth/requirements.ts): 403 when they fall short. On success the
  * claim headers ride on the exchange to the endpoint; on refusal the outcome's complete response
  * is written and the chain stops.
+ *
+ * With `auth.apiKey` (docs/consumers.md), a request may present an API key instead: a key is
+ * looked up in the key store (auth/key-store.ts) and its consumer's claims stand in for a token's,
+ * under the same `require:` rules. One credential per request: a key beside a token, or a key sent
+ * twice, is refused 400 before anything is checked. A request with neither goes the token way when
+ * a token mode is configured (its 401 then names both schemes), else gets 401 for a missing key.
  */
-import type { Exchange, Layer } from '../pipeline/types.js';
+import type { Consumer, Exchange, Layer } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import { reportAuthResult } from '../auth/authenticator.js';
 import { gatewayRefusal } from '../auth/refusal.js';
 import type { Authenticator, AuthOutcome, ClaimCheck } from '../auth/types.js';
 import type { TokenSources } from '../auth/token-sources.js';
+import type { ApiKeySource } from '../auth/api-key-source.js';
+import type { KeyHolder, KeyStore } from '../auth/key-store.js';
 
 /** A token cookie or parameter sent twice (auth/token-sources.ts). */
 const SEVERAL_TOKENS = gatewayRefusal('GW_AUTH_TOKEN_REPEATED', 'a token cookie or query parameter sent twice');
 
 const NO_CLAIMS: Readonly<Record<string, unknown>> = Object.freeze({});
 
+/** A key beside a token, or a key sent twice (auth/api-key-source.ts). */
+const SEVERAL_CREDENTIALS = gatewayRefusal('GW_AUTH_CREDENTIALS_AMBIGUOUS', 'an API key sent twice, or beside a token');
+
 /** What a route adds to plain authentication, each compiled at config load. */
 export interface RouteAuthRules {
   readonly checkClaims?: ClaimCheck | undefined;
   readonly tokenSources?: TokenSources | undefined;
+  /** API keys (`auth.apiKey`); undefined when keys are not accepted. */
+  readonly apiKeys?: ApiKeys | undefined;
+  /** The claim naming a token holder's plan (`auth.planClaim`), for `ex.consumer`. */
+  readonly planClaim?: string | undefined;
+}
+
+/** Where keys are read and the store they are looked up in, made once per configuration. */
+export interface ApiKeys {
+  readonly source: ApiKeySource;
+  readonly store: KeyStore;
 }
 
 const DONE: Promise<void> = Promise.resolve();
@@ -44,14 +65,36 @@ function settle(events: EventBus, x: Exchange, outcome: AuthOutcome): Refusal | 
   return undefined;
 }
 
-/** Authenticates each request before `next`; answers the refusal itself. */
-export function authLayer(authenticator: Authenticator, events: EventBus, rules: RouteAuthRules = {}): Layer {
-  const authorize = authorizer(authenticator, rules.checkClaims);
-  const sources = rules.tokenSources;
+/** A token holder as a consumer: its `sub`, and its plan from `planClaim`; undefined without a string `sub`. */
+function tokenConsumer(
+  claims: Readonly<Record<string, unknown>> | undefined,
+  planClaim: string | undefined,
+): Consumer | undefined {
+  const sub = claims?.sub;
+  if (typeof sub !== 'string') return undefined;
+  const plan = planClaim === undefined ? undefined : claims![planClaim];
+  return { id: sub, plan: typeof plan === 'string' ? plan : undefined };
+}
+
+/**
+ * Authenticates each request before `next`; answers the refusal itself. `authenticator` validates
+ * tokens; undefined when only API keys are accepted.
+ */
+export function authLayer(
+  authenticator: Authenticator | undefined,
+  events: EventBus,
+  rules: RouteAuthRules = {},
+): Layer {
+  const authorize = authenticator === undefined ? undefined : authorizer(authenticator, rules.checkClaims);
+  const { tokenSources: sources, apiKeys, planClaim } = rules;
+  const keyOutcome = apiKeys === undefined ? undefined : keyAuthorizer(apiKeys, rules.checkClaims);
   return (next) => {
-    const decide = (ex: Exchange, outcome: AuthOutcome): Promise<void> => {
+    const decide = (ex: Exchange, outcome: AuthOutcome, holder?: KeyHolder): Promise<void> => {
       const refusal = settle(events, ex, outcome);
-      if (refusal === undefined) return next(ex);
+      if (refusal === undefined) {
+        ex.consumer = holder !== undefined ? holder.consumer : tokenConsumer(ex.claims, planClaim);
+        return next(ex);
+      }
       const { res, req } = ex;
       // The body the client sent is not wanted: drain it so the connection can be reused.
       req.resume();
@@ -63,15 +106,77 @@ export function authLayer(authenticator: Authenticator, events: EventBus, rules:
     };
     // A cached token answers without a promise: the route goes on in the same turn.
     return (ex) => {
+      let key: string | undefined;
+      if (apiKeys !== undefined) {
+        const taken = apiKeys.source.take(ex.req, ex.rawQuery);
+        if (taken === undefined) return decide(ex, SEVERAL_CREDENTIALS);
+        ex.rawQuery = taken.rest;
+        key = taken.key;
+      }
       if (sources !== undefined) {
         const rest = sources.take(ex.req, ex.rawQuery);
         if (rest === undefined) return decide(ex, SEVERAL_TOKENS);
         ex.rawQuery = rest;
       }
+      if (key !== undefined) {
+        // Any Authorization header beside a key is a second credential, whatever its scheme.
+        if (ex.req.headers.authorization !== undefined) return decide(ex, SEVERAL_CREDENTIALS);
+        const holder = apiKeys!.store.find(key);
+        return decide(ex, keyOutcome!(holder), holder);
+      }
+      if (authorize === undefined) return decide(ex, keyOutcome!(undefined, true));
       const outcome = authorize(ex.req, ex.requestId, ex.route.id);
-      return outcome instanceof Promise ? outcome.then((o) => decide(ex, o)) : decide(ex, outcome);
+      if (keyOutcome === undefined)
+        return outcome instanceof Promise ? outcome.then((o) => decide(ex, o)) : decide(ex, outcome);
+      // Neither credential: a 401 for a missing token names the key scheme too.
+      const either = (o: AuthOutcome) =>
+        decide(ex, !o.ok && o.code === 'GW_AUTH_MISSING' ? keyOutcome(undefined, true, o) : o);
+      return outcome instanceof Promise ? outcome.then(either) : either(outcome);
     };
   };
+}
+
+/**
+ * The outcome of a key lookup: the holder's claims (under the route's `require:` rules), or 401
+ * with an `ApiKey` challenge (docs/consumers.md "API keys"). `missing`: no key was presented;
+ * `tokenMissing`: a token mode's own 401, whose challenge comes first.
+ */
+function keyAuthorizer(
+  apiKeys: ApiKeys,
+  checkClaims: ClaimCheck | undefined,
+): (holder: KeyHolder | undefined, missing?: boolean, tokenMissing?: Refusal) => AuthOutcome {
+  const challenge = keyChallenge(apiKeys.source);
+  const refusals = {
+    missing: gatewayRefusal('GW_AUTH_KEY_MISSING', 'no API key', { 'www-authenticate': challenge }),
+    invalid: gatewayRefusal('GW_AUTH_KEY_INVALID', 'unknown API key', {
+      'www-authenticate': `${challenge}, error="invalid_key"`,
+    }),
+  };
+  return (holder, missing = false, tokenMissing) => {
+    if (tokenMissing !== undefined) {
+      const bearer = tokenMissing.headers['www-authenticate'];
+      return {
+        ...tokenMissing,
+        headers: {
+          ...tokenMissing.headers,
+          'www-authenticate': bearer === undefined ? challenge : `${bearer}, ${challenge}`,
+        },
+      };
+    }
+    if (holder === undefined) return missing ? refusals.missing : refusals.invalid;
+    const why = checkClaims?.(holder.claims);
+    if (why !== undefined) return gatewayRefusal('GW_AUTH_FORBIDDEN', why);
+    return { ok: true, claimHeaders: holder.claimHeaders, claims: holder.claims };
+  };
+}
+
+/** `ApiKey realm="portico", header="X-API-Key"`: the scheme, and where the key goes. */
+function keyChallenge(source: ApiKeySource): string {
+  const where = [
+    source.header === undefined ? undefined : `header="${source.header}"`,
+    source.query === undefined ? undefined : `query="${source.query}"`,
+  ].filter((w) => w !== undefined);
+  return ['ApiKey realm="portico"', ...where].join(', ');
 }
 
 /** The authenticator alone, or followed by the route's claim check (chosen once per route). */

@@ -36,7 +36,10 @@ import { routeCircuit } from '../layers/circuit.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
-import { authLayer, type RouteAuthRules } from '../layers/auth.js';
+import { authLayer, type ApiKeys, type RouteAuthRules } from '../layers/auth.js';
+import { compileApiKeySource } from '../auth/api-key-source.js';
+import { createKeyStore } from '../auth/key-store.js';
+import { stripKeyQueryLayer } from '../layers/strip-key-query.js';
 import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
 import { mappingEndpoint, type JsonShapingOptions } from '../endpoints/mapping.js';
 import { aggregateEndpoint } from '../endpoints/aggregate.js';
@@ -105,6 +108,11 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly authenticator: Authenticator | undefined;
   /** Where tokens are read besides the Authorization header (`auth.tokenFrom`); undefined: the header only. */
   readonly tokenSources: TokenSources | undefined;
+  /**
+   * API keys (`auth.apiKey`, docs/consumers.md): where they are read and this configuration's key
+   * store, which a changed consumers file refills (setup/consumers-file.ts); undefined when off.
+   */
+  readonly apiKeys: ApiKeys | undefined;
   /** The CORS policy; undefined when CORS is off. The request handler answers preflights with it. */
   readonly cors: CorsPolicy | undefined;
   /** How answers are compressed; undefined when no route compresses. */
@@ -123,6 +131,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
   const quotaCounters = shared.quotaCounters ?? createQuotaCounters();
   // Quotas are shared by default once there is a Redis: per-process quotas would admit N times the quota.
   const quotasInRedis = (settings.quotas?.store ?? (settings.redis === undefined ? 'local' : 'redis')) === 'redis';
+  const apiKeys = compileApiKeys(config);
   return {
     ...shared,
     config: compiled,
@@ -132,17 +141,28 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     spill: shared.spill ?? createSpillBudget(),
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(
-      settings.auth.stripHeaders,
+      // The key header never reaches a backend, on any route.
+      apiKeys?.source.header === undefined
+        ? settings.auth.stripHeaders
+        : [...settings.auth.stripHeaders, apiKeys.source.header],
       settings.telemetry.propagation,
       trustsPeer(settings.trustProxy),
       settings.tls?.clientSubjectHeader,
     ),
     authenticator,
     tokenSources: compileTokenSources(settings.auth.tokenFrom),
+    apiKeys,
     cors: compileCors(settings.cors),
     compression: config.routes.some((r) => r.compresses) ? compileCompression(settings.compression) : undefined,
     clientIp: rateLimitClient(createClientIpResolver(settings.trustProxy), settings.rateLimit.ipv6PrefixLength),
   };
+}
+
+/** Key authentication of a configuration: its source and a store of its consumers; undefined when off. */
+function compileApiKeys(config: CompiledConfig): ApiKeys | undefined {
+  const source = compileApiKeySource(config.settings.auth.apiKey);
+  if (source === undefined) return undefined;
+  return { source, store: createKeyStore(config.consumers, config.settings.tls?.clientSubjectHeader) };
 }
 
 /** The key rate limits count a request under: its client's address, an IPv6 client's network. */
@@ -172,6 +192,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // A WebSocket route reads no body: a plain request gets its 426 unread.
   if (!isWebSocket) layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
   if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
+  // A key in the query of a route that reads none still goes no further than the gateway.
+  else if (deps.apiKeys?.source.query !== undefined) layers.push(stripKeyQueryLayer(deps.apiKeys.source));
   layers.push(...limits.afterAuth);
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
@@ -225,12 +247,18 @@ function upgradePolicy(route: CompiledRoute, deps: PipelineDeps): Pick<CorsPolic
 }
 
 function authRules(route: CompiledRoute, deps: PipelineDeps): RouteAuthRules {
-  return { checkClaims: route.checkClaims, tokenSources: deps.tokenSources };
+  return {
+    checkClaims: route.checkClaims,
+    tokenSources: deps.tokenSources,
+    apiKeys: deps.apiKeys,
+    planClaim: deps.config.settings.auth.planClaim,
+  };
 }
 
-function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticator {
-  // Validation refuses defaultProtected without secret, jwksUrl, authService or introspection.
-  if (deps.authenticator === undefined)
+/** The token authenticator; undefined when API keys alone authenticate. */
+function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticator | undefined {
+  // Validation refuses a protected route without secret, jwksUrl, authService, introspection or apiKey.
+  if (deps.authenticator === undefined && deps.apiKeys === undefined)
     throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
   return deps.authenticator;
 }

@@ -196,7 +196,7 @@ ${extra}`;
 
   it('require without a way to validate tokens, at its line', () => {
     assert.deepEqual(check(route('    require: { roles: [admin] }')), [
-      'gw.yaml:6:14: routes[0].require: the route needs a valid token, but no config.auth.secret, jwksUrl, authService or introspection is set to validate tokens',
+      'gw.yaml:6:14: routes[0].require: the route needs a valid token, but no config.auth.secret, jwksUrl, authService, introspection or apiKey is set to authenticate requests',
     ]);
   });
 

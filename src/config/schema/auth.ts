@@ -50,6 +50,20 @@ export const AuthSchema = z.strictObject({
     .describe(
       'Where protected routes find the token, in order: header (Authorization: Bearer), {cookie: NAME}, {query: NAME}; query tokens are removed before forwarding',
     ),
+  apiKey: z
+    .strictObject({
+      header: z.string().min(1).optional().describe('Request header holding the API key, e.g. X-API-Key'),
+      query: z.string().min(1).optional().describe('Query parameter holding the API key; removed before forwarding'),
+    })
+    .optional()
+    .describe(
+      'API key authentication for protected routes (docs/consumers.md): the key is read from this header or query parameter (at least one)',
+    ),
+  planClaim: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Claim of a token naming the caller's plan, for quotas by plan; without it a token's caller has no plan"),
   rolesClaim: z
     .string()
     .min(1)

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { RouteSchema } from './route.js';
 import { GatewaySettingsSchema } from './settings.js';
 import { UpstreamSchema } from './upstream.js';
+import { ConsumersSchema } from './consumers.js';
 
 export const GatewayFileSchema = z
   .strictObject({
@@ -14,6 +15,9 @@ export const GatewayFileSchema = z
       .optional()
       .describe('Named backends with several targets; a route or mapping service names one (docs/upstreams.md)'),
     routes: z.array(RouteSchema).describe('The gateway routes'),
+    consumers: ConsumersSchema.optional().describe(
+      'Who may call with an API key: id, key hashes, claims, plan (docs/consumers.md); or config.consumersFile',
+    ),
     config: GatewaySettingsSchema.prefault({}).describe('Settings of the whole gateway'),
   })
   .describe('Portico gateway configuration');

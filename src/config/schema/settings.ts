@@ -24,6 +24,13 @@ export const GatewaySettingsSchema = z.strictObject({
   auth: AuthSchema.prefault({}).describe(
     'Token validation: local JWT (secret), JWKS (jwksUrl), a delegated auth service or OAuth2 token introspection',
   ),
+  consumersFile: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'A YAML file holding the consumers: list, relative to this file; reloaded on its own when it changes (docs/consumers.md)',
+    ),
   circuitBreaker: CircuitBreakerSchema.prefault({}).describe('One circuit breaker per backend origin'),
   mappingCache: MappingCacheSchema.prefault({}).describe('LRU cache of mapping responses, with a lifetime'),
   rateLimit: RateLimitSchema.prefault({}).describe('Default rate limit: a token bucket per client IP'),

@@ -1,0 +1,64 @@
+/**
+ * The consumers file (`config.consumersFile`, docs/consumers.md): a YAML file with the same
+ * `consumers:` list the configuration may hold, read at load and again whenever it changes, on its
+ * own, without the rest of the configuration. Its problems name its own FILE:LINE:COL.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConsumersFileSchema, type ConsumerConfig } from './schema.js';
+import { parseConfigText } from './parse.js';
+import { schemaProblems } from './schema-problems.js';
+import { consumerListRules } from './consumer-rules.js';
+import type { AddProblem, Problem } from './problems.js';
+import type { ConsumerSpec } from './types.js';
+
+/** Largest consumers file read: far above 100,000 consumers with a few keys each. */
+export const MAX_CONSUMERS_FILE_BYTES = 256 * 1024 * 1024;
+
+export type ConsumersRead = { ok: true; consumers: ConsumerConfig[] } | { ok: false; problems: Problem[] };
+
+/** Reads and validates a consumers file; every problem comes back as data. */
+export function readConsumersFile(file: string, env: NodeJS.ProcessEnv = process.env): ConsumersRead {
+  let text: string;
+  try {
+    if (statSync(file).size > MAX_CONSUMERS_FILE_BYTES)
+      return fileProblem(file, `the file is larger than ${MAX_CONSUMERS_FILE_BYTES / 1024 / 1024} MiB`);
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return fileProblem(
+      file,
+      code === 'ENOENT' ? `file not found: ${resolve(file)}` : `cannot read file (${code ?? 'error'})`,
+    );
+  }
+  const parsed = parseConfigText(text, file, env);
+  if (parsed.problems.length > 0 || parsed.value === undefined) return { ok: false, problems: parsed.problems };
+  const problems: Problem[] = [];
+  const result = ConsumersFileSchema.safeParse(parsed.value);
+  if (!result.success) problems.push(...schemaProblems(result.error.issues, parsed.value, parsed));
+  const at: AddProblem = (path, message, hint) =>
+    problems.push({ file, ...parsed.locate(path), message, ...(hint ? { hint } : {}) });
+  if (parsed.value !== null && typeof parsed.value === 'object' && 'consumers' in parsed.value)
+    consumerListRules(parsed.value.consumers, at);
+  if (problems.length > 0 || !result.success)
+    return { ok: false, problems: problems.sort((a, b) => a.line - b.line || a.col - b.col) };
+  return { ok: true, consumers: result.data.consumers };
+}
+
+function fileProblem(file: string, message: string): ConsumersRead {
+  return { ok: false, problems: [{ file, line: 1, col: 1, message }] };
+}
+
+/** The consumers as the gateway keeps them: hashes in lower-case hex without their prefix, frozen. */
+export function compileConsumers(list: readonly ConsumerConfig[]): readonly ConsumerSpec[] {
+  return Object.freeze(
+    list.map((c) =>
+      Object.freeze({
+        id: c.id,
+        keyHashes: Object.freeze(c.keys.map((k) => k.slice('sha256:'.length).toLowerCase())),
+        claims: Object.freeze({ ...c.claims }),
+        plan: c.plan,
+      }),
+    ),
+  );
+}
