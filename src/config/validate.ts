@@ -22,7 +22,7 @@ import { upstreamRules } from './upstream-rules.js';
 import { trafficRules } from './traffic-rules.js';
 import { tlsRules } from './tls-rules.js';
 import { adminRules } from './admin-rules.js';
-import { dirname, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { consumerRules } from './consumer-rules.js';
 import { readConsumersFile } from './consumers-file.js';
 import type { ConsumerConfig } from './schema.js';
@@ -74,9 +74,12 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     compatibilityRules(typed, at);
     consumerRules(typed, at, warn);
   }
-  const fromFile = consumersFromFile(typed, parsed.file, problems);
-  if (problems.length > 0 || !result.success) {
-    return { ok: false, problems: hideEnvValues(withoutEchoes(problems, parsed.problems.length), parsed.envValues) };
+  // The consumers file's problems come after the configuration's, in the order of their own file.
+  const fileProblems: Problem[] = [];
+  const fromFile = consumersFromFile(typed, parsed.file, fileProblems);
+  if (problems.length > 0 || fileProblems.length > 0 || !result.success) {
+    const own = withoutEchoes(problems, parsed.problems.length);
+    return { ok: false, problems: hideEnvValues([...own, ...fileProblems], parsed.envValues) };
   }
   // The file's consumers are served in place of an inline list (which validation refused beside it).
   if (fromFile !== undefined) result.data.consumers = fromFile;
@@ -88,7 +91,8 @@ export function validateConfig(parsed: ParsedConfig): Validation {
 function consumersFromFile(typed: unknown, file: string, problems: Problem[]): ConsumerConfig[] | undefined {
   const config = isRecord(typed) && isRecord(typed.config) ? typed.config : {};
   if (typeof config.consumersFile !== 'string' || config.consumersFile === '') return undefined;
-  const read = readConsumersFile(resolve(dirname(file), config.consumersFile));
+  // Joined, not resolved: its problems name it as the configuration's own name reads.
+  const read = readConsumersFile(join(dirname(file), config.consumersFile));
   if (read.ok) return read.consumers;
   problems.push(...read.problems);
   return undefined;

@@ -6,7 +6,17 @@ import { createEventBus, type GatewayEvents } from '../observability/events.js';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { Authenticator, AuthOutcome } from '../auth/types.js';
 import { authLayer } from './auth.js';
-import { fakeExchange, fakeUpgradeExchange, neverRuns, recordingNext } from '../../test/support/exchanges.js';
+import {
+  fakeExchange,
+  fakeRequest,
+  fakeUpgradeExchange,
+  neverRuns,
+  recordingNext,
+} from '../../test/support/exchanges.js';
+import { createHash } from 'node:crypto';
+import { compileApiKeySource } from '../auth/api-key-source.js';
+import { createKeyStore } from '../auth/key-store.js';
+import { compileConsumers } from '../config/consumers-file.js';
 import { gatewayRefusal } from '../auth/refusal.js';
 
 const ROUTE = { id: 'GET /orders' } as CompiledRoute;
@@ -130,5 +140,56 @@ describe('authLayer on a WebSocket handshake', () => {
       results.map((r) => r.outcome),
       ['invalid'],
     );
+  });
+});
+
+describe('authLayer sets the consumer of the exchange', () => {
+  const apiKeys = {
+    source: compileApiKeySource({ header: 'X-API-Key' })!,
+    store: createKeyStore(
+      compileConsumers([
+        {
+          id: 'acme',
+          keys: [`sha256:${createHash('sha256').update('acme-key').digest('hex')}`],
+          claims: { tier: 'gold' },
+          plan: 'gold',
+        },
+      ]),
+    ),
+  };
+
+  async function consumerOf(
+    authenticator: Authenticator | undefined,
+    headers: Record<string, string>,
+    planClaim?: string,
+  ): Promise<Exchange['consumer'] | 'refused'> {
+    const { next, seen } = recordingNext<Exchange>();
+    const step = authLayer(authenticator, createEventBus(), { apiKeys, planClaim })(next);
+    const { ex } = fakeExchange(ROUTE, fakeRequest(headers));
+    await step(ex);
+    return seen.length === 1 ? seen[0]!.consumer : 'refused';
+  }
+
+  it("an API key: the key's consumer, with its plan; its claims on the exchange", async () => {
+    assert.deepEqual(await consumerOf(undefined, { 'x-api-key': 'acme-key' }), { id: 'acme', plan: 'gold' });
+  });
+
+  it('a token: its sub, and the plan from auth.planClaim when that claim is text', async () => {
+    const tokenHolder = answering({ ok: true, claimHeaders: [], claims: { sub: 'u1', tier: 'silver' } }, true);
+    assert.deepEqual(await consumerOf(tokenHolder, { authorization: 'Bearer t' }, 'tier'), {
+      id: 'u1',
+      plan: 'silver',
+    });
+    assert.deepEqual(await consumerOf(tokenHolder, { authorization: 'Bearer t' }), { id: 'u1', plan: undefined });
+  });
+
+  it('a token without a string sub: no consumer', async () => {
+    const anonymous = answering({ ok: true, claimHeaders: [], claims: { sub: 7 } }, true);
+    assert.equal(await consumerOf(anonymous, { authorization: 'Bearer t' }), undefined);
+  });
+
+  it('an unknown key, or no key without a token mode: refused', async () => {
+    assert.equal(await consumerOf(undefined, { 'x-api-key': 'other' }), 'refused');
+    assert.equal(await consumerOf(undefined, {}), 'refused');
   });
 });
