@@ -4,7 +4,7 @@ import { didYouMean, editDistance } from '../config/problems.js';
 import { logLevelProblem } from '../observability/logger.js';
 
 export interface CliArgs {
-  readonly verb: 'start' | 'check' | 'routes' | 'status' | 'token' | 'init' | 'help' | 'version';
+  readonly verb: 'start' | 'check' | 'routes' | 'status' | 'token' | 'key' | 'init' | 'help' | 'version';
   readonly config: string;
   /** True when `--config` or `$PORTICO_CONFIG` named the file (not the ./gateway.yaml default). */
   readonly configGiven: boolean;
@@ -36,6 +36,7 @@ Commands:
   routes   Print the route table as the gateway will serve it
   status   Print what a running gateway is doing, from its admin listener (config.admin)
   token    Print a signed JWT for local testing (HS256/384/512)
+  key      Print a new random API key and the sha256: hash a consumer lists (docs/consumers.md)
   init     Write a commented starter configuration (./gateway.yaml or --config FILE)
 
 Options:
@@ -84,7 +85,7 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'v', default: false },
 } as const;
 
-const VERBS = ['start', 'check', 'routes', 'status', 'token', 'init'] as const;
+const VERBS = ['start', 'check', 'routes', 'status', 'token', 'key', 'init'] as const;
 
 /** Parses argv (without node and script). Throws UsageError with a one-line reason. */
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliArgs {
@@ -99,13 +100,13 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
   if (values.help) verb = 'help';
   else if (values.version) verb = 'version';
   else if (positionals.length === 0)
-    throw new UsageError('missing command (start, check, routes, status, token or init)', { showUsage: true });
+    throw new UsageError('missing command (start, check, routes, status, token, key or init)', { showUsage: true });
   else {
     const v = positionals[0]!;
     if (!(VERBS as readonly string[]).includes(v)) {
       const near = didYouMean(v, VERBS);
       throw new UsageError(
-        `unknown command "${v}" (${near === undefined ? 'expected start, check, routes, status, token or init' : `did you mean ${near}?`})`,
+        `unknown command "${v}" (${near === undefined ? 'expected start, check, routes, status, token, key or init' : `did you mean ${near}?`})`,
         { showUsage: true },
       );
     }

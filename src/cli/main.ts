@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** `portico start | check | routes | status | token | init`. Parses arguments and calls into the rest. */
+/** `portico start | check | routes | status | token | key | init`. Parses arguments and calls into the rest. */
 import './tune-v8.js';
 import { parseCli, USAGE, UsageError, type CliArgs } from './args.js';
 import { packageVersion } from '../ops/package-version.js';
@@ -46,6 +46,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       }
       if (result.warning !== undefined) process.stderr.write(`portico: ${result.warning}\n`);
       process.stdout.write(`${result.token}\n`);
+      return 0;
+    }
+    case 'key': {
+      const { newApiKey } = await import('./key.js');
+      const { key, hash } = newApiKey();
+      process.stdout.write(`key:  ${key}\nhash: ${hash}\n`);
       return 0;
     }
     case 'status': {

@@ -77,7 +77,7 @@ describe('usage mistakes: one line naming the mistake, exit 2', { concurrency: 3
     assert.equal(r.stdout, '');
     assert.match(
       r.stderr,
-      /^portico: missing command \(start, check, routes, status, token or init\)\n\nUsage: portico <command>/,
+      /^portico: missing command \(start, check, routes, status, token, key or init\)\n\nUsage: portico <command>/,
     );
   });
 

@@ -111,7 +111,7 @@ describe('portico routes and usage', () => {
     assert.equal(r.code, 2);
     assert.match(
       r.stderr,
-      /^portico: unknown command "serve" \(expected start, check, routes, status, token or init\)\n\nUsage: portico <command>/,
+      /^portico: unknown command "serve" \(expected start, check, routes, status, token, key or init\)\n\nUsage: portico <command>/,
     );
   });
 
