@@ -14,6 +14,7 @@ import { waitFor } from '../support/wait-for.js';
 import { createEventBus } from '../../src/observability/events.js';
 import { createAdmin } from '../../src/admin/listener.js';
 import { loadConfigText } from '../../src/config/load.js';
+import { createHash } from 'node:crypto';
 
 /** A JWT whose header asks for an RS256 key by `kid`: verifying it needs the JWKS endpoint. */
 const RS256_TOKEN = [{ alg: 'RS256', kid: 'k1' }, { sub: 'alice' }]
@@ -76,6 +77,41 @@ describe('URLs from the configuration are logged without credentials or query', 
 function failing(): never {
   throw new Error('status source failed');
 }
+
+describe('API keys are never logged (docs/consumers.md)', () => {
+  const KEY = 'pk_a-key-that-must-never-be-logged';
+  const WRONG = 'pk_a-wrong-key-that-must-never-be-logged';
+  let gw: TestGateway;
+  before(async () => {
+    const hash = createHash('sha256').update(KEY).digest('hex');
+    gw = await startGateway(
+      [
+        'routes:',
+        '  - { method: GET, route: /closed, service: "127.0.0.1:1", path: /closed, protected: true }',
+        '  - { method: GET, route: /open, service: "127.0.0.1:1", path: /open, public: true }',
+        'consumers:',
+        `  - { id: acme, keys: ["sha256:${hash}"] }`,
+        'config:',
+        '  auth: { apiKey: { header: X-API-Key, query: api_key } }',
+        '',
+      ].join('\n'),
+    );
+  });
+  after(() => gw?.close());
+
+  it('accepted, refused, ambiguous and public requests: no line holds a key', async () => {
+    assert.equal((await gw.get('/api/closed', { headers: { 'x-api-key': KEY } })).status, 502);
+    assert.equal((await gw.get(`/api/closed?api_key=${KEY}`)).status, 502);
+    assert.equal((await gw.get(`/api/closed?api_key=${WRONG}`)).status, 401);
+    assert.equal((await gw.get('/api/closed', { headers: { 'x-api-key': WRONG } })).status, 401);
+    assert.equal((await gw.get(`/api/closed?api_key=${KEY}`, { headers: { 'x-api-key': KEY } })).status, 400);
+    assert.equal((await gw.get(`/api/open?api_key=${KEY}`, { headers: { 'x-api-key': KEY } })).status, 502);
+    await waitFor(() => gw.logs.filter((l) => l.msg === 'request').length >= 6);
+    const requests = linesWithout(gw.logs, [KEY, WRONG], 'request');
+    assert.equal(requests.length, 6);
+    assert.equal(linesWithout(gw.logs, [KEY, WRONG], 'auth refused').length, 3);
+  });
+});
 
 describe('paths are logged without their query', () => {
   const TOKEN = 'q-t0ken-in-the-query';
