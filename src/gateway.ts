@@ -29,7 +29,7 @@ import { Telemetry } from './setup/telemetry.js';
 import { createListeners, listenOn, type Listeners } from './setup/listeners.js';
 import { warnStartOnlyChanges } from './setup/lifecycle.js';
 import { drain } from './setup/drain.js';
-import { watchConsumersFile } from './setup/consumers-file.js';
+import { createConsumersWatch, type ConsumersWatch } from './setup/consumers-file.js';
 
 /** How long in-flight requests get to finish on close, unless GatewayOptions says otherwise. */
 export const DRAIN_TIMEOUT_MS = 15_000;
@@ -115,8 +115,8 @@ class PorticoGateway implements Gateway {
   private table: RouteTable;
   private draining = false;
   private acceptsTunnels = true;
-  /** Stops watching the consumers file; undefined when the configuration has none. */
-  private unwatchConsumers: (() => void) | undefined;
+  /** The consumers file reloads on its own into the served configuration's key store. */
+  private readonly consumers: ConsumersWatch;
 
   constructor(private readonly options: GatewayOptions) {
     const logger = (this.logger = options.logger ?? createLogger());
@@ -142,7 +142,8 @@ class PorticoGateway implements Gateway {
     this.listeners = createListeners(this.current, this.requestHandler(), () => this.table, keepAliveMs, logger);
     this.server = this.listeners.server;
     this.admin = this.createAdmin();
-    this.watchConsumers(undefined);
+    this.consumers = createConsumersWatch(() => this.deps.apiKeys?.store, logger);
+    this.consumers.follow(this.current.consumersFile);
   }
 
   get upstreams(): UpstreamRegistry {
@@ -191,9 +192,8 @@ class PorticoGateway implements Gateway {
     const nextTable = this.buildTable(nextDeps);
     this.table = nextTable;
     this.deps = nextDeps;
-    const previous = this.current;
     this.current = next;
-    this.watchConsumers(previous);
+    this.consumers.follow(next.consumersFile);
     const { circuits, mappingCache, redis } = this.registries;
     circuits.configure(next.settings.circuitBreaker);
     circuits.retain(originsOf(next));
@@ -209,8 +209,7 @@ class PorticoGateway implements Gateway {
 
   async close(options: CloseOptions = {}): Promise<void> {
     this.draining = true;
-    this.unwatchConsumers?.();
-    this.unwatchConsumers = undefined;
+    this.consumers.close();
     const { server, listener, redirect, upgrades, connections } = this.listeners;
     const stopOthers = async () => {
       this.acceptsTunnels = false;
@@ -225,19 +224,6 @@ class PorticoGateway implements Gateway {
     await this.registries.upstreams.close();
     await this.registries.redis?.close();
     await this.telemetry.close();
-  }
-
-  /**
-   * Watches the consumers file of the configuration being served (setup/consumers-file.ts), once
-   * per file: a reload that keeps the same file keeps its watcher, whose changes reach the key
-   * store of whichever configuration is served then.
-   */
-  private watchConsumers(previous: CompiledConfig | undefined): void {
-    const file = this.current.consumersFile;
-    if (previous !== undefined && previous.consumersFile === file) return;
-    this.unwatchConsumers?.();
-    this.unwatchConsumers =
-      file === undefined ? undefined : watchConsumersFile(file, () => this.deps.apiKeys?.store, this.logger);
   }
 
   /** The one handler of every request; it reads the route table and the settings of the moment. */

@@ -40,11 +40,19 @@ function measure(find: (candidate: string) => unknown): { near: number; total: n
     for (let i = 0; i < BATCH; i++) find(candidate);
     return Number(process.hrtime.bigint() - start) / BATCH;
   };
-  for (let i = 0; i < 20; i++) (find(nearMiss), find(totalMiss));
+  for (let i = 0; i < 20; i++) {
+    find(nearMiss);
+    find(totalMiss);
+  }
   for (let i = 0; i < SAMPLES; i++) {
     // Alternate which goes first, so neither always follows the other into a warm cache.
-    if (i % 2 === 0) (near.push(time(nearMiss)), total.push(time(totalMiss)));
-    else (total.push(time(totalMiss)), near.push(time(nearMiss)));
+    if (i % 2 === 0) {
+      near.push(time(nearMiss));
+      total.push(time(totalMiss));
+    } else {
+      total.push(time(totalMiss));
+      near.push(time(nearMiss));
+    }
   }
   return { near: median(near), total: median(total) };
 }

@@ -20,7 +20,8 @@ import { gatewayRefusal } from '../auth/refusal.js';
 import type { Authenticator, AuthOutcome, ClaimCheck } from '../auth/types.js';
 import type { TokenSources } from '../auth/token-sources.js';
 import type { ApiKeySource } from '../auth/api-key-source.js';
-import type { KeyHolder, KeyStore } from '../auth/key-store.js';
+import type { KeyHolder } from '../auth/key-store.js';
+import type { ApiKeys } from '../auth/api-keys.js';
 
 /** A token cookie or parameter sent twice (auth/token-sources.ts). */
 const SEVERAL_TOKENS = gatewayRefusal('GW_AUTH_TOKEN_REPEATED', 'a token cookie or query parameter sent twice');
@@ -38,12 +39,6 @@ export interface RouteAuthRules {
   readonly apiKeys?: ApiKeys | undefined;
   /** The claim naming a token holder's plan (`auth.planClaim`), for `ex.consumer`. */
   readonly planClaim?: string | undefined;
-}
-
-/** Where keys are read and the store they are looked up in, made once per configuration. */
-export interface ApiKeys {
-  readonly source: ApiKeySource;
-  readonly store: KeyStore;
 }
 
 const DONE: Promise<void> = Promise.resolve();

@@ -36,9 +36,8 @@ import { routeCircuit } from '../layers/circuit.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
-import { authLayer, type ApiKeys, type RouteAuthRules } from '../layers/auth.js';
-import { compileApiKeySource } from '../auth/api-key-source.js';
-import { createKeyStore } from '../auth/key-store.js';
+import { authLayer, type RouteAuthRules } from '../layers/auth.js';
+import { compileApiKeys, withKeyHeader, type ApiKeys } from '../auth/api-keys.js';
 import { stripKeyQueryLayer } from '../layers/strip-key-query.js';
 import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
 import { mappingEndpoint, type JsonShapingOptions } from '../endpoints/mapping.js';
@@ -142,9 +141,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(
       // The key header never reaches a backend, on any route.
-      apiKeys?.source.header === undefined
-        ? settings.auth.stripHeaders
-        : [...settings.auth.stripHeaders, apiKeys.source.header],
+      withKeyHeader(settings.auth.stripHeaders, apiKeys),
       settings.telemetry.propagation,
       trustsPeer(settings.trustProxy),
       settings.tls?.clientSubjectHeader,
@@ -156,13 +153,6 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     compression: config.routes.some((r) => r.compresses) ? compileCompression(settings.compression) : undefined,
     clientIp: rateLimitClient(createClientIpResolver(settings.trustProxy), settings.rateLimit.ipv6PrefixLength),
   };
-}
-
-/** Key authentication of a configuration: its source and a store of its consumers; undefined when off. */
-function compileApiKeys(config: CompiledConfig): ApiKeys | undefined {
-  const source = compileApiKeySource(config.settings.auth.apiKey);
-  if (source === undefined) return undefined;
-  return { source, store: createKeyStore(config.consumers, config.settings.tls?.clientSubjectHeader) };
 }
 
 /** The key rate limits count a request under: its client's address, an IPv6 client's network. */

@@ -29,10 +29,28 @@ export function reloadConsumers(file: string, store: KeyStore | undefined, logge
   return true;
 }
 
+export interface ConsumersWatch {
+  /** Watches `file` (the served configuration's), once per file: the same file keeps its watcher. */
+  follow(file: string | undefined): void;
+  close(): void;
+}
+
 /**
- * Watches the consumers file of the configuration being served; `store()` is that
- * configuration's key store at the moment of the change. Returns the function that stops watching.
+ * The watcher of the consumers file of the configuration being served; `store()` is that
+ * configuration's key store at the moment of a change.
  */
-export function watchConsumersFile(file: string, store: () => KeyStore | undefined, logger: Logger): () => void {
-  return watchConfigFile(file, () => reloadConsumers(file, store(), logger));
+export function createConsumersWatch(store: () => KeyStore | undefined, logger: Logger): ConsumersWatch {
+  let watched: string | undefined;
+  let stop: (() => void) | undefined;
+  return {
+    follow(file) {
+      if (file === watched) return;
+      stop?.();
+      watched = file;
+      stop = file === undefined ? undefined : watchConfigFile(file, () => reloadConsumers(file, store(), logger));
+    },
+    close() {
+      this.follow(undefined);
+    },
+  };
 }
