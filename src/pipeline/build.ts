@@ -107,10 +107,7 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly authenticator: Authenticator | undefined;
   /** Where tokens are read besides the Authorization header (`auth.tokenFrom`); undefined: the header only. */
   readonly tokenSources: TokenSources | undefined;
-  /**
-   * API keys (`auth.apiKey`, docs/consumers.md): where they are read and this configuration's key
-   * store, which a changed consumers file refills (setup/consumers-file.ts); undefined when off.
-   */
+  /** API keys (`auth.apiKey`, docs/consumers.md): their source and key store; undefined when off. */
   readonly apiKeys: ApiKeys | undefined;
   /** The CORS policy; undefined when CORS is off. The request handler answers preflights with it. */
   readonly cors: CorsPolicy | undefined;
