@@ -22,7 +22,7 @@ import { upstreamRules } from './upstream-rules.js';
 import { trafficRules } from './traffic-rules.js';
 import { tlsRules } from './tls-rules.js';
 import { adminRules } from './admin-rules.js';
-import { dirname, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { consumerRules } from './consumer-rules.js';
 import { readConsumersFile } from './consumers-file.js';
 import type { ConsumerConfig } from './schema.js';
@@ -92,7 +92,8 @@ function consumersFromFile(typed: unknown, file: string, problems: Problem[]): C
   const config = isRecord(typed) && isRecord(typed.config) ? typed.config : {};
   if (typeof config.consumersFile !== 'string' || config.consumersFile === '') return undefined;
   // Joined, not resolved: its problems name it as the configuration's own name reads.
-  const read = readConsumersFile(join(dirname(file), config.consumersFile));
+  const path = isAbsolute(config.consumersFile) ? config.consumersFile : join(dirname(file), config.consumersFile);
+  const read = readConsumersFile(path);
   if (read.ok) return read.consumers;
   problems.push(...read.problems);
   return undefined;
