@@ -68,12 +68,15 @@ describe('key comparison time does not depend on how much of the key matches', (
     const hash = `sha256:${createHash('sha256').update(key).digest('hex')}`;
     const store = createKeyStore(compileConsumers([{ id: 'acme', keys: [hash], claims: {}, plan: undefined }]));
     assert.equal(store.find(fresh(key))?.consumer.id, 'acme');
-    const m = measure((candidate) => store.find(candidate));
     // The store hashes 64 KiB per call, so compare differences, not ratios: a raw comparison
-    // added after the hash would still leak the control's difference.
-    assert.ok(
-      Math.abs(m.near - m.total) < naiveLeak / 3,
-      `store: near ${m.near} ns, total ${m.total} ns; the control's leak: ${naiveLeak} ns`,
-    );
+    // added after the hash would still leak the control's difference. A leak shows in every
+    // measurement; a burst of load on a busy machine rarely spoils three in a row.
+    const runs: string[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const m = measure((candidate) => store.find(candidate));
+      if (Math.abs(m.near - m.total) < naiveLeak / 3) return;
+      runs.push(`near ${m.near} ns, total ${m.total} ns`);
+    }
+    assert.fail(`the store leaks: ${runs.join('; ')}; the control's leak: ${naiveLeak} ns`);
   });
 });

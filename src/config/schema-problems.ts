@@ -64,6 +64,8 @@ const FAMILIAR_KEYS: Readonly<Record<string, string>> = {
   jwksendpoint: 'config.auth.jwksUrl',
   iss: 'config.auth.issuer',
   aud: 'config.auth.audience',
+  apikey: 'config.auth.apiKey, with the keys under consumers:',
+  keyauth: 'config.auth.apiKey, with the keys under consumers:',
   upstream: 'a route\'s "service" (host:port or a name from upstreams:)',
   backend: 'a route\'s "service" and "path"',
   target: 'a route\'s "service" and "path"',
