@@ -97,4 +97,33 @@ describe('consumer rules', () => {
     assert.ok(!missing.ok);
     assert.match(formatProblem(missing.problems[0]!), /missing\.yaml:1:1: file not found: /);
   });
+
+  it('a JSON consumers file: read when valid, its problems located by line and column when not', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-consumers-'));
+    const consumer = (id: string) => `{ "id": "${id}", "keys": ["${HASH}"], "plan": "gold" }`;
+    writeFileSync(join(dir, 'keys.json'), `{ "consumers": [\n  ${consumer('acme')}\n] }\n`);
+    writeFileSync(
+      join(dir, 'g.yaml'),
+      `${ROUTE}config:\n  consumersFile: keys.json\n  auth: { apiKey: { header: X-API-Key } }\n`,
+    );
+    const ok = loadConfig(join(dir, 'g.yaml'));
+    assert.ok(ok.ok);
+    assert.deepEqual(ok.config.consumers[0]?.plan, 'gold');
+
+    writeFileSync(join(dir, 'keys.json'), `{ "consumers": [\n  ${consumer('acme')},\n  ${consumer('acme')}\n] }\n`);
+    const bad = loadConfig(join(dir, 'g.yaml'));
+    assert.ok(!bad.ok);
+    const found = bad.problems.map(formatProblem);
+    assert.ok(
+      found.includes(`${join(dir, 'keys.json')}:3:11: consumers[1].id: "acme" is already the id of consumers[0]`),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some(
+        (p) =>
+          p.startsWith(`${join(dir, 'keys.json')}:3:`) && p.includes('this key hash is already consumers[0].keys[0]'),
+      ),
+      found.join('\n'),
+    );
+  });
 });
