@@ -43,6 +43,11 @@ describe('consumer rules', () => {
       expect: /config\.auth\.apiKey\.header: "x api key" is not a header name/,
     },
     {
+      name: 'a query name with characters a challenge would have to escape',
+      yaml: `${ROUTE}consumers: []\nconfig:\n  auth: { apiKey: { query: 'k"ey' } }\n`,
+      expect: /config\.auth\.apiKey\.query: "k"ey" may hold only letters, digits/,
+    },
+    {
       name: 'a misspelt apiKey key',
       yaml: `${ROUTE}consumers: []\nconfig:\n  auth: { apiKey: { headr: X-API-Key } }\n`,
       expect: /unknown key "headr" \(did you mean "header"\?\)/,

@@ -74,6 +74,13 @@ export function consumerRules(raw: Record<string, unknown>, at: AddProblem, warn
         'X-API-Key is the usual name',
       );
   }
+  const query = apiKey.query;
+  // The name is quoted in the 401's challenge: unreserved characters need no escaping there or in a URL.
+  if (typeof query === 'string' && query !== '' && !/^[A-Za-z0-9._~-]+$/.test(query))
+    at(
+      ['config', 'auth', 'apiKey', 'query'],
+      `config.auth.apiKey.query: "${query}" may hold only letters, digits, ".", "_", "~" and "-"`,
+    );
   if (!hasConsumers)
     warn(
       ['config', 'auth', 'apiKey'],

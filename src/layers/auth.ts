@@ -19,9 +19,9 @@ import { reportAuthResult } from '../auth/authenticator.js';
 import { gatewayRefusal } from '../auth/refusal.js';
 import type { Authenticator, AuthOutcome, ClaimCheck } from '../auth/types.js';
 import type { TokenSources } from '../auth/token-sources.js';
-import type { ApiKeySource } from '../auth/api-key-source.js';
 import type { KeyHolder } from '../auth/key-store.js';
 import type { ApiKeys } from '../auth/api-keys.js';
+import { keyOutcomes } from '../auth/key-outcomes.js';
 
 /** A token cookie or parameter sent twice (auth/token-sources.ts). */
 const SEVERAL_TOKENS = gatewayRefusal('GW_AUTH_TOKEN_REPEATED', 'a token cookie or query parameter sent twice');
@@ -82,7 +82,7 @@ export function authLayer(
 ): Layer {
   const authorize = authenticator === undefined ? undefined : authorizer(authenticator, rules.checkClaims);
   const { tokenSources: sources, apiKeys, planClaim } = rules;
-  const keyOutcome = apiKeys === undefined ? undefined : keyAuthorizer(apiKeys, rules.checkClaims);
+  const keys = apiKeys === undefined ? undefined : keyOutcomes(apiKeys.source, rules.checkClaims);
   return (next) => {
     const decide = (ex: Exchange, outcome: AuthOutcome, holder?: KeyHolder): Promise<void> => {
       const refusal = settle(events, ex, outcome);
@@ -117,61 +117,18 @@ export function authLayer(
         // Any Authorization header beside a key is a second credential, whatever its scheme.
         if (ex.req.headers.authorization !== undefined) return decide(ex, SEVERAL_CREDENTIALS);
         const holder = apiKeys!.store.find(key);
-        return decide(ex, keyOutcome!(holder), holder);
+        return decide(ex, keys!.of(holder), holder);
       }
-      if (authorize === undefined) return decide(ex, keyOutcome!(undefined, true));
+      if (authorize === undefined) return decide(ex, keys!.missing);
       const outcome = authorize(ex.req, ex.requestId, ex.route.id);
-      if (keyOutcome === undefined)
+      if (keys === undefined)
         return outcome instanceof Promise ? outcome.then((o) => decide(ex, o)) : decide(ex, outcome);
       // Neither credential: a 401 for a missing token names the key scheme too.
       const either = (o: AuthOutcome) =>
-        decide(ex, !o.ok && o.code === 'GW_AUTH_MISSING' ? keyOutcome(undefined, true, o) : o);
+        decide(ex, !o.ok && o.code === 'GW_AUTH_MISSING' ? keys.withKeyChallenge(o) : o);
       return outcome instanceof Promise ? outcome.then(either) : either(outcome);
     };
   };
-}
-
-/**
- * The outcome of a key lookup: the holder's claims (under the route's `require:` rules), or 401
- * with an `ApiKey` challenge (docs/consumers.md "API keys"). `missing`: no key was presented;
- * `tokenMissing`: a token mode's own 401, whose challenge comes first.
- */
-function keyAuthorizer(
-  apiKeys: ApiKeys,
-  checkClaims: ClaimCheck | undefined,
-): (holder: KeyHolder | undefined, missing?: boolean, tokenMissing?: Refusal) => AuthOutcome {
-  const challenge = keyChallenge(apiKeys.source);
-  const refusals = {
-    missing: gatewayRefusal('GW_AUTH_KEY_MISSING', 'no API key', { 'www-authenticate': challenge }),
-    invalid: gatewayRefusal('GW_AUTH_KEY_INVALID', 'unknown API key', {
-      'www-authenticate': `${challenge}, error="invalid_key"`,
-    }),
-  };
-  return (holder, missing = false, tokenMissing) => {
-    if (tokenMissing !== undefined) {
-      const bearer = tokenMissing.headers['www-authenticate'];
-      return {
-        ...tokenMissing,
-        headers: {
-          ...tokenMissing.headers,
-          'www-authenticate': bearer === undefined ? challenge : `${bearer}, ${challenge}`,
-        },
-      };
-    }
-    if (holder === undefined) return missing ? refusals.missing : refusals.invalid;
-    const why = checkClaims?.(holder.claims);
-    if (why !== undefined) return gatewayRefusal('GW_AUTH_FORBIDDEN', why);
-    return { ok: true, claimHeaders: holder.claimHeaders, claims: holder.claims };
-  };
-}
-
-/** `ApiKey realm="portico", header="X-API-Key"`: the scheme, and where the key goes. */
-function keyChallenge(source: ApiKeySource): string {
-  const where = [
-    source.header === undefined ? undefined : `header="${source.header}"`,
-    source.query === undefined ? undefined : `query="${source.query}"`,
-  ].filter((w) => w !== undefined);
-  return ['ApiKey realm="portico"', ...where].join(', ');
 }
 
 /** The authenticator alone, or followed by the route's claim check (chosen once per route). */
