@@ -36,9 +36,8 @@ import { routeCircuit } from '../layers/circuit.js';
 import { createAuthenticator } from '../auth/authenticator.js';
 import type { Authenticator } from '../auth/types.js';
 import type { JwksRegistry } from '../auth/jwks-registry.js';
-import { authLayer, type RouteAuthRules } from '../layers/auth.js';
 import { compileApiKeys, withKeyHeader, type ApiKeys } from '../auth/api-keys.js';
-import { stripKeyQueryLayer } from '../layers/strip-key-query.js';
+import { authLayers } from './auth-layers.js';
 import { compileTokenSources, type TokenSources } from '../auth/token-sources.js';
 import { mappingEndpoint, type JsonShapingOptions } from '../endpoints/mapping.js';
 import { aggregateEndpoint } from '../endpoints/aggregate.js';
@@ -178,9 +177,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (upgrades !== undefined) layers.push(originCheckLayer(upgrades));
   // A WebSocket route reads no body: a plain request gets its 426 unread.
   if (!isWebSocket) layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
-  if (route.requiresAuth) layers.push(authLayer(authenticatorFor(route, deps), deps.events, authRules(route, deps)));
-  // A key in the query of a route that reads none still goes no further than the gateway.
-  else if (deps.apiKeys?.source.query !== undefined) layers.push(stripKeyQueryLayer(deps.apiKeys.source));
+  layers.push(...authLayers(route, deps));
   layers.push(...limits.afterAuth);
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
@@ -231,23 +228,6 @@ function upgradePolicy(route: CompiledRoute, deps: PipelineDeps): Pick<CorsPolic
     (source) => typeof source === 'object' && 'cookie' in source,
   );
   return route.requiresAuth && fromCookie ? SAME_ORIGIN_UPGRADES : undefined;
-}
-
-function authRules(route: CompiledRoute, deps: PipelineDeps): RouteAuthRules {
-  return {
-    checkClaims: route.checkClaims,
-    tokenSources: deps.tokenSources,
-    apiKeys: deps.apiKeys,
-    planClaim: deps.config.settings.auth.planClaim,
-  };
-}
-
-/** The token authenticator; undefined when API keys alone authenticate. */
-function authenticatorFor(route: CompiledRoute, deps: PipelineDeps): Authenticator | undefined {
-  // Validation refuses a protected route without secret, jwksUrl, authService, introspection or apiKey.
-  if (deps.authenticator === undefined && deps.apiKeys === undefined)
-    throw new Error(`route ${route.id} requires auth but no authenticator is configured`);
-  return deps.authenticator;
 }
 
 /** What a route that reads JSON answers needs: mapping calls, their cache, the limits. */
