@@ -364,3 +364,47 @@ config:
     assert.equal(await status(ACME_NEW), 200);
   });
 });
+
+describe('the consumer of a request meters its quota (docs/consumers.md "Quotas")', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend();
+    gw = await startGateway(`
+routes:
+  - { method: GET, route: /orders, service: ${backend.host}, path: /orders, protected: true }
+consumers:
+  - { id: acme, keys: ["${hash(ACME_NEW)}"], plan: gold }
+  - { id: globex, keys: ["${hash(GLOBEX)}"] }
+config:
+  auth:
+    apiKey: { header: X-API-Key }
+    secret: ${SECRET}
+    planClaim: plan
+  quotas:
+    key: consumer
+    day: 1
+    plans:
+      gold: { day: 2 }
+`);
+  });
+  after(() => closeAll(gw, backend));
+
+  const statuses = async (headers: Record<string, string>, n: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await gw.get('/api/orders', { headers })).status);
+    return out;
+  };
+
+  it("a key's consumer is counted by its id, under its plan's windows", async () => {
+    assert.deepEqual(await statuses({ 'x-api-key': ACME_NEW }, 3), [200, 200, 429]);
+    assert.deepEqual(await statuses({ 'x-api-key': GLOBEX }, 2), [200, 429]);
+  });
+
+  it("a token's caller is its sub, its plan the claim auth.planClaim names", async () => {
+    const gold = `Bearer ${await token({ sub: 'u-gold', plan: 'gold' })}`;
+    assert.deepEqual(await statuses({ authorization: gold }, 3), [200, 200, 429]);
+    const plain = `Bearer ${await token({ sub: 'u-plain' })}`;
+    assert.deepEqual(await statuses({ authorization: plain }, 2), [200, 429]);
+  });
+});
