@@ -118,7 +118,7 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     fields,
     maxBodyBytes: Math.min(r.maxBodyBytes ?? settings.limits.maxBodyBytes, r.request?.maxBytes ?? Infinity),
     requestSchema: r.request === undefined ? undefined : readSchema(r.request.schema, context.baseDir),
-    buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE,
+    buffersRequest: r.requestBuffering && !r.isWebSocket && !r.isSSE && !r.grpc,
     headers: Object.freeze({
       request: r.headers?.request,
       response: r.headers?.response,
@@ -168,14 +168,18 @@ function compileMirror(r: RouteConfig, context: RouteContext): MirrorSpec | unde
 /**
  * Whether a route's answers are compressed: a stream of events or a tunnel never is (an event
  * held in a compressor's window would arrive late); route-rules.ts refuses `compression: true` there.
+ * Nor a gRPC call: gRPC compresses its messages itself (`grpc-encoding`), and its clients read
+ * no `content-encoding` (grpc-rules.ts refuses `compression: true` there).
  */
 function compresses(r: RouteConfig, settings: GatewaySettings): boolean {
-  if (r.isSSE || r.isWebSocket) return false;
+  if (r.isSSE || r.isWebSocket || r.grpc) return false;
   return r.compression ?? settings.compression.enabled;
 }
 
 function routeKind(r: RouteConfig, aggregates: boolean, shapesJson: boolean): RouteKind {
   if (r.isWebSocket) return 'websocket';
+  // Validation refuses grpc with any other kind's keys.
+  if (r.grpc) return 'grpc';
   if (aggregates) return 'aggregate';
   if (r.isSSE) return 'sse';
   return shapesJson ? 'mapping' : 'standard';

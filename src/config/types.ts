@@ -102,8 +102,11 @@ export interface BatchRule {
   readonly max: number;
 }
 
-/** `mapping`: the JSON answer is buffered and transformed (mapping rules, field rules, or both). */
-export type RouteKind = 'standard' | 'mapping' | 'aggregate' | 'sse' | 'websocket';
+/**
+ * `mapping`: the JSON answer is buffered and transformed (mapping rules, field rules, or both);
+ * `grpc`: gRPC calls over HTTP/2, streamed both ways (`grpc: true`).
+ */
+export type RouteKind = 'standard' | 'mapping' | 'aggregate' | 'sse' | 'websocket' | 'grpc';
 
 /** One response-mapping rule of a route. */
 export interface MappingRuleSpec {

@@ -18,6 +18,7 @@ import { requestRules } from './request-rules.js';
 import { headerRules } from './header-rules.js';
 import { responseRules } from './field-rules.js';
 import { aggregateRules } from './aggregate-rules.js';
+import { grpcRules } from './grpc-rules.js';
 import { upstreamRules } from './upstream-rules.js';
 import { trafficRules } from './traffic-rules.js';
 import { tlsRules } from './tls-rules.js';
@@ -68,6 +69,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     headerRules(typed, at);
     responseRules(typed, at);
     aggregateRules(typed, at);
+    grpcRules(typed, at, warn);
     upstreamRules(typed, at);
     trafficRules(typed, at);
     tlsRules(typed, dirname(parsed.file), at, warn);

@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
+import type { CompiledRoute, Exchange, PipelineConfig, Step } from '../pipeline/types.js';
 import type { Upstream } from '../upstream/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
@@ -99,6 +99,14 @@ export function upgradeResponseHeaders(rawHeaders: readonly string[], requestId:
   }
   out.push('x-request-id', requestId);
   return out;
+}
+
+/** The clock tolerance of tokens whose tunnels close at `exp`; undefined when this route's never do. */
+export function closesAtExpiry(
+  route: CompiledRoute,
+  auth: PipelineConfig['settings']['auth'],
+): { toleranceSec: number } | undefined {
+  return route.requiresAuth && auth.closeWebSocketsAtExpiry ? { toleranceSec: auth.clockToleranceSec } : undefined;
 }
 
 /** The endpoint of an `isWebSocket` route, built once per route at config load. */

@@ -22,6 +22,7 @@ import type { TokenSources } from '../auth/token-sources.js';
 import type { KeyHolder } from '../auth/key-store.js';
 import type { ApiKeys } from '../auth/api-keys.js';
 import { keyOutcomes } from '../auth/key-outcomes.js';
+import { answersAsGrpc, sendGrpcRefusal } from '../response/grpc-status.js';
 
 /** A token cookie or parameter sent twice (auth/token-sources.ts). */
 const SEVERAL_TOKENS = gatewayRefusal('GW_AUTH_TOKEN_REPEATED', 'a token cookie or query parameter sent twice');
@@ -93,7 +94,8 @@ export function authLayer(
       const { res, req } = ex;
       // The body the client sent is not wanted: drain it so the connection can be reused.
       req.resume();
-      if (!res.headersSent && !res.destroyed) {
+      if (answersAsGrpc(res)) sendGrpcRefusal(res, refusal);
+      else if (!res.headersSent && !res.destroyed) {
         res.writeHead(refusal.status, refusal.headers);
         res.end(refusal.body);
       }

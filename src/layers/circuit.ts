@@ -69,6 +69,7 @@ function retryAfter(breaker: CircuitBreaker): number {
  * The circuit layer of a route, or of one arm of a split: none when breakers are disabled, nor
  * for an aggregated route, whose backends each answer to their own circuit
  * (upstream/call/json-call.ts). After auth: a request without a valid token never takes a probe slot.
+ * SSE and gRPC calls settle once the answer's head came: a long stream holds no probe slot.
  */
 export function routeCircuit(
   route: Pick<CompiledRoute, 'kind' | 'origin' | 'circuitFailureStatuses'>,
@@ -78,7 +79,7 @@ export function routeCircuit(
   if (route.kind === 'aggregate' || !enabled) return [];
   return [
     circuitLayer(upstreams.forOrigin(route.origin).breaker, {
-      settleOnResponseStart: route.kind === 'sse',
+      settleOnResponseStart: route.kind === 'sse' || route.kind === 'grpc',
       failureStatuses: route.circuitFailureStatuses,
     }),
   ];

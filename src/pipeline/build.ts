@@ -5,10 +5,12 @@
  * that needs no token has no auth layer, a route without mapping has no enrichment code in its
  * path.
  *
- *   compression -> CORS headers -> rate limit, quota (429) -> Origin check of handshakes (403)
+ *   gRPC: HTTP/2 only (505), errors as gRPC statuses -> compression -> CORS headers
+ *   -> rate limit, quota (429) -> Origin check of handshakes (403)
  *   -> body limits (413, 408) -> auth -> rate limit, quota by consumer or claim (429)
  *   -> request buffer -> request schema (400, 415) -> mirror copy -> 426 for a plain request on a
  *   WebSocket route -> (split: the arm) circuit (503) -> forward | mapping | aggregate | sse | websocket
+ *   | grpc
  *
  * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
  * before authentication so that abusive traffic costs no token check or auth-service call. A
@@ -43,9 +45,11 @@ import { mappingEndpoint, type JsonShapingOptions } from '../endpoints/mapping.j
 import { aggregateEndpoint } from '../endpoints/aggregate.js';
 import type { MappingCache } from '../mapping/types.js';
 import { sseEndpoint } from '../endpoints/sse.js';
+import { grpcEndpoint } from '../endpoints/grpc.js';
+import { grpcLayer } from '../layers/grpc.js';
 import type { OpenStreams } from '../endpoints/open-streams.js';
 import { requireUpgradeLayer } from '../layers/require-upgrade.js';
-import { websocketEndpoint } from '../endpoints/websocket.js';
+import { closesAtExpiry, websocketEndpoint } from '../endpoints/websocket.js';
 import type { TunnelOptions } from '../endpoints/tunnel.js';
 import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../layers/rate-limit.js';
 import { createQuotaCounters, type QuotaCounters, type QuotaStore } from '../layers/quota.js';
@@ -167,7 +171,8 @@ function trustsPeer(entries: readonly string[]): (address: string) => boolean {
 export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   const { settings } = deps.config;
   const isWebSocket = route.kind === 'websocket';
-  const layers: Layer[] = [];
+  // A gRPC route's first layer: HTTP/2 only, and every refusal after it a gRPC status.
+  const layers: Layer[] = route.kind === 'grpc' ? [grpcLayer()] : [];
   // Outermost: every answer of the route, the gateway's refusals too, leaves through it.
   if (route.compresses && deps.compression !== undefined) layers.push(compressionLayer(deps.compression));
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
@@ -245,14 +250,6 @@ function shapingOptions(route: CompiledRoute, deps: PipelineDeps): JsonShapingOp
   };
 }
 
-/** The clock tolerance of tokens whose tunnels close at `exp`; undefined when this route's never do. */
-function closesAtExpiry(
-  route: CompiledRoute,
-  auth: PipelineConfig['settings']['auth'],
-): { toleranceSec: number } | undefined {
-  return route.requiresAuth && auth.closeWebSocketsAtExpiry ? { toleranceSec: auth.clockToleranceSec } : undefined;
-}
-
 function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
   const upstream = deps.upstreams.forOrigin(route.origin);
   const timeouts = route.timeouts;
@@ -281,6 +278,8 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
       });
     case 'sse':
       return sseEndpoint(route, { ...callOptions, streams: deps.streams });
+    case 'grpc':
+      return grpcEndpoint(route, callOptions);
     case 'mapping':
       return mappingEndpoint(route, { ...forwardOptions, ...shapingOptions(route, deps) });
     case 'aggregate':

@@ -36,6 +36,10 @@ export const ERRORS = {
   GW_TRANSFER_CODING_UNSUPPORTED: { status: 501, message: 'Transfer-Encoding not supported' },
   GW_HTTP_VERSION_UNSUPPORTED: { status: 505, message: 'HTTP version not supported' },
   GW_METHOD_UNSUPPORTED: { status: 405, message: 'Method not supported by this gateway' },
+  GW_GRPC_HTTP_VERSION: {
+    status: 505,
+    message: 'gRPC requires HTTP/2 (TLS with ALPN h2, or h2c by prior knowledge)',
+  },
   GW_REQUEST_INVALID: { status: 400, message: "Request body does not match the route's schema" },
   GW_REQUEST_NOT_JSON: { status: 415, message: 'Request body must be JSON' },
   GW_PATH_PARAM_INVALID: { status: 400, message: 'A path parameter may not be a dot-segment (. or ..)' },

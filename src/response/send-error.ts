@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ERRORS, type ErrorCode } from './errors.js';
+import { answersAsGrpc, sendGrpcError } from './grpc-status.js';
 
 /** Pre-serialised bodies: the error path allocates nothing but the response. */
 const BODIES = new Map<string, Buffer>(
@@ -8,7 +9,8 @@ const BODIES = new Map<string, Buffer>(
 
 /**
  * Writes a gateway error in the one JSON shape of docs/design-decisions.md. The only place that turns an
- * error into a body. A response whose headers already went out can only be cut short.
+ * error into a body. A response whose headers already went out can only be cut short. On a gRPC
+ * call (response/grpc-status.ts) the same error is a gRPC status instead, without a body.
  */
 export function sendError(
   res: ServerResponse,
@@ -18,6 +20,7 @@ export function sendError(
   /** Fields after `error` and `success` (e.g. a validation's `errors` list); never `error` or `success`. */
   details?: Readonly<Record<string, unknown>>,
 ): void {
+  if (answersAsGrpc(res)) return sendGrpcError(res, code, extraHeaders, message);
   if (res.headersSent) {
     res.destroy();
     return;

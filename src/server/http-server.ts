@@ -14,6 +14,7 @@ import type { Logger } from '../observability/logger.js';
 import { requestIdFor } from '../observability/request-id.js';
 import { createExchange } from '../pipeline/exchange.js';
 import { sendError } from '../response/send-error.js';
+import { answerAsGrpc, isGrpcContentType } from '../response/grpc-status.js';
 import { sendHealth, sendReady } from '../ops/health.js';
 import type { CorsPolicy } from '../layers/cors.js';
 import { traceOf, type Tracer } from '../observability/trace-context.js';
@@ -100,6 +101,8 @@ export function createRequestHandler(deps: RequestHandlerDeps): RequestHandler {
 
     if (match.kind !== 'found' || ex === undefined) {
       req.resume();
+      // A gRPC client reads a status, not a JSON body: UNIMPLEMENTED for a method no route serves.
+      if (req.httpVersionMajor === 2 && isGrpcContentType(req.headers['content-type'])) answerAsGrpc(res);
       return match.kind === 'method-not-allowed'
         ? sendError(res, 'GW_METHOD_NOT_ALLOWED', { allow: match.allow })
         : sendError(res, errorCode ?? 'GW_ROUTE_NOT_FOUND');

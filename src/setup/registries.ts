@@ -116,6 +116,6 @@ export function* targetStats(upstreams: UpstreamRegistry, now: number): Iterable
       ejected: target.health.ejectedUntil > now,
       // What happened: not failing its calls, not ejected, and passing the active checks if any.
       healthy: !target.health.down && !target.health.failing && !(target.health.ejectedUntil > now),
-      inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0),
+      inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0) + (target.grpcPool?.inFlight ?? 0),
     };
 }

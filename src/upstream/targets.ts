@@ -8,18 +8,19 @@
  * target is usable, calls go to all of them: refusing would turn a partial outage into a full
  * one. The upstream's circuit breaker stays one for all targets.
  */
-import type { BackendPool, CallRecorder } from './types.js';
+import type { BackendPool, CallRecorder, PoolUse } from './types.js';
 import type { Balance, Origin, UpstreamSpec } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
 import { ActiveHealthCheck } from './health-check.js';
 import { RetryBudget } from './retry-budget.js';
 
-/** One target: its pools (the stream pool made on first use) and its passive health. */
+/** One target: its pools (the stream and gRPC pools made on first use) and its passive health. */
 export interface Target {
   readonly key: string;
   readonly weight: number;
   readonly pool: BackendPool;
   streamPool: BackendPool | undefined;
+  grpcPool: BackendPool | undefined;
   readonly health: TargetHealth;
 }
 
@@ -70,7 +71,7 @@ export class TargetHealth implements CallRecorder {
 export interface TargetSetOptions {
   readonly spec: UpstreamSpec;
   /** A pool to a target, whose calls record their outcome on `health`. */
-  readonly makePool: (origin: Origin, streaming: boolean, health: TargetHealth) => BackendPool;
+  readonly makePool: (origin: Origin, use: PoolUse, health: TargetHealth) => BackendPool;
   readonly events: EventBus | undefined;
   readonly now: () => number;
 }
@@ -113,8 +114,8 @@ export class TargetSet {
         return kept.weight === t.weight ? kept : { ...kept, weight: t.weight };
       }
       const health = new TargetHealth(this, t.origin.key);
-      const pool = this.options.makePool(t.origin, false, health);
-      return { key: t.origin.key, weight: t.weight, pool, streamPool: undefined, health };
+      const pool = this.options.makePool(t.origin, 'pooled', health);
+      return { key: t.origin.key, weight: t.weight, pool, streamPool: undefined, grpcPool: undefined, health };
     });
     this.targets = next;
     this.configureChecks(spec.healthCheck);
@@ -125,7 +126,7 @@ export class TargetSet {
     this.down = next.filter((t) => t.health.down).length;
     this.cursor = 0;
     this.ejected = next.filter((t) => t.health.ejectedUntil !== 0).length;
-    return [...old.values()].flatMap((t) => (t.streamPool === undefined ? [t.pool] : [t.pool, t.streamPool]));
+    return [...old.values()].flatMap((t) => [t.pool, t.streamPool, t.grpcPool].filter((p) => p !== undefined));
   }
 
   /** Stops the active health checks (the registry closes). */
@@ -164,7 +165,7 @@ export class TargetSet {
     if (targets.length === 1) return targets[0]!;
     const now = this.ejected > 0 ? this.options.now() : 0;
     const usable = (t: Target) =>
-      (avoid === undefined || (t.pool !== avoid && t.streamPool !== avoid)) &&
+      (avoid === undefined || (t.pool !== avoid && t.streamPool !== avoid && t.grpcPool !== avoid)) &&
       !t.health.down &&
       (t.health.ejectedUntil === 0 || this.restoredAt(t, now));
     switch (this.balance) {
@@ -189,11 +190,10 @@ export class TargetSet {
     }
   }
 
-  /** A stream's target: chosen like any call, on the target's unlimited stream pool. */
-  pickForStream(avoid?: BackendPool): BackendPool {
+  /** A stream's or a gRPC call's target: chosen like any call, on the target's pool for that use. */
+  pickFor(use: 'stream' | 'grpc', avoid?: BackendPool): BackendPool {
     const t = this.pick(avoid);
-    t.streamPool ??= this.options.makePool(t.pool.origin, true, t.health);
-    return t.streamPool;
+    return (t[`${use}Pool`] ??= this.options.makePool(t.pool.origin, use, t.health));
   }
 
   /** Records and reports a target's first failure after a success, or its first success after failures. */

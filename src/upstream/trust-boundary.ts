@@ -126,7 +126,8 @@ export function requestDropSet(
 /**
  * The drop set of one route, by its kind: a route whose answer is read whole (mapped, filtered,
  * aggregated) or flushed event by event (SSE) adds `WHOLE_BODY_DROPS`; an aggregated route sends
- * no body; `headers.allowUnderscores` lets names with `_` through. Made once, at config load.
+ * no body; `headers.allowUnderscores` lets names with `_` through. Made once, at config load. A
+ * gRPC route drops `TE` like any route and sends its own `te: trailers` (endpoints/grpc.ts).
  */
 export function routeDropSet(
   drop: RequestDropSet,

@@ -23,6 +23,12 @@ export interface CompiledHeaderEdit {
   readonly set: readonly (readonly [name: string, value: readonly HeaderValuePart[]])[];
 }
 
+/**
+ * What a pool carries: `pooled` calls (bounded keep-alive connections), `stream`s (unbounded,
+ * long-lived), or `grpc` calls (HTTP/2 only, many streams per connection).
+ */
+export type PoolUse = 'pooled' | 'stream' | 'grpc';
+
 /** Where a call's outcome is recorded: a named upstream's target health (targets.ts). */
 export interface CallRecorder {
   /** One call's outcome: failed is no answer, or a 5xx. */
@@ -80,6 +86,11 @@ export interface Upstream {
    * streams must never take the pooled connections standard and mapping calls wait for.
    */
   pickForStream(avoid?: BackendPool): BackendPool;
+  /**
+   * The pool a gRPC call goes out on: HTTP/2 connections (h2c to an http:// backend, ALPN h2 to
+   * an https:// one), made on first use, each carrying many calls at once (upstream/pools.ts).
+   */
+  pickForGrpc(avoid?: BackendPool): BackendPool;
   /** A named upstream with several targets: the budget its retries take from; undefined: no retries. */
   readonly retryBudget: CallBudget | undefined;
   /** TLS options of an https:// origin for connections made outside undici (WebSocket tunnels). */

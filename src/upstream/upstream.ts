@@ -81,7 +81,7 @@ class Registry implements UpstreamRegistry {
   mirrorPool(origin: Origin): BackendPool {
     let pool = this.mirrors.get(origin.key);
     if (pool === undefined) {
-      pool = this.pools.make(origin, { streaming: true });
+      pool = this.pools.make(origin, { use: 'stream' });
       this.mirrors.set(origin.key, pool);
     }
     return pool;
@@ -105,12 +105,14 @@ class Registry implements UpstreamRegistry {
   private single(origin: Origin): Upstream {
     const pool = this.pools.make(origin);
     let streamPool: BackendPool | undefined;
+    let grpcPool: BackendPool | undefined;
     return {
       origin,
       breaker: this.createBreaker(origin.key),
       tlsConnect: tlsConnectOptions(origin, this.options.tls),
       pick: () => pool,
-      pickForStream: () => (streamPool ??= this.pools.make(origin, { streaming: true })),
+      pickForStream: () => (streamPool ??= this.pools.make(origin, { use: 'stream' })),
+      pickForGrpc: () => (grpcPool ??= this.pools.make(origin, { use: 'grpc' })),
       retryBudget: undefined,
     };
   }
@@ -121,7 +123,7 @@ class Registry implements UpstreamRegistry {
     if (targets === undefined) {
       targets = new TargetSet({
         spec,
-        makePool: (target, streaming, health) => this.pools.make(target, { streaming, http2: spec.http2, health }),
+        makePool: (target, use, health) => this.pools.make(target, { use, http2: spec.http2, health }),
         events: this.options.events,
         now: this.options.now ?? Date.now,
       });
@@ -134,7 +136,8 @@ class Registry implements UpstreamRegistry {
       breaker: this.createBreaker(origin.key),
       tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, this.options.tls),
       pick: (avoid) => set.pick(avoid).pool,
-      pickForStream: (avoid) => set.pickForStream(avoid),
+      pickForStream: (avoid) => set.pickFor('stream', avoid),
+      pickForGrpc: (avoid) => set.pickFor('grpc', avoid),
       retryBudget: spec.targets.length > 1 ? set.retryBudget : undefined,
     };
   }

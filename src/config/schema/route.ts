@@ -68,6 +68,12 @@ export const RouteSchema = z
       .boolean()
       .default(false)
       .describe('Tunnel a WebSocket connection to the backend (the method must be GET)'),
+    grpc: z
+      .boolean()
+      .default(false)
+      .describe(
+        'A gRPC route: HTTP/2 to the backend (h2c for http://, ALPN h2 for https://), trailers relayed, grpc-timeout honoured, gateway errors answered as gRPC statuses; clients must use HTTP/2 (docs/routing.md, "gRPC")',
+      ),
     mapping: z
       .array(MappingRuleSchema)
       .optional()

@@ -8,6 +8,7 @@ import type { Exchange } from '../../pipeline/types.js';
 import type { EventBus } from '../../observability/events.js';
 import type { ErrorCode } from '../../response/errors.js';
 import { sendError } from '../../response/send-error.js';
+import { answersAsGrpc } from '../../response/grpc-status.js';
 import { classifyUpstreamError } from '../upstream-error.js';
 import type { BackendPool } from '../types.js';
 import { callOutcome } from './pool-count.js';
@@ -54,7 +55,8 @@ export function recordFailure(
 
 /**
  * The failure path of an HTTP call: recorded and reported (`recordFailure`), then answered 502/504
- * JSON, or the response cut short when its head already went out.
+ * JSON, or the response cut short when its head already went out; a gRPC call's answer ends with
+ * the status in its trailers instead (response/grpc-status.ts), which its client can read.
  */
 export function sendUpstreamFailure(
   ex: Exchange,
@@ -65,7 +67,7 @@ export function sendUpstreamFailure(
 ): void {
   const { res } = ex;
   const code = recordFailure(ex, err, origin, events, clientLeft, res.destroyed);
-  if (code !== undefined && !res.headersSent) {
+  if (code !== undefined && (!res.headersSent || answersAsGrpc(res))) {
     ex.errorCode = code;
     sendError(res, code);
   } else if (!res.destroyed) {

@@ -35,6 +35,8 @@ export interface CallPlan {
   readonly upstream: Upstream;
   /** Long-lived answers: the call goes out on the upstream's stream pool. */
   readonly streaming: boolean;
+  /** A gRPC call: it goes out on the upstream's HTTP/2 pool. */
+  readonly grpc?: boolean;
   /** No response head within this time: the call is overdue. */
   readonly headersTimeoutMs: number;
   /** The body's deadline once the head came (the handler says whether a chunk moves it). */
@@ -108,7 +110,7 @@ export abstract class OutboundCall<P extends CallPlan = CallPlan>
 
   /** Sends one attempt on a pool (another than `avoid` when there is one), counted on it. */
   private attempt(avoid: BackendPool | undefined): void {
-    const pool = callStarted(this.call.upstream, this.call.streaming, avoid);
+    const pool = callStarted(this.call.upstream, this.call.streaming, avoid, this.call.grpc);
     this.pool = pool;
     pool.dispatcher.dispatch(this.requestOn(pool), this);
   }

@@ -12,8 +12,8 @@ import { classifyUpstreamError, type UpstreamFailureKind } from '../upstream-err
  * Takes the pool one call goes out on and counts the call on it: every call on an upstream's
  * pools, whatever made it, so that a full pool is seen as full. End it with `callEnded`.
  */
-export function callStarted(upstream: Upstream, streaming = false, avoid?: BackendPool): BackendPool {
-  const pool = streaming ? upstream.pickForStream(avoid) : upstream.pick(avoid);
+export function callStarted(upstream: Upstream, streaming = false, avoid?: BackendPool, grpc = false): BackendPool {
+  const pool = grpc ? upstream.pickForGrpc(avoid) : streaming ? upstream.pickForStream(avoid) : upstream.pick(avoid);
   pool.inFlight++;
   return pool;
 }

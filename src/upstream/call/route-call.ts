@@ -30,6 +30,8 @@ export interface BackendCallOptions {
   readonly identityEncoding?: boolean;
   /** Long-lived answers (SSE): the call goes out on the upstream's stream pool. */
   readonly streaming?: boolean;
+  /** gRPC calls: out on the upstream's HTTP/2 pool. */
+  readonly grpc?: boolean;
   /** What watches the calls' deadlines (default: the process's `callDeadlines`). */
   readonly deadlines?: DeadlineSweep;
 }
@@ -41,6 +43,8 @@ export interface RouteCall {
   readonly dropHeaders: RequestDropSet;
   readonly identityEncoding: boolean;
   readonly streaming: boolean;
+  /** gRPC calls: out on the upstream's HTTP/2 pool. */
+  readonly grpc?: boolean;
   readonly method: Dispatcher.HttpMethod;
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
@@ -59,6 +63,7 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
     dropHeaders: options.dropHeaders,
     identityEncoding,
     streaming: options.streaming === true,
+    grpc: options.grpc === true,
     method: route.method as Dispatcher.HttpMethod,
     headersTimeoutMs: options.headersTimeoutMs,
     bodyTimeoutMs: options.bodyTimeoutMs,
