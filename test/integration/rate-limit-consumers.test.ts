@@ -1,0 +1,80 @@
+/**
+ * A rate limit by consumer with API keys (docs/rate-limiting-and-cors.md "Keys"): one bucket per
+ * consumer whatever its address, a token whose `sub` is a consumer's id in that consumer's bucket,
+ * a request without credentials refused by auth before any bucket, and the RateLimit fields.
+ * (Quotas by a key's consumer and plan: test/integration/consumers.test.ts.)
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { json, startBackend, type TestBackend } from '../support/backend.js';
+import { startGateway, type TestGateway } from '../support/gateway.js';
+import { closeAll } from '../support/close-all.js';
+
+const SECRET = 'rate-limit-consumers-secret-0123456789abcdef';
+const ACME = 'acme-quota-key-0123456789abcdef0123';
+const GLOBEX = 'globex-quota-key-0123456789abcdef01';
+/** The hashes written in docs/rate-limiting-and-cors.md's example. */
+const ACME_HASH = 'sha256:ba925cf0a66b597c02f7bad0d8212f16e304dffa1310682912e4a31a1322dc1e';
+const GLOBEX_HASH = 'sha256:d6bce043d9e38e45e32988b854f2b91c095de16dadb3b284375ecf9289222363';
+
+const token = (sub: string) =>
+  new SignJWT({ sub }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+
+describe('a rate limit by consumer, with API keys', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend((req, res) => json(res, 200, { url: req.url }));
+    gw = await startGateway(`
+routes:
+  - method: GET
+    route: /search
+    service: ${backend.host}
+    path: /search
+    protected: true
+    rateLimit: { requestsPerSec: 0.1, burst: 2, key: consumer }
+consumers:
+  - { id: acme, keys: ["${ACME_HASH}"] }
+  - { id: globex, keys: ["${GLOBEX_HASH}"] }
+config:
+  auth:
+    apiKey: { header: X-API-Key }
+    secret: ${SECRET}
+`);
+  });
+  after(() => closeAll(gw, backend));
+
+  const statuses = async (n: number, headers: Record<string, string>) => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await gw.get('/api/search', { headers })).status);
+    return out;
+  };
+
+  it('the hashes of the docs are the keys of this test', () => {
+    const hash = (key: string) => `sha256:${createHash('sha256').update(key).digest('hex')}`;
+    assert.deepEqual([hash(ACME), hash(GLOBEX)], [ACME_HASH, GLOBEX_HASH]);
+  });
+
+  it('gives each consumer its own bucket, from one address', async () => {
+    assert.deepEqual(await statuses(3, { 'x-api-key': ACME }), [200, 200, 429]);
+    const globex = await gw.get('/api/search', { headers: { 'x-api-key': GLOBEX } });
+    assert.equal(globex.status, 200);
+    assert.equal(globex.headers['ratelimit-policy'], '"burst";q=2;w=20');
+    assert.equal(globex.headers.ratelimit, '"burst";r=1;t=10');
+  });
+
+  it("a token whose sub is a consumer's id takes from that consumer's bucket", async () => {
+    const refused = await gw.get('/api/search', { headers: { authorization: `Bearer ${await token('acme')}` } });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers['x-portico-error'], 'GW_RATE_LIMITED');
+    assert.equal(refused.headers['retry-after'], '10');
+    assert.deepEqual(await statuses(1, { authorization: `Bearer ${await token('initech')}` }), [200]);
+  });
+
+  it('a request without credentials is refused by auth and takes no token', async () => {
+    assert.equal((await gw.get('/api/search')).status, 401);
+    assert.deepEqual(await statuses(1, { 'x-api-key': GLOBEX }), [200], "globex's second token is still there");
+  });
+});
