@@ -391,6 +391,42 @@ routes:
   });
 });
 
+describe('a gRPC route split between two backends', { timeout: 60_000 }, () => {
+  let a: GrpcBackend;
+  let b: GrpcBackend;
+  let gw: TestGateway;
+  let client: EchoStub;
+
+  before(async () => {
+    a = await startGrpcBackend();
+    b = await startGrpcBackend();
+    gw = await startGateway(`
+config:
+  basePath: "/"
+  http2: { cleartext: true }
+routes:
+  - method: POST
+    route: /echo.Echo/Unary
+    path: /echo.Echo/Unary
+    grpc: true
+    split:
+      - { service: ${a.host}, weight: 1 }
+      - { service: ${b.host}, weight: 1 }
+`);
+    client = echoClient(`127.0.0.1:${gw.port}`);
+  });
+  after(async () => {
+    client?.close();
+    await closeAll(gw, a, b);
+  });
+
+  it('each arm gets its share of the calls, over HTTP/2 to each', async () => {
+    for (let i = 0; i < 4; i++) assert.deepEqual((await unary(client, `call ${i}`)).reply, { text: `call ${i}` });
+    assert.equal(a.seen.length, 2);
+    assert.equal(b.seen.length, 2);
+  });
+});
+
 /** One gRPC message frame: uncompressed flag, 4-byte length, the JSON message. */
 function grpcFrame(message: unknown): Buffer {
   const body = Buffer.from(JSON.stringify(message));
