@@ -24,7 +24,7 @@ import type { Tracer } from './observability/trace-context.js';
 import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './endpoints/tunnel.js';
 import { createAdmin, type Admin as AdminListener } from './admin/listener.js';
-import { createRegistries, targetStats, type Registries } from './setup/registries.js';
+import { admissionStats, createRegistries, targetStats, type Registries } from './setup/registries.js';
 import { Telemetry } from './setup/telemetry.js';
 import { createListeners, listenOn, type Listeners } from './setup/listeners.js';
 import { warnStartOnlyChanges } from './setup/lifecycle.js';
@@ -132,6 +132,7 @@ class PorticoGateway implements Gateway {
       rateLimitBuckets: () => registries.rateLimiter.size,
       quotaKeys: () => registries.quotaCounters.size,
       spilledBytes: () => registries.spill.bytes,
+      admission: () => admissionStats(registries.admission, this.current),
       ...(registries.redis === undefined ? {} : { redisUp: () => registries.redis!.isConnected }),
       logLinesDropped: () => droppedLogLines(logger),
     });
@@ -268,6 +269,7 @@ class PorticoGateway implements Gateway {
         mappingCache: () => mappingCache.stats(),
         inFlight: this.inFlight,
         callers: (n) => quotaUsage.top(n),
+        admission: () => admissionStats(this.registries.admission, this.current),
       },
     });
   }
@@ -275,7 +277,7 @@ class PorticoGateway implements Gateway {
   private pipelineDeps(config: CompiledConfig): PipelineDeps {
     const { upstreams, mappingCache, rateLimiter, sharedRateLimits, quotaCounters, sharedQuotas, quotaUsage } =
       this.registries;
-    const { jwks, streams, spill } = this.registries;
+    const { jwks, streams, spill, admission } = this.registries;
     return createPipelineDeps(config, {
       upstreams,
       events: this.events,
@@ -289,6 +291,7 @@ class PorticoGateway implements Gateway {
       jwks,
       streams,
       spill,
+      admission,
       ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
     });
   }

@@ -8,7 +8,7 @@ import type { CompiledConfig } from '../config/types.js';
 import { describeRoute } from '../cli/routes-table.js';
 import type { MappingCacheStats } from '../mapping/types.js';
 import type { CircuitSnapshot } from '../circuit/registry.js';
-import type { TargetStats } from '../observability/metrics.js';
+import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
 import { packageVersion } from '../ops/package-version.js';
 import type { LiveStats } from './live-stats.js';
 import type { BackendStatus, CallerStatus, RouteStatus, StatusDocument } from './types.js';
@@ -22,6 +22,8 @@ export interface StatusSources {
   readonly inFlight: { readonly count: number };
   /** The callers nearest their limits, fullest first (layers/quota-usage.ts); none when absent. */
   callers?(n: number): readonly CallerStatus[];
+  /** The limits of admission control with their counts; absent: shown as off. */
+  admission?(): Iterable<AdmissionStats>;
 }
 
 /** Callers shown: a few, whatever the number of consumers, so the page and the API stay small. */
@@ -96,9 +98,15 @@ export function createStatusReader(
       quotas: { enabled: settings.quotas !== undefined || config.routes.some((r) => r.quota?.enabled === true) },
       callers: sources.callers?.(CALLERS_SHOWN) ?? [],
       streams: live.openStreams(),
+      admission: admissionOf(sources),
       errors: live.errors(),
     };
   };
+}
+
+function admissionOf(sources: StatusSources): StatusDocument['admission'] {
+  const limits = sources.admission === undefined ? [] : [...sources.admission()];
+  return { enabled: limits.length > 0, limits };
 }
 
 /** One entry per circuit (every origin the configuration calls), with its targets when it is a named upstream. */

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MappingCacheStats } from '../mapping/types.js';
+import type { AdmissionStats } from '../observability/metrics/types.js';
 
 /** Answers by status class. */
 export interface StatusClasses {
@@ -133,6 +134,8 @@ export interface StatusDocument {
    */
   readonly callers: readonly CallerStatus[];
   readonly streams: { readonly sse: number; readonly websocket: number };
+  /** Admission control (docs/overload.md): on when a limit is set; each limit with its counts, the gateway's first. */
+  readonly admission: { readonly enabled: boolean; readonly limits: readonly AdmissionStats[] };
   /** Newest first, at most 50. */
   readonly errors: readonly ErrorEntry[];
 }

@@ -132,6 +132,7 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     circuitFailureStatuses: r.circuitBreaker?.failureStatuses,
     split,
     mirror: compileMirror(r, context),
+    maxInFlight: r.admission?.maxInFlight,
   });
 }
 

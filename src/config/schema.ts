@@ -20,6 +20,7 @@ export {
   type QuotaLimits,
   type RouteQuotaConfig,
 } from './schema/quotas.js';
+export type { AdmissionConfig } from './schema/admission.js';
 export { RedisSchema } from './schema/redis.js';
 export { TimeoutsSchema } from './schema/timeouts.js';
 export { LimitsSchema } from './schema/limits.js';

@@ -236,6 +236,8 @@ export interface RouteSpec {
   readonly split: SplitSpec | undefined;
   /** Where copies of a sample of the route's requests go; undefined: none are copied. */
   readonly mirror: MirrorSpec | undefined;
+  /** The route's own limit on requests in flight (`admission.maxInFlight`); undefined: none. */
+  readonly maxInFlight: number | undefined;
 }
 
 /** A consumer (docs/consumers.md), from `consumers:` or `config.consumersFile`. */

@@ -166,6 +166,21 @@ describe('circuitLayer', () => {
       },
     },
   ];
+  it('settleOnResponseStart keeps the hook an outer layer set: the response start runs both', async () => {
+    const { breaker, outcomes } = recordingBreaker();
+    const { ex } = fakeExchange();
+    ex.onResponseStart = () => outcomes.push('outer');
+    const waiting = waitingNext<Exchange>((e) => {
+      e.upstreamStatus = 200;
+      e.onResponseStart?.();
+    });
+    const running = circuitLayer(breaker, { settleOnResponseStart: true })(waiting.next)(ex);
+    await waiting.started;
+    assert.deepEqual(outcomes, ['outer', 'succeed']);
+    waiting.finish();
+    await running;
+    assert.deepEqual(outcomes, ['outer', 'succeed']);
+  });
   for (const c of settleTimes) {
     it(c.name, async () => {
       const { breaker, outcomes } = recordingBreaker();

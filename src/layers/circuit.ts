@@ -43,7 +43,15 @@ export function circuitLayer(breaker: CircuitBreaker, options: CircuitLayerOptio
         settled = true;
         settlePermit(permit, ex, failureStatuses);
       };
-      ex.onResponseStart = settle;
+      // Chained: an outer layer may release something at the same moment (layers/admission.ts).
+      const before = ex.onResponseStart;
+      ex.onResponseStart =
+        before === undefined
+          ? settle
+          : () => {
+              before();
+              settle();
+            };
       try {
         await next(ex);
       } finally {

@@ -13,6 +13,7 @@
 import { Registry } from 'prom-client';
 import type { EventBus, GatewayEvents } from './events.js';
 import { sendError } from '../response/send-error.js';
+import { admissionMetrics } from './metrics/admission.js';
 import { authMetrics } from './metrics/auth.js';
 import { circuitMetrics } from './metrics/circuits.js';
 import { mappingMetrics } from './metrics/mapping.js';
@@ -27,7 +28,7 @@ import type { MetricHandlers, Metrics, MetricsModule, MetricsSources } from './m
 import { upstreamMetrics } from './metrics/upstream.js';
 
 export { UNMATCHED } from './metrics/shared.js';
-export type { Metrics, MetricsSources, TargetStats } from './metrics/types.js';
+export type { AdmissionStats, Metrics, MetricsSources, TargetStats } from './metrics/types.js';
 
 /** The source modules, in the order their series are registered (and so appear in the text). */
 const MODULES: readonly MetricsModule[] = [
@@ -39,6 +40,7 @@ const MODULES: readonly MetricsModule[] = [
   authMetrics,
   streamMetrics,
   spillMetrics,
+  admissionMetrics,
   targetMetrics,
   redisMetrics,
   trafficMetrics,

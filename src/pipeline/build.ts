@@ -6,7 +6,7 @@
  * path.
  *
  *   gRPC: HTTP/2 only (505), errors as gRPC statuses -> compression -> CORS headers
- *   -> rate limit, quota (429) -> Origin check of handshakes (403)
+ *   -> admission (503) -> rate limit, quota (429) -> Origin check of handshakes (403)
  *   -> body limits (413, 408) -> auth -> rate limit, quota by consumer or claim (429)
  *   -> request buffer -> request schema (400, 415) -> mirror copy -> 426 for a plain request on a
  *   WebSocket route -> (split: the arm) circuit (503) -> forward | mapping | aggregate | sse | websocket
@@ -16,6 +16,8 @@
  * before authentication so that abusive traffic costs no token check or auth-service call. A
  * limit counted by consumer or claim needs what authentication learnt, so it runs right after it
  * (decided per route at load); a request refused by auth is then counted by no such limit.
+ * Admission control comes first of the refusals: past capacity it must cost almost nothing, not
+ * even a rate-limit bucket in Redis.
  */
 import type { CompiledConfig } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
@@ -61,6 +63,8 @@ import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { requestSchemaLayer } from '../layers/request-schema.js';
 import { compileCompression, compressionLayer } from '../layers/compression.js';
 import type { CompressionPolicy } from '../response/compression/compress-response.js';
+import { admissionLayer, routeAdmission } from '../layers/admission.js';
+import { createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
 import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 import { mirrorLayer } from '../layers/mirror.js';
 import { splitEndpoint } from '../endpoints/split.js';
@@ -90,6 +94,8 @@ export interface SharedPipelineDeps {
   readonly tunnel?: TunnelOptions;
   /** The process's bytes of request bodies in temporary files (survive reloads); one per config when not given. */
   readonly spill?: SpillBudget;
+  /** The process's requests in flight under admission control (survive reloads); one per config when not given. */
+  readonly admission?: AdmissionCounts;
 }
 
 /** What every pipeline may use: the shared parts plus what is compiled once per configuration. */
@@ -98,6 +104,7 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly config: PipelineConfig;
   readonly rateLimiter: RateLimiter;
   readonly spill: SpillBudget;
+  readonly admission: AdmissionCounts;
   /** Where this configuration's rate limits take tokens: `rateLimiter`, or Redis (`rateLimit.store`). */
   readonly rateLimitStore: RateLimitStore;
   /** Where this configuration's quotas count: local counters, or Redis (`quotas.store`). */
@@ -138,6 +145,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     quotaStore: quotasInRedis ? (shared.sharedQuotas ?? quotaCounters) : quotaCounters,
     quotaWindows: createWindowClock(),
     spill: shared.spill ?? createSpillBudget(),
+    admission: shared.admission ?? createAdmissionCounts(),
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(
       // The key header never reaches a backend, on any route.
@@ -176,6 +184,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // Outermost: every answer of the route, the gateway's refusals too, leaves through it.
   if (route.compresses && deps.compression !== undefined) layers.push(compressionLayer(deps.compression));
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
+  const admission = routeAdmission(route, settings.admission, deps.admission);
+  if (admission !== undefined) layers.push(admissionLayer(admission));
   const limits = routeLimitLayers(route, deps);
   layers.push(...limits.beforeAuth);
   const upgrades = isWebSocket ? upgradePolicy(route, deps) : undefined;

@@ -20,6 +20,7 @@ export const ERRORS = {
   GW_RATE_LIMITED: { status: 429, message: 'Too many requests' },
   GW_QUOTA_EXCEEDED: { status: 429, message: 'Quota exceeded' },
   GW_CIRCUIT_OPEN: { status: 503, message: 'Service temporarily unavailable (circuit open)' },
+  GW_OVERLOADED: { status: 503, message: 'The gateway is serving as many requests as it may; retry later' },
   GW_UPSTREAM_UNREACHABLE: { status: 502, message: 'Backend service unreachable' },
   GW_UPSTREAM_TIMEOUT: { status: 504, message: 'Backend service did not answer in time' },
   GW_AGGREGATE_FAILED: { status: 502, message: 'No backend of this aggregated route answered' },

@@ -22,7 +22,8 @@ import { createRedisConnection, type RedisConnection } from '../redis/connection
 import { createOpenStreams, type OpenStreams } from '../endpoints/open-streams.js';
 import { createJwksRegistry, type JwksRegistry } from '../auth/jwks-registry.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
-import type { TargetStats } from '../observability/metrics.js';
+import { createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
+import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
 
 export interface Registries {
   readonly circuits: CircuitRegistry;
@@ -43,6 +44,8 @@ export interface Registries {
   readonly jwks: JwksRegistry;
   /** Bytes of request bodies in temporary files: requests on an old configuration release into it. */
   readonly spill: SpillBudget;
+  /** Requests in flight under admission control: requests on an old configuration release into it. */
+  readonly admission: AdmissionCounts;
 }
 
 export interface RegistryOptions {
@@ -95,6 +98,7 @@ export function createRegistries(options: RegistryOptions): Registries {
     streams: createOpenStreams(),
     jwks,
     spill: createSpillBudget(),
+    admission: createAdmissionCounts(),
   };
 }
 
@@ -118,4 +122,26 @@ export function* targetStats(upstreams: UpstreamRegistry, now: number): Iterable
       healthy: !target.health.down && !target.health.failing && !(target.health.ejectedUntil > now),
       inFlight: target.pool.inFlight + (target.streamPool?.inFlight ?? 0) + (target.grpcPool?.inFlight ?? 0),
     };
+}
+
+/**
+ * The limits of admission control in `config` with the process's counts, for metrics and the
+ * status page: the gateway's limit, then each route's own, in the order written.
+ */
+export function* admissionStats(counts: AdmissionCounts, config: CompiledConfig): Iterable<AdmissionStats> {
+  const { maxInFlight } = config.settings.admission;
+  const { gateway } = counts;
+  if (maxInFlight !== undefined)
+    yield { scope: 'gateway', route: '', inFlight: gateway.inFlight, limit: maxInFlight, refused: gateway.refused };
+  for (const route of config.routes) {
+    if (route.maxInFlight === undefined) continue;
+    const count = counts.route(route.id);
+    yield {
+      scope: 'route',
+      route: route.id,
+      inFlight: count.inFlight,
+      limit: route.maxInFlight,
+      refused: count.refused,
+    };
+  }
 }

@@ -49,6 +49,15 @@ function renderTiles(status) {
       ? 'no lookup yet'
       : `${Math.round(c.hitRatio * 100)}% of ${c.hits + c.misses}`;
   $('t-inflight').textContent = String(status.gateway.inFlight);
+  $('t-overload').textContent = admissionText(status.admission);
+}
+
+/** The admission tile: off, or the refusals of every limit and the gateway limit's use. */
+function admissionText(admission) {
+  if (!admission.enabled) return 'off';
+  const refused = admission.limits.reduce((sum, l) => sum + l.refused, 0);
+  const gateway = admission.limits.find((l) => l.scope === 'gateway');
+  return gateway === undefined ? `${refused}` : `${refused} · ${gateway.inFlight} / ${gateway.limit} in flight`;
 }
 
 const STATES = {

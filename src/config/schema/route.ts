@@ -4,6 +4,7 @@ import { HTTP_METHODS, seconds } from './primitives.js';
 import { FailureStatusesSchema } from './circuit-breaker.js';
 import { limitKey } from './limit-key.js';
 import { RouteQuotaSchema } from './quotas.js';
+import { RouteAdmissionSchema } from './admission.js';
 import {
   AggregateBackendSchema,
   FieldRulesShape,
@@ -164,6 +165,9 @@ export const RouteSchema = z
       .describe('Per-route rate limit: its own token bucket per client IP, or enabled: false to exempt the route'),
     quota: RouteQuotaSchema.optional().describe(
       "This route's quota: its own windows (and plans), or enabled: false to exempt it from config.quotas",
+    ),
+    admission: RouteAdmissionSchema.optional().describe(
+      "This route's own limit on requests in flight, counted besides config.admission.maxInFlight (docs/overload.md)",
     ),
     circuitBreaker: z
       .strictObject({

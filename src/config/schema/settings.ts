@@ -1,6 +1,7 @@
 /** The `config` object: settings of the whole gateway, one key per section. */
 import { z } from 'zod';
 import { AdminSchema } from './admin.js';
+import { AdmissionSchema } from './admission.js';
 import { AuthSchema } from './auth.js';
 import { CircuitBreakerSchema } from './circuit-breaker.js';
 import { CompressionSchema } from './compression.js';
@@ -39,6 +40,9 @@ export const GatewaySettingsSchema = z.strictObject({
   ),
   redis: RedisSchema.optional().describe(
     'Redis shared by every replica for rateLimit.store and mappingCache.store: redis (docs/redis.md)',
+  ),
+  admission: AdmissionSchema.prefault({}).describe(
+    'Admission control: limits on requests in flight, answered 503 GW_OVERLOADED past them (docs/overload.md); off unless maxInFlight is set',
   ),
   trustProxy: z
     .array(z.string().min(1))

@@ -18,6 +18,16 @@ export interface TargetStats {
   readonly inFlight: number;
 }
 
+/** One limit of admission control (layers/admission.ts), as the metrics and the status page read it. */
+export interface AdmissionStats {
+  readonly scope: 'gateway' | 'route';
+  /** The route id (`GET /users/{id}`); '' for the gateway's limit. */
+  readonly route: string;
+  readonly inFlight: number;
+  readonly limit: number;
+  readonly refused: number;
+}
+
 /** State read at scrape time; every source is optional. */
 export interface MetricsSources {
   readonly inFlight?: { readonly count: number };
@@ -40,6 +50,8 @@ export interface MetricsSources {
   readonly redisUp?: () => boolean;
   /** Bytes of request bodies reserved in temporary files now (layers/spill-budget.ts). */
   readonly spilledBytes?: () => number;
+  /** The limits of admission control with their counts; absent: no series. */
+  readonly admission?: () => Iterable<AdmissionStats>;
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
   readonly logLinesDropped?: () => number;
 }
