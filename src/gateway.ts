@@ -275,23 +275,11 @@ class PorticoGateway implements Gateway {
   }
 
   private pipelineDeps(config: CompiledConfig): PipelineDeps {
-    const { upstreams, mappingCache, rateLimiter, sharedRateLimits, quotaCounters, sharedQuotas, quotaUsage } =
-      this.registries;
-    const { jwks, streams, spill, admission } = this.registries;
+    // Every registry is the process-wide part of each configuration's pipelines (SharedPipelineDeps).
     return createPipelineDeps(config, {
-      upstreams,
+      ...this.registries,
       events: this.events,
       logger: this.logger,
-      mappingCache,
-      rateLimiter,
-      sharedRateLimits,
-      quotaCounters,
-      sharedQuotas,
-      quotaUsage,
-      jwks,
-      streams,
-      spill,
-      admission,
       ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
     });
   }

@@ -16,8 +16,6 @@
  * before authentication so that abusive traffic costs no token check or auth-service call. A
  * limit counted by consumer or claim needs what authentication learnt, so it runs right after it
  * (decided per route at load); a request refused by auth is then counted by no such limit.
- * Admission control comes first of the refusals: past capacity it must cost almost nothing, not
- * even a rate-limit bucket in Redis.
  */
 import type { CompiledConfig } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
@@ -63,7 +61,6 @@ import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { requestSchemaLayer } from '../layers/request-schema.js';
 import { compileCompression, compressionLayer } from '../layers/compression.js';
 import type { CompressionPolicy } from '../response/compression/compress-response.js';
-import { admissionLayer, routeAdmission } from '../layers/admission.js';
 import { createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
 import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 import { mirrorLayer } from '../layers/mirror.js';
@@ -184,8 +181,6 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // Outermost: every answer of the route, the gateway's refusals too, leaves through it.
   if (route.compresses && deps.compression !== undefined) layers.push(compressionLayer(deps.compression));
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
-  const admission = routeAdmission(route, settings.admission, deps.admission);
-  if (admission !== undefined) layers.push(admissionLayer(admission));
   const limits = routeLimitLayers(route, deps);
   layers.push(...limits.beforeAuth);
   const upgrades = isWebSocket ? upgradePolicy(route, deps) : undefined;

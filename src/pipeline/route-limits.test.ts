@@ -6,6 +6,7 @@ import { routeLimitLayers, type LimitDeps } from './route-limits.js';
 import { createRateLimiter } from '../layers/rate-limit.js';
 import { createQuotaCounters } from '../layers/quota.js';
 import { createWindowClock } from '../layers/quota-windows.js';
+import { createAdmissionCounts } from '../layers/admission-counts.js';
 
 /** The limit layers of the one route of `routeLine`, with `config` lines: how many go before and after auth. */
 function placement(routeLine: string, config = ''): [before: number, after: number] {
@@ -21,6 +22,7 @@ function placement(routeLine: string, config = ''): [before: number, after: numb
     quotaStore: createQuotaCounters(),
     quotaWindows: createWindowClock(),
     clientIp: () => '10.0.0.7',
+    admission: createAdmissionCounts(),
   };
   const { beforeAuth, afterAuth } = routeLimitLayers(loaded.config.routes[0] as CompiledRoute, deps);
   return [beforeAuth.length, afterAuth.length];
@@ -41,6 +43,18 @@ describe('where limits go around auth', () => {
       placement(', protected: true, rateLimit: { requestsPerSec: 1 }', '  quotas: { day: 5 }\n'),
       [1, 1],
       'an address rate limit before, a consumer quota after',
+    );
+  });
+
+  it('admission control: one layer before auth, for a route limit, the gateway limit or both', () => {
+    assert.deepEqual(placement(', protected: true, admission: { maxInFlight: 4 }'), [1, 0]);
+    assert.deepEqual(placement(', protected: true', '  admission: { maxInFlight: 100 }\n'), [1, 0]);
+    assert.deepEqual(
+      placement(
+        ', protected: true, admission: { maxInFlight: 4 }, rateLimit: { requestsPerSec: 1, key: consumer }',
+        '  admission: { maxInFlight: 100 }\n',
+      ),
+      [1, 1],
     );
   });
 
