@@ -16,6 +16,13 @@ import { waitFor } from '../support/wait-for.js';
 import { closeAll } from '../support/close-all.js';
 import { adminRequest } from '../support/admin.js';
 import { docExample } from '../support/doc-example.js';
+import {
+  handshakeHeaders,
+  openWebSocket,
+  startWsBackend,
+  upgradeRequest,
+  type WsBackend,
+} from '../support/ws-backend.js';
 import type { StatusDocument } from '../../src/admin/types.js';
 
 /** Answers held by the backend, released by the test. */
@@ -228,5 +235,47 @@ describe('the example of docs/overload.md', () => {
       (await Promise.all([...searches, user])).map((r) => r.status),
       [200, 200, 200],
     );
+  });
+});
+
+describe('admission control of WebSocket handshakes', () => {
+  let backend: TestBackend;
+  let ws: WsBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend((_req, res) => void held.push(res));
+    ws = await startWsBackend();
+    gw = await startGateway(`
+routes:
+  - { method: GET, route: /hold, service: ${backend.host}, path: /hold }
+  - { method: GET, route: /chat, service: ${ws.host}, path: /echo, isWebSocket: true, admission: { maxInFlight: 1 } }
+config:
+  admission: { maxInFlight: 2 }
+`);
+  });
+  after(async () => {
+    releaseAll();
+    await closeAll(gw, ws, backend);
+  });
+
+  it('an open tunnel holds no slot; a handshake past a limit gets 503 with Retry-After', async () => {
+    const url = gw.url.replace('http:', 'ws:');
+    const first = await openWebSocket(`${url}/api/chat`);
+    const second = await openWebSocket(`${url}/api/chat`);
+    // Two open tunnels on a route limited to 1, in a gateway limited to 2: both plain requests pass.
+    const plain = [1, 2].map(() => send(gw, '/hold'));
+    await waitFor(() => held.length === 2, 5_000, 'two plain requests beside two tunnels');
+    const refused = await upgradeRequest(gw.url, '/api/chat', handshakeHeaders({ host: 'gw' }));
+    assert.equal(refused.kind, 'response');
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.equal(refused.headers['x-portico-error'], 'GW_OVERLOADED');
+    releaseAll();
+    assert.deepEqual(
+      (await Promise.all(plain)).map((r) => r.status),
+      [200, 200],
+    );
+    first.ws.close();
+    second.ws.close();
   });
 });
