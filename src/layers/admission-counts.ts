@@ -14,10 +14,18 @@ export interface AdmissionCount {
 export interface AdmissionCounts {
   /** Every request of every route with admission control, under `config.admission.maxInFlight`. */
   readonly gateway: AdmissionCount;
-  /** The count of one route (by route id, `GET /users/{id}`), made when first asked for. */
-  route(routeId: string): AdmissionCount;
-  /** The route counts made so far, by route id. */
+  /** The count of one route (by `admissionKey`), made when first asked for. */
+  route(key: string): AdmissionCount;
+  /** The route counts made so far, by key. */
   routes(): ReadonlyMap<string, AdmissionCount>;
+}
+
+/**
+ * What a route's count is kept under: its id (`GET /users/{id}`), and its hosts when it has any,
+ * since routes on different hosts may share an id. Stable across reloads that keep the route.
+ */
+export function admissionKey(route: { readonly id: string; readonly hosts: readonly string[] }): string {
+  return route.hosts.length === 0 ? route.id : `${route.id} ${route.hosts.join(' ')}`;
 }
 
 /** Creates the process's admission counts, all at zero. */
@@ -26,9 +34,9 @@ export function createAdmissionCounts(): AdmissionCounts {
   const byRoute = new Map<string, AdmissionCount>();
   return {
     gateway,
-    route(routeId) {
-      let count = byRoute.get(routeId);
-      if (count === undefined) byRoute.set(routeId, (count = { inFlight: 0, refused: 0 }));
+    route(key) {
+      let count = byRoute.get(key);
+      if (count === undefined) byRoute.set(key, (count = { inFlight: 0, refused: 0 }));
       return count;
     },
     routes: () => byRoute,

@@ -16,7 +16,7 @@
 import type { CompiledRoute, Exchange, Layer } from '../pipeline/types.js';
 import type { AdmissionConfig } from '../config/schema.js';
 import { sendError } from '../response/send-error.js';
-import type { AdmissionCount, AdmissionCounts } from './admission-counts.js';
+import { admissionKey, type AdmissionCount, type AdmissionCounts } from './admission-counts.js';
 
 /** One limit: the count it reads and the most requests it lets through at once. */
 export interface InFlightLimit {
@@ -45,7 +45,10 @@ export function routeAdmission(
   if (maxInFlight === undefined && route.maxInFlight === undefined) return undefined;
   return {
     gateway: maxInFlight === undefined ? undefined : { count: counts.gateway, max: maxInFlight },
-    route: route.maxInFlight === undefined ? undefined : { count: counts.route(route.id), max: route.maxInFlight },
+    route:
+      route.maxInFlight === undefined
+        ? undefined
+        : { count: counts.route(admissionKey(route)), max: route.maxInFlight },
     retryAfterSec,
     // An open stream holds no request slot; a WebSocket handshake's endpoint resolves at the 101.
     releaseOnResponseStart: route.kind === 'sse',

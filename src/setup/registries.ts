@@ -22,7 +22,7 @@ import { createRedisConnection, type RedisConnection } from '../redis/connection
 import { createOpenStreams, type OpenStreams } from '../endpoints/open-streams.js';
 import { createJwksRegistry, type JwksRegistry } from '../auth/jwks-registry.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
-import { createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
+import { admissionKey, createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
 import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
 
 export interface Registries {
@@ -135,10 +135,11 @@ export function* admissionStats(counts: AdmissionCounts, config: CompiledConfig)
     yield { scope: 'gateway', route: '', inFlight: gateway.inFlight, limit: maxInFlight, refused: gateway.refused };
   for (const route of config.routes) {
     if (route.maxInFlight === undefined) continue;
-    const count = counts.route(route.id);
+    const key = admissionKey(route);
+    const count = counts.route(key);
     yield {
       scope: 'route',
-      route: route.id,
+      route: key,
       inFlight: count.inFlight,
       limit: route.maxInFlight,
       refused: count.refused,

@@ -279,3 +279,38 @@ config:
     second.ws.close();
   });
 });
+
+describe('admission control of routes that share an id on different hosts', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  before(async () => {
+    backend = await startBackend((_req, res) => void held.push(res));
+    gw = await startGateway(`
+routes:
+  - { method: GET, route: /a, hosts: [a.example.com], service: ${backend.host}, path: /a, admission: { maxInFlight: 1 } }
+  - { method: GET, route: /a, hosts: [b.example.com], service: ${backend.host}, path: /b, admission: { maxInFlight: 1 } }
+`);
+  });
+  after(async () => {
+    releaseAll();
+    await closeAll(gw, backend);
+  });
+
+  it('each has a count of its own', async () => {
+    const onHost = async (host: string) => {
+      const res = await request(`${gw.url}/api/a`, { dispatcher: agent, headers: { host } });
+      await res.body.dump();
+      return res.statusCode;
+    };
+    const a = onHost('a.example.com');
+    await waitFor(() => held.length === 1, 5_000, 'the request for a.example.com at the backend');
+    assert.equal(await onHost('a.example.com'), 503);
+    const b = onHost('b.example.com');
+    await waitFor(() => held.length === 2, 5_000, 'the request for b.example.com admitted beside it');
+    const metrics = (await gw.get('/metrics')).text;
+    assert.match(metrics, /^portico_admission_refused_total\{scope="route",route="GET \/a a\.example\.com"\} 1$/m);
+    assert.match(metrics, /^portico_admission_in_flight\{scope="route",route="GET \/a b\.example\.com"\} 1$/m);
+    releaseAll();
+    assert.deepEqual(await Promise.all([a, b]), [200, 200]);
+  });
+});

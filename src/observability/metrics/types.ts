@@ -21,7 +21,7 @@ export interface TargetStats {
 /** One limit of admission control (layers/admission.ts), as the metrics and the status page read it. */
 export interface AdmissionStats {
   readonly scope: 'gateway' | 'route';
-  /** The route id (`GET /users/{id}`); '' for the gateway's limit. */
+  /** The route id (`GET /users/{id}`), then its hosts if it has any (`GET /a a.example.com`); '' for the gateway's limit. */
   readonly route: string;
   readonly inFlight: number;
   readonly limit: number;
