@@ -10,6 +10,7 @@ import type {
   BackendSpec,
   CompiledConfig,
   CompiledTls,
+  IpRules,
   MappingRuleSpec,
   MirrorSpec,
   Origin,
@@ -127,6 +128,7 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     compresses: compresses(r, settings),
     rateLimit: r.rateLimit,
     quota: r.quota,
+    ipRules: activeIpRules(r.ipRules ?? settings.ipRules),
     retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
     timeouts: { ...settings.timeouts, ...r.timeouts },
     circuitFailureStatuses: r.circuitBreaker?.failureStatuses,
@@ -175,6 +177,11 @@ function compileMirror(r: RouteConfig, context: RouteContext): MirrorSpec | unde
 function compresses(r: RouteConfig, settings: GatewaySettings): boolean {
   if (r.isSSE || r.isWebSocket || r.grpc) return false;
   return r.compression ?? settings.compression.enabled;
+}
+
+/** Rules that refuse nobody (both lists empty) are none: the route gets no check at all. */
+function activeIpRules(rules: GatewaySettings['ipRules']): IpRules | undefined {
+  return rules === undefined || (rules.allow.length === 0 && rules.deny.length === 0) ? undefined : rules;
 }
 
 function routeKind(r: RouteConfig, aggregates: boolean, shapesJson: boolean): RouteKind {

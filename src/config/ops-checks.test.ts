@@ -93,6 +93,15 @@ describe('operations keys: problems', () => {
       ],
     },
     {
+      name: 'bad ipRules entries',
+      config: '  ipRules: { allow: [10.0.0.0/33, 1.2.3], deny: ["2001:db8::/129", 192.0.2.1] }',
+      expect: [
+        'g.yaml:5:22: config.ipRules.allow[0]: "10.0.0.0/33": prefix length must be 0-32',
+        'g.yaml:5:35: config.ipRules.allow[1]: "1.2.3" is not an IP address or a CIDR (10.0.0.0/8, 2001:db8::/32)',
+        'g.yaml:5:50: config.ipRules.deny[0]: "2001:db8::/129": prefix length must be 0-128',
+      ],
+    },
+    {
       name: 'a burst under 1',
       config: '  rateLimit: { enabled: true, burst: 0.5 }',
       expect: ['g.yaml:5:38: config.rateLimit.burst: must be at least 1, else no request is ever admitted'],
@@ -125,4 +134,39 @@ describe('operations keys: problems', () => {
   for (const c of table) {
     it(c.name, () => assert.deepEqual(problems(`${ROUTE}\nconfig:\n${c.config}\n`), c.expect));
   }
+});
+
+describe('ipRules', () => {
+  it("reports a route's bad entry at its line and column", () => {
+    const yaml =
+      'routes:\n  - method: GET\n    route: /a\n    service: localhost:3000\n    path: /a\n    ipRules:\n      deny: [192.0.2.0/24, 10.0.0.0/8x]\n';
+    assert.deepEqual(problems(yaml), [
+      'g.yaml:7:28: routes[0].ipRules.deny[1]: "10.0.0.0/8x": prefix length must be 0-32',
+    ]);
+  });
+
+  it("gives each route its own ipRules, else config.ipRules (one object), else none", () => {
+    const r = loadConfigText(
+      `${ROUTE}  - { method: GET, route: /b, service: x:1, path: /b, ipRules: { allow: [10.0.0.0/8] } }\n` +
+        '  - { method: GET, route: /c, service: x:1, path: /c }\n' +
+        '  - { method: GET, route: /d, service: x:1, path: /d, ipRules: {} }\n' +
+        'config:\n  ipRules: { deny: [192.0.2.1] }\n',
+      'g.yaml',
+      {},
+    );
+    assert.ok(r.ok);
+    const [a, b, c, d] = r.config.routes;
+    assert.deepEqual(a!.ipRules, { allow: [], deny: ['192.0.2.1'] });
+    assert.deepEqual(b!.ipRules, { allow: ['10.0.0.0/8'], deny: [] });
+    assert.equal(c!.ipRules, a!.ipRules);
+    // An empty section replaces the global rules and refuses nobody: the route has no check.
+    assert.equal(d!.ipRules, undefined);
+  });
+
+  it('leaves routes without rules when config.ipRules is absent', () => {
+    const r = loadConfigText(ROUTE, 'g.yaml', {});
+    assert.ok(r.ok);
+    assert.equal(r.config.settings.ipRules, undefined);
+    assert.equal(r.config.routes[0]!.ipRules, undefined);
+  });
 });

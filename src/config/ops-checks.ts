@@ -8,6 +8,7 @@ import { isRecord } from './raw-value.js';
 import { trustEntryProblem } from './syntax/trust-proxy.js';
 import { corsOriginProblem } from './syntax/cors-origin.js';
 import { redisUrlProblem } from './syntax/redis-url.js';
+import { cidrProblem } from './syntax/cidr.js';
 
 type At = (path: ConfigPath, message: string, hint?: string) => void;
 
@@ -60,7 +61,20 @@ function checkRedis(config: Record<string, unknown>, at: At): void {
   }
 }
 
-/** Reports every problem of `config.trustProxy`, `config.cors`, `config.rateLimit`, `routes[].rateLimit`, `config.quotas`, `routes[].quota`, `config.telemetry`, `config.redis`. */
+/** Every entry of an `ipRules` section (`allow`, `deny`) must be an address or a CIDR. */
+function checkIpRules(rules: unknown, path: ConfigPath, label: string, at: At): void {
+  if (!isRecord(rules)) return;
+  for (const list of ['allow', 'deny'] as const) {
+    const entries = rules[list];
+    if (!Array.isArray(entries)) continue;
+    entries.forEach((entry: unknown, i: number) => {
+      const problem = typeof entry === 'string' ? cidrProblem(entry) : undefined;
+      if (problem !== undefined) at([...path, list, i], `${label}.${list}[${i}]: ${problem}`);
+    });
+  }
+}
+
+/** Reports every problem of `config.trustProxy`, `config.ipRules`, `config.cors`, `config.rateLimit`, `routes[].rateLimit`, `routes[].ipRules`, `config.quotas`, `routes[].quota`, `config.telemetry`, `config.redis`. */
 export function operationsChecks(config: Record<string, unknown>, routes: unknown, at: At): void {
   if (Array.isArray(config.trustProxy)) {
     config.trustProxy.forEach((entry: unknown, i: number) => {
@@ -91,11 +105,13 @@ export function operationsChecks(config: Record<string, unknown>, routes: unknow
   }
 
   checkBurst(config.rateLimit, ['config', 'rateLimit'], 'config.rateLimit', at);
+  checkIpRules(config.ipRules, ['config', 'ipRules'], 'config.ipRules', at);
   if (Array.isArray(routes))
-    routes.forEach(
-      (r: unknown, i: number) =>
-        isRecord(r) && checkBurst(r.rateLimit, ['routes', i, 'rateLimit'], `routes[${i}].rateLimit`, at),
-    );
+    routes.forEach((r: unknown, i: number) => {
+      if (!isRecord(r)) return;
+      checkBurst(r.rateLimit, ['routes', i, 'rateLimit'], `routes[${i}].rateLimit`, at);
+      checkIpRules(r.ipRules, ['routes', i, 'ipRules'], `routes[${i}].ipRules`, at);
+    });
 
   checkQuota(config.quotas, ['config', 'quotas'], 'config.quotas', false, at);
   if (Array.isArray(routes))

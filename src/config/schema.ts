@@ -25,6 +25,7 @@ export { RedisSchema } from './schema/redis.js';
 export { TimeoutsSchema } from './schema/timeouts.js';
 export { LimitsSchema } from './schema/limits.js';
 export { UpstreamTlsSchema, TlsSchema } from './schema/tls.js';
+export { IpRulesSchema, type IpRulesConfig } from './schema/ip-rules.js';
 export { CorsSchema, type CorsConfig } from './schema/cors.js';
 export {
   CompressionSchema,

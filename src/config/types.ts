@@ -221,6 +221,12 @@ export interface RouteSpec {
   /** The route's own quota options as written (resolved by layers/quota.ts). */
   readonly quota: RouteConfig['quota'];
   /**
+   * The client address rules of the route: its own `ipRules`, else `config.ipRules` (the same
+   * object for every route that takes them, so they are compiled once); undefined when they
+   * refuse nobody (layers/ip-rules.ts).
+   */
+  readonly ipRules: IpRules | undefined;
+  /**
    * Retries allowed per request on a named upstream: the route's `retries`, or 0 for a method that
    * is not idempotent (POST, PATCH) unless `retryNonIdempotent`.
    */
@@ -247,6 +253,12 @@ export interface ConsumerSpec {
   readonly keyHashes: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
   readonly plan: string | undefined;
+}
+
+/** An `ipRules` section: validated addresses and CIDRs. */
+export interface IpRules {
+  readonly allow: readonly string[];
+  readonly deny: readonly string[];
 }
 
 /** `config.tls` with its files read (config/tls-files.ts). */

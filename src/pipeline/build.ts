@@ -5,17 +5,18 @@
  * that needs no token has no auth layer, a route without mapping has no enrichment code in its
  * path.
  *
- *   gRPC: HTTP/2 only (505), errors as gRPC statuses -> compression -> CORS headers
- *   -> admission (503) -> rate limit, quota (429) -> Origin check of handshakes (403)
+ *   gRPC: HTTP/2 only (505), errors as gRPC statuses -> client address rules (403) -> compression
+ *   -> CORS headers -> admission (503) -> rate limit, quota (429) -> Origin check of handshakes (403)
  *   -> body limits (413, 408) -> auth -> rate limit, quota by consumer or claim (429)
  *   -> request buffer -> request schema (400, 415) -> mirror copy -> 426 for a plain request on a
  *   WebSocket route -> (split: the arm) circuit (503) -> forward | mapping | aggregate | sse | websocket
  *   | grpc
  *
- * CORS comes first so that a browser can read the gateway's own refusals; the cheap refusals come
- * before authentication so that abusive traffic costs no token check or auth-service call. A
- * limit counted by consumer or claim needs what authentication learnt, so it runs right after it
- * (decided per route at load); a request refused by auth is then counted by no such limit.
+ * Address rules first (after the gRPC framing): a refused client costs nothing else, not even CORS headers
+ * (docs/security.md). CORS next so that a browser can read the gateway's other refusals; the cheap
+ * refusals before authentication so that abusive traffic costs no token check or auth-service
+ * call. A limit counted by consumer or claim needs what authentication learnt, so it runs right
+ * after it (decided per route at load); a request refused by auth is counted by no such limit.
  */
 import type { CompiledConfig } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
@@ -26,13 +27,7 @@ import { compose } from './compose.js';
 import { compileRoutes } from './compile-route.js';
 import { forwardEndpoint } from '../endpoints/forward.js';
 import { requestDropSet, routeDropSet, type RequestDropSet } from '../upstream/trust-boundary.js';
-import {
-  clientKey,
-  createClientIpResolver,
-  createTrustTest,
-  normalizeAddress,
-  type ClientIpResolver,
-} from '../server/client-ip.js';
+import { clientKey, createClientIpResolver, createTrustTest, type ClientIpResolver } from '../server/client-ip.js';
 import { bodyLimitLayer } from '../layers/body-limit.js';
 import { routeCircuit } from '../layers/circuit.js';
 import { createAuthenticator } from '../auth/authenticator.js';
@@ -62,6 +57,7 @@ import { requestSchemaLayer } from '../layers/request-schema.js';
 import { compileCompression, compressionLayer } from '../layers/compression.js';
 import type { CompressionPolicy } from '../response/compression/compress-response.js';
 import { createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
+import { ipRulesLayer } from '../layers/ip-rules.js';
 import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 import { mirrorLayer } from '../layers/mirror.js';
 import { splitEndpoint } from '../endpoints/split.js';
@@ -148,7 +144,8 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
       // The key header never reaches a backend, on any route.
       withKeyHeader(settings.auth.stripHeaders, apiKeys),
       settings.telemetry.propagation,
-      trustsPeer(settings.trustProxy),
+      // IPv4 peers of a dual-stack socket (::ffff:10.0.0.1) are tested as IPv4 (server/client-ip.ts).
+      createTrustTest(settings.trustProxy),
       settings.tls?.clientSubjectHeader,
     ),
     authenticator,
@@ -166,19 +163,14 @@ function rateLimitClient(clientIp: ClientIpResolver, ipv6PrefixLength: number): 
   return (req) => clientKey(clientIp(req), ipv6PrefixLength);
 }
 
-/** The `trustProxy` test on a socket's peer address (IPv4 clients of a dual-stack socket too). */
-function trustsPeer(entries: readonly string[]): (address: string) => boolean {
-  const trusts = createTrustTest(entries);
-  return (address) => trusts(normalizeAddress(address));
-}
-
 /** The layers of a route's pipeline, outermost first. */
 export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   const { settings } = deps.config;
   const isWebSocket = route.kind === 'websocket';
   // A gRPC route's first layer: HTTP/2 only, and every refusal after it a gRPC status.
   const layers: Layer[] = route.kind === 'grpc' ? [grpcLayer()] : [];
-  // Outermost: every answer of the route, the gateway's refusals too, leaves through it.
+  if (route.refusesClient !== undefined) layers.push(ipRulesLayer(route.refusesClient));
+  // Outermost after those: every other answer of the route leaves through it.
   if (route.compresses && deps.compression !== undefined) layers.push(compressionLayer(deps.compression));
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
   const limits = routeLimitLayers(route, deps);

@@ -12,18 +12,48 @@ import { compileRequirements } from '../auth/requirements.js';
 import { compileBodySchema } from '../layers/json-schema.js';
 import { compileFieldFilter } from '../mapping/field-filter.js';
 import { compileBatch } from '../mapping/batch.js';
+import { clientRefusal, type ClientRefusal } from '../layers/ip-rules.js';
+import { createClientIpResolver } from '../server/client-ip.js';
 
 /** The configuration with every route compiled; its other parts are shared, not copied. */
 export function compileRoutes(config: CompiledConfig): PipelineConfig {
   const rolesClaim = config.settings.auth.rolesClaim;
-  return Object.freeze({ ...config, routes: Object.freeze(config.routes.map((r) => compileRoute(r, rolesClaim))) });
+  const refusal = ipRulesCompiler(config);
+  return Object.freeze({
+    ...config,
+    routes: Object.freeze(config.routes.map((r) => compileRoute(r, rolesClaim, refusal))),
+  });
+}
+
+/**
+ * Compiles `ipRules` against the client address of `trustProxy`, once per rules object: every
+ * route that takes `config.ipRules` shares one test.
+ */
+function ipRulesCompiler(config: CompiledConfig): (spec: RouteSpec) => ClientRefusal | undefined {
+  const compiled = new Map<object, ClientRefusal>();
+  let clientAddress: ReturnType<typeof createClientIpResolver> | undefined;
+  return ({ ipRules }) => {
+    if (ipRules === undefined) return undefined;
+    let refusal = compiled.get(ipRules);
+    if (refusal === undefined) {
+      clientAddress ??= createClientIpResolver(config.settings.trustProxy);
+      refusal = clientRefusal(ipRules, clientAddress);
+      compiled.set(ipRules, refusal);
+    }
+    return refusal;
+  };
 }
 
 /** One route's data and the behaviour each feature compiled from it. */
-export function compileRoute(spec: RouteSpec, rolesClaim: string | undefined): CompiledRoute {
+export function compileRoute(
+  spec: RouteSpec,
+  rolesClaim: string | undefined,
+  refusal: (spec: RouteSpec) => ClientRefusal | undefined = () => undefined,
+): CompiledRoute {
   return Object.freeze({
     ...spec,
     buildPath: spec.isPrefix ? compileRestUrlBuilder(spec.path) : compileUrlBuilder(spec.path),
+    refusesClient: refusal(spec),
     backends: Object.freeze(
       spec.backends.map((b) =>
         Object.freeze({ ...b, buildPath: compileUrlBuilder(b.path), filter: compileFieldFilter(b.fields) }),

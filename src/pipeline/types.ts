@@ -45,6 +45,8 @@ export interface CompiledBackend extends BackendSpec {
  */
 export interface CompiledRoute extends Omit<RouteSpec, 'backends' | 'mapping'> {
   readonly buildPath: UrlBuilder;
+  /** The route's `ipRules` (its own, else `config.ipRules`) on a request's client; undefined: it refuses nobody. */
+  readonly refusesClient: ((req: IncomingMessage) => boolean) | undefined;
   /** An aggregated route's backends, in the order written; empty for every other kind. */
   readonly backends: readonly CompiledBackend[];
   /** The route's `require:` rules, compiled; undefined when it has none. */

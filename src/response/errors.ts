@@ -27,6 +27,7 @@ export const ERRORS = {
   GW_UPSTREAM_BAD_UPGRADE: { status: 502, message: 'Backend answered the WebSocket upgrade with an invalid handshake' },
   GW_UPGRADE_REQUIRED: { status: 426, message: 'This route only accepts WebSocket upgrades' },
   GW_ORIGIN_NOT_ALLOWED: { status: 403, message: 'Origin not allowed' },
+  GW_IP_FORBIDDEN: { status: 403, message: 'Client address not allowed' },
   GW_BODY_TOO_LARGE: { status: 413, message: 'Request body too large' },
   GW_BODY_SPILL_CLIENT_LIMIT: { status: 429, message: 'Too many upload bytes in progress from this client' },
   GW_BODY_SPILL_FULL: { status: 503, message: 'The gateway is buffering too many uploads' },

@@ -15,18 +15,32 @@ export type ClientIpResolver = (req: IncomingMessage) => string;
 
 /** Compiles `trustProxy` (validated entries) into a membership test. */
 export function createTrustTest(entries: readonly string[]): (address: string) => boolean {
+  return createAddressTest(entries.flatMap((e) => TRUST_PROXY_NAMES[e] ?? [e]));
+}
+
+/**
+ * Compiles addresses and CIDRs (validated by config/syntax/cidr.ts) into a membership test of an
+ * address. Each family has its own list: an IPv6 range (even `::/0`) never takes in an IPv4
+ * client, and an IPv4-mapped address (`::ffff:1.2.3.4`) is tested as the IPv4 address it is.
+ */
+export function createAddressTest(entries: readonly string[]): (address: string) => boolean {
   if (entries.length === 0) return () => false;
-  const list = new BlockList();
-  for (const entry of entries.flatMap((e) => TRUST_PROXY_NAMES[e] ?? [e])) {
+  const v4 = new BlockList();
+  const v6 = new BlockList();
+  for (const entry of entries) {
     const slash = entry.indexOf('/');
-    const address = slash < 0 ? entry : entry.slice(0, slash);
-    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    const written = slash < 0 ? entry : entry.slice(0, slash);
+    // A range written as IPv4-mapped (::ffff:10.0.0.0/104) is the IPv4 range it maps.
+    const address = normalizeAddress(written);
+    const mapped = address !== written;
+    const [list, type] = isIP(address) === 6 ? [v6, 'ipv6' as const] : [v4, 'ipv4' as const];
     if (slash < 0) list.addAddress(address, type);
-    else list.addSubnet(address, Number(entry.slice(slash + 1)), type);
+    else list.addSubnet(address, Math.max(0, Number(entry.slice(slash + 1)) - (mapped ? 96 : 0)), type);
   }
   return (address) => {
-    const family = isIP(address);
-    return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+    const plain = normalizeAddress(address);
+    const family = isIP(plain);
+    return family === 4 ? v4.check(plain, 'ipv4') : family === 6 && v6.check(plain, 'ipv6');
   };
 }
 

@@ -214,9 +214,12 @@ function ownEndpoint(
   if (cors === undefined || target === undefined || target.kind === 'not-found' || target.kind === 'host-not-found')
     return false;
   // Answered here, but logged and counted like any request, under the route it asks about.
-  const routeId = target.kind === 'found' ? target.entry.route.id : undefined;
-  res.once('close', () => reportResponseEnd(deps.events, res, started, requestId, method, path, routeId, undefined));
-  cors.preflight(req, res);
+  const route = target.kind === 'found' ? target.entry.route : undefined;
+  // A client the route's address rules refuse learns nothing of its CORS policy either.
+  const refused = route?.refusesClient?.(req) === true ? 'GW_IP_FORBIDDEN' : undefined;
+  res.once('close', () => reportResponseEnd(deps.events, res, started, requestId, method, path, route?.id, refused));
+  if (refused !== undefined) sendError(res, refused);
+  else cors.preflight(req, res);
   return true;
 }
 

@@ -5,6 +5,7 @@ import { FailureStatusesSchema } from './circuit-breaker.js';
 import { limitKey } from './limit-key.js';
 import { RouteQuotaSchema } from './quotas.js';
 import { RouteAdmissionSchema } from './admission.js';
+import { IpRulesSchema } from './ip-rules.js';
 import {
   AggregateBackendSchema,
   FieldRulesShape,
@@ -168,6 +169,9 @@ export const RouteSchema = z
     ),
     admission: RouteAdmissionSchema.optional().describe(
       "This route's own limit on requests in flight, counted besides config.admission.maxInFlight (docs/overload.md)",
+    ),
+    ipRules: IpRulesSchema.optional().describe(
+      "This route's client addresses let in or refused; replaces config.ipRules for the route (docs/security.md)",
     ),
     circuitBreaker: z
       .strictObject({

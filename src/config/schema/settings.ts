@@ -7,6 +7,7 @@ import { CircuitBreakerSchema } from './circuit-breaker.js';
 import { CompressionSchema } from './compression.js';
 import { CorsSchema } from './cors.js';
 import { Http2Schema } from './http2.js';
+import { IpRulesSchema } from './ip-rules.js';
 import { LimitsSchema } from './limits.js';
 import { MappingCacheSchema } from './mapping-cache.js';
 import { seconds } from './primitives.js';
@@ -50,6 +51,9 @@ export const GatewaySettingsSchema = z.strictObject({
     .describe(
       'Proxies (addresses, CIDRs, or loopback, private, linklocal) whose X-Forwarded-For is believed, and extended; from anyone else it is replaced, and Forwarded / X-Real-IP are dropped',
     ),
+  ipRules: IpRulesSchema.optional().describe(
+    'Client addresses let in or refused on every route without ipRules of its own (docs/security.md); trustProxy decides the address',
+  ),
   timeouts: TimeoutsSchema.prefault({}).describe('Deadlines for clients, backends and mapping calls, in seconds'),
   limits: LimitsSchema.prefault({}).describe('Sizes: request heads and bodies, mapped bodies, connections per backend'),
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),

@@ -2,7 +2,7 @@
  * The entries of `config.trustProxy`: an IP address, a CIDR, or the name of an address set.
  * server/client-ip.ts turns the checked entries into a membership test.
  */
-import { isIP } from 'node:net';
+import { cidrProblem } from './cidr.js';
 
 /** Named address sets accepted in `trustProxy` besides addresses and CIDRs. */
 export const TRUST_PROXY_NAMES: Readonly<Record<string, readonly string[]>> = {
@@ -14,15 +14,7 @@ export const TRUST_PROXY_NAMES: Readonly<Record<string, readonly string[]>> = {
 /** Why a `trustProxy` entry is unusable, or undefined when it is an address, a CIDR or a name. */
 export function trustEntryProblem(entry: string): string | undefined {
   if (entry in TRUST_PROXY_NAMES) return undefined;
-  const slash = entry.indexOf('/');
-  const address = slash < 0 ? entry : entry.slice(0, slash);
-  const family = isIP(address);
-  if (family === 0)
-    return `"${entry}" is not an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of ${Object.keys(TRUST_PROXY_NAMES).join(', ')}`;
-  if (slash >= 0) {
-    const bits = entry.slice(slash + 1);
-    const max = family === 4 ? 32 : 128;
-    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `"${entry}": prefix length must be 0-${max}`;
-  }
-  return undefined;
+  const problem = cidrProblem(entry);
+  if (problem === undefined || entry.includes('/')) return problem;
+  return `"${entry}" is not an IP address, a CIDR (10.0.0.0/8, fd00::/8) or one of ${Object.keys(TRUST_PROXY_NAMES).join(', ')}`;
 }
