@@ -145,7 +145,7 @@ describe('ipRules', () => {
     ]);
   });
 
-  it("gives each route its own ipRules, else config.ipRules (one object), else none", () => {
+  it('gives each route its own ipRules, else config.ipRules (one object), else none', () => {
     const r = loadConfigText(
       `${ROUTE}  - { method: GET, route: /b, service: x:1, path: /b, ipRules: { allow: [10.0.0.0/8] } }\n` +
         '  - { method: GET, route: /c, service: x:1, path: /c }\n' +

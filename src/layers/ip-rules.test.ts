@@ -25,8 +25,7 @@ describe('ipRules entries', () => {
   ];
   for (const c of table)
     it(`${c.entry} is ${c.problem === undefined ? 'accepted' : 'rejected'}`, () =>
-      assert.equal(cidrProblem(c.entry), c.problem),
-    );
+      assert.equal(cidrProblem(c.entry), c.problem));
 });
 
 describe('compileIpRules', () => {

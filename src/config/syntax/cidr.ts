@@ -14,7 +14,6 @@ export function cidrProblem(entry: string): string | undefined {
   if (slash < 0) return undefined;
   const bits = entry.slice(slash + 1);
   const max = family === 4 ? 32 : 128;
-  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max)
-    return `"${entry}": prefix length must be 0-${max}`;
+  if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `"${entry}": prefix length must be 0-${max}`;
   return undefined;
 }
