@@ -35,12 +35,15 @@ export interface JwksRegistryOptions {
 /** The per-process registry of JWKS key sources, keyed by URL and cooldown. */
 export function createJwksRegistry(options: JwksRegistryOptions): JwksRegistry {
   const sources = new Map<string, JwksKeySource>();
+  /** The pool each source fetches through: a reload that changed the origin's TLS hands a new one. */
+  const pools = new Map<string, Dispatcher | undefined>();
   const create = options.createSource ?? createRemoteKeySource;
   return {
     keySource({ url, cooldownSec, pool }) {
       const key = `${cooldownSec} ${url}`;
       const existing = sources.get(key);
-      if (existing !== undefined) {
+      // The old pool drains and closes: a source still fetching through it would fail.
+      if (existing !== undefined && pools.get(key) === pool) {
         // Most recently used last, so the eviction below drops URLs no configuration uses any more.
         sources.delete(key);
         sources.set(key, existing);
@@ -54,8 +57,14 @@ export function createJwksRegistry(options: JwksRegistryOptions): JwksRegistry {
         ...(options.retryAfterFailureMs === undefined ? {} : { retryAfterFailureMs: options.retryAfterFailureMs }),
         ...(options.now === undefined ? {} : { now: options.now }),
       });
+      sources.delete(key);
       sources.set(key, source);
-      if (sources.size > JWKS_REGISTRY_MAX_SOURCES) sources.delete(sources.keys().next().value!);
+      pools.set(key, pool);
+      if (sources.size > JWKS_REGISTRY_MAX_SOURCES) {
+        const oldest = sources.keys().next().value!;
+        sources.delete(oldest);
+        pools.delete(oldest);
+      }
       return source;
     },
     get size() {

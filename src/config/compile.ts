@@ -8,6 +8,7 @@
 import type { GatewayFile, GatewaySettings, RouteConfig, UpstreamConfig } from './schema.js';
 import type {
   BackendSpec,
+  ClientTls,
   CompiledConfig,
   CompiledTls,
   IpRules,
@@ -28,6 +29,7 @@ import { parseService, upstreamOrigin } from './syntax/service.js';
 import { hasFieldRules } from './syntax/field-rules.js';
 import { readSchema } from './json-schema.js';
 import { dirname, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
 import { compileConsumers } from './consumers-file.js';
 import { withTainhaKeys } from './tainha.js';
 import { parseStickyKey } from './syntax/sticky-key.js';
@@ -48,18 +50,24 @@ interface RouteContext {
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
   const settings = withTainhaKeys(file.config);
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
+  const baseDir = dirname(fileName);
+  const upstreamTls = compileClientTls(settings.upstreamTls, baseDir);
   // One origin per named upstream, shared by every route and rule that names it.
   const named = new Map(
-    Object.entries(file.upstreams ?? {}).map(([name, u]) => [name, upstreamOrigin(compileUpstream(name, u))]),
+    Object.entries(file.upstreams ?? {}).map(([name, u]) => {
+      const tls =
+        u.tls === undefined ? upstreamTls : compileClientTls(overGlobal(u.tls, settings.upstreamTls), baseDir);
+      return [name, upstreamOrigin(compileUpstream(name, u, tls))];
+    }),
   );
   const context: RouteContext = {
     settings,
     prefix,
-    baseDir: dirname(fileName),
+    baseDir,
     originOf: (service) => named.get(service) ?? mustService(service),
   };
   const routes = file.routes.map((r, index) => compileRoute(r, index, context));
-  const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, dirname(fileName));
+  const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, baseDir);
   return Object.freeze({
     file: fileName,
     settings,
@@ -69,6 +77,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
     consumers: compileConsumers(file.consumers ?? []),
     consumersFile:
       settings.consumersFile === undefined ? undefined : resolve(dirname(fileName), settings.consumersFile),
+    upstreamTls,
     ...(tls ? { tls } : {}),
   });
 }
@@ -198,9 +207,10 @@ function fieldRules(rules: RouteConfig['response']): RouteSpec['fields'] {
   return hasFieldRules(rules) ? { allow: rules.allow, deny: rules.deny, rename: rules.rename } : undefined;
 }
 
-function compileUpstream(name: string, u: UpstreamConfig): UpstreamSpec {
+function compileUpstream(name: string, u: UpstreamConfig, tls: ClientTls): UpstreamSpec {
   return {
     name,
+    tls,
     targets: u.targets.map((t) =>
       typeof t === 'string'
         ? { origin: mustService(t), weight: 1 }
@@ -248,6 +258,42 @@ function compileTls(t: NonNullable<GatewayFile['config']['tls']>, baseDir: strin
     redirectPort: t.redirectPort,
     hstsMaxAgeSec: t.hstsMaxAgeSec,
   };
+}
+
+type UpstreamTlsConfig = GatewaySettings['upstreamTls'];
+
+/**
+ * An upstream's `tls` over `config.upstreamTls`: each key it leaves out is the global one, and
+ * the client certificate is its own pair when it names one, else the global pair (never half of each).
+ */
+function overGlobal(own: NonNullable<UpstreamConfig['tls']>, global: UpstreamTlsConfig): UpstreamTlsConfig {
+  const pair = own.certFile !== undefined || own.keyFile !== undefined ? own : global;
+  return {
+    caFile: own.caFile ?? global.caFile,
+    certFile: pair.certFile,
+    keyFile: pair.keyFile,
+    rejectUnauthorized: own.rejectUnauthorized ?? global.rejectUnauthorized,
+  };
+}
+
+/** Reads the files of a backend TLS section (validation checked them) and gives the result its identity. */
+function compileClientTls(t: UpstreamTlsConfig, baseDir: string): ClientTls {
+  const ca = t.caFile === undefined ? undefined : readCaFile(t.caFile, baseDir);
+  if (Array.isArray(ca)) throw new Error(`unvalidated TLS files: ${ca.map((p) => p.message).join('; ')}`);
+  const pair =
+    t.certFile === undefined || t.keyFile === undefined
+      ? undefined
+      : readCertificatePair(t.certFile, t.keyFile, baseDir);
+  if (Array.isArray(pair)) throw new Error(`unvalidated TLS files: ${pair.map((p) => p.message).join('; ')}`);
+  const hash = createHash('sha256').update(t.rejectUnauthorized ? 'verify\0' : 'trust\0');
+  for (const part of [ca, pair?.cert, pair?.key]) hash.update(part ?? '').update('\0');
+  return Object.freeze({
+    ca,
+    cert: pair?.cert,
+    key: pair?.key,
+    rejectUnauthorized: t.rejectUnauthorized,
+    id: hash.digest('base64url'),
+  });
 }
 
 function mustTemplate(source: string): Template {

@@ -1,9 +1,7 @@
 /**
- * Rules on `config:` that the schema cannot express: the base path's shape, a CA file that
- * must hold a certificate, and auth settings that must fit together (tainha-gateway's keys: tainha.ts).
+ * Rules on `config:` that the schema cannot express: the base path's shape and auth settings that must fit together (tainha-gateway's keys: tainha.ts).
  */
 import { redactUrl } from './syntax/redact-url.js';
-import { readFileSync } from 'node:fs';
 import type { AddProblem } from './problems.js';
 import { isRecord } from './raw-value.js';
 import { operationsChecks } from './ops-checks.js';
@@ -31,9 +29,6 @@ export function settingsRules(raw: Record<string, unknown>, at: AddProblem): voi
     );
   }
 
-  const tls = isRecord(config.upstreamTls) ? config.upstreamTls : {};
-  if (typeof tls.caFile === 'string' && tls.caFile !== '') caFileRule(tls.caFile, at);
-
   operationsChecks(config, raw.routes, at);
 
   const auth = isRecord(config.auth) ? config.auth : {};
@@ -55,16 +50,6 @@ export function settingsRules(raw: Record<string, unknown>, at: AddProblem): voi
     at(['config', 'auth', 'authPath'], 'config.auth.authPath: must start with "/"');
   if (typeof auth.jwksUrl === 'string') jwksUrlRule(auth.jwksUrl, at);
   if (isRecord(auth.introspection)) introspectionRules(auth, auth.introspection, at);
-}
-
-function caFileRule(caFile: string, at: AddProblem): void {
-  const path = ['config', 'upstreamTls', 'caFile'];
-  try {
-    if (!readFileSync(caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----'))
-      at(path, `config.upstreamTls.caFile: "${caFile}" holds no PEM certificate`);
-  } catch (err) {
-    at(path, `config.upstreamTls.caFile: cannot read "${caFile}" (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
 }
 
 /** `config.auth.jwksUrl`: an http(s) URL without credentials, which the key fetch never sends. */

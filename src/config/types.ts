@@ -69,6 +69,8 @@ export interface UpstreamSpec {
   };
   /** Calls to the targets may use HTTP/2 (undici's `allowH2`, negotiated by ALPN over TLS). */
   readonly http2: boolean;
+  /** TLS to the https:// targets: the upstream's `tls` over `config.upstreamTls`; undefined: `config.upstreamTls`. */
+  readonly tls?: ClientTls;
   /** How often host name targets are looked up again (upstream/dns-targets.ts). */
   readonly dnsRefreshMs: number;
   /** Active health checks (upstream/health-check.ts); undefined: none. */
@@ -261,6 +263,21 @@ export interface IpRules {
   readonly deny: readonly string[];
 }
 
+/**
+ * The TLS of the gateway's calls to https:// backends (`config.upstreamTls`, a named upstream's
+ * `tls`), its files read and checked at load.
+ */
+export interface ClientTls {
+  /** Extra CAs trusted besides the system's. */
+  readonly ca: Buffer | undefined;
+  /** The client certificate presented to backends that ask for one (mTLS), and its key. */
+  readonly cert: Buffer | undefined;
+  readonly key: Buffer | undefined;
+  readonly rejectUnauthorized: boolean;
+  /** Equal for the same settings and file contents: a reload that changes it gives the backends new pools. */
+  readonly id: string;
+}
+
 /** `config.tls` with its files read (config/tls-files.ts). */
 export interface CompiledTls {
   readonly cert: Buffer;
@@ -300,6 +317,8 @@ export interface CompiledConfig {
   readonly consumersFile: string | undefined;
   /** TLS on the listener; undefined: plain HTTP. */
   readonly tls?: CompiledTls;
+  /** TLS of calls to https:// backends (`config.upstreamTls`); undefined: the defaults (system CAs, verified, no client certificate). */
+  readonly upstreamTls?: ClientTls;
   /**
    * `telemetry` merged with the OTEL_* environment at load; absent when compiled without an
    * environment (then the gateway uses `settings.telemetry` alone).

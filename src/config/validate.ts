@@ -22,6 +22,7 @@ import { grpcRules } from './grpc-rules.js';
 import { upstreamRules } from './upstream-rules.js';
 import { trafficRules } from './traffic-rules.js';
 import { tlsRules } from './tls-rules.js';
+import { upstreamTlsRules } from './upstream-tls-rules.js';
 import { adminRules } from './admin-rules.js';
 import { dirname, isAbsolute, join } from 'node:path';
 import { consumerRules } from './consumer-rules.js';
@@ -73,6 +74,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     upstreamRules(typed, at);
     trafficRules(typed, at);
     tlsRules(typed, dirname(parsed.file), at, warn);
+    upstreamTlsRules(typed, dirname(parsed.file), at, warn);
     compatibilityRules(typed, at);
     consumerRules(typed, at, warn);
   }

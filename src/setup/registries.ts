@@ -3,7 +3,6 @@
  * with their pools, the Redis connection, the mapping cache, the rate-limit buckets, the quota counters, the open
  * streams, the JWKS keys and the bytes request bodies hold in temporary files (docs/design-decisions.md: state survives a reload).
  */
-import { readFileSync } from 'node:fs';
 import type { CompiledConfig } from '../config/types.js';
 import { createUpstreamRegistry, type UpstreamRegistry } from '../upstream/upstream.js';
 import type { LookupAll } from '../upstream/dns-targets.js';
@@ -69,7 +68,7 @@ export function createRegistries(options: RegistryOptions): Registries {
     ...(now === undefined ? {} : { now }),
     ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
     createBreaker: (origin) => circuits.forOrigin(origin),
-    tls: upstreamTls(config),
+    tls: config.upstreamTls,
   });
   circuits.retain(originsOf(config));
   // Its settings apply at start (a reload that changes them is logged).
@@ -100,12 +99,6 @@ export function createRegistries(options: RegistryOptions): Registries {
     spill: createSpillBudget(),
     admission: createAdmissionCounts(),
   };
-}
-
-/** TLS settings for https:// backends, read once: pools are made once per process. */
-function upstreamTls(config: CompiledConfig): { ca?: string; rejectUnauthorized: boolean } {
-  const t = config.settings.upstreamTls;
-  return { rejectUnauthorized: t.rejectUnauthorized, ...(t.caFile ? { ca: readFileSync(t.caFile, 'utf8') } : {}) };
 }
 
 /** The counts of every named upstream's targets, for metrics and the status page. */

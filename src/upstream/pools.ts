@@ -2,15 +2,14 @@
  * The connection pools of every upstream, made here and closed together at shutdown: a bounded
  * keep-alive pool per origin (or per target of a named upstream) for standard, mapping and auth
  * calls, an unbounded one for streams and an HTTP/2 one for gRPC calls, both made on first use.
+ * A pool whose TLS settings a reload replaced is retired: its calls finish, then it closes.
  */
 import { Pool } from 'undici';
-import type { Origin } from '../config/types.js';
+import type { ClientTls, Origin } from '../config/types.js';
 import type { TargetHealth } from './targets.js';
 import type { BackendPool, PoolUse } from './types.js';
 import { skipInformationalConnector } from './skip-informational.js';
-
-/** TLS options of the connections to an origin (undefined for http://). */
-type TlsFor = (origin: Origin) => object | undefined;
+import { tlsConnectOptions } from './tls-connect.js';
 
 /**
  * Streams a gRPC connection carries at once before the pool opens another (a Node server
@@ -18,18 +17,26 @@ type TlsFor = (origin: Origin) => object | undefined;
  */
 const GRPC_STREAMS_PER_CONNECTION = 100;
 
-export class PoolMaker {
-  private readonly pools: BackendPool[] = [];
-  private readonly streamPools: BackendPool[] = [];
+export interface PoolOptions {
+  readonly use?: PoolUse;
+  /** Offer h2 by ALPN to an https:// origin (a named upstream's `http2`). */
+  readonly http2?: boolean;
+  /** A named upstream's target, whose calls record their outcome on it. */
+  readonly health?: TargetHealth;
+  /** The TLS of an https:// origin's connections (CAs, verification, client certificate). */
+  readonly tls?: ClientTls | undefined;
+}
 
-  constructor(
-    private readonly connections: number,
-    private readonly tlsFor: TlsFor,
-  ) {}
+export class PoolMaker {
+  private readonly pools = new Set<BackendPool>();
+  private readonly streamPools = new Set<BackendPool>();
+  /** Retired pools still finishing their calls: shutdown cuts them like the streams. */
+  private readonly retiring = new Set<BackendPool>();
+
+  constructor(private readonly connections: number) {}
 
   /**
-   * A pool to `origin` for `use`; `http2`: offer h2 by ALPN to an https:// origin (a named
-   * upstream's `http2`); `health`: a named upstream's target, whose calls record their outcome on it.
+   * A pool to `origin` for `use`.
    *
    * A gRPC pool speaks HTTP/2 only: h2c by prior knowledge to http://, ALPN h2 to https://. It is
    * undici's HTTP/2 client, which streams a request body while the answer streams back and hands
@@ -37,11 +44,8 @@ export class PoolMaker {
    * says it is idempotent (undici otherwise sends a POST only on an idle HTTP/2 connection, one
    * call per connection), and `pipelining` is the number of streams one connection carries.
    */
-  make(
-    origin: Origin,
-    { use = 'pooled', http2 = false, health }: { use?: PoolUse; http2?: boolean; health?: TargetHealth } = {},
-  ): BackendPool {
-    const tlsConnect = this.tlsFor(origin);
+  make(origin: Origin, { use = 'pooled', http2 = false, health, tls }: PoolOptions = {}): BackendPool {
+    const tlsConnect = tlsConnectOptions(origin, tls);
     const bounded = use === 'pooled';
     const grpc = use === 'grpc';
     const h2 = http2 || grpc;
@@ -66,16 +70,30 @@ export class PoolMaker {
       origin,
       ...(health === undefined ? {} : { health }),
     };
-    (bounded ? this.pools : this.streamPools).push(pool);
+    (bounded ? this.pools : this.streamPools).add(pool);
     return pool;
+  }
+
+  /**
+   * Closes a pool no call will be given again: calls in flight (and open streams) finish on their
+   * connections, idle keep-alive connections close at once, and no new connection is made.
+   */
+  retire(pool: BackendPool): void {
+    if (!this.pools.delete(pool) && !this.streamPools.delete(pool)) return;
+    this.retiring.add(pool);
+    void pool.dispatcher
+      .close()
+      .catch(() => pool.dispatcher.destroy())
+      .finally(() => this.retiring.delete(pool));
   }
 
   /** Lets the pooled calls finish, then closes; streams never end by themselves, so they are cut. */
   async close(): Promise<void> {
-    await Promise.all(this.pools.map((p) => p.dispatcher.close().catch(() => p.dispatcher.destroy())));
+    await Promise.all([...this.pools].map((p) => p.dispatcher.close().catch(() => p.dispatcher.destroy())));
     // Their clients are gone by now: cut what is left.
-    await Promise.all(this.streamPools.map((p) => p.dispatcher.destroy()));
-    this.pools.length = 0;
-    this.streamPools.length = 0;
+    await Promise.all([...this.streamPools, ...this.retiring].map((p) => p.dispatcher.destroy()));
+    this.pools.clear();
+    this.streamPools.clear();
+    this.retiring.clear();
   }
 }

@@ -9,7 +9,7 @@
  * one. The upstream's circuit breaker stays one for all targets.
  */
 import type { BackendPool, CallRecorder, PoolUse } from './types.js';
-import type { Balance, Origin, UpstreamSpec } from '../config/types.js';
+import type { Balance, ClientTls, Origin, UpstreamSpec } from '../config/types.js';
 import type { EventBus } from '../observability/events.js';
 import { ActiveHealthCheck } from './health-check.js';
 import { RetryBudget } from './retry-budget.js';
@@ -70,8 +70,8 @@ export class TargetHealth implements CallRecorder {
 
 export interface TargetSetOptions {
   readonly spec: UpstreamSpec;
-  /** A pool to a target, whose calls record their outcome on `health`. */
-  readonly makePool: (origin: Origin, use: PoolUse, health: TargetHealth) => BackendPool;
+  /** A pool to a target, whose calls record their outcome on `health`, its connections made with `tls`. */
+  readonly makePool: (origin: Origin, use: PoolUse, health: TargetHealth, tls: ClientTls | undefined) => BackendPool;
   readonly events: EventBus | undefined;
   readonly now: () => number;
 }
@@ -90,6 +90,8 @@ export class TargetSet {
   private uniform = true;
   private readonly name: string;
   private checks: ActiveHealthCheck<Target> | undefined;
+  /** The TLS the targets' pools connect with (the spec's `tls`). */
+  private tls: ClientTls | undefined;
   /** What retries on this upstream may take (upstream/retry-budget.ts). */
   readonly retryBudget: RetryBudget;
 
@@ -107,14 +109,18 @@ export class TargetSet {
    */
   apply(spec: UpstreamSpec): BackendPool[] {
     const old = new Map(this.targets.map((t) => [t.key, t]));
+    // Other TLS (a new client certificate, CA): every target keeps its health but gets new pools,
+    // so that new connections present the new certificate; the old pools drain.
+    const renewed = this.targets.length > 0 && spec.tls?.id !== this.tls?.id;
+    this.tls = spec.tls;
+    const gone: BackendPool[] = [];
     const next: Target[] = spec.targets.map((t) => {
       const kept = old.get(t.origin.key);
-      if (kept !== undefined) {
-        old.delete(t.origin.key);
-        return kept.weight === t.weight ? kept : { ...kept, weight: t.weight };
-      }
-      const health = new TargetHealth(this, t.origin.key);
-      const pool = this.options.makePool(t.origin, 'pooled', health);
+      old.delete(t.origin.key);
+      if (kept !== undefined && !renewed) return kept.weight === t.weight ? kept : { ...kept, weight: t.weight };
+      if (kept !== undefined) gone.push(...poolsOf(kept));
+      const health = kept?.health ?? new TargetHealth(this, t.origin.key);
+      const pool = this.options.makePool(t.origin, 'pooled', health, this.tls);
       return { key: t.origin.key, weight: t.weight, pool, streamPool: undefined, grpcPool: undefined, health };
     });
     this.targets = next;
@@ -126,7 +132,7 @@ export class TargetSet {
     this.down = next.filter((t) => t.health.down).length;
     this.cursor = 0;
     this.ejected = next.filter((t) => t.health.ejectedUntil !== 0).length;
-    return [...old.values()].flatMap((t) => [t.pool, t.streamPool, t.grpcPool].filter((p) => p !== undefined));
+    return [...gone, ...[...old.values()].flatMap(poolsOf)];
   }
 
   /** Stops the active health checks (the registry closes). */
@@ -193,7 +199,7 @@ export class TargetSet {
   /** A stream's or a gRPC call's target: chosen like any call, on the target's pool for that use. */
   pickFor(use: 'stream' | 'grpc', avoid?: BackendPool): BackendPool {
     const t = this.pick(avoid);
-    return (t[`${use}Pool`] ??= this.options.makePool(t.pool.origin, use, t.health));
+    return (t[`${use}Pool`] ??= this.options.makePool(t.pool.origin, use, t.health, this.tls));
   }
 
   /** Records and reports a target's first failure after a success, or its first success after failures. */
@@ -297,4 +303,9 @@ export function smoothWeightedOrder(weights: readonly number[]): number[] {
     order.push(best);
   }
   return order;
+}
+
+/** A target's pools: the bounded one, and the stream and gRPC pools once made. */
+function poolsOf(t: Target): BackendPool[] {
+  return [t.pool, t.streamPool, t.grpcPool].filter((p) => p !== undefined);
 }

@@ -100,6 +100,9 @@ export interface Upstream {
 export interface TlsConnectOptions {
   readonly ca?: string[];
   readonly rejectUnauthorized: boolean;
+  /** The client certificate (PEM, leaf first) and its key, for backends that ask for one (mTLS). */
+  readonly cert?: Buffer;
+  readonly key?: Buffer;
   /** SNI and certificate name when the target is an address resolved from a host name. */
   readonly servername?: string;
 }

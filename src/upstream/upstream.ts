@@ -5,14 +5,14 @@
  * health survive a configuration reload for origins and targets that still exist
  * (docs/design-decisions.md).
  */
-import { rootCertificates } from 'node:tls';
-import type { Origin, UpstreamSpec } from '../config/types.js';
+import type { ClientTls, Origin, UpstreamSpec } from '../config/types.js';
 import { TargetSet, type Target } from './targets.js';
 import { DnsTargets, type LookupAll } from './dns-targets.js';
 import type { Logger } from '../observability/logger.js';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import type { BackendPool, TlsConnectOptions, Upstream } from './types.js';
+import type { BackendPool, Upstream } from './types.js';
 import { PoolMaker } from './pools.js';
+import { tlsConnectOptions } from './tls-connect.js';
 import type { EventBus } from '../observability/events.js';
 import { createDisabledBreaker } from '../circuit/breaker.js';
 import { type CircuitBreaker } from '../circuit/types.js';
@@ -29,12 +29,17 @@ export interface UpstreamOptions {
   /** Where DNS look-up failures are logged. */
   readonly logger?: Logger;
   readonly createBreaker?: (origin: string) => CircuitBreaker;
-  /** TLS options for https:// origins (extra CA, verification). */
-  readonly tls?: { readonly ca?: string; readonly rejectUnauthorized: boolean };
+  /** TLS of https:// services that are not named upstreams (`config.upstreamTls`); `useTls` replaces it. */
+  readonly tls?: ClientTls | undefined;
 }
 
 export interface UpstreamRegistry {
   forOrigin(origin: Origin): Upstream;
+  /**
+   * The TLS of https:// services from now on (a reload's `config.upstreamTls`): a service whose
+   * TLS changed gets a new Upstream with new pools at its next `forOrigin`, and its old pools drain.
+   */
+  useTls(tls: ClientTls | undefined): void;
   all(): Iterable<Upstream>;
   /**
    * The pool copies for a route's mirror go out on (docs/routing.md "Mirroring"): one per origin,
@@ -57,21 +62,35 @@ class Registry implements UpstreamRegistry {
   private readonly mirrors = new Map<string, BackendPool>();
   private readonly sets = new Map<string, TargetSet>();
   private readonly resolvers = new Map<string, DnsTargets>();
+  /** A plain service's TLS identity and how to retire its pools, by origin key. */
+  private readonly services = new Map<string, { readonly tlsId: string | undefined; retire(): void }>();
   private readonly pools: PoolMaker;
   private readonly createBreaker: (origin: string) => CircuitBreaker;
+  private tls: ClientTls | undefined;
 
   constructor(private readonly options: UpstreamOptions) {
-    this.pools = new PoolMaker(options.connections, (origin) => tlsConnectOptions(origin, options.tls));
+    this.pools = new PoolMaker(options.connections);
     this.createBreaker = options.createBreaker ?? createDisabledBreaker;
+    this.tls = options.tls;
   }
 
   forOrigin(origin: Origin): Upstream {
     let u = this.upstreams.get(origin.key);
-    // A named upstream's origin is new after a reload: its targets may have changed.
-    if (u !== undefined && (origin.upstream === undefined || u.origin === origin)) return u;
+    // A named upstream's origin is new after a reload: its targets may have changed. A service
+    // keeps its Upstream while its TLS stays the same.
+    if (u !== undefined && (origin.upstream === undefined ? this.keepsTls(origin) : u.origin === origin)) return u;
+    if (origin.upstream === undefined) this.services.get(origin.key)?.retire();
     u = origin.upstream === undefined ? this.single(origin) : this.balanced(origin, origin.upstream);
     this.upstreams.set(origin.key, u);
     return u;
+  }
+
+  useTls(tls: ClientTls | undefined): void {
+    this.tls = tls;
+  }
+
+  private keepsTls(origin: Origin): boolean {
+    return origin.protocol !== 'https:' || this.services.get(origin.key)?.tlsId === this.tls?.id;
   }
 
   all(): Iterable<Upstream> {
@@ -103,16 +122,23 @@ class Registry implements UpstreamRegistry {
 
   /** A plain service: one pool, and one for streams made on first use. */
   private single(origin: Origin): Upstream {
-    const pool = this.pools.make(origin);
+    const tls = this.tls;
+    const pool = this.pools.make(origin, { tls });
     let streamPool: BackendPool | undefined;
     let grpcPool: BackendPool | undefined;
+    this.services.set(origin.key, {
+      tlsId: tls?.id,
+      retire: () => {
+        for (const p of [pool, streamPool, grpcPool]) if (p !== undefined) this.pools.retire(p);
+      },
+    });
     return {
       origin,
       breaker: this.createBreaker(origin.key),
-      tlsConnect: tlsConnectOptions(origin, this.options.tls),
+      tlsConnect: tlsConnectOptions(origin, tls),
       pick: () => pool,
-      pickForStream: () => (streamPool ??= this.pools.make(origin, { use: 'stream' })),
-      pickForGrpc: () => (grpcPool ??= this.pools.make(origin, { use: 'grpc' })),
+      pickForStream: () => (streamPool ??= this.pools.make(origin, { use: 'stream', tls })),
+      pickForGrpc: () => (grpcPool ??= this.pools.make(origin, { use: 'grpc', tls })),
       retryBudget: undefined,
     };
   }
@@ -123,7 +149,8 @@ class Registry implements UpstreamRegistry {
     if (targets === undefined) {
       targets = new TargetSet({
         spec,
-        makePool: (target, use, health) => this.pools.make(target, { use, http2: spec.http2, health }),
+        makePool: (target, use, health, tls) =>
+          this.pools.make(target, { use, http2: spec.http2, health, tls: tls ?? this.tls }),
         events: this.options.events,
         now: this.options.now ?? Date.now,
       });
@@ -134,7 +161,7 @@ class Registry implements UpstreamRegistry {
     return {
       origin,
       breaker: this.createBreaker(origin.key),
-      tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, this.options.tls),
+      tlsConnect: tlsConnectOptions(spec.targets[0]!.origin, spec.tls ?? this.tls),
       pick: (avoid) => set.pick(avoid).pool,
       pickForStream: (avoid) => set.pickFor('stream', avoid),
       pickForGrpc: (avoid) => set.pickFor('grpc', avoid),
@@ -146,7 +173,7 @@ class Registry implements UpstreamRegistry {
   private applyTargets(spec: UpstreamSpec, targets: TargetSet): void {
     // Targets that stay keep their pools and health; removed ones drain.
     const apply = (next: UpstreamSpec) => {
-      for (const gone of targets.apply(next)) void gone.dispatcher.close().catch(() => gone.dispatcher.destroy());
+      for (const gone of targets.apply(next)) this.pools.retire(gone);
     };
     let dns = this.resolvers.get(spec.name);
     if (!DnsTargets.needed(spec)) {
@@ -175,15 +202,6 @@ class Registry implements UpstreamRegistry {
         logger?.warn({ upstream: name, hostname, err }, 'upstream target look-up failed; keeping its addresses'),
     });
   }
-}
-
-function tlsConnectOptions(origin: Origin, tls: UpstreamOptions['tls']): TlsConnectOptions | undefined {
-  if (origin.protocol !== 'https:' || tls === undefined) return undefined;
-  return {
-    rejectUnauthorized: tls.rejectUnauthorized,
-    ...(tls.ca === undefined ? {} : { ca: [...rootCertificates, tls.ca] }),
-    ...(origin.serverName === undefined ? {} : { servername: origin.serverName }),
-  };
 }
 
 /** Every address of a host name, from the system resolver (as the connection pools use it). */

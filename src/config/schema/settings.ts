@@ -64,7 +64,9 @@ export const GatewaySettingsSchema = z.strictObject({
     'Response compression (gzip, br, zstd) for clients that accept it; off unless enabled (docs/compression.md)',
   ),
   telemetry: TelemetrySchema.prefault({}).describe('Metrics, trace propagation and span export'),
-  upstreamTls: UpstreamTlsSchema.prefault({}).describe('Trust settings for https:// backends'),
+  upstreamTls: UpstreamTlsSchema.prefault({}).describe(
+    'TLS to https:// backends: trusted CAs, verification, the client certificate (docs/upstreams.md)',
+  ),
   tls: TlsSchema.optional().describe('TLS on the listener: HTTPS with these certificates (docs/tls.md)'),
   http2: Http2Schema.prefault({}).describe('HTTP/2 on the listener (docs/tls.md): h2 over TLS, h2c by prior knowledge'),
   shutdown: ShutdownSchema.prefault({}).describe(

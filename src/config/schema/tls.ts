@@ -1,21 +1,35 @@
 /**
  * The TLS sections: `config.tls` (certificates and client certificates of the listener) and
- * `config.upstreamTls` (trust of https:// backends).
+ * `config.upstreamTls` and a named upstream's `tls` (trust of https:// backends, the client
+ * certificate presented to them).
  */
 import { z } from 'zod';
 import { HEADER_NAME } from '../syntax/headers.js';
 
+const pemFile = (what: string) =>
+  z.string().min(1).describe(`${what}: a PEM file, relative to this config file; \${VAR} works`);
+
 export const UpstreamTlsSchema = z.strictObject({
-  caFile: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('PEM file of extra CAs trusted for https:// backends (private CAs); read and checked at load'),
+  caFile: pemFile('Extra CAs trusted for https:// backends (private CAs); read and checked at load').optional(),
+  certFile: pemFile(
+    'Client certificate (leaf first) presented to https:// backends that ask for one (mTLS); with keyFile',
+  ).optional(),
+  keyFile: pemFile('Private key of certFile').optional(),
   rejectUnauthorized: z.boolean().default(true).describe('Verify backend certificates; false only for development'),
 });
 
-const pemFile = (what: string) =>
-  z.string().min(1).describe(`${what}: a PEM file, relative to this config file; \${VAR} works`);
+/** A named upstream's `tls`: each key it leaves out is `config.upstreamTls`'s (certFile and keyFile as a pair). */
+export const UpstreamTargetsTlsSchema = z.strictObject({
+  caFile: pemFile('Extra CAs trusted for these targets; default config.upstreamTls.caFile').optional(),
+  certFile: pemFile(
+    'Client certificate presented to these targets (mTLS), with keyFile; default config.upstreamTls.certFile',
+  ).optional(),
+  keyFile: pemFile('Private key of certFile').optional(),
+  rejectUnauthorized: z
+    .boolean()
+    .optional()
+    .describe("Verify the targets' certificates; default config.upstreamTls.rejectUnauthorized"),
+});
 
 export const TlsSchema = z.strictObject({
   certFile: pemFile('Certificate chain of the listener (leaf first)'),

@@ -1,6 +1,7 @@
 /** A named upstream: one entry of `upstreams`, a backend with several targets. */
 import { z } from 'zod';
 import { seconds } from './primitives.js';
+import { UpstreamTargetsTlsSchema } from './tls.js';
 
 export const UpstreamSchema = z
   .strictObject({
@@ -45,6 +46,9 @@ export const UpstreamSchema = z
       .describe(
         'Speak HTTP/2 to the targets (https:// targets only, negotiated by ALPN: a target that does not offer h2 gets HTTP/1.1)',
       ),
+    tls: UpstreamTargetsTlsSchema.optional().describe(
+      'TLS to the https:// targets: CA, verification and a client certificate (mTLS), over config.upstreamTls (docs/upstreams.md)',
+    ),
     dnsRefreshSec: seconds(
       'Host name targets are looked up again this often; each address becomes a target (a headless service)',
     ).default(30),

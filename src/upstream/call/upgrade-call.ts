@@ -141,7 +141,10 @@ function dial(call: RouteCall, ex: Exchange, pool: BackendPool): ClientRequest {
     setHost: false,
     agent: false,
     timeout: timeoutMs,
-    ...(tls === undefined ? {} : { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized }),
+    // The upstream's CAs, verification and client certificate, as its pools connect.
+    ...(tls === undefined
+      ? {}
+      : { ca: tls.ca, rejectUnauthorized: tls.rejectUnauthorized, cert: tls.cert, key: tls.key }),
     // A target resolved from a host name (upstream/dns-targets.ts) is still that name to TLS.
     ...(target.serverName === undefined ? {} : { servername: target.serverName }),
   });
