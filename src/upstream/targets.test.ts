@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pool } from 'undici';
-import { smoothWeightedOrder, TargetSet } from './targets.js';
-import type { Origin, UpstreamSpec } from '../config/types.js';
+import { TargetSet } from './targets.js';
+import { smoothWeightedOrder } from './weighted-order.js';
+import type { ClientTls, Origin, UpstreamSpec } from '../config/types.js';
 import { createEventBus, type EventBus } from '../observability/events.js';
 
 const origin = (n: number) => ({ key: `http://10.0.0.${n}:80`, hostHeader: `10.0.0.${n}` }) as Origin;
@@ -39,6 +40,23 @@ describe('smoothWeightedOrder', () => {
 });
 
 describe('TargetSet', () => {
+  it('gives every target new pools when the TLS changes, keeping its health; the old pools are handed back', () => {
+    const { s, spec } = set(2);
+    const tls = (id: string) => ({ id, rejectUnauthorized: true }) as ClientTls;
+    const [a, b] = s.targets;
+    b!.health.record(true);
+    assert.deepEqual(s.apply({ ...spec, tls: tls('one') }).length, 2, 'undefined to one: two pools drain');
+    const [a1, b1] = s.targets;
+    assert.notEqual(a1!.pool, a!.pool);
+    assert.equal(b1!.health, b!.health);
+    assert.equal(b1!.health.consecutiveFailures, 1);
+    assert.deepEqual(s.apply({ ...spec, tls: tls('one') }), [], 'the same TLS keeps the pools');
+    assert.equal(s.targets[0]!.pool, a1!.pool);
+    s.pickFor('stream');
+    const gone = s.apply({ ...spec, tls: tls('two') });
+    assert.equal(gone.length, 3, 'both pools and the stream pool drain');
+    assert.ok(gone.includes(a1!.pool) && gone.includes(b1!.pool));
+  });
   it('ejects after consecutive failures, skips the target, restores it after its time, doubling the next', () => {
     const { s, advance } = set(3);
     const [a, b] = s.targets;

@@ -13,6 +13,7 @@ import type { Balance, ClientTls, Origin, UpstreamSpec } from '../config/types.j
 import type { EventBus } from '../observability/events.js';
 import { ActiveHealthCheck } from './health-check.js';
 import { RetryBudget } from './retry-budget.js';
+import { smoothWeightedOrder } from './weighted-order.js';
 
 /** One target: its pools (the stream and gRPC pools made on first use) and its passive health. */
 export interface Target {
@@ -283,26 +284,6 @@ function lesserLoaded(a: Target, b: Target): Target {
   const bf = b.health.consecutiveFailures;
   if (af !== bf) return af < bf ? a : b;
   return b.pool.inFlight / b.weight < a.pool.inFlight / a.weight ? b : a;
-}
-
-/**
- * nginx's smooth weighted round-robin, unrolled into one cycle: weights 5,1,1 give
- * a a b a c a a rather than a a a a a b c.
- */
-export function smoothWeightedOrder(weights: readonly number[]): number[] {
-  const total = weights.reduce((a, b) => a + b, 0);
-  const current = weights.map(() => 0);
-  const order: number[] = [];
-  for (let n = 0; n < total; n++) {
-    let best = 0;
-    for (let i = 0; i < weights.length; i++) {
-      current[i]! += weights[i]!;
-      if (current[i]! > current[best]!) best = i;
-    }
-    current[best]! -= total;
-    order.push(best);
-  }
-  return order;
 }
 
 /** A target's pools: the bounded one, and the stream and gRPC pools once made. */
