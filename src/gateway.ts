@@ -189,8 +189,7 @@ class PorticoGateway implements Gateway {
   }
 
   reload(next: CompiledConfig): void {
-    // Before the new pipelines take their upstreams: a service whose TLS changed gets new pools.
-    this.registries.upstreams.useTls(next.upstreamTls);
+    this.registries.upstreams.useTls(next.upstreamTls); // before the pipelines take their upstreams
     const nextDeps = this.pipelineDeps(next);
     const nextTable = this.buildTable(nextDeps);
     this.table = nextTable;

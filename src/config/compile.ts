@@ -11,7 +11,6 @@ import type {
   ClientTls,
   CompiledConfig,
   CompiledTls,
-  IpRules,
   MappingRuleSpec,
   MirrorSpec,
   Origin,
@@ -29,8 +28,8 @@ import { parseService, upstreamOrigin } from './syntax/service.js';
 import { hasFieldRules } from './syntax/field-rules.js';
 import { readSchema } from './json-schema.js';
 import { dirname, resolve } from 'node:path';
-import { createHash } from 'node:crypto';
 import { compileConsumers } from './consumers-file.js';
+import { compileClientTls, overGlobal } from './client-tls.js';
 import { withTainhaKeys } from './tainha.js';
 import { parseStickyKey } from './syntax/sticky-key.js';
 
@@ -189,7 +188,7 @@ function compresses(r: RouteConfig, settings: GatewaySettings): boolean {
 }
 
 /** Rules that refuse nobody (both lists empty) are none: the route gets no check at all. */
-function activeIpRules(rules: GatewaySettings['ipRules']): IpRules | undefined {
+function activeIpRules(rules: GatewaySettings['ipRules']): GatewaySettings['ipRules'] {
   return rules === undefined || (rules.allow.length === 0 && rules.deny.length === 0) ? undefined : rules;
 }
 
@@ -258,42 +257,6 @@ function compileTls(t: NonNullable<GatewayFile['config']['tls']>, baseDir: strin
     redirectPort: t.redirectPort,
     hstsMaxAgeSec: t.hstsMaxAgeSec,
   };
-}
-
-type UpstreamTlsConfig = GatewaySettings['upstreamTls'];
-
-/**
- * An upstream's `tls` over `config.upstreamTls`: each key it leaves out is the global one, and
- * the client certificate is its own pair when it names one, else the global pair (never half of each).
- */
-function overGlobal(own: NonNullable<UpstreamConfig['tls']>, global: UpstreamTlsConfig): UpstreamTlsConfig {
-  const pair = own.certFile !== undefined || own.keyFile !== undefined ? own : global;
-  return {
-    caFile: own.caFile ?? global.caFile,
-    certFile: pair.certFile,
-    keyFile: pair.keyFile,
-    rejectUnauthorized: own.rejectUnauthorized ?? global.rejectUnauthorized,
-  };
-}
-
-/** Reads the files of a backend TLS section (validation checked them) and gives the result its identity. */
-function compileClientTls(t: UpstreamTlsConfig, baseDir: string): ClientTls {
-  const ca = t.caFile === undefined ? undefined : readCaFile(t.caFile, baseDir);
-  if (Array.isArray(ca)) throw new Error(`unvalidated TLS files: ${ca.map((p) => p.message).join('; ')}`);
-  const pair =
-    t.certFile === undefined || t.keyFile === undefined
-      ? undefined
-      : readCertificatePair(t.certFile, t.keyFile, baseDir);
-  if (Array.isArray(pair)) throw new Error(`unvalidated TLS files: ${pair.map((p) => p.message).join('; ')}`);
-  const hash = createHash('sha256').update(t.rejectUnauthorized ? 'verify\0' : 'trust\0');
-  for (const part of [ca, pair?.cert, pair?.key]) hash.update(part ?? '').update('\0');
-  return Object.freeze({
-    ca,
-    cert: pair?.cert,
-    key: pair?.key,
-    rejectUnauthorized: t.rejectUnauthorized,
-    id: hash.digest('base64url'),
-  });
 }
 
 function mustTemplate(source: string): Template {

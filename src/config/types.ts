@@ -5,10 +5,10 @@
  * route's pipeline is built (pipeline/compile-route.ts). The settings types (`GatewaySettings`,
  * `RouteConfig`, ...) are the schema's output and live with it in schema.ts.
  */
-import type { GatewaySettings, HttpMethod, RouteConfig } from './schema.js';
-import type { ClientTls, CompiledTls } from './tls-types.js';
+import type { GatewaySettings, HttpMethod, IpRulesConfig, RouteConfig } from './schema.js';
+import type { ClientTls, CompiledTls } from './schema/tls.js';
 
-export type { ClientTls, CompiledTls } from './tls-types.js';
+export type { ClientTls, CompiledTls } from './schema/tls.js';
 
 /** One problem of a configuration file, located (config/problems.ts formats it). */
 export interface Problem {
@@ -230,7 +230,7 @@ export interface RouteSpec {
    * object for every route that takes them, so they are compiled once); undefined when they
    * refuse nobody (layers/ip-rules.ts).
    */
-  readonly ipRules: IpRules | undefined;
+  readonly ipRules: IpRulesConfig | undefined;
   /**
    * Retries allowed per request on a named upstream: the route's `retries`, or 0 for a method that
    * is not idempotent (POST, PATCH) unless `retryNonIdempotent`.
@@ -258,12 +258,6 @@ export interface ConsumerSpec {
   readonly keyHashes: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
   readonly plan: string | undefined;
-}
-
-/** An `ipRules` section: validated addresses and CIDRs. */
-export interface IpRules {
-  readonly allow: readonly string[];
-  readonly deny: readonly string[];
 }
 
 /** The tracing settings: `config.telemetry` merged with the OTEL_* environment (config/otel-env.ts). */

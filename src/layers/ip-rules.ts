@@ -4,7 +4,7 @@
  * rules are compiled once per configuration; a route without rules has no such layer.
  */
 import type { IncomingMessage } from 'node:http';
-import type { IpRules } from '../config/types.js';
+import type { IpRulesConfig } from '../config/schema.js';
 import type { Layer } from '../pipeline/types.js';
 import { createAddressTest, type ClientIpResolver } from '../server/client-ip.js';
 import { sendError } from '../response/send-error.js';
@@ -16,7 +16,7 @@ export type ClientRefusal = (req: IncomingMessage) => boolean;
  * The test of an address: refused when `deny` holds it (deny wins), or when `allow` is not empty
  * and does not hold it. An address that is not one (an empty peer) is refused by any allow list.
  */
-export function compileIpRules(rules: IpRules): (address: string) => boolean {
+export function compileIpRules(rules: IpRulesConfig): (address: string) => boolean {
   const denied = createAddressTest(rules.deny);
   if (rules.allow.length === 0) return denied;
   const allowed = createAddressTest(rules.allow);
@@ -24,7 +24,7 @@ export function compileIpRules(rules: IpRules): (address: string) => boolean {
 }
 
 /** The rules applied to a request's client, as `clientAddress` finds it (`trustProxy`). */
-export function clientRefusal(rules: IpRules, clientAddress: ClientIpResolver): ClientRefusal {
+export function clientRefusal(rules: IpRulesConfig, clientAddress: ClientIpResolver): ClientRefusal {
   const refuses = compileIpRules(rules);
   return (req) => refuses(clientAddress(req));
 }

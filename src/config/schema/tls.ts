@@ -1,7 +1,7 @@
 /**
  * The TLS sections: `config.tls` (certificates and client certificates of the listener) and
  * `config.upstreamTls` and a named upstream's `tls` (trust of https:// backends, the client
- * certificate presented to them).
+ * certificate presented to them), and what each compiles to with its files read.
  */
 import { z } from 'zod';
 import { HEADER_NAME } from '../syntax/headers.js';
@@ -62,3 +62,31 @@ export const TlsSchema = z.strictObject({
     .describe('A plain-HTTP port that answers 308 to the https:// URL (/health and /ready are served there too)'),
   hstsMaxAgeSec: z.int().min(0).optional().describe('Send Strict-Transport-Security: max-age=N on HTTPS answers'),
 });
+
+/**
+ * The TLS of the gateway's calls to https:// backends (`config.upstreamTls`, a named upstream's
+ * `tls`), its files read and checked at load.
+ */
+export interface ClientTls {
+  /** Extra CAs trusted besides the system's. */
+  readonly ca: Buffer | undefined;
+  /** The client certificate presented to backends that ask for one (mTLS), and its key. */
+  readonly cert: Buffer | undefined;
+  readonly key: Buffer | undefined;
+  readonly rejectUnauthorized: boolean;
+  /** Equal for the same settings and file contents: a reload that changes it gives the backends new pools. */
+  readonly id: string;
+}
+
+/** `config.tls` with its files read (config/tls-files.ts). */
+export interface CompiledTls {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly minVersion: 'TLSv1.2' | 'TLSv1.3';
+  /** Certificates by server name: exact names, or `*.example.com`. */
+  readonly sni: readonly { readonly name: string; readonly cert: Buffer; readonly key: Buffer }[];
+  readonly ca: Buffer | undefined;
+  readonly clientAuth: 'none' | 'optional' | 'required';
+  readonly redirectPort: number | undefined;
+  readonly hstsMaxAgeSec: number | undefined;
+}
