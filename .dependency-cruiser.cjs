@@ -5,7 +5,7 @@
 
 /** The folders of src/ that hold features: what a request meets after config/ has loaded. */
 const FEATURES =
-  '^src/(upstream|auth|guards|mapping|aggregate|server|stream|circuit|redis|observability|admin|pipeline|router|proxy|cli|ops|response)/';
+  '^src/(upstream|auth|guards|mapping|aggregate|server|stream|circuit|redis|observability|admin|pipeline|router|proxy|cli|ops|response|plugins)/';
 
 /**
  * Modules that hold types only, and the declarations types are derived from: the zod schema

@@ -13,6 +13,7 @@
  * The same build under two sets of Node/V8 flags: --old dist --old-node-args '' --new-node-args='--flag=1'.
  * What the access log costs: --old dist --new dist --new-log-level warn (PORTICO_LOG_LEVEL).
  * What an open status page costs (docs/dashboard.md): --old dist --new dist --new-candidate portico-admin.
+ * What a no-op plugin at every stage costs (docs/plugins.md): --old dist --new dist --new-candidate portico-plugins.
  */
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
@@ -30,7 +31,7 @@ A/B of two Portico builds (dist/ directories inside the checkout) on one scenari
   --old DIR              The build before the change (required), e.g. .tmp/dist-before
   --new DIR              The build after the change (default: dist)
   --scenario ID          ${BUILT_IN_SCENARIOS.map((s) => s.id).join(', ')} (default: small)
-  --candidate ID         portico, portico-hs256, portico-metrics or portico-admin (default: portico)
+  --candidate ID         portico, portico-hs256, portico-metrics, portico-admin or portico-plugins (default: portico)
   --new-candidate ID     The candidate the new build runs as (default: --candidate), e.g.
                          portico-admin: the admin listener on with one live feed client
   --rounds N             Interleaved rounds, ABBA order (default: 16)
@@ -94,7 +95,9 @@ const id = values.candidate as CandidateId;
 const newId = (values['new-candidate'] ?? values.candidate) as CandidateId;
 for (const c of [id, newId])
   if (!c.startsWith('portico') || c === 'portico-mapcache')
-    usageError('--candidate and --new-candidate must be portico, portico-hs256, portico-metrics or portico-admin');
+    usageError(
+      '--candidate and --new-candidate must be portico, portico-hs256, portico-metrics, portico-admin or portico-plugins',
+    );
 const rounds = Math.max(2, Number(values.rounds));
 const durationSec = Math.max(1, Number(values.duration));
 

@@ -29,6 +29,7 @@ import { Telemetry } from './setup/telemetry.js';
 import { createListeners, listenOn, type Listeners } from './setup/listeners.js';
 import { warnStartOnlyChanges } from './setup/lifecycle.js';
 import { drain } from './setup/drain.js';
+import type { LoadedPlugins } from './plugins/types.js';
 import { createConsumersWatch, type ConsumersWatch } from './setup/consumers-file.js';
 
 /** How long in-flight requests get to finish on close, unless GatewayOptions says otherwise. */
@@ -36,6 +37,8 @@ export const DRAIN_TIMEOUT_MS = 15_000;
 
 export interface GatewayOptions {
   readonly config: CompiledConfig;
+  /** The configuration's plugins, imported (`loadConfigWithPlugins`, docs/plugins.md); needed when a route runs some. */
+  readonly plugins?: LoadedPlugins | undefined;
   readonly logger?: Logger;
   /** Milliseconds in-flight requests get to finish on close (15 s by default). */
   readonly drainTimeoutMs?: number;
@@ -83,8 +86,8 @@ export interface Gateway {
   redirectAddress(): AddressInfo | undefined;
   /** The admin listener's address (`config.admin`, docs/dashboard.md), once listening; undefined without one. */
   adminAddress(): AddressInfo | undefined;
-  /** Swaps in a new configuration; in-flight requests finish on the old one. */
-  reload(config: CompiledConfig): void;
+  /** Swaps in a new configuration (and its plugins, imported anew); in-flight requests finish on the old one. */
+  reload(config: CompiledConfig, plugins?: GatewayOptions['plugins']): void;
   /**
    * Stops accepting (after the drain delay, if given), lets in-flight requests finish (bounded),
    * closes idle connections once they are quiet, then the pools (docs/lifecycle.md "Stopping").
@@ -137,7 +140,7 @@ class PorticoGateway implements Gateway {
       logLinesDropped: () => droppedLogLines(logger),
     });
     this.telemetry.apply(this.current);
-    this.deps = this.pipelineDeps(this.current);
+    this.deps = this.pipelineDeps(this.current, options.plugins);
     this.table = this.buildTable(this.deps);
     const keepAliveMs = () => this.current.settings.timeouts.keepAliveSec * 1000;
     this.listeners = createListeners(this.current, this.requestHandler(), () => this.table, keepAliveMs, logger);
@@ -188,9 +191,9 @@ class PorticoGateway implements Gateway {
     return this.admin?.address();
   }
 
-  reload(next: CompiledConfig): void {
+  reload(next: CompiledConfig, plugins?: GatewayOptions['plugins']): void {
     this.registries.upstreams.useTls(next.upstreamTls); // before the pipelines take their upstreams
-    const nextDeps = this.pipelineDeps(next);
+    const nextDeps = this.pipelineDeps(next, plugins);
     const nextTable = this.buildTable(nextDeps);
     this.table = nextTable;
     this.deps = nextDeps;
@@ -275,13 +278,14 @@ class PorticoGateway implements Gateway {
     });
   }
 
-  private pipelineDeps(config: CompiledConfig): PipelineDeps {
+  private pipelineDeps(config: CompiledConfig, plugins: GatewayOptions['plugins']): PipelineDeps {
     // Every registry is the process-wide part of each configuration's pipelines (SharedPipelineDeps).
     return createPipelineDeps(config, {
       ...this.registries,
       events: this.events,
       logger: this.logger,
       ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
+      plugins,
     });
   }
 

@@ -37,7 +37,8 @@ export type CandidateId =
   | 'portico-hs256'
   | 'portico-metrics'
   | 'portico-mapcache'
-  | 'portico-admin';
+  | 'portico-admin'
+  | 'portico-plugins';
 
 /**
  * `optIn`: measured only in scenarios that name it in their `candidates` (the mapping-cache row
@@ -56,6 +57,8 @@ export const CANDIDATES: readonly { readonly id: CandidateId; readonly label: st
   // The dashboard's cost (docs/dashboard.md): run when named, on any scenario
   // (npm run bench -- --candidates portico,portico-admin; bench:ab --new-candidate portico-admin).
   { id: 'portico-admin', label: 'Portico, admin listener on, one page open', optIn: true },
+  // The plugin stages' cost (docs/plugins.md): a no-op plugin at every stage on every route.
+  { id: 'portico-plugins', label: 'Portico, a no-op plugin at every stage', optIn: true },
 ];
 
 export interface RunningCandidate {
@@ -115,9 +118,13 @@ export function metricsSwitch(on: boolean): string[] | undefined {
 export function porticoYaml(
   backendHost: string,
   scenarios: readonly BenchScenario[],
-  extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean; adminPort?: number },
+  extra: { auth?: boolean; metrics?: boolean; mappingCache?: boolean; adminPort?: number; plugins?: boolean },
 ): string {
-  const lines = ['config:', '  host: 127.0.0.1'];
+  const lines = extra.plugins
+    ? ['plugins:', `  - { name: noop, module: ${JSON.stringify(resolve(ROOT, 'bench', 'noop-plugin.mjs'))} }`]
+    : [];
+  lines.push('config:', '  host: 127.0.0.1');
+  if (extra.plugins) lines.push('  plugins: [noop]');
   if (extra.adminPort !== undefined) lines.push('  admin:', `    port: ${extra.adminPort}`);
   if (extra.auth) lines.push('  auth:', `    secret: ${HS256_SECRET}`, '    defaultProtected: true');
   // The mapping cache is off by default; only the mapping-cache candidate turns it on.
@@ -218,7 +225,13 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
   const configFile = resolve(CACHE_DIR, `${id}.yaml`);
   writeFileSync(
     configFile,
-    porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, { auth, metrics, mappingCache, adminPort }),
+    porticoYaml(`127.0.0.1:${ctx.backend.port}`, ctx.scenarios, {
+      auth,
+      metrics,
+      mappingCache,
+      adminPort,
+      plugins: id === 'portico-plugins',
+    }),
   );
   const port = await freePort();
   const [cmd, ...cmdArgs] = ctx.porticoCommand;

@@ -36,6 +36,14 @@ export const FAILURES = 1;
 /** The key of requests no route matched. */
 export const UNMATCHED = 'unmatched';
 
+/** What one plugin's stages did since the gateway started. */
+export interface PluginCounts {
+  runs: number;
+  totalMs: number;
+  failed: number;
+  timeouts: number;
+}
+
 /** Open streams of one kind and another. */
 export interface StreamCounts {
   sse: number;
@@ -57,6 +65,8 @@ export class LiveCounters {
   readonly reloads: ReloadEntry[] = [];
   private readonly causes = new Map<string, string>();
   rateLimitedTotal = 0;
+  /** By plugin name: bounded by the configurations' plugins lists. */
+  readonly plugins = new Map<string, PluginCounts>();
 
   constructor(private readonly now: () => number) {}
 
@@ -152,6 +162,26 @@ export class LiveCounters {
   }
 
   /** The errors kept, newest first. */
+  pluginRun(e: GatewayEvents['plugin:run']): void {
+    const c = this.pluginCounts(e.plugin);
+    c.runs++;
+    c.totalMs += e.durationMs;
+  }
+
+  pluginError(e: GatewayEvents['plugin:error']): void {
+    const c = this.pluginCounts(e.plugin);
+    // A failed or timed-out stage is a run too: its time is unknown, so it adds none.
+    c.runs++;
+    if (e.kind === 'timeout') c.timeouts++;
+    else c.failed++;
+  }
+
+  private pluginCounts(name: string): PluginCounts {
+    let c = this.plugins.get(name);
+    if (c === undefined) this.plugins.set(name, (c = { runs: 0, totalMs: 0, failed: 0, timeouts: 0 }));
+    return c;
+  }
+
   errors(): ErrorEntry[] {
     // The ring from newest to oldest.
     const out: ErrorEntry[] = [];

@@ -35,6 +35,8 @@ export interface LiveStats {
   readonly rateLimitedTotal: number;
   /** Newest first. */
   errors(): ErrorEntry[];
+  /** What a plugin's stages did since the gateway started. */
+  plugin(name: string): { runs: number; failed: number; timeouts: number; avgMs: number | null };
   /** Newest first. */
   reloads(): ReloadEntry[];
   /** The last 300 complete seconds, oldest first. */
@@ -81,6 +83,8 @@ class LiveStatsReader implements LiveStats {
       events.on('split:choice', (e) => this.totals.splitChoice(e)),
       events.on('mirror:end', (e) => this.totals.mirrorEnd(e)),
       events.on('mirror:dropped', (e) => this.totals.mirrorDropped(e)),
+      events.on('plugin:run', (e) => c.pluginRun(e)),
+      events.on('plugin:error', (e) => c.pluginError(e)),
     ];
   }
 
@@ -122,6 +126,18 @@ class LiveStatsReader implements LiveStats {
 
   errors(): ErrorEntry[] {
     return this.counters.errors();
+  }
+
+  plugin(name: string): { runs: number; failed: number; timeouts: number; avgMs: number | null } {
+    const c = this.counters.plugins.get(name);
+    if (c === undefined) return { runs: 0, failed: 0, timeouts: 0, avgMs: null };
+    const timed = c.runs - c.failed - c.timeouts;
+    return {
+      runs: c.runs,
+      failed: c.failed,
+      timeouts: c.timeouts,
+      avgMs: timed === 0 ? null : Math.round((c.totalMs / timed) * 1000) / 1000,
+    };
   }
 
   reloads(): ReloadEntry[] {

@@ -99,6 +99,7 @@ export function createStatusReader(
       callers: sources.callers?.(CALLERS_SHOWN) ?? [],
       streams: live.openStreams(),
       admission: admissionOf(sources),
+      plugins: config.plugins.map((p) => ({ name: p.name, module: p.module, ...live.plugin(p.name) })),
       errors: live.errors(),
     };
   };

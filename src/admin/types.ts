@@ -102,6 +102,20 @@ export interface ErrorEntry {
   readonly detail?: string;
 }
 
+/** A plugin of the configuration (docs/plugins.md), with what its stages did since the gateway started. */
+export interface PluginStatus {
+  readonly name: string;
+  readonly module: string;
+  /** Stages run (every stage of every request counts one). */
+  readonly runs: number;
+  /** Stages that threw, rejected or returned no answer (500 GW_PLUGIN_FAILED). */
+  readonly failed: number;
+  /** Stages past the plugin's timeoutMs (504 GW_PLUGIN_TIMEOUT). */
+  readonly timeouts: number;
+  /** Mean time of a stage in milliseconds; null before one ran. */
+  readonly avgMs: number | null;
+}
+
 export interface StatusDocument {
   readonly gateway: {
     readonly version: string;
@@ -136,6 +150,8 @@ export interface StatusDocument {
   readonly streams: { readonly sse: number; readonly websocket: number };
   /** Admission control (docs/overload.md): on when a limit is set; each limit with its counts, the gateway's first. */
   readonly admission: { readonly enabled: boolean; readonly limits: readonly AdmissionStats[] };
+  /** The configuration's plugins, in the order written; empty without any. */
+  readonly plugins: readonly PluginStatus[];
   /** Newest first, at most 50. */
   readonly errors: readonly ErrorEntry[];
 }

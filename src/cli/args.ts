@@ -17,6 +17,8 @@ export interface CliArgs {
   readonly resolve: boolean;
   /** `init --force`: overwrite an existing file. */
   readonly force: boolean;
+  /** `init --plugin NAME`: write a plugin skeleton and its test instead of a configuration. */
+  readonly plugin: string | undefined;
   /** `status --admin URL`: the admin listener to ask (default: from the configuration's `admin`). */
   readonly admin: string | undefined;
   /** `token`: the signing options as given (validated by the token command). */
@@ -37,7 +39,8 @@ Commands:
   status   Print what a running gateway is doing, from its admin listener (config.admin)
   token    Print a signed JWT for local testing (HS256/384/512)
   key      Print a new random API key and the sha256: hash a consumer lists (docs/consumers.md)
-  init     Write a commented starter configuration (./gateway.yaml or --config FILE)
+  init     Write a commented starter configuration (./gateway.yaml or --config FILE),
+           or with --plugin NAME a plugin and its test (plugins/NAME.ts, plugins/NAME.test.ts)
 
 Options:
   -c, --config FILE   Configuration file (default: $PORTICO_CONFIG, else ./gateway.yaml)
@@ -51,6 +54,7 @@ Options:
       --exp DURATION  Lifetime of the token: 30s, 15m, 1h, 7d (token; default 1h)
       --alg ALG       HS256, HS384 or HS512 (token; default HS256)
       --force         Overwrite an existing file (init)
+      --plugin NAME   Write a plugin skeleton and its test next to the configuration (init)
       --admin URL     The admin listener to ask (status; default: config.admin of the configuration)
   -h, --help          Show this help
   -v, --version       Show the version
@@ -80,6 +84,7 @@ const OPTIONS = {
   exp: { type: 'string' },
   alg: { type: 'string' },
   force: { type: 'boolean', default: false },
+  plugin: { type: 'string' },
   admin: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
@@ -131,6 +136,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv): CliAr
     workers,
     resolve: values.resolve ?? false,
     force: values.force ?? false,
+    plugin: values.plugin,
     admin: values.admin,
     token: { secret: values.secret, claims: values.claim ?? [], exp: values.exp, alg: values.alg },
   };

@@ -23,7 +23,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   switch (args.verb) {
     case 'init': {
       const { runInit } = await import('./init.js');
-      const result = runInit(args, env);
+      const { runInitPlugin } = await import('./init-plugin.js');
+      const result =
+        args.plugin === undefined ? runInit(args, env) : runInitPlugin(args.plugin, args.config, args.force);
       process.stdout.write(result.stdout);
       process.stderr.write(result.stderr);
       return result.code;
@@ -70,9 +72,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
 
 /** `check` and `routes`: the file's problems, or its notices and an ok line, or its route table. */
 async function checkConfig(args: CliArgs, env: NodeJS.ProcessEnv): Promise<number> {
-  const { loadConfig } = await import('../config/load.js');
+  const { loadConfigWithPlugins } = await import('../plugins/load.js');
   const { formatProblem } = await import('../config/problems.js');
-  const result = loadConfig(args.config, env);
+  // The plugins are imported too: their options are checked against the schemas they declare.
+  const result = await loadConfigWithPlugins(args.config, env);
   if (!result.ok) {
     process.stderr.write(result.problems.map(formatProblem).join('\n') + '\n');
     return 1;

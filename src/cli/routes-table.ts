@@ -4,14 +4,34 @@ import { formatColumns } from './columns.js';
 /**
  * The route table as `portico routes` prints it: one aligned line per route in the order the
  * router tries them (exact, then parameter, then prefix routes, the longest prefix first); HOSTS
- * when any route names its hosts, NOTE when any route has one.
+ * when any route names its hosts, PLUGINS when any route runs plugins (`config.plugins` first,
+ * then the route's own), NOTE when any route has one.
  */
 export function formatRoutes(config: CompiledConfig): string {
   const hasHosts = config.routes.some((r) => r.hosts.length > 0);
-  const header = ['METHOD', ...(hasHosts ? ['HOSTS'] : []), 'ROUTE', 'BACKEND', 'KIND', 'AUTH', 'NOTE'];
+  const hasPlugins = config.routes.some((r) => r.plugins.length > 0);
+  const header = [
+    'METHOD',
+    ...(hasHosts ? ['HOSTS'] : []),
+    'ROUTE',
+    'BACKEND',
+    'KIND',
+    'AUTH',
+    ...(hasPlugins ? ['PLUGINS'] : []),
+    'NOTE',
+  ];
   const rows = byPrecedence(config.routes).map((r) => {
     const d = describeRoute(config, r);
-    return [d.methods, ...(hasHosts ? [r.hosts.join(',') || '*'] : []), d.path, d.backend, d.kind, d.auth, d.note];
+    return [
+      d.methods,
+      ...(hasHosts ? [r.hosts.join(',') || '*'] : []),
+      d.path,
+      d.backend,
+      d.kind,
+      d.auth,
+      ...(hasPlugins ? [r.plugins.join(',') || '-'] : []),
+      d.note,
+    ];
   });
   const hasNotes = rows.some((row) => row.at(-1) !== '');
   return formatColumns([header, ...rows].map((row) => (hasNotes ? row : row.slice(0, -1))));

@@ -2,7 +2,7 @@
 import { listenerProtocols } from '../server/public-listener.js';
 import cluster from 'node:cluster';
 import type { CliArgs } from './args.js';
-import { loadConfig } from '../config/load.js';
+import { loadConfigWithPlugins } from '../plugins/load.js';
 import { formatProblem } from '../config/problems.js';
 import { createGateway } from '../gateway.js';
 import { createLogger } from '../observability/logger.js';
@@ -15,7 +15,7 @@ import { listenForPrimary, runPrimary } from './workers.js';
 /** Resolves -1 once listening (the process keeps running); 1 when it cannot start. */
 export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<number> {
   if (args.workers > 1 && cluster.isPrimary) return runPrimary(args, env);
-  const result = loadConfig(args.config, env);
+  const result = await loadConfigWithPlugins(args.config, env);
   if (!result.ok) {
     process.stderr.write(result.problems.map(formatProblem).join('\n') + '\n');
     process.stderr.write(`portico: refusing to start: ${result.problems.length} problem(s) in ${args.config}\n`);
@@ -23,7 +23,7 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
   }
   // A cluster worker tags its logs; the primary does the watching and forwards signals.
   const logger = cluster.isWorker ? createLogger().child({ worker: cluster.worker?.id }) : createLogger();
-  const gateway = createGateway({ config: result.config, logger });
+  const gateway = createGateway({ config: result.config, plugins: result.plugins, logger });
   // A wrong Redis password or host is a mistake to fix, not an outage to ride out.
   const redisProblem = await gateway.redis?.started;
   if (redisProblem !== undefined) {
@@ -41,7 +41,7 @@ export async function runStart(args: CliArgs, env: NodeJS.ProcessEnv): Promise<n
     return 1;
   }
   // Handlers first, then the "listening" line: whoever waits for that line may act at once.
-  const reload = (why: string) => reloadFromFile(gateway, args.config, env, why);
+  const reload = (why: string) => void reloadFromFile(gateway, args.config, env, why);
   onSighup(() => reload('SIGHUP'));
   if (args.watch && !cluster.isWorker) watchConfigFile(args.config, () => reload('file change'));
   const stop = installShutdown(gateway, {

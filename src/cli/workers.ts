@@ -11,6 +11,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { CliArgs } from './args.js';
 import { loadConfig } from '../config/load.js';
+import { loadConfigWithPlugins } from '../plugins/load.js';
 import { formatProblem } from '../config/problems.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { servePrimaryMetrics } from '../observability/cluster-metrics.js';
@@ -40,7 +41,8 @@ export function listenForPrimary(handlers: { reload(): void; stop(reason: string
 
 /** Primary side; resolves -1 once the workers are forked, 1 when the configuration is invalid. */
 export async function runPrimary(args: CliArgs, env: NodeJS.ProcessEnv): Promise<number> {
-  const result = loadConfig(args.config, env);
+  // The plugins too: a module that cannot be imported would fail every worker.
+  const result = await loadConfigWithPlugins(args.config, env);
   if (!result.ok) {
     process.stderr.write(result.problems.map(formatProblem).join('\n') + '\n');
     process.stderr.write(`portico: refusing to start: ${result.problems.length} problem(s) in ${args.config}\n`);

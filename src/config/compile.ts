@@ -67,6 +67,15 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
   };
   const routes = file.routes.map((r, index) => compileRoute(r, index, context));
   const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, baseDir);
+  const plugins = (file.plugins ?? []).map((p) =>
+    Object.freeze({
+      name: p.name,
+      module: p.module,
+      baseDir,
+      options: p.options,
+      timeoutMs: p.timeoutMs,
+    }),
+  );
   return Object.freeze({
     file: fileName,
     settings,
@@ -77,6 +86,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
     consumersFile:
       settings.consumersFile === undefined ? undefined : resolve(dirname(fileName), settings.consumersFile),
     upstreamTls,
+    plugins: Object.freeze(plugins),
     ...(tls ? { tls } : {}),
   });
 }
@@ -137,6 +147,7 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     rateLimit: r.rateLimit,
     quota: r.quota,
     ipRules: activeIpRules(r.ipRules ?? settings.ipRules),
+    plugins: Object.freeze([...new Set([...settings.plugins, ...(r.plugins ?? [])])]),
     retries: IDEMPOTENT.has(r.method) || r.retryNonIdempotent ? r.retries : 0,
     timeouts: { ...settings.timeouts, ...r.timeouts },
     circuitFailureStatuses: r.circuitBreaker?.failureStatuses,

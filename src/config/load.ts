@@ -4,7 +4,7 @@
  * comes back as data; nothing here throws on bad input.
  */
 import type { CompiledConfig, LoadResult } from './types.js';
-import { parseConfigFile, parseConfigText } from './parse.js';
+import { parseConfigFile, parseConfigText, type ParsedConfig } from './parse.js';
 import { validateConfig } from './validate.js';
 import { compileConfig } from './compile.js';
 import { resolveTracing, writtenTelemetryKeys } from './otel-env.js';
@@ -13,24 +13,33 @@ import { resolveTracing, writtenTelemetryKeys } from './otel-env.js';
 export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): LoadResult {
   const parsed = parseConfigFile(file, env);
   const v = validateConfig(parsed);
-  return v.ok
-    ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices }
-    : v;
+  return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed, env), notices: v.notices } : v;
 }
 
 /** The same from text (tests, embedding). */
 export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
   const parsed = parseConfigText(text, file, env);
   const v = validateConfig(parsed);
-  return v.ok
-    ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed.value, env), notices: v.notices }
-    : v;
+  return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed, env), notices: v.notices } : v;
 }
 
-/** Adds the tracing settings: the file's keys win, OTEL_* variables fill the rest. */
-function withTracing(config: CompiledConfig, raw: unknown, env: NodeJS.ProcessEnv): CompiledConfig {
+/**
+ * Adds the tracing settings (the file's keys win, OTEL_* variables fill the rest) and the
+ * positions of the plugin entries, so that the options a plugin's schema refuses, checked once
+ * its module is imported (src/plugins/load.ts), are reported at their line like any other key.
+ */
+function withTracing(config: CompiledConfig, parsed: ParsedConfig, env: NodeJS.ProcessEnv): CompiledConfig {
   return Object.freeze({
     ...config,
-    tracing: resolveTracing(config.settings.telemetry, writtenTelemetryKeys(raw), env),
+    plugins: Object.freeze(
+      config.plugins.map((p, i) =>
+        Object.freeze({
+          ...p,
+          locate: (path: readonly (string | number)[], key?: string) =>
+            key === undefined ? parsed.locate(['plugins', i, ...path]) : parsed.locateKey(['plugins', i, ...path], key),
+        }),
+      ),
+    ),
+    tracing: resolveTracing(config.settings.telemetry, writtenTelemetryKeys(parsed.value), env),
   });
 }

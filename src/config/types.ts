@@ -5,7 +5,7 @@
  * route's pipeline is built (pipeline/compile-route.ts). The settings types (`GatewaySettings`,
  * `RouteConfig`, ...) are the schema's output and live with it in schema.ts.
  */
-import type { GatewaySettings, HttpMethod, IpRulesConfig, RouteConfig } from './schema.js';
+import type { GatewaySettings, HttpMethod, IpRulesConfig, PluginSpec, RouteConfig } from './schema.js';
 import type { ClientTls, CompiledTls } from './schema/tls.js';
 
 export type { ClientTls, CompiledTls } from './schema/tls.js';
@@ -249,6 +249,7 @@ export interface RouteSpec {
   readonly mirror: MirrorSpec | undefined;
   /** The route's own limit on requests in flight (`admission.maxInFlight`); undefined: none. */
   readonly maxInFlight: number | undefined;
+  readonly plugins: readonly string[]; // `config.plugins`, then the route's own, each once
 }
 
 /** A consumer (docs/consumers.md), from `consumers:` or `config.consumersFile`. */
@@ -284,6 +285,7 @@ export interface CompiledConfig {
   readonly consumers: readonly ConsumerSpec[];
   /** `config.consumersFile` resolved against the configuration's folder; undefined without one. */
   readonly consumersFile: string | undefined;
+  readonly plugins: readonly PluginSpec[]; // the top-level `plugins:` list, in order; empty without one
   /** TLS on the listener; undefined: plain HTTP. */
   readonly tls?: CompiledTls;
   /** TLS of calls to https:// backends (`config.upstreamTls`); undefined: the defaults (system CAs, verified, no client certificate). */

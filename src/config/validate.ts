@@ -28,6 +28,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { consumerRules } from './consumer-rules.js';
 import { readConsumersFile } from './consumers-file.js';
 import type { ConsumerConfig } from './schema.js';
+import { pluginRules } from './plugin-rules.js';
 import { configNotices } from './notices.js';
 import { hideEnvValues } from './hide-env-values.js';
 
@@ -75,6 +76,7 @@ export function validateConfig(parsed: ParsedConfig): Validation {
     trafficRules(typed, at);
     tlsRules(typed, dirname(parsed.file), at, warn);
     upstreamTlsRules(typed, dirname(parsed.file), at, warn);
+    pluginRules(typed, at);
     compatibilityRules(typed, at);
     consumerRules(typed, at, warn);
   }

@@ -113,6 +113,7 @@ function headerSource(ex: Exchange): HeaderSource {
     claims: ex.claims,
     params: ex.params,
     body: undefined,
+    upstreamEdits: ex.upstreamEdits,
   };
 }
 

@@ -17,6 +17,7 @@ import { admissionMetrics } from './metrics/admission.js';
 import { authMetrics } from './metrics/auth.js';
 import { circuitMetrics } from './metrics/circuits.js';
 import { mappingMetrics } from './metrics/mapping.js';
+import { pluginMetrics } from './metrics/plugins.js';
 import { processMetrics } from './metrics/process.js';
 import { redisMetrics } from './metrics/redis.js';
 import { requestMetrics } from './metrics/requests.js';
@@ -44,6 +45,7 @@ const MODULES: readonly MetricsModule[] = [
   targetMetrics,
   redisMetrics,
   trafficMetrics,
+  pluginMetrics,
 ];
 
 /** Creates the registry of one gateway process and its collectors (not yet subscribed). */

@@ -96,6 +96,10 @@ export interface GatewayEvents {
   'upstream:retry': { requestId: string; routeId: string; origin: string; target: string; reason: string };
   'auth:result': { requestId: string; routeId: string; outcome: string; detail?: string };
   'config:reload': { file: string; ok: boolean; problems?: string[] };
+  /** A plugin's stage ran on a request (src/layers/plugin.ts): its name, the stage, how long it took. */
+  'plugin:run': { routeId: string; plugin: string; stage: string; durationMs: number };
+  /** A plugin's stage threw, rejected or returned nothing valid ('failed'), or ran past its timeoutMs ('timeout'). */
+  'plugin:error': { requestId: string; routeId: string; plugin: string; stage: string; kind: 'failed' | 'timeout' };
   /**
    * A backend, mapping, auth-service or WebSocket call got its response head (status and
    * headers): `durationMs` is the upstream latency seen by the gateway. Calls with no answer are

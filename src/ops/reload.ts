@@ -9,24 +9,35 @@ import { dirname } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import type { CompiledConfig } from '../config/types.js';
 import { formatProblem } from '../config/problems.js';
+import { loadPlugins } from '../plugins/load.js';
+import type { LoadedPlugins } from '../plugins/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 
 export interface Reloadable {
   readonly events: EventBus;
   readonly logger: Logger;
-  reload(config: CompiledConfig): void;
+  reload(config: CompiledConfig, plugins?: LoadedPlugins): void;
 }
 
-/** Loads `file` again and applies it; true when the new configuration is being served. */
-export function reloadFromFile(target: Reloadable, file: string, env: NodeJS.ProcessEnv, why: string): boolean {
-  const next = loadConfig(file, env);
+/**
+ * Loads `file` again, with its plugins (a changed plugin module is imported anew, plugins/load.ts),
+ * and applies it; resolves true when the new configuration is being served.
+ */
+export async function reloadFromFile(
+  target: Reloadable,
+  file: string,
+  env: NodeJS.ProcessEnv,
+  why: string,
+): Promise<boolean> {
+  const loaded = loadConfig(file, env);
+  const next = loaded.ok ? await withPlugins(loaded.config) : loaded;
   if (!next.ok) {
     target.events.emit('config:reload', { file, ok: false, problems: next.problems.map(formatProblem) });
     return false;
   }
   try {
-    target.reload(next.config);
+    target.reload(next.config, next.plugins);
   } catch (err) {
     // A bug in building the new table: the old one is still in place.
     target.logger.error({ err, why }, 'reload failed; keeping the running configuration');
@@ -36,6 +47,11 @@ export function reloadFromFile(target: Reloadable, file: string, env: NodeJS.Pro
   target.events.emit('config:reload', { file, ok: true });
   target.logger.info({ why, routes: next.config.routes.length }, 'reloaded');
   return true;
+}
+
+async function withPlugins(config: CompiledConfig) {
+  const plugins = await loadPlugins(config);
+  return plugins.ok ? { ok: true as const, config, plugins: plugins.plugins } : plugins;
 }
 
 /** Calls `onSignal` on SIGHUP; returns the function that removes the listener. */

@@ -5,12 +5,11 @@
  * that needs no token has no auth layer, a route without mapping has no enrichment code in its
  * path.
  *
- *   gRPC: HTTP/2 only (505), errors as gRPC statuses -> client address rules (403) -> compression
- *   -> CORS headers -> admission (503) -> rate limit, quota (429) -> Origin check of handshakes (403)
- *   -> body limits (413, 408) -> auth -> rate limit, quota by consumer or claim (429)
- *   -> request buffer -> request schema (400, 415) -> mirror copy -> 426 for a plain request on a
- *   WebSocket route -> (split: the arm) circuit (503) -> forward | mapping | aggregate | sse | websocket
- *   | grpc
+ *   gRPC: HTTP/2 only (505), errors as gRPC statuses -> client address rules (403) -> plugin hooks -> compression
+ *   -> CORS headers -> admission (503) -> rate limit, quota (429) -> Origin check of handshakes (403) -> body limits
+ *   (413, 408) -> plugins' onRequest -> auth -> rate limit, quota by consumer or claim (429) -> request buffer
+ *   -> plugins' onAuthenticated -> request schema (400, 415) -> mirror copy -> 426 for a plain request on a WebSocket
+ *   route -> plugins' beforeUpstream -> (split: the arm) circuit (503) -> forward|mapping|aggregate|sse|websocket|grpc
  *
  * Address rules first (after the gRPC framing): a refused client costs nothing else, not even CORS headers
  * (docs/security.md). CORS next so that a browser can read the gateway's other refusals; the cheap
@@ -61,6 +60,7 @@ import { ipRulesLayer } from '../layers/ip-rules.js';
 import { compileCors, corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 import { mirrorLayer } from '../layers/mirror.js';
 import { splitEndpoint } from '../endpoints/split.js';
+import { routePlugins, type LoadedPlugins } from './plugin-layers.js';
 
 /** What the process makes once and every configuration's pipelines share. */
 export interface SharedPipelineDeps {
@@ -89,6 +89,7 @@ export interface SharedPipelineDeps {
   readonly spill?: SpillBudget;
   /** The process's requests in flight under admission control (survive reloads); one per config when not given. */
   readonly admission?: AdmissionCounts;
+  readonly plugins?: LoadedPlugins; // this configuration's plugins, imported (plugins/load.ts)
 }
 
 /** What every pipeline may use: the shared parts plus what is compiled once per configuration. */
@@ -118,6 +119,8 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly compression: CompressionPolicy | undefined;
   /** The client rate limits count by (`trustProxy` applied; an IPv6 client's network, `rateLimit.ipv6PrefixLength`). */
   readonly clientIp: ClientIpResolver;
+  /** The configuration's plugins, imported (plugins/load.ts); empty without any. */
+  readonly plugins: LoadedPlugins;
 }
 
 /** Compiles what the pipelines of `config` share: made once per configuration, swapped on reload. */
@@ -154,6 +157,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     cors: compileCors(settings.cors),
     compression: config.routes.some((r) => r.compresses) ? compileCompression(settings.compression) : undefined,
     clientIp: rateLimitClient(createClientIpResolver(settings.trustProxy), settings.rateLimit.ipv6PrefixLength),
+    plugins: shared.plugins ?? new Map(),
   };
 }
 
@@ -170,6 +174,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   // A gRPC route's first layer: HTTP/2 only, and every refusal after it a gRPC status.
   const layers: Layer[] = route.kind === 'grpc' ? [grpcLayer()] : [];
   if (route.refusesClient !== undefined) layers.push(ipRulesLayer(route.refusesClient));
+  const plugins = route.plugins.length === 0 ? undefined : routePlugins(route, deps, settings.trustProxy);
+  if (plugins?.hooks !== undefined) layers.push(plugins.hooks);
   // Outermost after those: every other answer of the route leaves through it.
   if (route.compresses && deps.compression !== undefined) layers.push(compressionLayer(deps.compression));
   if (deps.cors !== undefined) layers.push(corsLayer(deps.cors));
@@ -179,19 +185,22 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (upgrades !== undefined) layers.push(originCheckLayer(upgrades));
   // A WebSocket route reads no body: a plain request gets its 426 unread.
   if (!isWebSocket) layers.push(bodyLimitLayer(route.maxBodyBytes, settings.timeouts.clientBodySec * 1000));
+  if (plugins?.onRequest !== undefined) layers.push(plugins.onRequest);
   layers.push(...authLayers(route, deps));
   layers.push(...limits.afterAuth);
   // After auth (an unauthenticated upload is refused unread), before the circuit: a slow client
   // must not hold a half-open probe slot while it uploads.
-  if (route.buffersRequest) {
+  if (route.buffersRequest || (plugins?.readsBody === true && route.kind !== 'sse' && !isWebSocket)) {
     // A validated body is parsed, so it stays in memory: its limit is request.maxBytes.
     const memoryBytes = route.validateBody === undefined ? settings.limits.requestBufferBytes : route.maxBodyBytes;
     layers.push(requestBufferLayer({ memoryBytes, logger: deps.logger, ...spillOptions(deps) }));
   }
+  if (plugins?.onAuthenticated !== undefined) layers.push(plugins.onAuthenticated);
   if (route.validateBody !== undefined) layers.push(requestSchemaLayer(route.validateBody));
   // After auth and validation: the mirror is copied only what the backend is sent.
   if (route.mirror !== undefined) layers.push(mirrorLayer(route, route.mirror, deps));
   if (isWebSocket) layers.push(requireUpgradeLayer());
+  if (plugins?.beforeUpstream !== undefined) layers.push(plugins.beforeUpstream);
   // A split's arms each have their own circuit, after the choice (buildPipeline).
   if (route.split === undefined) layers.push(...routeCircuit(route, deps.upstreams, settings.circuitBreaker.enabled));
   return layers;

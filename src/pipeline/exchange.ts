@@ -32,5 +32,8 @@ export function createExchange(
     errorCode: undefined,
     onClose: undefined,
     onResponseStart: undefined,
+    pluginView: undefined,
+    upstreamEdits: undefined,
+    onResponseHead: undefined,
   };
 }

@@ -12,6 +12,7 @@ import type { BackendSpec, CompiledConfig, MappingRuleSpec, RouteSpec } from '..
 import type { CompiledHeaderEdit, UpstreamFailureKind, UrlBuilder } from '../upstream/types.js';
 import type { ClaimCheck } from '../auth/types.js';
 import type { BodyValidator } from '../layers/types.js';
+import type { PluginRequest } from '../plugins/types.js';
 
 /** Filters a JSON text (mapping/field-filter.ts); undefined when the text is not an object or an array of objects. */
 export type FieldFilter = (text: string) => string | undefined;
@@ -95,6 +96,27 @@ export interface Consumer {
   readonly plan: string | undefined;
 }
 
+/**
+ * What a route's plugins changed of the backend call (`beforeUpstream`, src/plugins/): applied
+ * after the route's own header rules (upstream/call/route-call.ts).
+ */
+export interface UpstreamEdits {
+  /** The backend path and query instead of the route's; undefined: the route's. */
+  path: string | undefined;
+  /** Header names (lower case) set to a value, or removed (undefined), in order. */
+  readonly headers: [name: string, value: string | undefined][];
+}
+
+/**
+ * The response head as the backend sent it, before it goes out: a route's `onResponse` plugins.
+ * Returns true to write the head (edited in place), false when the plugins answered instead (the
+ * backend's answer is dropped), or a promise of either.
+ */
+export type ResponseHeadHook = (
+  status: number,
+  headers: Record<string, string | string[]>,
+) => boolean | Promise<boolean>;
+
 /** One client request on its way through a route's pipeline. */
 export interface Exchange {
   readonly route: CompiledRoute;
@@ -136,6 +158,12 @@ export interface Exchange {
    * the exchange: the circuit layer's hook to settle the permit of a stream that stays open.
    */
   onResponseStart?: (() => void) | undefined;
+  /** The request as plugins see it, made by the first plugin stage; undefined on a route without plugins. */
+  pluginView: PluginRequest | undefined;
+  /** What plugins changed of the backend call; undefined when none did. */
+  upstreamEdits: UpstreamEdits | undefined;
+  /** Set on a route with `onResponse` plugins: the backend call runs it on the answer's head. */
+  onResponseHead: ResponseHeadHook | undefined;
 }
 
 /** One stage of a route's handler: it answers, or passes the exchange on. */

@@ -80,6 +80,8 @@ export const GRPC_STATUS_OF = {
   GW_METRICS_NOT_PUBLIC: S.PERMISSION_DENIED,
   GW_ADMIN_UNAUTHORIZED: S.UNAUTHENTICATED,
   GW_ADMIN_HOST_NOT_ALLOWED: S.PERMISSION_DENIED,
+  GW_PLUGIN_FAILED: S.INTERNAL,
+  GW_PLUGIN_TIMEOUT: S.DEADLINE_EXCEEDED,
 } as const satisfies Record<ErrorCode, GrpcStatusCode>;
 
 /** Responses whose gateway errors are answered as gRPC statuses (marked per request, on gRPC calls only). */

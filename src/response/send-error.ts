@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { ERRORS, type ErrorCode } from './errors.js';
 import { answersAsGrpc, sendGrpcError } from './grpc-status.js';
+import { takeErrorHook } from './error-hooks.js';
 
 /** Pre-serialised bodies: the error path allocates nothing but the response. */
 const BODIES = new Map<string, Buffer>(
@@ -25,6 +26,9 @@ export function sendError(
     res.destroy();
     return;
   }
+  // A route's plugins watch its errors (response/error-hooks.ts): they write the answer.
+  const hook = takeErrorHook(res);
+  if (hook !== undefined) return hook({ code, extraHeaders, message, details });
   const body =
     message === undefined && details === undefined
       ? BODIES.get(code)!

@@ -223,12 +223,12 @@ config:
   it('shows a reload in the history, and a rejected one with its problems', async () => {
     const file = join(dir, 'gateway.yaml');
     writeFileSync(file, yaml('  - method: GET\n    route: /added\n    service: 127.0.0.1:9\n    path: /added\n'));
-    assert.equal(reloadFromFile(gw.gateway, file, process.env, 'test'), true);
+    assert.equal(await reloadFromFile(gw.gateway, file, process.env, 'test'), true);
     await page.locator('#reloads li[data-ok="true"]').waitFor({ timeout: 3_000 });
     await page.locator('#route-rows tr', { hasText: '/api/added' }).waitFor({ timeout: 3_000 });
     assert.equal(await page.locator('#config-file').innerText(), file);
     writeFileSync(file, yaml('  - method: GET\n    route: /broken\n'));
-    assert.equal(reloadFromFile(gw.gateway, file, process.env, 'test'), false);
+    assert.equal(await reloadFromFile(gw.gateway, file, process.env, 'test'), false);
     const rejected = page.locator('#reloads li[data-ok="false"]');
     await rejected.waitFor({ timeout: 3_000 });
     assert.match(await rejected.locator('pre').innerText(), /gateway\.yaml:\d+:\d+: /);

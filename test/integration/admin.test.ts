@@ -318,7 +318,7 @@ describe('admin listener', () => {
         file,
         `${routes(ok, failing)}config:\n  admin:\n    port: 1\n    token: another-admin-token-0123\n`,
       );
-      assert.equal(reloadFromFile(gw.gateway, file, process.env, 'test'), true);
+      assert.equal(await reloadFromFile(gw.gateway, file, process.env, 'test'), true);
       assert.equal(gw.gateway.adminAddress()!.port, port);
       assert.ok(
         gw.logs.some((l) =>
@@ -337,7 +337,7 @@ describe('admin listener', () => {
         file,
         `${routes(ok, failing)}  - method: GET\n    route: /broken\nconfig:\n  admin:\n    port: 0\n`,
       );
-      assert.equal(reloadFromFile(gw.gateway, file, process.env, 'test'), false);
+      assert.equal(await reloadFromFile(gw.gateway, file, process.env, 'test'), false);
       const after = (await adminRequest(port, '/api/status', { headers: bearer })).json() as StatusDocument;
       assert.equal(after.reloads.last!.ok, false);
       assert.match(after.reloads.last!.problems!.join('\n'), /gateway\.yaml:\d+:\d+: /);

@@ -66,7 +66,7 @@ ${settings}`;
   it('serves a valid new file at once', async () => {
     assert.equal((await get(`${gw.url}/api/b`)).status, 404);
     writeFileSync(file, yaml(`  - { method: GET, route: /b, service: ${backend.host}, path: /b-v2 }`));
-    assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
+    assert.equal(await reloadFromFile(gw.gateway, file, {}, 'test'), true);
     const b = await get(`${gw.url}/api/b`);
     assert.equal(b.status, 200);
     assert.deepEqual(b.json(), { url: '/b-v2' });
@@ -78,7 +78,7 @@ ${settings}`;
       file,
       `routes:\n  - { method: GET, route: /c, service: ${backend.host} }\n  - { method: FETCH, route: /d, service: x, path: /d }\nconfig: { cors: { origins: "*", credentials: true } }\n`,
     );
-    assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), false);
+    assert.equal(await reloadFromFile(gw.gateway, file, {}, 'test'), false);
     assert.equal((await get(`${gw.url}/api/b`)).status, 200);
     assert.equal((await get(`${gw.url}/api/c`)).status, 404);
     const rejected = gw.logs.filter(
@@ -100,7 +100,7 @@ ${settings}`;
       file,
       yaml().replace(/ {2}- method: GET\n {4}route: \/slow\n {4}service: .*\n {4}path: \/slow\n/, ''),
     );
-    assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
+    assert.equal(await reloadFromFile(gw.gateway, file, {}, 'test'), true);
     assert.equal((await get(`${gw.url}/api/slow`)).status, 404);
     release.shift()!();
     const done = await pending;
@@ -110,7 +110,7 @@ ${settings}`;
 
   it('keeps rate-limit and circuit state across a reload', async () => {
     writeFileSync(file, yaml(`  - { method: GET, route: /fail, service: ${backend.host}, path: /fail }`));
-    assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
+    assert.equal(await reloadFromFile(gw.gateway, file, {}, 'test'), true);
     assert.equal((await get(`${gw.url}/api/limited`)).status, 200);
     assert.equal((await get(`${gw.url}/api/limited`)).status, 429);
     assert.equal((await get(`${gw.url}/api/fail`)).status, 500);
@@ -119,12 +119,12 @@ ${settings}`;
       file,
       yaml(`  - { method: GET, route: /fail, service: ${backend.host}, path: /fail }`, '    timeoutSec: 60'),
     );
-    assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
+    assert.equal(await reloadFromFile(gw.gateway, file, {}, 'test'), true);
     assert.equal((await get(`${gw.url}/api/limited`)).status, 429);
     assert.equal((await get(`${gw.url}/api/a`)).status, 503);
     // Circuit off: every request passes again (and the next reload starts it closed).
     writeFileSync(file, yaml('', '').replace('enabled: true', 'enabled: false'));
-    assert.equal(reloadFromFile(gw.gateway, file, {}, 'test'), true);
+    assert.equal(await reloadFromFile(gw.gateway, file, {}, 'test'), true);
     assert.equal((await get(`${gw.url}/api/a`)).status, 200);
   });
 });
@@ -189,7 +189,7 @@ config:
     for (let v = 1; v <= 20; v++) {
       await someRequests();
       writeFileSync(file, config(v));
-      if (reloadFromFile(gw.gateway, file, {}, 'load test')) reloads++;
+      if (await reloadFromFile(gw.gateway, file, {}, 'load test')) reloads++;
     }
     await someRequests();
     stop = true;

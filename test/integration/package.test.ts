@@ -391,6 +391,107 @@ describe('the npm package, installed from its tarball', () => {
     assert.equal(stdout.split('\n')[0], '200 number');
   });
 
+  it('a plugin published as a package: packed, installed next to portico, typed, checked, served and tested with portico/testing', async () => {
+    // The plugin package, as its author publishes it (docs/plugins.md "Publishing a plugin").
+    const source = join(dir, 'portico-plugin-hello');
+    await run('mkdir', [source]);
+    writeFileSync(
+      join(source, 'package.json'),
+      JSON.stringify({ name: 'portico-plugin-hello', version: '1.0.0', type: 'module', exports: './index.js' }),
+    );
+    writeFileSync(
+      join(source, 'index.js'),
+      [
+        "import { definePlugin, z } from 'portico';",
+        'export default definePlugin({',
+        "  options: z.object({ greeting: z.string().default('hello') }),",
+        "  onResponse({ response, options }) { response.setHeader('x-greeting', options.greeting); },",
+        '});',
+        '',
+      ].join('\n'),
+    );
+    const packed = await run('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: source, timeout: NPM_MS });
+    const plugin = join(dir, packed.stdout.trim().split('\n').pop()!);
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--silent', plugin], {
+      cwd: app,
+      timeout: NPM_MS,
+    });
+    const backend = await startBackend();
+    const env = cleanEnv();
+    try {
+      const yaml = (options: string) =>
+        `plugins:\n  - { name: hello, module: portico-plugin-hello, options: ${options} }\n` +
+        `routes:\n  - { method: GET, route: /hi, service: ${backend.host}, path: /hi, plugins: [hello] }\n`;
+      writeFileSync(join(app, 'plugin-bad.yaml'), yaml('{ greting: hi }'));
+      await assert.rejects(
+        run(bin, ['check', '--config', 'plugin-bad.yaml'], { cwd: app, env }),
+        (err: { stderr?: string }) => {
+          assert.equal(
+            err.stderr,
+            'plugin-bad.yaml:2:61: plugins[0].options: unknown key "greting" (did you mean "greeting"?)\n',
+          );
+          return true;
+        },
+      );
+      writeFileSync(join(app, 'plugin.yaml'), yaml('{ greeting: hi }'));
+      const check = await run(bin, ['check', '--config', 'plugin.yaml'], { cwd: app, env });
+      assert.match(check.stdout, /^plugin\.yaml: ok \(1 routes\)/);
+      const gw = launch(bin, ['start', '--config', 'plugin.yaml', '--port', '0', '--host', '127.0.0.1'], {
+        cwd: app,
+        env,
+      });
+      try {
+        const res = await fetch(`http://127.0.0.1:${await gw.port}/api/hi`);
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('x-greeting'), 'hi');
+      } finally {
+        gw.child.kill('SIGKILL');
+      }
+    } finally {
+      await backend.close();
+    }
+    // The testing helper, as the plugin's own tests use it.
+    writeFileSync(
+      join(app, 'plugin-test.mjs'),
+      [
+        "import { testPlugin } from 'portico/testing';",
+        "const t = await testPlugin({ plugin: 'portico-plugin-hello', options: { greeting: 'hey' } });",
+        'const res = await fetch(`${t.url}/hello`);',
+        "console.log(res.status, res.headers.get('x-greeting'), t.requests.length);",
+        'await t.close();',
+        '',
+      ].join('\n'),
+    );
+    const tested = await run(process.execPath, ['plugin-test.mjs'], { cwd: app, env: cleanEnv(), timeout: START_MS });
+    assert.equal(tested.stdout, '200 hey 1\n');
+    // Full types: the options are the schema's output, and a misspelt one does not compile.
+    writeFileSync(
+      join(app, 'typed-plugin.ts'),
+      [
+        "import { definePlugin, z } from 'portico';",
+        'export default definePlugin({',
+        "  options: z.object({ header: z.string().default('x-key'), keys: z.array(z.string()) }),",
+        '  onRequest({ request, options }) {',
+        '    const header: string = options.header;',
+        '    // @ts-expect-error: no such option',
+        '    void options.heder;',
+        "    if (!options.keys.includes(request.header(header) ?? '')) return { error: 'GW_AUTH_INVALID' };",
+        '  },',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(app, 'tsconfig.plugin.json'), tsconfigFor('typed-plugin.ts', false));
+    await run(
+      process.execPath,
+      [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.plugin.json'],
+      {
+        cwd: app,
+        timeout: START_MS,
+      },
+    ).catch((err: { stdout?: string }) => assert.fail(`tsc: ${err.stdout ?? String(err)}`));
+  });
+
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`the installed bin: ${signal} drains and exits 0`, async () => {
       writeFileSync(join(app, 'slow.yaml'), '');

@@ -33,13 +33,14 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 
-/** What the examples may read from the environment (`${JWT_SECRET}`, `${METRICS_TOKEN}`, `${ADMIN_TOKEN}`, `${REDIS_PASSWORD}`, `${IDP_CLIENT_SECRET}`). */
+/** What the examples may read from the environment (`${JWT_SECRET}`, `${METRICS_TOKEN}`, `${ADMIN_TOKEN}`, `${REDIS_PASSWORD}`, `${IDP_CLIENT_SECRET}`, `${ORDERS_KEY}`). */
 const EXAMPLE_ENV: NodeJS.ProcessEnv = {
   JWT_SECRET: 'an-example-secret-of-at-least-32-bytes',
   METRICS_TOKEN: 'an-example-metrics-token',
   ADMIN_TOKEN: 'an-example-admin-token',
   REDIS_PASSWORD: 'an-example-redis-password',
   IDP_CLIENT_SECRET: 'an-example-client-secret',
+  ORDERS_KEY: 'an-example-orders-api-key',
 };
 
 /** Prepended to a `yaml fragment` that has no `routes` of its own: the one route a file needs. */

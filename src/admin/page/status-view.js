@@ -24,6 +24,7 @@ export function render(status) {
   renderBackends(status);
   renderRoutes(status.routes);
   renderCallers(status.callers);
+  renderPlugins(status.plugins);
   renderErrors(status.errors);
   renderReloads(status);
   if (!rendered) {
@@ -185,6 +186,24 @@ function renderCallers(callers) {
         el('td', { class: 'num' }, String(c.rateLimited)),
       );
     }),
+  );
+}
+
+function renderPlugins(plugins) {
+  $('plugins-empty').hidden = plugins.length > 0;
+  $('plugin-rows').replaceChildren(
+    ...plugins.map((p) =>
+      el(
+        'tr',
+        { 'data-plugin': p.name },
+        el('td', {}, p.name),
+        el('td', { class: 'mono' }, p.module),
+        el('td', { class: 'num' }, String(p.runs)),
+        el('td', { class: `num${p.failed > 0 ? ' bad' : ''}` }, String(p.failed)),
+        el('td', { class: `num${p.timeouts > 0 ? ' bad' : ''}` }, String(p.timeouts)),
+        el('td', { class: 'num' }, ms(p.avgMs)),
+      ),
+    ),
   );
 }
 

@@ -1,9 +1,10 @@
-/** The whole file: `upstreams`, `routes` and `config`. */
+/** The whole file: `upstreams`, `plugins`, `routes` and `config`. */
 import { z } from 'zod';
 import { RouteSchema } from './route.js';
 import { GatewaySettingsSchema } from './settings.js';
 import { UpstreamSchema } from './upstream.js';
 import { ConsumersSchema } from './consumers.js';
+import { PluginsSchema } from './plugins.js';
 
 export const GatewayFileSchema = z
   .strictObject({
@@ -14,6 +15,7 @@ export const GatewayFileSchema = z
       )
       .optional()
       .describe('Named backends with several targets; a route or mapping service names one (docs/upstreams.md)'),
+    plugins: PluginsSchema,
     routes: z.array(RouteSchema).describe('The gateway routes'),
     consumers: ConsumersSchema.optional().describe(
       'Who may call with an API key: id, key hashes, claims, plan (docs/consumers.md); or config.consumersFile',

@@ -6,6 +6,7 @@ import { limitKey } from './limit-key.js';
 import { RouteQuotaSchema } from './quotas.js';
 import { RouteAdmissionSchema } from './admission.js';
 import { IpRulesSchema } from './ip-rules.js';
+import { PluginNameSchema } from './plugins.js';
 import {
   AggregateBackendSchema,
   FieldRulesShape,
@@ -125,6 +126,12 @@ export const RouteSchema = z
       .optional()
       .describe(
         'Request validation: the JSON body is checked against a schema before the backend is called (400, 415)',
+      ),
+    plugins: z
+      .array(PluginNameSchema)
+      .optional()
+      .describe(
+        'Plugins (from the top-level plugins: list) this route runs, after those of config.plugins (docs/plugins.md)',
       ),
     headers: z
       .strictObject({

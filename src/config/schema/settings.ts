@@ -18,6 +18,7 @@ import { ShutdownSchema } from './shutdown.js';
 import { TelemetrySchema } from './telemetry.js';
 import { TimeoutsSchema } from './timeouts.js';
 import { TlsSchema, UpstreamTlsSchema } from './tls.js';
+import { PluginNameSchema } from './plugins.js';
 
 export const GatewaySettingsSchema = z.strictObject({
   port: z.int().min(0).max(65535).default(8080).describe('Listen port; --port and $PORT override it'),
@@ -72,6 +73,10 @@ export const GatewaySettingsSchema = z.strictObject({
   shutdown: ShutdownSchema.prefault({}).describe(
     'Stopping on SIGTERM: the drain delay for rolling restarts (docs/deploy.md)',
   ),
+  plugins: z
+    .array(PluginNameSchema)
+    .default([])
+    .describe("Plugins (from the top-level plugins: list) that run on every route, before the route's own"),
   // tainha-gateway keys, accepted under their own names with the same meaning.
   readTimeoutSec: seconds(
     'The whole request (head and body) must arrive within this time, else 408; default none (tainha-gateway)',

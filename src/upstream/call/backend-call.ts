@@ -143,6 +143,23 @@ export abstract class BackendCall extends OutboundCall<RouteCall> {
     headers['x-request-id'] = ex.requestId; // in the object: no setHeader (server/gateway-response.ts)
     const edit = this.call.route.editHeaders.response;
     if (edit !== undefined) editHeaderRecord(edit, headers, ex);
+    // The route's onResponse plugins (src/layers/plugin.ts) edit the head before it goes out.
+    const hook = ex.onResponseHead;
+    if (hook !== undefined) {
+      const go = hook(statusCode, headers);
+      if (go === false) return this.dropAnswer();
+      if (go !== true) {
+        // The backend waits, paused, while the plugins run: their own time limit bounds the wait,
+        // and the body's idle deadline does not run meanwhile (as while the client is slow).
+        this.waitingForClient = true;
+        void go.then((write) => this.afterPlugins(write, statusCode, headers));
+        return false;
+      }
+    }
+    return this.writeAnswer(ex, statusCode, headers);
+  }
+
+  private writeAnswer(ex: Exchange, statusCode: number, headers: Record<string, string | string[]>): boolean {
     try {
       return this.onResponse(ex, statusCode, headers);
     } catch (err) {
@@ -150,6 +167,27 @@ export abstract class BackendCall extends OutboundCall<RouteCall> {
       this.abort(err as Error);
       return false;
     }
+  }
+
+  /** The plugins of the head are done: the head goes out and the backend goes on, or the answer is dropped. */
+  private afterPlugins(write: boolean, statusCode: number, headers: Record<string, string | string[]>): void {
+    const ex = this.ex;
+    this.waitingForClient = false;
+    if (ex === undefined || this.settled || this.finished) return;
+    if (!write) return void this.dropAnswer();
+    this.nextChunkDue();
+    if (this.writeAnswer(ex, statusCode, headers)) this.resumeCall?.();
+  }
+
+  /**
+   * The plugins answered the client instead of the backend (or failed, and the gateway's error
+   * went out): the backend's answer is not relayed, and its connection is released as when the
+   * client leaves.
+   */
+  private dropAnswer(): false {
+    this.clientLeft = true;
+    this.abort(new ClientGone());
+    return false;
   }
 
   override onData(chunk: Buffer): boolean {

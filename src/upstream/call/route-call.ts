@@ -74,8 +74,11 @@ export function createRouteCall(route: CompiledRoute, options: BackendCallOption
 }
 
 /** The backend path and query of a call: the route's path with the parameters, then the client's query. */
-export function backendPath(route: CompiledRoute, ex: Pick<Exchange, 'params' | 'rawQuery'>): string {
-  return appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery);
+export function backendPath(
+  route: CompiledRoute,
+  ex: Pick<Exchange, 'params' | 'rawQuery'> & Partial<Pick<Exchange, 'upstreamEdits'>>,
+): string {
+  return ex.upstreamEdits?.path ?? appendQuery(route.buildPath(ex.params), route.path, ex.rawQuery);
 }
 
 /**
@@ -89,7 +92,8 @@ export function backendHeaders(
   call: Pick<RouteCall, 'route' | 'dropHeaders' | 'identityEncoding'> & {
     readonly upstream: Pick<Upstream, 'origin'>;
   },
-  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params' | 'body'>,
+  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params' | 'body'> &
+    Partial<Pick<Exchange, 'upstreamEdits'>>,
   hostHeader = call.upstream.origin.hostHeader,
 ): string[] {
   let headers = upstreamRequestHeaders(
@@ -104,8 +108,22 @@ export function backendHeaders(
   );
   const edit = call.route.editHeaders.request;
   if (edit !== undefined) headers = editHeaderList(edit, headers, ex);
+  // A plugin's edits come last: its names were checked against the trust boundary when it set them.
+  if (ex.upstreamEdits !== undefined) headers = applyPluginEdits(headers, ex.upstreamEdits.headers);
   if (call.identityEncoding) headers.push('accept-encoding', 'identity');
   return headers;
+}
+
+/** The flat list with each plugin edit applied in order: every field of the name removed, the new one added. */
+function applyPluginEdits(headers: string[], edits: readonly [string, string | undefined][]): string[] {
+  let out = headers;
+  for (const [name, value] of edits) {
+    const kept: string[] = [];
+    for (let i = 0; i < out.length; i += 2) if (out[i]!.toLowerCase() !== name) kept.push(out[i]!, out[i + 1]!);
+    if (value !== undefined) kept.push(name, value);
+    out = kept;
+  }
+  return out;
 }
 
 /**

@@ -36,7 +36,8 @@ export interface UpgradeAnswer {
 /** The flat header list of the upgrade request: a backend call's, plus the upgrade itself. */
 export function backendUpgradeHeaders(
   call: Pick<RouteCall, 'route' | 'upstream' | 'dropHeaders' | 'identityEncoding'>,
-  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params'>,
+  ex: Pick<Exchange, 'req' | 'requestId' | 'claimHeaders' | 'claims' | 'params'> &
+    Partial<Pick<Exchange, 'upstreamEdits'>>,
   hostHeader = call.upstream.origin.hostHeader,
 ): string[] {
   const headers = backendHeaders(call, ex, hostHeader);

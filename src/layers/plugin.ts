@@ -1,0 +1,153 @@
+/**
+ * The stages of a route's plugins (docs/plugins.md), as layers of its pipeline. A route without
+ * plugins has none of them; a route gets only the layers of the stages its plugins implement:
+ *
+ *   pluginHooksLayer     outermost: the `onResponse` hook on the backend call's head, the
+ *                        `onError` hook on the route's gateway errors (response/error-hooks.ts)
+ *   onRequest            after the cheap refusals (rate limit, body limits), before auth
+ *   onAuthenticated      after auth (and the request body, for a plugin that reads it)
+ *   beforeUpstream       last before the circuit and the endpoint: the backend call's headers, path
+ *
+ * Plugins run in the route's order (`config.plugins`, then the route's own); the first that
+ * answers ends the request. Failures and timeouts are src/plugins/run.ts's.
+ */
+import type { Exchange, Layer } from '../pipeline/types.js';
+import { ERRORS } from '../response/errors.js';
+import type { PendingError } from '../response/error-hooks.js';
+import { interceptErrors } from '../response/error-hooks.js';
+import { sendError } from '../response/send-error.js';
+import { Context, ErrorContext, RequestView, ResponseContext, UpstreamContext } from '../plugins/context.js';
+import {
+  answerWith,
+  Failed,
+  failStage,
+  invoke,
+  isFailure,
+  writeResponse,
+  type Outcome,
+  type PluginRunDeps,
+} from '../plugins/run.js';
+import type { LoadedPlugin, PluginStage } from '../plugins/types.js';
+
+/** What a route's plugin layers need, made once per route. */
+export interface PluginLayerDeps extends PluginRunDeps {
+  /** The client's address, with `trustProxy` applied. */
+  readonly clientIp: (ex: Exchange) => string;
+  /** The route's drop set (upstream/trust-boundary.ts): names no plugin may set on the backend call. */
+  readonly dropHeaders: ReadonlySet<string>;
+}
+
+function viewOf(ex: Exchange, deps: PluginLayerDeps): RequestView {
+  return (ex.pluginView ??= new RequestView(ex, deps.clientIp)) as RequestView;
+}
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return value instanceof Promise;
+}
+
+/** One request stage (`onRequest`, `onAuthenticated`, `beforeUpstream`) of the route's plugins that implement it. */
+export function pluginStageLayer(
+  stage: 'onRequest' | 'onAuthenticated' | 'beforeUpstream',
+  plugins: readonly LoadedPlugin[],
+  deps: PluginLayerDeps,
+): Layer {
+  return (next) => async (ex) => {
+    const view = viewOf(ex, deps);
+    for (const lp of plugins) {
+      const context =
+        stage === 'beforeUpstream'
+          ? new UpstreamContext(view, lp, deps.logger, ex, deps.dropHeaders)
+          : new Context(view, lp, deps.logger);
+      let outcome = invoke(lp, stage, context, ex, deps);
+      if (isPromise(outcome)) outcome = await outcome;
+      if (outcome === undefined) continue;
+      const answered = answerWith(ex, lp, stage, outcome, deps);
+      if (answered === false) continue;
+      if (answered !== true) await answered;
+      return;
+    }
+    return next(ex);
+  };
+}
+
+/** Installs the route's `onResponse` and `onError` hooks on each exchange. */
+export function pluginHooksLayer(
+  onResponse: readonly LoadedPlugin[],
+  onError: readonly LoadedPlugin[],
+  deps: PluginLayerDeps,
+): Layer {
+  return (next) => (ex) => {
+    if (onResponse.length > 0) ex.onResponseHead = (status, headers) => runHead(ex, onResponse, status, headers, deps);
+    if (onError.length > 0) interceptErrors(ex.res, (error) => void runErrors(ex, onError, error, deps));
+    return next(ex);
+  };
+}
+
+/** The `onResponse` plugins on the head: true to write it, false when a failure answered instead. */
+function runHead(
+  ex: Exchange,
+  plugins: readonly LoadedPlugin[],
+  status: number,
+  headers: Record<string, string | string[]>,
+  deps: PluginLayerDeps,
+  from = 0,
+): boolean | Promise<boolean> {
+  const view = viewOf(ex, deps);
+  for (let i = from; i < plugins.length; i++) {
+    const lp = plugins[i]!;
+    const outcome = invoke(lp, 'onResponse', new ResponseContext(view, lp, deps.logger, status, headers), ex, deps);
+    if (isPromise(outcome))
+      return outcome.then((settled) =>
+        headDone(ex, lp, settled, deps) ? runHead(ex, plugins, status, headers, deps, i + 1) : false,
+      );
+    if (!headDone(ex, lp, outcome, deps)) return false;
+  }
+  return true;
+}
+
+/**
+ * False when the stage failed (its error is answered). onResponse edits the head and returns
+ * nothing: a value returned is a mistake (an answer cannot replace a head already under way).
+ */
+function headDone(ex: Exchange, lp: LoadedPlugin, outcome: Outcome, deps: PluginLayerDeps): boolean {
+  if (outcome === undefined) return true;
+  const failure = isFailure(outcome)
+    ? outcome
+    : new Failed(new TypeError('onResponse returned a value: it edits the head through response and returns nothing'));
+  failStage(ex, lp, 'onResponse', failure, deps);
+  return false;
+}
+
+/**
+ * The `onError` plugins on a gateway error about to be written: each may answer with a Response
+ * of its own; otherwise the error goes out as it was. A failing `onError` answers its own error,
+ * which no plugin sees again (the hook runs once per response).
+ */
+async function runErrors(
+  ex: Exchange,
+  plugins: readonly LoadedPlugin[],
+  error: PendingError,
+  deps: PluginLayerDeps,
+): Promise<void> {
+  const view = viewOf(ex, deps);
+  const info = {
+    code: error.code,
+    status: ERRORS[error.code].status,
+    message: error.message ?? ERRORS[error.code].message,
+  };
+  const stage: PluginStage = 'onError';
+  for (const lp of plugins) {
+    let outcome = invoke(lp, stage, new ErrorContext(view, lp, deps.logger, info), ex, deps);
+    if (isPromise(outcome)) outcome = await outcome;
+    if (outcome === undefined) continue;
+    if (outcome instanceof Response) return writeResponse(ex, outcome, lp, stage, deps);
+    if (!isFailure(outcome)) {
+      const answered = answerWith(ex, lp, stage, outcome, deps);
+      if (answered !== true && answered !== false) await answered;
+      return;
+    }
+    failStage(ex, lp, stage, outcome, deps);
+    return;
+  }
+  sendError(ex.res, error.code, error.extraHeaders, error.message, error.details);
+}

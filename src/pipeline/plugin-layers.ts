@@ -1,0 +1,72 @@
+/**
+ * The layers of a route's plugins (layers/plugin.ts), one per stage some of them implement, made
+ * once when the route's pipeline is built; a route without plugins gets none (pipeline/build.ts).
+ */
+import type { Layer, CompiledRoute } from './types.js';
+import type { EventBus } from '../observability/events.js';
+import type { Logger } from '../observability/logger.js';
+import type { LoadedPlugin, LoadedPlugins } from '../plugins/types.js';
+import { pluginHooksLayer, pluginStageLayer, type PluginLayerDeps } from '../layers/plugin.js';
+import { createClientIpResolver } from '../server/client-ip.js';
+import { routeDropSet, type RequestDropSet } from '../upstream/trust-boundary.js';
+
+export type { LoadedPlugins };
+
+export interface RoutePlugins {
+  readonly hooks: Layer | undefined;
+  readonly onRequest: Layer | undefined;
+  readonly onAuthenticated: Layer | undefined;
+  readonly beforeUpstream: Layer | undefined;
+  /** Some plugin of the route reads the request body (`capabilities.requestBody`). */
+  readonly readsBody: boolean;
+}
+
+/** What the plugin layers of a configuration share (a PipelineDeps is one). */
+export interface PluginLayerContext {
+  readonly plugins: LoadedPlugins;
+  readonly logger: Logger;
+  readonly events: EventBus;
+  /** The configuration's drop set; the route's is made from it. */
+  readonly dropHeaders: RequestDropSet;
+}
+
+/** The plugin layers of `route`; `trustProxy` gives the client address plugins see. */
+export function routePlugins(
+  route: CompiledRoute,
+  context: PluginLayerContext,
+  trustProxy: readonly string[],
+): RoutePlugins {
+  const plugins = route.plugins.map((name): LoadedPlugin => {
+    const found = context.plugins.get(name);
+    // Validation refuses a name the plugins: list does not declare; this is an embedding mistake.
+    if (found === undefined)
+      throw new Error(
+        `route ${route.id} runs plugin "${name}", which is not loaded: pass loadPlugins(config)'s plugins`,
+      );
+    return found;
+  });
+  const clientIp = createClientIpResolver(trustProxy);
+  const deps: PluginLayerDeps = {
+    logger: context.logger,
+    events: context.events,
+    clientIp: (ex) => clientIp(ex.req),
+    dropHeaders: routeDropSet(context.dropHeaders, {
+      kind: route.kind,
+      allowUnderscores: route.headers.allowUnderscores,
+    }),
+  };
+  const having = (stage: keyof LoadedPlugin['plugin']) => plugins.filter((p) => p.plugin[stage] !== undefined);
+  const stage = (name: 'onRequest' | 'onAuthenticated' | 'beforeUpstream') => {
+    const list = having(name);
+    return list.length === 0 ? undefined : pluginStageLayer(name, list, deps);
+  };
+  const onResponse = having('onResponse');
+  const onError = having('onError');
+  return {
+    hooks: onResponse.length + onError.length === 0 ? undefined : pluginHooksLayer(onResponse, onError, deps),
+    onRequest: stage('onRequest'),
+    onAuthenticated: stage('onAuthenticated'),
+    beforeUpstream: stage('beforeUpstream'),
+    readsBody: plugins.some((p) => p.plugin.capabilities?.requestBody === true),
+  };
+}
