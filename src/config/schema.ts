@@ -42,3 +42,4 @@ export { UpstreamSchema, type UpstreamConfig } from './schema/upstream.js';
 export { ConsumerSchema, ConsumersFileSchema, KEY_HASH, type ConsumerConfig } from './schema/consumers.js';
 export { GatewayFileSchema, type GatewayFile } from './schema/gateway-file.js';
 export type { PluginSpec } from './schema/plugins.js';
+export type { TracingSettings } from './schema/telemetry.js';

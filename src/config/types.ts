@@ -5,10 +5,11 @@
  * route's pipeline is built (pipeline/compile-route.ts). The settings types (`GatewaySettings`,
  * `RouteConfig`, ...) are the schema's output and live with it in schema.ts.
  */
-import type { GatewaySettings, HttpMethod, IpRulesConfig, PluginSpec, RouteConfig } from './schema.js';
+import type { GatewaySettings, HttpMethod, IpRulesConfig, PluginSpec, RouteConfig, TracingSettings } from './schema.js';
 import type { ClientTls, CompiledTls } from './schema/tls.js';
 
 export type { ClientTls, CompiledTls } from './schema/tls.js';
+export type { TracingSettings };
 
 /** One problem of a configuration file, located (config/problems.ts formats it). */
 export interface Problem {
@@ -259,19 +260,6 @@ export interface ConsumerSpec {
   readonly keyHashes: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
   readonly plan: string | undefined;
-}
-
-/** The tracing settings: `config.telemetry` merged with the OTEL_* environment (config/otel-env.ts). */
-export interface TracingSettings {
-  /** The full URL spans are POSTed to; undefined when nothing is exported. */
-  readonly tracesUrl: string | undefined;
-  readonly serviceName: string;
-  /** Share of gateway-started traces that are sampled. */
-  readonly sampleRatio: number;
-  /** Resource attributes besides service.name, in the order given. */
-  readonly resourceAttributes: readonly (readonly [string, string])[];
-  /** Settings that could not be honoured as written: logged once when the gateway applies them. */
-  readonly warnings: readonly string[];
 }
 
 /** A loaded configuration: what the gateway serves, as data. */

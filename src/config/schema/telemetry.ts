@@ -47,3 +47,16 @@ export const TelemetrySchema = z.strictObject({
       'tainha-gateway: the collector as HOST:PORT for OTLP over gRPC; becomes otlpEndpoint http://HOST:PORT, port 4317 read as 4318 (OTLP/HTTP), and only with enabled: true',
     ),
 });
+
+/** The tracing settings: `config.telemetry` merged with the OTEL_* environment (config/otel-env.ts). */
+export interface TracingSettings {
+  /** The full URL spans are POSTed to; undefined when nothing is exported. */
+  readonly tracesUrl: string | undefined;
+  readonly serviceName: string;
+  /** Share of gateway-started traces that are sampled. */
+  readonly sampleRatio: number;
+  /** Resource attributes besides service.name, in the order given. */
+  readonly resourceAttributes: readonly (readonly [string, string])[];
+  /** Settings that could not be honoured as written: logged once when the gateway applies them. */
+  readonly warnings: readonly string[];
+}
