@@ -136,6 +136,7 @@ class PorticoGateway implements Gateway {
       quotaKeys: () => registries.quotaCounters.size,
       spilledBytes: () => registries.spill.bytes,
       admission: () => admissionStats(registries.admission, this.current),
+      httpCache: () => registries.httpCache.stats(),
       ...(registries.redis === undefined ? {} : { redisUp: () => registries.redis!.isConnected }),
       logLinesDropped: () => droppedLogLines(logger),
     });

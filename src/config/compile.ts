@@ -144,6 +144,7 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
       allowUnderscores: r.headers?.allowUnderscores === true,
     }),
     compresses: compresses(r, settings),
+    cache: routeCache(r),
     rateLimit: r.rateLimit,
     quota: r.quota,
     ipRules: activeIpRules(r.ipRules ?? settings.ipRules),
@@ -184,6 +185,17 @@ function compileMirror(r: RouteConfig, context: RouteContext): MirrorSpec | unde
     maxBodyBytes: m.maxBodyBytes,
     maxInFlight: m.maxInFlight,
     timeoutMs: m.timeoutSec * 1000,
+  });
+}
+
+/** A route's `cache` with its defaults; only GET routes cache (route-rules.ts refuses the others). */
+function routeCache(r: RouteConfig): RouteSpec['cache'] {
+  if (r.cache === undefined || r.cache === false || r.method !== 'GET' || r.isSSE || r.isWebSocket) return undefined;
+  const c = r.cache === true ? {} : r.cache;
+  return Object.freeze({
+    ttlSec: c.ttlSec,
+    keyBy: Object.freeze(c.keyBy ?? []),
+    staleIfErrorSec: c.staleIfErrorSec ?? 0,
   });
 }
 

@@ -19,6 +19,8 @@ export interface RouteFields {
   readonly isWebSocket: boolean;
   /** `compression: true` as written. */
   readonly compressionOn: boolean;
+  /** `cache:` present and not `false`. */
+  readonly cacheOn: boolean;
   /** Present when `mapping` is a list; an entry that is not a mapping is undefined. */
   readonly mapping?: readonly (MappingRuleFields | undefined)[];
   /** Present when `hosts` is a list; an entry that is not text is undefined. */
@@ -50,6 +52,7 @@ export function readRouteFields(routes: unknown): RouteFields[] {
       isSSE: route.isSSE === true,
       isWebSocket: route.isWebSocket === true,
       compressionOn: route.compression === true,
+      cacheOn: route.cache !== undefined && route.cache !== false,
       ...(Array.isArray(route.mapping) ? { mapping: route.mapping.map(readMappingRule) } : {}),
       ...(Array.isArray(route.hosts)
         ? { hosts: route.hosts.map((h: unknown) => (typeof h === 'string' ? h : undefined)) }

@@ -49,6 +49,7 @@ export function routeRules(routes: readonly RouteFields[], prefix: string, at: A
         `${label}.compression: a streaming route (isSSE or isWebSocket) is never compressed`,
         'an event held in the compressor would reach the client late; remove compression: true',
       );
+    if (route.cacheOn) cacheRule(route, label, here('cache'), at);
     if (route.mapping !== undefined) {
       if (route.isSSE || route.isWebSocket)
         at(here('mapping'), `${label}.mapping: a streaming route (isSSE or isWebSocket) cannot have mapping rules`);
@@ -57,6 +58,18 @@ export function routeRules(routes: readonly RouteFields[], prefix: string, at: A
       });
     }
   }
+}
+
+/** Only GET answers are stored (RFC 9111 2: other methods' answers are rarely reusable), never a stream's. */
+function cacheRule(route: RouteFields, label: string, path: readonly (string | number)[], at: AddProblem): void {
+  if (route.isSSE || route.isWebSocket)
+    at(path, `${label}.cache: a streaming route (isSSE or isWebSocket) is never cached`);
+  else if (route.method !== undefined && route.method !== 'GET')
+    at(
+      path,
+      `${label}.cache: only GET routes are cached (this one is ${route.method})`,
+      'an unsafe request invalidates the cached answers of its URL by itself; remove cache: here',
+    );
 }
 
 /** The route's parameters when its pattern is one the router reads as written, else undefined. */

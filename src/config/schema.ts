@@ -28,6 +28,13 @@ export { UpstreamTlsSchema, TlsSchema } from './schema/tls.js';
 export { IpRulesSchema, type IpRulesConfig } from './schema/ip-rules.js';
 export { CorsSchema, type CorsConfig } from './schema/cors.js';
 export {
+  CacheSchema,
+  RouteCacheSchema,
+  type CacheConfig,
+  type RouteCacheConfig,
+  type RouteCacheSpec,
+} from './schema/cache.js';
+export {
   CompressionSchema,
   COMPRESSION_ALGORITHMS,
   type CompressionAlgorithm,

@@ -5,7 +5,15 @@
  * route's pipeline is built (pipeline/compile-route.ts). The settings types (`GatewaySettings`,
  * `RouteConfig`, ...) are the schema's output and live with it in schema.ts.
  */
-import type { GatewaySettings, HttpMethod, IpRulesConfig, PluginSpec, RouteConfig, TracingSettings } from './schema.js';
+import type {
+  GatewaySettings,
+  HttpMethod,
+  IpRulesConfig,
+  PluginSpec,
+  RouteCacheSpec,
+  RouteConfig,
+  TracingSettings,
+} from './schema.js';
 import type { ClientTls, CompiledTls } from './schema/tls.js';
 
 export type { ClientTls, CompiledTls } from './schema/tls.js';
@@ -220,6 +228,8 @@ export interface RouteSpec {
     /** Client header names with `_` are forwarded (`headers.allowUnderscores`; upstream/trust-boundary.ts). */
     readonly allowUnderscores: boolean;
   };
+  /** The route's `cache` settings; undefined: its answers are never stored or served from the cache. */
+  readonly cache: RouteCacheSpec | undefined;
   /** The route's answers are compressed for clients that accept it (config.compression, the route's `compression`). */
   readonly compresses: boolean;
   /** The route's own rate-limit options as written (resolved by layers/rate-limit.ts). */

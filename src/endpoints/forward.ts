@@ -7,7 +7,7 @@ import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import { BackendCall } from '../upstream/call/backend-call.js';
 import { createRouteCall, type BackendCallOptions, type RouteCall } from '../upstream/call/route-call.js';
 
-export type ForwardOptions = Omit<BackendCallOptions, 'identityEncoding' | 'streaming'>;
+export type ForwardOptions = Omit<BackendCallOptions, 'streaming'>;
 
 /** One proxied call: the backend's answer as it comes. */
 export class ForwardCall extends BackendCall {

@@ -23,6 +23,7 @@ import { redisMetrics } from './metrics/redis.js';
 import { requestMetrics } from './metrics/requests.js';
 import { streamMetrics } from './metrics/streams.js';
 import { spillMetrics } from './metrics/spill.js';
+import { cacheMetrics } from './metrics/cache.js';
 import { targetMetrics } from './metrics/targets.js';
 import { trafficMetrics } from './metrics/traffic.js';
 import type { MetricHandlers, Metrics, MetricsModule, MetricsSources } from './metrics/types.js';
@@ -42,6 +43,7 @@ const MODULES: readonly MetricsModule[] = [
   streamMetrics,
   spillMetrics,
   admissionMetrics,
+  cacheMetrics,
   targetMetrics,
   redisMetrics,
   trafficMetrics,

@@ -125,6 +125,11 @@ export interface GatewayEvents {
     clientBytes: number;
     totalBytes: number;
   };
+  /**
+   * The HTTP cache of a route answered (docs/caching.md): `hit` from the store, `stale` a stale
+   * entry (stale-if-error) or a miss that found one to refresh, `miss` nothing stored.
+   */
+  'cache:lookup': { routeId: string; result: 'hit' | 'stale' | 'miss' };
   /** A Redis command answered (docs/redis.md): `durationMs` is the round trip. */
   'redis:response': { use: RedisUse; durationMs: number };
   /** A Redis command failed or timed out (`kind`: timeout, connection, reply). */

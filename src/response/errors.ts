@@ -50,6 +50,10 @@ export const ERRORS = {
     message:
       'The path under a prefix route may not hold dot-segments, empty segments, encoded slashes, backslashes or NUL',
   },
+  GW_CACHE_ONLY_IF_CACHED: {
+    status: 504,
+    message: 'The request asked for a cached answer only (only-if-cached) and none is stored',
+  },
   GW_GATEWAY_DRAINING: { status: 503, message: 'Gateway is shutting down' },
   GW_INTERNAL: { status: 500, message: 'Internal gateway error' },
   GW_METRICS_NOT_PUBLIC: { status: 403, message: 'Metrics are not served to this client on this port' },

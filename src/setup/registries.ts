@@ -22,6 +22,7 @@ import { createOpenStreams, type OpenStreams } from '../endpoints/open-streams.j
 import { createJwksRegistry, type JwksRegistry } from '../auth/jwks-registry.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { admissionKey, createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
+import { createCacheStore, type CacheStore } from '../cache/store.js';
 import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
 
 export interface Registries {
@@ -45,6 +46,8 @@ export interface Registries {
   readonly spill: SpillBudget;
   /** Requests in flight under admission control: requests on an old configuration release into it. */
   readonly admission: AdmissionCounts;
+  /** The HTTP cache of routes with `cache:` (survives reloads; its size is set at start). */
+  readonly httpCache: CacheStore;
 }
 
 export interface RegistryOptions {
@@ -98,6 +101,7 @@ export function createRegistries(options: RegistryOptions): Registries {
     jwks,
     spill: createSpillBudget(),
     admission: createAdmissionCounts(),
+    httpCache: createCacheStore({ maxBytes: config.settings.cache.maxBytes }),
   };
 }
 

@@ -60,6 +60,13 @@ export const PEER_ASSERTED: ReadonlySet<string> = new Set([
  */
 const WHOLE_BODY_DROPS: readonly string[] = ['accept-encoding', 'range', 'if-range'];
 
+/**
+ * What a cached route does not forward: the whole-body drops (the cache stores whole answers in
+ * the gateway's own coding) and the client's validators, which the cache answers itself from the
+ * whole answer it fetches (a backend's 304 could not be stored).
+ */
+const CACHED_DROPS: readonly string[] = [...WHOLE_BODY_DROPS, 'if-none-match', 'if-modified-since'];
+
 /** An aggregated route's calls send no body, so none is announced. */
 const NO_BODY_DROPS = ['content-length', 'content-type'];
 
@@ -131,14 +138,15 @@ export function requestDropSet(
  */
 export function routeDropSet(
   drop: RequestDropSet,
-  route: { readonly kind: RouteKind; readonly allowUnderscores: boolean },
+  route: { readonly kind: RouteKind; readonly allowUnderscores: boolean; readonly caches?: boolean },
 ): RequestDropSet {
-  const extra =
+  const byKind =
     route.kind === 'aggregate'
       ? [...WHOLE_BODY_DROPS, ...NO_BODY_DROPS]
       : route.kind === 'mapping' || route.kind === 'sse'
         ? WHOLE_BODY_DROPS
         : [];
+  const extra = route.caches === true ? [...byKind, ...CACHED_DROPS] : byKind;
   return Object.assign(new Set([...drop, ...extra]), {
     trustsPeer: drop.trustsPeer,
     clientSubjectHeader: drop.clientSubjectHeader,

@@ -1,4 +1,5 @@
 /** A gateway route: one entry of `routes`. */
+import { RouteCacheSchema } from './cache.js';
 import { z } from 'zod';
 import { HTTP_METHODS, seconds } from './primitives.js';
 import { FailureStatusesSchema } from './circuit-breaker.js';
@@ -59,6 +60,9 @@ export const RouteSchema = z
       .describe('Require a valid token on this route even when auth.defaultProtected is false'),
     require: RequireSchema.optional().describe(
       "Authorization rules on the token's claims: 403 when a valid token lacks them (implies protected)",
+    ),
+    cache: RouteCacheSchema.optional().describe(
+      'Serve GET answers from the shared HTTP cache as RFC 9111 allows (true, or settings); docs/caching.md',
     ),
     compression: z
       .boolean()

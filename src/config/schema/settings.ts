@@ -4,6 +4,7 @@ import { AdminSchema } from './admin.js';
 import { AdmissionSchema } from './admission.js';
 import { AuthSchema } from './auth.js';
 import { CircuitBreakerSchema } from './circuit-breaker.js';
+import { CacheSchema } from './cache.js';
 import { CompressionSchema } from './compression.js';
 import { CorsSchema } from './cors.js';
 import { Http2Schema } from './http2.js';
@@ -60,6 +61,9 @@ export const GatewaySettingsSchema = z.strictObject({
   cors: CorsSchema.optional().describe('Cross-origin resource sharing, answered by the gateway; off unless present'),
   admin: AdminSchema.optional().describe(
     'The admin listener: a read-only status page and JSON API on its own port (docs/dashboard.md); off unless present',
+  ),
+  cache: CacheSchema.prefault({}).describe(
+    'The shared HTTP cache of routes with cache: (RFC 9111): its size and heuristic freshness (docs/caching.md)',
   ),
   compression: CompressionSchema.prefault({}).describe(
     'Response compression (gzip, br, zstd) for clients that accept it; off unless enabled (docs/compression.md)',

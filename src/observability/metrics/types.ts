@@ -52,6 +52,8 @@ export interface MetricsSources {
   readonly spilledBytes?: () => number;
   /** The limits of admission control with their counts; absent: no series. */
   readonly admission?: () => Iterable<AdmissionStats>;
+  /** Entries and bytes in the HTTP cache now (cache/store.ts). */
+  readonly httpCache?: () => { readonly entries: number; readonly bytes: number };
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
   readonly logLinesDropped?: () => number;
 }

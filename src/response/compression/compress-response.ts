@@ -48,6 +48,7 @@ export function compressResponse(
   policy: CompressionPolicy,
 ): void {
   const answer = new CompressedAnswer(res, coding, policy);
+  answers.set(res, answer);
   res.writeHead = answer.writeHead as ServerResponse['writeHead'];
   res.write = answer.write as ServerResponse['write'];
   res.end = answer.end as ServerResponse['end'];
@@ -55,9 +56,9 @@ export function compressResponse(
 
 /** One answer's compression: the response's own methods, and what the wrappers decided. */
 class CompressedAnswer {
-  private readonly head: HeadFn;
-  private readonly rawWrite: WriteFn;
-  private readonly rawEnd: EndFn;
+  private head: HeadFn;
+  private rawWrite: WriteFn;
+  private rawEnd: EndFn;
   private encoder: Encoder | undefined;
   /** Set by writeHead when the answer is compressed. */
   private compressing = false;
@@ -74,6 +75,14 @@ class CompressedAnswer {
     this.head = res.writeHead as unknown as HeadFn;
     this.rawWrite = res.write as unknown as WriteFn;
     this.rawEnd = res.end as unknown as EndFn;
+  }
+
+  /** Puts `wrap` between this compression and the response: it sees the answer as it leaves. */
+  beneath(wrap: (raw: RawWriter) => RawWriter): void {
+    const w = wrap({ head: this.head, write: this.rawWrite, end: this.rawEnd });
+    this.head = w.head;
+    this.rawWrite = w.write;
+    this.rawEnd = w.end;
   }
 
   readonly writeHead = (status: number, reason?: string | Headers, maybe?: Headers): ServerResponse => {
@@ -154,9 +163,36 @@ class CompressedAnswer {
   };
 }
 
-type HeadFn = (this: unknown, status: number, reason?: unknown, headers?: unknown) => ServerResponse;
-type WriteFn = (this: unknown, chunk: unknown, encodingOrCb?: unknown, cb?: unknown) => boolean;
-type EndFn = (this: unknown, chunk?: unknown, encodingOrCb?: unknown, cb?: unknown) => ServerResponse;
+/** The writers of a response's head and body, as Node's own methods take their arguments. */
+export interface RawWriter {
+  readonly head: HeadFn;
+  readonly write: WriteFn;
+  readonly end: EndFn;
+}
+
+const answers = new WeakMap<ServerResponse, CompressedAnswer>();
+
+/**
+ * Makes `wrap` see the answer of `res` as it leaves the gateway: beneath its compression when the
+ * route compresses (the bytes then are the encoded ones, the head the one with Content-Encoding),
+ * else around Node's own methods. The cache stores what it sees so (layers/cache.ts).
+ */
+export function interceptBeneath(res: ServerResponse, wrap: (raw: RawWriter) => RawWriter): void {
+  const answer = answers.get(res);
+  if (answer !== undefined) return answer.beneath(wrap);
+  const w = wrap({
+    head: res.writeHead as unknown as HeadFn,
+    write: res.write as unknown as WriteFn,
+    end: res.end as unknown as EndFn,
+  });
+  res.writeHead = w.head as unknown as ServerResponse['writeHead'];
+  res.write = w.write as unknown as ServerResponse['write'];
+  res.end = w.end as unknown as ServerResponse['end'];
+}
+
+export type HeadFn = (this: unknown, status: number, reason?: unknown, headers?: unknown) => ServerResponse;
+export type WriteFn = (this: unknown, chunk: unknown, encodingOrCb?: unknown, cb?: unknown) => boolean;
+export type EndFn = (this: unknown, chunk?: unknown, encodingOrCb?: unknown, cb?: unknown) => ServerResponse;
 
 const EMPTY = Buffer.alloc(0);
 

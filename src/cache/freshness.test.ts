@@ -1,0 +1,84 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseCacheControl } from './cache-control.js';
+import { currentAge, freshnessLifetime, responseTimes } from './freshness.js';
+import { mayServe, requestLimits, whyNotStorable } from './storable.js';
+
+const T0 = Date.parse('Mon, 02 Nov 2026 10:00:00 GMT');
+const date = (ms: number) => new Date(ms).toUTCString();
+const opts = { heuristic: false, defaultTtlSec: undefined };
+
+describe('Cache-Control (RFC 9111 5.2)', () => {
+  it('reads names case-insensitively, quoted values, several headers, first value wins', () => {
+    const d = parseCacheControl(['Max-Age=60, private="set-cookie, x-a"', 'no-cache, max-age=5']);
+    assert.equal(d.get('max-age'), '60');
+    assert.equal(d.get('private'), 'set-cookie, x-a');
+    assert.equal(d.get('no-cache'), true);
+  });
+});
+
+describe('freshness lifetime and age (RFC 9111 4.2)', () => {
+  it('s-maxage, then max-age, then Expires - Date, then the heuristic or the default', () => {
+    const t = (headers: Record<string, string>) => responseTimes(headers, T0, T0);
+    assert.equal(freshnessLifetime(t({ 'cache-control': 's-maxage=10, max-age=99' }), 200, opts), 10);
+    assert.equal(freshnessLifetime(t({ 'cache-control': 'max-age=99' }), 200, opts), 99);
+    assert.equal(freshnessLifetime(t({ 'cache-control': 'max-age=abc' }), 200, opts), 0);
+    assert.equal(freshnessLifetime(t({ date: date(T0), expires: date(T0 + 30_000) }), 200, opts), 30);
+    assert.equal(freshnessLifetime(t({ date: date(T0), expires: '0' }), 200, opts), 0);
+    const lm = t({ date: date(T0), 'last-modified': date(T0 - 1_000_000) });
+    assert.equal(freshnessLifetime(lm, 200, opts), undefined);
+    assert.equal(freshnessLifetime(lm, 200, { heuristic: true, defaultTtlSec: undefined }), 100);
+    assert.equal(freshnessLifetime(lm, 500, { heuristic: true, defaultTtlSec: 5 }), undefined);
+    assert.equal(freshnessLifetime(t({}), 200, { heuristic: false, defaultTtlSec: 5 }), 5);
+  });
+
+  it('age counts the Age received, the response delay and the time resident', () => {
+    const t = responseTimes({ date: date(T0), age: '10' }, T0, T0 + 2_000);
+    assert.equal(currentAge(t, T0 + 2_000), 12);
+    assert.equal(currentAge(t, T0 + 7_000), 17);
+    const late = responseTimes({ date: date(T0 - 60_000) }, T0, T0);
+    assert.equal(currentAge(late, T0), 60, 'apparent age from Date');
+  });
+});
+
+describe('what a shared cache may store and serve (RFC 9111 3, 4, 5.2.1)', () => {
+  const plain = { headers: {}, keyedByIdentity: false };
+  it('refuses no-store, private, Set-Cookie, Vary: *, partial and uncacheable answers', () => {
+    assert.equal(whyNotStorable(plain, 200, { 'cache-control': 'max-age=60' }, true), undefined);
+    assert.equal(whyNotStorable(plain, 200, { 'cache-control': 'no-store' }, true), 'no-store');
+    assert.equal(whyNotStorable(plain, 200, { 'cache-control': 'private' }, true), 'private');
+    assert.equal(whyNotStorable(plain, 200, { 'set-cookie': 'a=b' }, true), 'set-cookie');
+    assert.equal(whyNotStorable(plain, 200, { vary: 'Accept, *' }, true), 'vary-star');
+    assert.equal(whyNotStorable(plain, 206, {}, true), 'status');
+    assert.equal(whyNotStorable(plain, 302, {}, false), 'no-freshness');
+    assert.equal(
+      whyNotStorable({ headers: { 'cache-control': 'no-store' }, keyedByIdentity: false }, 200, {}, true),
+      'request-no-store',
+    );
+  });
+
+  it('shares an answer to a request with credentials only when the answer allows it, or per identity', () => {
+    const auth = { headers: { authorization: 'Bearer x' }, keyedByIdentity: false };
+    assert.equal(whyNotStorable(auth, 200, { 'cache-control': 'max-age=60' }, true), 'credentials');
+    assert.equal(whyNotStorable({ headers: { cookie: 'a=b' }, keyedByIdentity: false }, 200, {}, true), 'credentials');
+    for (const cc of ['public', 's-maxage=5', 'must-revalidate, max-age=5'])
+      assert.equal(whyNotStorable(auth, 200, { 'cache-control': cc }, true), undefined, cc);
+    assert.equal(whyNotStorable({ ...auth, keyedByIdentity: true }, 200, {}, true), undefined);
+  });
+
+  it('serves fresh answers; stale ones only as far as the request allows and never past must-revalidate', () => {
+    const none = requestLimits({});
+    const d = (cc: string) => parseCacheControl(cc);
+    assert.equal(mayServe(none, d('max-age=60'), 10, 60), true);
+    assert.equal(mayServe(none, d('max-age=60'), 61, 60), false);
+    assert.equal(mayServe(none, d('no-cache'), 0, 60), false);
+    assert.equal(mayServe(requestLimits({ 'cache-control': 'max-age=5' }), d(''), 10, 60), false);
+    assert.equal(mayServe(requestLimits({ 'cache-control': 'min-fresh=55' }), d(''), 10, 60), false);
+    assert.equal(mayServe(requestLimits({ 'cache-control': 'max-stale=30' }), d(''), 80, 60), true);
+    assert.equal(mayServe(requestLimits({ 'cache-control': 'max-stale' }), d(''), 8000, 60), true);
+    assert.equal(mayServe(requestLimits({ 'cache-control': 'max-stale' }), d('must-revalidate'), 80, 60), false);
+    assert.equal(mayServe(requestLimits({ 'cache-control': 'max-stale' }), d('s-maxage=60'), 80, 60), false);
+    assert.equal(requestLimits({ pragma: 'no-cache' }).noCache, true);
+    assert.equal(requestLimits({ pragma: 'no-cache', 'cache-control': 'max-age=5' }).noCache, false);
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * A stored answer sent to the client (layers/cache.ts): `304` when the client's own validators
+ * match it (RFC 9110 13.1.2, 13.1.3), else the whole answer, with `Age` and `Cache-Status`.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { parseHttpDate } from './freshness.js';
+import { text } from './storable.js';
+import type { CacheEntry } from './store.js';
+
+/** The fields a 304 carries from the stored answer (RFC 9110 15.4.5). */
+const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
+
+/** The head of a stored answer as sent: its fields, its length, its age and how it was found. */
+export function storedAnswerHead(entry: CacheEntry, ageSec: number, cacheStatus: string): OutgoingHttpHeaders {
+  return {
+    ...entry.headers,
+    'content-length': entry.body.length,
+    age: String(Math.floor(ageSec)),
+    'cache-status': cacheStatus,
+  };
+}
+
+export function sendStored(
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: CacheEntry,
+  ageSec: number,
+  cacheStatus: string,
+): void {
+  if (notModified(req, entry)) {
+    const head: OutgoingHttpHeaders = { age: String(Math.floor(ageSec)), 'cache-status': cacheStatus };
+    for (const name of NOT_MODIFIED_FIELDS) if (entry.headers[name] !== undefined) head[name] = entry.headers[name];
+    res.writeHead(304, head);
+    res.end();
+    return;
+  }
+  res.writeHead(entry.status, storedAnswerHead(entry, ageSec, cacheStatus));
+  if (req.method === 'HEAD') res.end();
+  else res.end(entry.body);
+}
+
+/** The client's validators against the stored answer: If-None-Match first, else If-Modified-Since. */
+export function notModified(req: IncomingMessage, entry: CacheEntry): boolean {
+  const inm = text(req.headers['if-none-match']);
+  const etag = text(entry.headers.etag);
+  if (inm !== undefined) {
+    if (etag === undefined) return false;
+    if (inm.trim() === '*') return true;
+    // Weak comparison (RFC 9110 8.8.3.2): W/"x" and "x" are the same tag here.
+    const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+    return inm.split(',').some((t) => opaque(t) === opaque(etag));
+  }
+  const ims = parseHttpDate(text(req.headers['if-modified-since']));
+  const lastModified = parseHttpDate(text(entry.headers['last-modified']));
+  return ims !== undefined && lastModified !== undefined && lastModified <= ims;
+}
