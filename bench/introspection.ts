@@ -24,6 +24,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { autocannon, firstLine, freePort, startGateway, waitHealthy, type CannonResult } from './lib/child-gateway.js';
 import { jwtVerify, SignJWT } from 'jose';
 
 const SECRET = 'bench-secret-0123456789abcdef0123456789abcdef';
@@ -237,89 +238,4 @@ async function coldCheck(url: string, callsUrl: string, tokens: number, concurre
     ok += statuses.filter((s) => s === 200).length;
   }
   return { tokens, concurrency, calls: (await callsNow()) - before, ok, requests: tokens * concurrency };
-}
-
-function startGateway(config: string, port: number): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'src/cli/main.ts'),
-      'start',
-      '--config',
-      config,
-      '--port',
-      String(port),
-      '--host',
-      '127.0.0.1',
-    ],
-    {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
-}
-
-interface CannonResult {
-  requests: { average: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  errors: number;
-}
-
-function autocannon(url: string, headers: string[], connections: number, seconds: number): Promise<CannonResult> {
-  const args = [
-    join(root, 'node_modules/autocannon/autocannon.js'),
-    '-j',
-    '-c',
-    String(connections),
-    '-d',
-    String(seconds),
-    ...headers.flatMap((h) => ['-H', h]),
-    url,
-  ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve, reject) =>
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out) as CannonResult) : reject(new Error(`autocannon exited ${code}`)),
-    ),
-  );
-}
-
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString();
-      const i = buf.indexOf('\n');
-      if (i >= 0) resolve(buf.slice(0, i));
-    });
-    child.on('exit', (code) => reject(new Error(`server process exited ${code}`)));
-  });
-}
-
-function freePort(): Promise<number> {
-  const s = createServer();
-  return new Promise((resolve) =>
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    }),
-  );
-}
-
-async function waitHealthy(port: number): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`gateway on port ${port} did not become healthy`);
 }

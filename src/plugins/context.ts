@@ -126,7 +126,7 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const VALUE = /^[^\r\n\0]*$/;
 
 /** Names the framing of a message depends on: the gateway's to set, on either side. */
-const FRAMING: ReadonlySet<string> = new Set([
+export const MESSAGE_FRAMING: ReadonlySet<string> = new Set([
   'content-length',
   'transfer-encoding',
   'connection',
@@ -135,9 +135,10 @@ const FRAMING: ReadonlySet<string> = new Set([
   'upgrade',
   'trailer',
   'te',
-  'host',
 ]);
 
+/** What a plugin may not set on the request to the backend: the framing, and the backend's Host. */
+const FRAMING: ReadonlySet<string> = new Set([...MESSAGE_FRAMING, 'host']);
 function checkedName(name: unknown, refused: (folded: string) => boolean, side: string): string {
   if (typeof name !== 'string' || !TOKEN.test(name)) throw new TypeError(`not a header name: ${String(name)}`);
   const lower = name.toLowerCase();

@@ -14,6 +14,8 @@ import type { Logger } from '../observability/logger.js';
 import { ERRORS, type ErrorCode } from '../response/errors.js';
 import { sendError } from '../response/send-error.js';
 import type { LoadedPlugin, PluginStage } from './types.js';
+// A plugin's Response: the gateway sets its framing itself, from the body.
+import { MESSAGE_FRAMING } from './context.js';
 
 /** What running plugins needs, made once per configuration. */
 export interface PluginRunDeps {
@@ -181,18 +183,6 @@ function describe(value: unknown): string {
   return `a ${typeof value}: return nothing, a Response, or { error: code }`;
 }
 
-/** Headers of a plugin's Response that the gateway sets itself: the framing is the body's. */
-const RESPONSE_FRAMING: ReadonlySet<string> = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'upgrade',
-  'trailer',
-  'te',
-]);
-
 /** Writes a plugin's `Response` to the client (its body read whole first). */
 export async function writeResponse(
   ex: Exchange,
@@ -212,7 +202,7 @@ export async function writeResponse(
   if (res.headersSent || res.destroyed) return;
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, name) => {
-    if (!RESPONSE_FRAMING.has(name) && name !== 'set-cookie') headers[name] = value;
+    if (!MESSAGE_FRAMING.has(name) && name !== 'set-cookie') headers[name] = value;
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) headers['set-cookie'] = cookies;

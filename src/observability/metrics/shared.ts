@@ -91,3 +91,33 @@ export function scraped(registry: Registry, rows: readonly ScrapedRow[], aggrega
       });
   }
 }
+
+/**
+ * One series per item of `items()` (a target, an admission limit), rebuilt at each scrape: the
+ * owner keeps the values, and `labelsOf` names each item.
+ */
+export function scrapedPerItem<T, L extends string>(
+  registry: Registry,
+  items: () => Iterable<T>,
+  labelsOf: (item: T) => Record<L, string>,
+  labelNames: readonly L[],
+  s: { name: string; help: string; pick: (item: T) => number; type: 'counter' | 'gauge' },
+): void {
+  const { pick } = s;
+  const config = {
+    registers: [registry],
+    name: s.name,
+    help: s.help,
+    labelNames,
+    collect(this: Counter<L> | Gauge<L>) {
+      this.reset();
+      for (const item of items()) {
+        const labels = labelsOf(item) as Partial<Record<L, string>>;
+        if (this instanceof Gauge) this.set(labels, pick(item));
+        else this.inc(labels, pick(item));
+      }
+    },
+  };
+  if (s.type === 'counter') new Counter(config);
+  else new Gauge(config);
+}

@@ -2,14 +2,19 @@
  * The targets of named upstreams: no events; their request, error and ejection counts, ejection,
  * health and calls in flight read at scrape time into `portico_upstream_target_*`.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { scrapedPerItem } from './shared.js';
 import type { MetricsModule, TargetStats } from './types.js';
 
 export const targetMetrics: MetricsModule = (registry, sources) => {
   if (sources.targets === undefined) return {};
   const targets = sources.targets;
   const perTarget = (name: string, help: string, pick: (t: TargetStats) => number, type: 'counter' | 'gauge') =>
-    targetSeries(registry, targets, { name, help, pick, type });
+    scrapedPerItem(registry, targets, (t) => ({ upstream: t.upstream, target: t.target }), ['upstream', 'target'], {
+      name,
+      help,
+      pick,
+      type,
+    });
   perTarget(
     'portico_upstream_target_requests_total',
     'Calls answered or failed, per target of a named upstream',
@@ -43,28 +48,3 @@ export const targetMetrics: MetricsModule = (registry, sources) => {
   perTarget('portico_upstream_target_in_flight', 'Calls on a target now', (t) => t.inFlight, 'gauge');
   return {};
 };
-
-/** One series per target, rebuilt from `targets()` at each scrape. */
-function targetSeries(
-  registry: Registry,
-  targets: () => Iterable<TargetStats>,
-  s: { name: string; help: string; pick: (t: TargetStats) => number; type: 'counter' | 'gauge' },
-): void {
-  const pick = s.pick;
-  const config = {
-    registers: [registry],
-    name: s.name,
-    help: s.help,
-    labelNames: ['upstream', 'target'] as const,
-    collect(this: Counter<'upstream' | 'target'> | Gauge<'upstream' | 'target'>) {
-      this.reset();
-      for (const t of targets()) {
-        const labels = { upstream: t.upstream, target: t.target };
-        if (this instanceof Gauge) this.set(labels, pick(t));
-        else this.inc(labels, pick(t));
-      }
-    },
-  };
-  if (s.type === 'counter') new Counter(config);
-  else new Gauge(config);
-}
