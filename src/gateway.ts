@@ -31,6 +31,7 @@ import { warnStartOnlyChanges } from './setup/lifecycle.js';
 import { drain } from './setup/drain.js';
 import type { LoadedPlugins } from './plugins/types.js';
 import { createConsumersWatch, type ConsumersWatch } from './setup/consumers-file.js';
+import { purgeCache } from './cache/purge.js';
 
 /** How long in-flight requests get to finish on close, unless GatewayOptions says otherwise. */
 export const DRAIN_TIMEOUT_MS = 15_000;
@@ -275,7 +276,10 @@ class PorticoGateway implements Gateway {
         inFlight: this.inFlight,
         callers: (n) => quotaUsage.top(n),
         admission: () => admissionStats(this.registries.admission, this.current),
+        httpCache: () => this.registries.httpCache.stats(),
       },
+      // The shared level of the configuration being served: none while cache.redis is off.
+      purge: (target) => purgeCache(this.registries.httpCache, this.deps.sharedCacheLevel?.store, target),
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * The admin listener (`config.admin`, docs/dashboard.md): a node:http server of its own, on
  * `admin.host` (127.0.0.1 by default) and `admin.port`, never on the public port. It serves the
- * status page, its JSON API and its live feed, read-only:
+ * status page, its JSON API and its live feed, and takes one command, the cache purge:
  *
  *   GET  /                    the page (the login form while a token is needed)
  *   GET  /assets/dashboard.*  the page's script and style (no token: they hold no data)
@@ -9,6 +9,7 @@
  *   GET  /api/status          the status document (types.ts StatusDocument)
  *   GET  /api/series          the last five minutes, second by second
  *   GET  /api/feed            Server-Sent Events (feed.ts)
+ *   POST /api/cache/purge     drops answers from the HTTP cache (cache-purge.ts)
  *   GET  /metrics             Prometheus text, also for a bearer of telemetry.metricsToken
  *
  * Its host and port apply at start; a reload applies a changed token (docs/dashboard.md).
@@ -23,6 +24,7 @@ import { pathOf } from '../server/http-server.js';
 import { hostRefusal } from '../server/protocol-checks.js';
 import { createAdminAccess, SIGN_OUT_COOKIE, type AdminAccess } from './access.js';
 import { createFeed, type Feed } from './feed.js';
+import { servePurge, type CachePurger } from './cache-purge.js';
 import { createLiveStats, type LiveStats } from './live-stats.js';
 import { loadPageFiles, sendPageFile, type PageFile } from './page.js';
 import { createStatusReader, type StatusSources } from './status.js';
@@ -50,6 +52,7 @@ const PATHS: Record<string, readonly string[]> = {
   '/api/status': ['GET', 'HEAD'],
   '/api/series': ['GET', 'HEAD'],
   '/api/feed': ['GET'],
+  '/api/cache/purge': ['POST'],
   '/metrics': ['GET', 'HEAD'],
 };
 
@@ -64,6 +67,8 @@ export interface AdminOptions {
   readonly feedIntervalMs?: number;
   /** GET /metrics; without it the path is not found. */
   readonly metrics?: AdminMetrics;
+  /** POST /api/cache/purge; without it the path is not found. */
+  readonly purge?: CachePurger;
 }
 
 export interface Admin {
@@ -83,6 +88,7 @@ interface AdminSite {
   readonly live: LiveStats;
   readonly feed: Feed;
   readonly metrics: AdminMetrics | undefined;
+  readonly purge: CachePurger | undefined;
 }
 
 /** Creates the listener and starts counting; nothing is served until `listen`. */
@@ -96,7 +102,14 @@ export function createAdmin(options: AdminOptions): Admin {
     { status, series: () => live.series(), point: () => live.lastPoint() },
     options.feedIntervalMs,
   );
-  const site: AdminSite = { files: loadPageFiles(), status, live, feed, metrics: options.metrics };
+  const site: AdminSite = {
+    files: loadPageFiles(),
+    status,
+    live,
+    feed,
+    metrics: options.metrics,
+    purge: options.purge,
+  };
   let token = settings.token;
   let access = createAdminAccess(token, now);
 
@@ -178,6 +191,10 @@ function serve(site: AdminSite, req: IncomingMessage, res: ServerResponse, gate:
     return sendError(res, 'GW_ADMIN_UNAUTHORIZED', { 'www-authenticate': 'Bearer realm="portico-admin"' });
   if (path === '/api/status') return sendJson(res, site.status());
   if (path === '/api/series') return sendJson(res, site.live.series());
+  if (path === '/api/cache/purge') {
+    if (site.purge === undefined) return sendError(res, 'GW_ROUTE_NOT_FOUND');
+    return void servePurge(req, res, site.purge).catch(() => sendError(res, 'GW_INTERNAL'));
+  }
   return site.feed.add(res);
 }
 

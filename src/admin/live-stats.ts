@@ -51,6 +51,8 @@ export interface LiveStats {
   armRequests(routeId: string, arm: string): number;
   /** A mirrored route's copies since the start. */
   mirrorTotals(routeId: string): MirrorTotals;
+  /** Lookups of the HTTP cache since the start, by result (hit, miss, stale, revalidated). */
+  cacheResults(): ReadonlyMap<string, number>;
 }
 
 /** `now`: milliseconds of wall-clock time (tests move it by hand). */
@@ -62,6 +64,7 @@ export function createLiveStats(events: EventBus, now: () => number = Date.now):
 class LiveStatsReader implements LiveStats {
   private unsubscribe: (() => void)[] = [];
   private readonly totals = new TrafficTotals();
+  private readonly cache = new Map<string, number>();
 
   constructor(
     private readonly events: EventBus,
@@ -85,6 +88,7 @@ class LiveStatsReader implements LiveStats {
       events.on('mirror:dropped', (e) => this.totals.mirrorDropped(e)),
       events.on('plugin:run', (e) => c.pluginRun(e)),
       events.on('plugin:error', (e) => c.pluginError(e)),
+      events.on('cache:lookup', (e) => this.cache.set(e.result, (this.cache.get(e.result) ?? 0) + 1)),
     ];
   }
 
@@ -165,6 +169,10 @@ class LiveStatsReader implements LiveStats {
 
   mirrorTotals(routeId: string): MirrorTotals {
     return this.totals.mirror(routeId);
+  }
+
+  cacheResults(): ReadonlyMap<string, number> {
+    return this.cache;
   }
 
   prune(routeIds: ReadonlySet<string>, keepOrigins: ReadonlySet<string>): void {

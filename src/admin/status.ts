@@ -5,13 +5,14 @@
  */
 import cluster from 'node:cluster';
 import type { CompiledConfig } from '../config/types.js';
+import { sharedCacheSettings } from '../config/schema.js';
 import { describeRoute } from '../cli/routes-table.js';
 import type { MappingCacheStats } from '../mapping/types.js';
 import type { CircuitSnapshot } from '../circuit/registry.js';
 import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
 import { packageVersion } from '../ops/package-version.js';
 import type { LiveStats } from './live-stats.js';
-import type { BackendStatus, CallerStatus, RouteStatus, StatusDocument } from './types.js';
+import type { BackendStatus, CallerStatus, HttpCacheStatus, RouteStatus, StatusDocument } from './types.js';
 
 /** The gateway's state the status document reads; each is called once per document. */
 export interface StatusSources {
@@ -24,6 +25,8 @@ export interface StatusSources {
   callers?(n: number): readonly CallerStatus[];
   /** The limits of admission control with their counts; absent: shown as off. */
   admission?(): Iterable<AdmissionStats>;
+  /** What the HTTP cache stores now; absent: shown as empty. */
+  httpCache?(): { readonly entries: number; readonly bytes: number };
 }
 
 /** Callers shown: a few, whatever the number of consumers, so the page and the API stay small. */
@@ -99,9 +102,29 @@ export function createStatusReader(
       callers: sources.callers?.(CALLERS_SHOWN) ?? [],
       streams: live.openStreams(),
       admission: admissionOf(sources),
+      httpCache: httpCacheOf(config, sources, live),
       plugins: config.plugins.map((p) => ({ name: p.name, module: p.module, ...live.plugin(p.name) })),
       errors: live.errors(),
     };
+  };
+}
+
+function httpCacheOf(config: CompiledConfig, sources: StatusSources, live: LiveStats): HttpCacheStatus {
+  const results = live.cacheResults();
+  const n = (result: string) => results.get(result) ?? 0;
+  const hits = n('hit');
+  const lookups = hits + n('miss') + n('stale') + n('revalidated');
+  const stored = sources.httpCache?.() ?? { entries: 0, bytes: 0 };
+  return {
+    enabled: config.routes.some((r) => r.cache !== undefined),
+    shared: config.settings.redis !== undefined && sharedCacheSettings(config.settings.cache) !== undefined,
+    hits,
+    misses: n('miss'),
+    stale: n('stale'),
+    revalidated: n('revalidated'),
+    hitRatio: lookups === 0 ? null : Math.round((hits / lookups) * 1000) / 1000,
+    entries: stored.entries,
+    bytes: stored.bytes,
   };
 }
 

@@ -135,6 +135,8 @@ export interface StatusDocument {
   readonly backends: readonly BackendStatus[];
   /** The mapping cache's counters (mapping/cache.ts), whether it is on, and hits / (hits + misses), null before a lookup. */
   readonly mappingCache: MappingCacheStats & { readonly enabled: boolean; readonly hitRatio: number | null };
+  /** The HTTP cache of routes with `cache:` (docs/caching.md): answers since the start by result, and what is stored now. */
+  readonly httpCache: HttpCacheStatus;
   readonly rateLimit: {
     readonly enabled: boolean;
     readonly rejectedLastMinute: number;
@@ -195,4 +197,22 @@ export interface AdminMetrics {
   bearsToken(req: IncomingMessage): boolean;
   /** Writes the metrics, or 404 while they are off. */
   serve(req: IncomingMessage, res: ServerResponse): void;
+}
+
+/** The status page's cache panel: the counts of `portico_cache_requests_total` and the store's gauges. */
+export interface HttpCacheStatus {
+  /** Some route caches. */
+  readonly enabled: boolean;
+  /** Its answers are shared through Redis (`config.cache.redis`). */
+  readonly shared: boolean;
+  /** Answers since the start, by result (`portico_cache_requests_total`). */
+  readonly hits: number;
+  readonly misses: number;
+  readonly stale: number;
+  readonly revalidated: number;
+  /** Hits over every lookup; null before the first. */
+  readonly hitRatio: number | null;
+  /** Stored now (`portico_cache_entries`, `portico_cache_bytes`). */
+  readonly entries: number;
+  readonly bytes: number;
 }

@@ -23,6 +23,8 @@ export interface CacheEntry {
 /** The answers stored for one primary key: the `Vary` names of the latest, and one entry per variant. */
 interface Variants {
   readonly vary: readonly string[];
+  /** The route that stored the latest variant (for a purge by route). */
+  routeId: string | undefined;
   readonly entries: Map<string, CacheEntry>;
   size: number;
 }
@@ -31,12 +33,14 @@ export interface CacheStore {
   /** The `Vary` names stored for `primary` (lower case); undefined when nothing is stored. */
   varyOf(primary: string): readonly string[] | undefined;
   get(primary: string, secondary: string): CacheEntry | undefined;
-  /** Stores `entry`; `vary` replaces the variants of an older `Vary` list. */
-  set(primary: string, vary: readonly string[], secondary: string, entry: CacheEntry): void;
+  /** Stores `entry` (of route `routeId`); `vary` replaces the variants of an older `Vary` list. */
+  set(primary: string, vary: readonly string[], secondary: string, entry: CacheEntry, routeId?: string): void;
   /** Forgets every variant of `primary`. */
   delete(primary: string): boolean;
   /** Forgets every primary key that starts with `prefix`; the count forgotten. */
   purgePrefix(prefix: string): number;
+  /** Forgets the primary keys `drop` names (given the key and the route that stored it); the count of answers forgotten. */
+  purge(drop: (primary: string, routeId: string | undefined) => boolean): number;
   readonly stats: () => { entries: number; bytes: number };
 }
 
@@ -62,10 +66,11 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
   return {
     varyOf: (primary) => lru.peek(primary)?.vary,
     get: (primary, secondary) => lru.get(primary)?.entries.get(secondary),
-    set(primary, vary, secondary, entry) {
+    set(primary, vary, secondary, entry, routeId) {
       const before = lru.peek(primary);
       const variants: Variants =
-        before !== undefined && sameNames(before.vary, vary) ? before : { vary, entries: new Map(), size: 0 };
+        before !== undefined && sameNames(before.vary, vary) ? before : { vary, routeId, entries: new Map(), size: 0 };
+      if (routeId !== undefined) variants.routeId = routeId;
       const replaced = variants.entries.get(secondary);
       if (replaced !== undefined) variants.size -= entrySize(replaced);
       variants.entries.set(secondary, entry);
@@ -77,6 +82,12 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
     purgePrefix(prefix) {
       let n = 0;
       for (const key of [...lru.keys()]) if (key.startsWith(prefix) && lru.delete(key)) n++;
+      return n;
+    },
+    purge(drop) {
+      let n = 0;
+      for (const [key, variants] of [...lru.entries()])
+        if (drop(key, variants.routeId) && lru.delete(key)) n += variants.entries.size;
       return n;
     },
     stats: () => ({ entries: [...lru.values()].reduce((n, v) => n + v.entries.size, 0), bytes: lru.calculatedSize }),

@@ -59,6 +59,14 @@ function checkRedis(config: Record<string, unknown>, at: At): void {
         'add config.redis: { url: redis://host:6379 }, or set store: local',
       );
   }
+  const cache = isRecord(config.cache) ? config.cache : undefined;
+  const shared = cache?.redis === true || (isRecord(cache?.redis) && cache.redis.enabled !== false);
+  if (redis === undefined && shared)
+    at(
+      ['config', 'cache', 'redis'],
+      'config.cache.redis: the shared level needs config.redis (its url at least)',
+      'add config.redis: { url: redis://host:6379 }, or set cache.redis: false',
+    );
 }
 
 /** Every entry of an `ipRules` section (`allow`, `deny`) must be an address or a CIDR. */

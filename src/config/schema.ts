@@ -33,6 +33,8 @@ export {
   type CacheConfig,
   type RouteCacheConfig,
   type RouteCacheSpec,
+  type SharedCacheSettings,
+  sharedCacheSettings,
 } from './schema/cache.js';
 export {
   CompressionSchema,

@@ -8,6 +8,8 @@
  * variant and a hit costs no compression work), and is stored once complete if RFC 9111 allows
  * it (cache/storable.ts). Concurrent misses for one key wait for the first (request collapsing).
  * With a stale-if-error window, a backend failure or 5xx is answered with the stale entry.
+ * With the shared level (`config.cache.redis`), a local miss asks Redis before the backend, and
+ * what is stored goes to Redis too (cache/redis-store.ts).
  */
 import type { IncomingMessage } from 'node:http';
 import type { CacheConfig } from '../config/schema.js';
@@ -24,6 +26,7 @@ import type { CacheEntry, CacheStore } from '../cache/store.js';
 import { compileIdentity, primaryKey, secondaryKey, varyNames } from '../cache/keys.js';
 import { sendStored } from '../cache/hit.js';
 import { createRecorder, type RecordedAnswer } from '../cache/recorder.js';
+import type { SharedCacheStore } from '../cache/redis-store.js';
 
 export interface CacheLayerOptions {
   readonly store: CacheStore;
@@ -32,6 +35,8 @@ export interface CacheLayerOptions {
   readonly chooseEncoding: ChooseEncoding | undefined;
   readonly events: EventBus;
   readonly routeId: string;
+  /** The shared level and the largest answer written to it; undefined: memory only. */
+  readonly shared?: { readonly store: SharedCacheStore; readonly maxEntryBytes: number } | undefined;
   readonly now?: () => number;
 }
 
@@ -76,6 +81,11 @@ class RouteCache {
     };
     let entry = this.find(at, req);
     if (entry !== undefined && this.servable(entry, at)) return this.hit(ex, entry, 'Portico; hit');
+    if (this.options.shared !== undefined && !at.limits.noCache) {
+      const found = await this.fromShared(at, req, entry);
+      if (found !== undefined && this.servable(found, at)) return this.hit(ex, found, 'Portico; hit; detail=shared');
+      entry ??= found;
+    }
     if (at.limits.onlyIfCached) {
       ex.errorCode = 'GW_CACHE_ONLY_IF_CACHED';
       return sendError(ex.res, 'GW_CACHE_ONLY_IF_CACHED', { 'cache-status': 'Portico; fwd=miss' });
@@ -98,6 +108,21 @@ class RouteCache {
     return vary === undefined
       ? undefined
       : this.options.store.get(at.primary, secondaryKey(at.identity, vary, req, at.coding));
+  }
+
+  /**
+   * The shared level's variant for this request, kept in memory too when it is newer than `local`.
+   * The Vary names guessed are the ones stored here, else those a compressing route's answers carry.
+   */
+  private async fromShared(at: Lookup, req: IncomingMessage, local: CacheEntry | undefined) {
+    const guess = this.options.store.varyOf(at.primary) ?? (this.options.chooseEncoding ? ['accept-encoding'] : []);
+    const found = await this.options.shared!.store.find(at.primary, guess, (vary) =>
+      secondaryKey(at.identity, vary, req, at.coding),
+    );
+    if (found === undefined) return undefined;
+    if (local === undefined || found.entry.times.responseTime > local.times.responseTime)
+      this.options.store.set(at.primary, found.vary, found.secondary, found.entry, this.options.routeId);
+    return found.entry;
   }
 
   private servable(entry: CacheEntry, at: Lookup): boolean {
@@ -167,29 +192,33 @@ class RouteCache {
     if (encoding !== at.coding) return;
     const vary = varyNames(headers.vary);
     const staleIfErrorSec = seconds(times.directives, 'stale-if-error') ?? this.spec.staleIfErrorSec;
-    this.options.store.set(at.primary, vary, secondaryKey(at.identity, vary, req, at.coding), {
-      status,
-      headers,
-      body,
-      times,
-      lifetimeSec,
-      staleIfErrorSec,
-    });
+    const secondary = secondaryKey(at.identity, vary, req, at.coding);
+    const entry: CacheEntry = { status, headers, body, times, lifetimeSec, staleIfErrorSec };
+    const { routeId, shared } = this.options;
+    this.options.store.set(at.primary, vary, secondary, entry, routeId);
+    if (shared === undefined || body.length > shared.maxEntryBytes) return;
+    // Redis keeps it as long as it may be served: its freshness left plus its stale window.
+    const ttlSec = (lifetimeSec ?? 0) + staleIfErrorSec - currentAge(times, this.now());
+    if (ttlSec > 0) shared.store.write(at.primary, vary, secondary, entry, ttlSec * 1000, routeId);
   }
 }
 
 /** What an unsafe request to a URI does to the cache (RFC 9111 4.4): its entries go once it succeeded. */
-export function invalidationLayer(store: CacheStore): Layer {
+export function invalidationLayer(store: CacheStore, shared: SharedCacheStore | undefined): Layer {
+  const forget = (primary: string) => {
+    store.delete(primary);
+    shared?.delete(primary);
+  };
   return (next) => (ex) => {
     const { req, res } = ex;
     res.once('finish', () => {
       if (res.statusCode >= 400) return;
       const primary = primaryKey(req);
-      store.delete(primary);
+      forget(primary);
       const host = primary.slice(0, primary.indexOf('\u0000'));
       for (const name of ['location', 'content-location']) {
         const target = sameHostPath(host, text(res.getHeader(name) as string | string[] | undefined));
-        if (target !== undefined) store.delete(`${host}\u0000${target}`);
+        if (target !== undefined) forget(`${host}\u0000${target}`);
       }
     });
     return next(ex);

@@ -154,7 +154,7 @@ export type MirrorDropReason = 'in-flight-limit' | 'body-too-large' | 'body-inco
 export type UpstreamCall = 'backend' | 'mapping' | 'auth' | 'websocket';
 export type StreamKind = 'sse' | 'websocket';
 /** What a Redis command was for. */
-export type RedisUse = 'rate-limit' | 'mapping-cache' | 'quota';
+export type RedisUse = 'rate-limit' | 'mapping-cache' | 'quota' | 'http-cache';
 
 /** A subscriber to the event `K`. */
 export type Listener<K extends keyof GatewayEvents> = (event: GatewayEvents[K]) => void;

@@ -53,7 +53,8 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   const layers: Layer[] = route.kind === 'grpc' ? [grpcLayer()] : [];
   if (route.refusesClient !== undefined) layers.push(ipRulesLayer(route.refusesClient));
   // An unsafe request invalidates what the cache holds for its URI (RFC 9111 4.4), whatever its route.
-  if (deps.httpCache !== undefined && !SAFE_METHODS.has(route.method)) layers.push(invalidationLayer(deps.httpCache));
+  if (deps.httpCache !== undefined && !SAFE_METHODS.has(route.method))
+    layers.push(invalidationLayer(deps.httpCache, deps.sharedCacheLevel?.store));
   const plugins = route.plugins.length === 0 ? undefined : routePlugins(route, deps, settings.trustProxy);
   if (plugins?.hooks !== undefined) layers.push(plugins.hooks);
   // Outermost after those: every other answer of the route leaves through it.
@@ -88,6 +89,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
         chooseEncoding: route.compresses ? deps.compression?.choose : undefined,
         events: deps.events,
         routeId: route.id,
+        shared: deps.sharedCacheLevel,
       }),
     );
   // After auth and validation: the mirror is copied only what the backend is sent.

@@ -27,6 +27,8 @@ import type { QuotaUsage } from '../layers/quota-usage.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { compileCompression } from '../layers/compression.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
+import type { SharedCacheStore } from '../cache/redis-store.js';
+import { sharedCacheSettings } from '../config/schema.js';
 import type { CompressionPolicy } from '../response/compression/compress-response.js';
 import { createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
 import { compileCors, type CorsPolicy } from '../layers/cors.js';
@@ -59,6 +61,8 @@ export interface SharedPipelineDeps {
   readonly spill?: SpillBudget;
   /** The process's HTTP cache (survives reloads); one per config when not given. */
   readonly httpCache?: CacheStore;
+  /** The HTTP cache's level in Redis, for `cache.redis`; undefined without `config.redis`. */
+  readonly sharedHttpCache?: SharedCacheStore | undefined;
   /** The process's requests in flight under admission control (survive reloads); one per config when not given. */
   readonly admission?: AdmissionCounts;
   readonly plugins?: LoadedPlugins; // this configuration's plugins, imported (plugins/load.ts)
@@ -72,6 +76,8 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly spill: SpillBudget;
   /** The HTTP cache of routes with `cache:`; undefined when no route caches. */
   readonly httpCache: CacheStore | undefined;
+  /** The HTTP cache's shared level and its entry limit when `cache.redis` is on; undefined: memory only. */
+  readonly sharedCacheLevel: { readonly store: SharedCacheStore; readonly maxEntryBytes: number } | undefined;
   readonly admission: AdmissionCounts;
   /** Where this configuration's rate limits take tokens: `rateLimiter`, or Redis (`rateLimit.store`). */
   readonly rateLimitStore: RateLimitStore;
@@ -108,6 +114,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
   // Quotas are shared by default once there is a Redis: per-process quotas would admit N times the quota.
   const quotasInRedis = (settings.quotas?.store ?? (settings.redis === undefined ? 'local' : 'redis')) === 'redis';
   const apiKeys = compileApiKeys(config);
+  const sharedCache = sharedCacheSettings(settings.cache);
   return {
     ...shared,
     config: compiled,
@@ -118,6 +125,10 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     httpCache: config.routes.some((r) => r.cache !== undefined)
       ? (shared.httpCache ?? createCacheStore({ maxBytes: settings.cache.maxBytes }))
       : undefined,
+    sharedCacheLevel:
+      sharedCache === undefined || shared.sharedHttpCache === undefined
+        ? undefined
+        : { store: shared.sharedHttpCache, maxEntryBytes: sharedCache.maxEntryBytes },
     admission: shared.admission ?? createAdmissionCounts(),
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(

@@ -57,7 +57,9 @@ export interface RedisConnection {
    * Sends `command` (a Redis command or a script from defineScript). Resolves with the reply, or
    * undefined when it failed or timed out (counted on the bus); never rejects.
    */
-  send(use: RedisUse, command: string, args: readonly (string | number)[]): Promise<unknown>;
+  send(use: RedisUse, command: string, args: readonly RedisArg[]): Promise<unknown>;
+  /** As `send`, with bulk replies as Buffers (for values that are bytes, not text). */
+  sendBuffer(use: RedisUse, command: string, args: readonly RedisArg[]): Promise<unknown>;
   /**
    * Settles after the first connection attempt: undefined when connected (or when Redis was only
    * unreachable: the client keeps trying), else why these settings cannot work (wrong password,
@@ -77,7 +79,10 @@ export interface RedisConnectionOptions {
 const BACKOFF_FIRST_MS = 100;
 const BACKOFF_MAX_MS = 2_000;
 
-type ScriptCommand = (...args: readonly (string | number)[]) => Promise<unknown>;
+/** An argument of a command: text, a number, or bytes. */
+export type RedisArg = string | number | Buffer;
+
+type ScriptCommand = (...args: readonly RedisArg[]) => Promise<unknown>;
 
 /** Opens the connection (in the background: `started` tells how the first attempt went). */
 export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
@@ -86,6 +91,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   const Redis = redisClass();
   const client = new Redis(settings.url, clientOptions(settings));
   const scripts = new Map<string, ScriptCommand>();
+  const bufferScripts = new Map<string, ScriptCommand>();
   const health = new ConnectionHealth(logger, where);
 
   client.on('ready', () => {
@@ -121,20 +127,18 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     },
     defineScript(name, lua, keys) {
       client.defineCommand(name, { lua, numberOfKeys: keys });
-      scripts.set(name, (client as unknown as Record<string, ScriptCommand>)[name]!.bind(client));
+      const commands = client as unknown as Record<string, ScriptCommand>;
+      scripts.set(name, commands[name]!.bind(client));
+      // ioredis defines the variant that answers bulk strings as Buffers beside each script.
+      bufferScripts.set(name, commands[`${name}Buffer`]!.bind(client));
     },
     send(use, command, args) {
-      const startedAt = performance.now();
       const script = scripts.get(command);
-      const reply = script === undefined ? client.call(command, ...args) : script(...args);
-      return reply.then(
-        (value) => {
-          events.emit('redis:response', { use, durationMs: performance.now() - startedAt });
-          if (health.state === 'down' && client.status === 'ready') health.goUp();
-          return value;
-        },
-        (err: unknown) => commandFailed(use, err),
-      );
+      return settle(use, script === undefined ? client.call(command, ...args) : script(...args));
+    },
+    sendBuffer(use, command, args) {
+      const script = bufferScripts.get(command);
+      return settle(use, script === undefined ? client.callBuffer(command, ...args) : script(...args));
     },
     started,
     async close() {
@@ -143,6 +147,19 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       else client.disconnect();
     },
   };
+
+  /** A command's reply, timed and counted; a failure resolves with undefined. */
+  function settle(use: RedisUse, reply: Promise<unknown>): Promise<unknown> {
+    const startedAt = performance.now();
+    return reply.then(
+      (value) => {
+        events.emit('redis:response', { use, durationMs: performance.now() - startedAt });
+        if (health.state === 'down' && client.status === 'ready') health.goUp();
+        return value;
+      },
+      (err: unknown) => commandFailed(use, err),
+    );
+  }
 }
 
 /** The client's settings: bounded waits, and no queue of commands while disconnected. */

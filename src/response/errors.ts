@@ -62,6 +62,10 @@ export const ERRORS = {
     status: 403,
     message: 'Without a token the admin listener answers only to an IP address or localhost',
   },
+  GW_ADMIN_PURGE_INVALID: {
+    status: 400,
+    message: 'A purge names one of url, prefix or route, as a JSON object',
+  },
   GW_PLUGIN_FAILED: { status: 500, message: 'A plugin of this route failed' },
   GW_PLUGIN_TIMEOUT: { status: 504, message: 'A plugin of this route did not finish in time' },
 } as const satisfies Record<string, { status: number; message: string }>;

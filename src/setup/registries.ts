@@ -23,6 +23,7 @@ import { createJwksRegistry, type JwksRegistry } from '../auth/jwks-registry.js'
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { admissionKey, createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
+import { createRedisCacheStore, type SharedCacheStore } from '../cache/redis-store.js';
 import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
 
 export interface Registries {
@@ -48,6 +49,8 @@ export interface Registries {
   readonly admission: AdmissionCounts;
   /** The HTTP cache of routes with `cache:` (survives reloads; its size is set at start). */
   readonly httpCache: CacheStore;
+  /** The HTTP cache's level in Redis (used by configurations with `cache.redis`); undefined without `config.redis`. */
+  readonly sharedHttpCache: SharedCacheStore | undefined;
 }
 
 export interface RegistryOptions {
@@ -102,6 +105,7 @@ export function createRegistries(options: RegistryOptions): Registries {
     spill: createSpillBudget(),
     admission: createAdmissionCounts(),
     httpCache: createCacheStore({ maxBytes: config.settings.cache.maxBytes }),
+    sharedHttpCache: redis && createRedisCacheStore({ redis, events }),
   };
 }
 

@@ -4,7 +4,7 @@
 // routes, errors or reloads they show changed; in between, only their numbers are written.
 import { $, el } from './elements.js';
 import { formatDuration } from './format-duration.js';
-import { clock, ms } from './format.js';
+import { bytes, clock, ms } from './format.js';
 
 let rendered = false;
 const routeRows = new Map();
@@ -21,6 +21,7 @@ export function render(status) {
     `Portico ${g.version} · up ${formatDuration(g.uptimeSec)} · pid ${g.pid}` +
     (g.worker === undefined ? '' : ` · worker ${g.worker}: this worker's share of the traffic`);
   renderTiles(status);
+  renderHttpCache(status.httpCache);
   renderBackends(status);
   renderRoutes(status.routes);
   renderCallers(status.callers);
@@ -59,6 +60,22 @@ function admissionText(admission) {
   const refused = admission.limits.reduce((sum, l) => sum + l.refused, 0);
   const gateway = admission.limits.find((l) => l.scope === 'gateway');
   return gateway === undefined ? `${refused}` : `${refused} · ${gateway.inFlight} / ${gateway.limit} in flight`;
+}
+
+/** The HTTP cache panel: answers since the start by result, and what is stored now. */
+function renderHttpCache(c) {
+  $('http-cache-note').textContent = !c.enabled
+    ? 'No route caches (cache: on a GET route, docs/caching.md).'
+    : c.shared
+      ? 'Since the gateway started; answers are shared with other replicas through Redis.'
+      : 'Since the gateway started; answers are kept in this process only.';
+  $('c-hits').textContent = String(c.hits);
+  $('c-misses').textContent = String(c.misses);
+  $('c-stale').textContent = String(c.stale);
+  $('c-revalidated').textContent = String(c.revalidated);
+  $('c-ratio').textContent = c.hitRatio === null ? 'no lookup yet' : `${Math.round(c.hitRatio * 100)}%`;
+  $('c-entries').textContent = String(c.entries);
+  $('c-bytes').textContent = bytes(c.bytes);
 }
 
 const STATES = {

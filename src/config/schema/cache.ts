@@ -2,6 +2,16 @@
 import { z } from 'zod';
 import { seconds } from './primitives.js';
 
+/** `config.cache.redis` as an object: the shared second level's own settings. */
+const SharedCacheSchema = z.strictObject({
+  enabled: z.boolean().default(true).describe('Keep stored answers in config.redis too, shared by every replica'),
+  maxEntryBytes: z
+    .int()
+    .min(1)
+    .default(1024 * 1024)
+    .describe('Largest answer written to Redis; a larger one is kept in memory only'),
+});
+
 export const CacheSchema = z.strictObject({
   maxBytes: z
     .int()
@@ -18,6 +28,12 @@ export const CacheSchema = z.strictObject({
     .default(false)
     .describe(
       'Heuristic freshness (RFC 9111 4.2.2): an answer without Cache-Control max-age or Expires but with Last-Modified is fresh for 10% of its age',
+    ),
+  redis: z
+    .union([z.boolean(), SharedCacheSchema])
+    .default(false)
+    .describe(
+      'A second level in config.redis shared by every replica: true, or { enabled, maxEntryBytes } (default 1 MiB); false: memory only',
     ),
 });
 
@@ -48,6 +64,17 @@ export const RouteCacheSchema = z.union([
 ]);
 
 export type CacheConfig = z.output<typeof CacheSchema>;
+
+/** `config.cache.redis` with its defaults; undefined when the second level is off. */
+export interface SharedCacheSettings {
+  readonly maxEntryBytes: number;
+}
+
+/** The second level's settings from `config.cache` (`redis: true` is `{ enabled: true }`). */
+export function sharedCacheSettings(cache: CacheConfig): SharedCacheSettings | undefined {
+  const redis = cache.redis === true ? SharedCacheSchema.parse({}) : cache.redis;
+  return redis === false || !redis.enabled ? undefined : { maxEntryBytes: redis.maxEntryBytes };
+}
 export type RouteCacheConfig = z.output<typeof RouteCacheSchema>;
 
 /** A route's `cache`, with its defaults. */

@@ -22,7 +22,7 @@ export const redisMetrics: MetricsModule = (registry, sources) => {
     scraped(registry, [['portico_redis_up', 'Whether the connection to Redis (config.redis) is established: 1 or 0', () => (up() ? 1 : 0), 'gauge']], 'min');
   const redisDuration = createSeriesHistogram(registry, {
     name: 'portico_redis_duration_seconds',
-    help: 'Round trip of answered Redis commands, by use (rate-limit, mapping-cache, quota)',
+    help: 'Round trip of answered Redis commands, by use (rate-limit, mapping-cache, quota, http-cache)',
     buckets: REDIS_BUCKETS,
   });
   const { redisErrors, redisFallbacks } = counters(registry, SERIES);
