@@ -2,7 +2,7 @@
  * The status page in a real browser (docs/dashboard.md): headless Chromium driven by
  * playwright-core against a running gateway with local backends. The token gate, first render
  * time and page weight, the routes table and its filter by keyboard, a backend card turning open,
- * the rate chart moving with traffic, the error list, the reload history, a phone-sized screen,
+ * the rate chart moving with traffic, the HTTP cache panel, the error list, the reload history, a phone-sized screen,
  * and text contrast in light and dark. Screenshots go to test-artifacts/ (git-ignored).
  *
  * Needs Debian's `chromium` (/usr/bin/chromium, or $CHROMIUM_PATH); .ci/run installs it. Without
@@ -68,7 +68,7 @@ describe('status page in Chromium', { skip: SKIP }, () => {
   const failure = { on: false };
   const yaml = (extra = '') => `
 routes:
-  - { method: GET, route: "/users/{id}", service: ${ok.host}, path: "/users/{id}" }
+  - { method: GET, route: "/users/{id}", service: ${ok.host}, path: "/users/{id}", cache: { ttlSec: 60 } }
   - { method: GET, route: /orders, service: ${failing.host}, path: /orders }
   - { method: POST, route: /orders, service: ${failing.host}, path: /orders }
 ${extra}
@@ -218,6 +218,19 @@ config:
       { timeout: 3_000 },
     );
     assert.match(await page.locator('#note-rate').innerText(), /peak \d+ over five minutes/);
+  });
+
+  it('shows the HTTP cache panel: hits, misses, hit ratio, entries and bytes stored', async () => {
+    const before = Number(await page.locator('#c-hits').innerText());
+    for (let i = 0; i < 3; i++) assert.equal((await gw.get('/api/users/cached')).status, 200);
+    await page.waitForFunction((hits) => Number(document.getElementById('c-hits')?.textContent) >= hits, before + 2, {
+      timeout: 3_000,
+    });
+    assert.ok(Number(await page.locator('#c-misses').innerText()) >= 1);
+    assert.ok(Number(await page.locator('#c-entries').innerText()) >= 1);
+    assert.match(await page.locator('#c-bytes').innerText(), /^\d+(\.\d)? (B|KiB|MiB)$/);
+    assert.match(await page.locator('#c-ratio').innerText(), /^\d+%$/);
+    assert.match(await page.locator('#http-cache-note').innerText(), /this process only/);
   });
 
   it('shows a reload in the history, and a rejected one with its problems', async () => {
