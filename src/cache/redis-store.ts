@@ -5,14 +5,17 @@
  *
  * One Redis hash per primary key (host and target URI), `<keyPrefix>hc:<primary>`, holding the
  * `Vary` names of its answers (`vary`), the route that stored them last (`route`, for a purge by
- * route) and one field per variant (`e:<secondary>`): the entry's head as JSON and its body as
- * bytes (entry-codec.ts). The hash expires when its longest-lived variant may no longer be served;
+ * route) and one field per variant: `e:` and a SHA-256 of its secondary key, which may hold a
+ * claim or a header that `keyBy` or `Vary` names (an Authorization header, say) and that is not
+ * to be written out as it is; its value is the entry's head as JSON and its body as bytes
+ * (entry-codec.ts). The hash expires when its longest-lived variant may no longer be served;
  * each variant carries its own end, checked on read.
  *
  * Redis is an optimisation, never a dependency of a request (docs/redis.md): while it is down a
  * lookup answers "absent" at once, a slow one gives up after `redis.commandTimeoutMs`, both
  * counted as fallbacks (`use="http-cache"`); writes are sent in the background and never waited for.
  */
+import { createHash } from 'node:crypto';
 import { fallbackCounter, type RedisUserOptions } from '../redis/fallback-counter.js';
 import { decodeEntry, encodeEntry } from './entry-codec.js';
 import type { CacheEntry } from './store.js';
@@ -128,12 +131,12 @@ export function createRedisCacheStore(options: RedisUserOptions): SharedCacheSto
     async find(primary, guess, secondaryFor) {
       const key = KEY_PREFIX + primary;
       let vary = guess.join(',');
-      let reply = await ask(key, vary, FIELD_PREFIX + secondaryFor(guess));
+      let reply = await ask(key, vary, fieldOf(secondaryFor(guess)));
       if (!Array.isArray(reply) || !Buffer.isBuffer(reply[0])) return undefined;
       if (reply.length === 1) {
         // Another Vary list is stored: ask once more, for the variant under that one.
         vary = reply[0].toString('latin1');
-        reply = await ask(key, vary, FIELD_PREFIX + secondaryFor(namesOf(vary)));
+        reply = await ask(key, vary, fieldOf(secondaryFor(namesOf(vary))));
         if (!Array.isArray(reply) || reply.length < 2) return undefined;
       }
       const names = namesOf(vary);
@@ -148,7 +151,7 @@ export function createRedisCacheStore(options: RedisUserOptions): SharedCacheSto
       void redis.send('http-cache', SET, [
         KEY_PREFIX + primary,
         vary.join(','),
-        FIELD_PREFIX + secondary,
+        fieldOf(secondary),
         value,
         ms,
         routeId,
@@ -160,6 +163,11 @@ export function createRedisCacheStore(options: RedisUserOptions): SharedCacheSto
     },
     purge: (what) => purgeShared(options, what),
   };
+}
+
+/** A variant's field in its URL's hash. */
+function fieldOf(secondary: string): string {
+  return FIELD_PREFIX + createHash('sha256').update(secondary).digest('base64url');
 }
 
 function namesOf(vary: string): string[] {

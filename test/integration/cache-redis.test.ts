@@ -64,6 +64,7 @@ routes:
   - { method: POST, route: "/items/{id}", service: ${backend.host}, path: "/items/{id}" }
   - { method: GET, route: /lang, service: ${backend.host}, path: /lang, cache: true }
   - { method: GET, route: /big, service: ${backend.host}, path: /big, cache: true }
+  - { method: GET, route: /keyed, service: ${backend.host}, path: /keyed, cache: { keyBy: ["header:X-Token"] } }
   - { method: GET, route: "/other/{id}", service: ${backend.host}, path: "/other/{id}", cache: true }
 `;
     one = await startGateway(yaml);
@@ -129,6 +130,23 @@ routes:
     const de = await get(two, '/api/lang', { 'x-lang': 'de' });
     assert.match(String(de.headers['cache-status']), /fwd=/);
     assert.equal(count('/lang'), 3);
+  });
+
+  it('writes no identity into Redis: a variant keyed by a header is found by its hash', async () => {
+    const token = 'a-secret-token-value-0123456789';
+    await get(one, '/api/keyed', { 'x-token': token });
+    await waitForKey(inspect, `hc:${HOST}\u0000/api/keyed`);
+    const fields = await inspect.hgetallBuffer(`hc:${HOST}\u0000/api/keyed`);
+    assert.equal(Object.keys(fields).length, 3);
+    for (const [name, value] of Object.entries(fields)) {
+      assert.ok(!name.includes(token), name);
+      assert.ok(!value.includes(token), name);
+    }
+    assert.equal(
+      (await get(two, '/api/keyed', { 'x-token': token })).headers['cache-status'],
+      'Portico; hit; detail=shared',
+    );
+    assert.match(String((await get(two, '/api/keyed', { 'x-token': 'another' })).headers['cache-status']), /fwd=/);
   });
 
   it('writes no answer larger than cache.redis.maxEntryBytes: it stays in memory only', async () => {
