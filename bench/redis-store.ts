@@ -9,7 +9,9 @@
  * round trip per request; goal: at least 0.80x the local store's requests/s); and a mapped route
  * (10 items over 5 users) whose mapping results are local cache hits, next to the same route
  * whose local cache holds one entry (maxSize 1) so the other users are found in Redis (goal: p50
- * within 1 ms of the local hits). Gateways are pinned to core 0 when `taskset` exists; the
+ * within 1 ms of the local hits); and a cached route (`cache:`, the 20 KB answer) whose hits come
+ * from memory, next to the same route with `cache.redis` and a memory too small to hold the answer,
+ * so that every hit is read from Redis (reported: req/s ratio and p50 apart). Gateways are pinned to core 0 when `taskset` exists; the
  * backend, redis-server and the load generator share core 1. Do not run it on a busy machine:
  * the figures go to bench/results/ and docs/redis.md.
  */
@@ -57,12 +59,20 @@ const VARIANTS: readonly Variant[] = [
     path: '/items',
     config: CACHE('redis', 1),
   },
+  { id: 'http-local', label: 'cached 20 KB GET, memory hits', path: '/cached', config: [] },
+  {
+    id: 'http-redis',
+    label: 'cached 20 KB GET, Redis hits (cache.maxBytes 1024)',
+    path: '/cached',
+    config: ['  cache: { maxBytes: 1024, redis: true }'],
+  },
 ];
 
 function yamlFor(v: Variant, backendPort: number, redisUrl: string): string {
   return [
     'routes:',
     `  - { method: GET, route: /small, service: 127.0.0.1:${backendPort}, path: /small }`,
+    `  - { method: GET, route: /cached, service: 127.0.0.1:${backendPort}, path: /large, cache: { ttlSec: 3600 } }`,
     `  - method: GET`,
     `    route: /items`,
     `    service: 127.0.0.1:${backendPort}`,
@@ -158,6 +168,8 @@ async function main(): Promise<void> {
     const redisRow = row('redis');
     const mapLocal = row('map-local');
     const mapRedis = row('map-redis');
+    const httpLocal = row('http-local');
+    const httpRedis = row('http-redis');
     const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
     const lines = [
       `# Redis stores (${new Date().toISOString().slice(0, 10)}, ${commit})`,
@@ -174,6 +186,7 @@ async function main(): Promise<void> {
       '',
       `Rate limit, redis / local: ${(redisRow.rps / local.rps).toFixed(3)}x req/s (goal >= 0.80).`,
       `Mapped route, Redis hit vs local hit: p50 ${(mapRedis.p50 - mapLocal.p50).toFixed(2)} ms apart (goal <= 1 ms).`,
+      `HTTP cache, Redis hit / memory hit: ${(httpRedis.rps / httpLocal.rps).toFixed(3)}x req/s, p50 ${(httpRedis.p50 - httpLocal.p50).toFixed(2)} ms apart.`,
       '',
     ];
     process.stdout.write(lines.join('\n'));
