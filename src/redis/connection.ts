@@ -1,6 +1,6 @@
 /**
- * The process's one connection to Redis (`config.redis`), shared by the rate-limit store and the
- * mapping cache. Redis is an optimisation, never a dependency of a request (docs/redis.md):
+ * The process's one connection to Redis (`config.redis`), shared by the rate-limit and quota
+ * stores, the mapping cache and the HTTP cache. Redis is an optimisation, never a dependency of a request (docs/redis.md):
  * a command is bounded by `commandTimeoutMs`, a command sent while Redis is unreachable fails at
  * once instead of waiting in a queue, and the callers then decide locally.
  *
@@ -205,8 +205,8 @@ class ConnectionHealth {
     this.logger.warn(
       { redis: this.where, reason },
       first
-        ? "Redis unreachable at start: rate limits use each process's own buckets and the mapping cache skips Redis until it answers"
-        : "Redis unavailable: rate limits fall back to each process's own buckets and the mapping cache skips Redis until it answers",
+        ? "Redis unreachable at start: rate limits use each process's own buckets and the caches skip Redis until it answers"
+        : "Redis unavailable: rate limits fall back to each process's own buckets and the caches skip Redis until it answers",
     );
   }
 
@@ -218,7 +218,7 @@ class ConnectionHealth {
     else
       this.logger.info(
         { redis: this.where, outageMs: Date.now() - this.downSince, failedCommands: this.failedCommands },
-        'Redis available again: rate limits and the mapping cache are shared again',
+        'Redis available again: rate limits and the caches are shared again',
       );
     this.state = 'up';
   }

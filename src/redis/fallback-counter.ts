@@ -1,6 +1,6 @@
 /**
- * What the users of the shared connection (the Redis rate-limit store, the mapping cache's shared
- * level) have in common: the options they are built with, and the count of decisions made without Redis.
+ * What the users of the shared connection (the Redis rate-limit store, the shared levels of the
+ * mapping cache and the HTTP cache) have in common: the options they are built with, and the count of decisions made without Redis.
  */
 import type { EventBus, RedisUse } from '../observability/events.js';
 import type { RedisConnection } from './connection.js';
