@@ -29,6 +29,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '50' },
     channels: { type: 'string', default: '4' },
     'no-pin': { type: 'boolean', default: false },
+    /** A directory: Portico runs with --cpu-prof and writes its profile there on exit. */
+    'cpu-prof': { type: 'string' },
   },
 });
 
@@ -85,7 +87,10 @@ routes:
     const portico = await startProcess({
       name: 'portico',
       command: command[0]!,
-      args: [...command.slice(1), 'start', '--config', configFile, '--host', '127.0.0.1', '--port', String(port)],
+      args: [
+        ...(values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`]),
+        ...command.slice(1),
+        'start', '--config', configFile, '--host', '127.0.0.1', '--port', String(port)],
       core: pinning?.proxyCore,
       drainCore: pinning?.loadCore,
       ready: { kind: 'health', port, path: '/health' },
