@@ -50,7 +50,10 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   for (const [k, v] of Object.entries(spec.headers)) args.push('--header', `${k}:${v}`);
   if (spec.body !== undefined) {
     mkdirSync(CACHE_DIR, { recursive: true });
-    const file = resolve(CACHE_DIR, `open-loop-${createHash('sha1').update(spec.body).digest('hex').slice(0, 12)}.body`);
+    const file = resolve(
+      CACHE_DIR,
+      `open-loop-${createHash('sha1').update(spec.body).digest('hex').slice(0, 12)}.body`,
+    );
     writeFileSync(file, spec.body);
     args.push('--body-file', file);
   }

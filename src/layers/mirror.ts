@@ -2,13 +2,17 @@
  * The mirror step of a route (docs/routing.md "Mirroring"): a copy of a sample of the route's
  * requests goes to another service, and the request goes on to its backend as if there were none.
  *
- * The client's answer never waits for the mirror: the copy is sent beside the request, never
- * before it. A buffered body (layers/request-buffer.ts) is sent as it is; a streamed body is
- * copied chunk by chunk as the backend call reads it, with no pause of the client's stream (the
- * copy only listens), and sent once complete. The copy is dropped, and counted, when the route has
- * `maxInFlight` copies unanswered already, when the body is larger than `maxBodyBytes` (or was
- * spilled to a temporary file), or when the client's body ends early. What the primary is sent is
- * never changed.
+ * The client's answer never waits for the mirror, nor for the sending of the copy: on the
+ * request's way the step only decides (sample, free slot, body size), takes a slot and notes the
+ * copy's head; the copy is sent once the client's answer has been sent (its 'finish', or 'close'
+ * when the client left), so the connection, the write and the timer of a copy are never paid for
+ * between a request and its answer. A
+ * buffered body (layers/request-buffer.ts) is sent as it is; a streamed body is copied chunk by
+ * chunk as the backend call reads it, with no pause of the client's stream (the copy only
+ * listens), and sent once complete. The copy is dropped, and counted, when the route has
+ * `maxInFlight` copies taken already, when the body is larger than `maxBodyBytes` (or was spilled
+ * to a temporary file), or when the client's body ends early. What the primary is sent is never
+ * changed.
  */
 import type { Dispatcher } from 'undici';
 import type { IncomingMessage } from 'node:http';
@@ -50,7 +54,13 @@ export function mirrorLayer(route: CompiledRoute, mirror: MirrorSpec, options: M
   const release = () => {
     inFlight--;
   };
-  const dropped = (reason: MirrorDropReason) => events.emit('mirror:dropped', { routeId: route.id, reason });
+  // One event object per reason, made once: a drop is the common case past `maxInFlight`.
+  const drops: Record<MirrorDropReason, { routeId: string; reason: MirrorDropReason }> = {
+    'in-flight-limit': { routeId: route.id, reason: 'in-flight-limit' },
+    'body-too-large': { routeId: route.id, reason: 'body-too-large' },
+    'body-incomplete': { routeId: route.id, reason: 'body-incomplete' },
+  };
+  const dropped = (reason: MirrorDropReason) => events.emit('mirror:dropped', drops[reason]);
   const send = (copy: MirrorCopy, body: Buffer | null) => sendMirrorCopy(target, copy, body, release);
 
   return (next) => (ex) => {
@@ -59,6 +69,8 @@ export function mirrorLayer(route: CompiledRoute, mirror: MirrorSpec, options: M
       dropped('in-flight-limit');
       return next(ex);
     }
+    // The head is read now, from the request as it stands at this step (the client's address is
+    // gone from an HTTP/1.1 request once answered); only the sending waits for the answer.
     const copy = copyOf(ex, call);
     const body = ex.body;
     if (body !== undefined) {
@@ -66,24 +78,54 @@ export function mirrorLayer(route: CompiledRoute, mirror: MirrorSpec, options: M
       if (!Buffer.isBuffer(body) || body.length > mirror.maxBodyBytes) dropped('body-too-large');
       else {
         inFlight++;
-        send(copy, body);
+        afterAnswer(ex, () => send(copy, body));
       }
     } else if (!announcesBody(ex.req) || copy.method === 'GET' || copy.method === 'HEAD') {
       inFlight++;
-      send(copy, null);
+      afterAnswer(ex, () => send(copy, null));
     } else if (Number(ex.req.headers['content-length'] ?? 0) > mirror.maxBodyBytes) dropped('body-too-large');
     else {
-      // The slot is taken now: the chunks held while the body arrives count against it.
+      // The slot is taken now: the chunks held while the body arrives count against it. The copy
+      // goes once both the body is whole and the answer sent, whichever comes last.
       inFlight++;
-      teeBody(ex.req, mirror.maxBodyBytes, (copied) => {
-        if (typeof copied === 'string') {
+      let waiting = 2;
+      let copied: Buffer | 'body-too-large' | 'body-incomplete' = 'body-incomplete';
+      const ready = () => {
+        if (--waiting > 0) return;
+        if (typeof copied !== 'string') send(copy, copied);
+        else {
           release();
           dropped(copied);
-        } else send(copy, copied);
+        }
+      };
+      teeBody(ex.req, mirror.maxBodyBytes, (result) => {
+        copied = result;
+        ready();
       });
+      afterAnswer(ex, ready);
     }
     return next(ex);
   };
+}
+
+/**
+ * Runs `then` once the client's answer has been handed to its connection ('finish'), or the
+ * exchange ended without one ('close': the client left, the stream was reset): the copy is the
+ * mirror's business, never the answer's.
+ */
+function afterAnswer(ex: Exchange, then: () => void): void {
+  const res = ex.res;
+  if (res.writableFinished || res.destroyed) {
+    then();
+    return;
+  }
+  const once = () => {
+    res.off('finish', once);
+    res.off('close', once);
+    then();
+  };
+  res.on('finish', once);
+  res.on('close', once);
 }
 
 /** The copy's method, path and headers: what the primary is sent, with the mirror's own Host. */

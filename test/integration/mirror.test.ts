@@ -3,12 +3,14 @@
  * gets a copy of the sampled requests (method, path, body, request id, its own Host), exactly the
  * share asked for; bodies past maxBodyBytes are not copied; streamed bodies are copied as they
  * pass; the client's answer is the same, and as fast, when the mirror fails, hangs or is down;
- * copies past maxInFlight are dropped; everything is counted in /metrics. HTTP/1.1 and HTTP/2.
+ * copies past maxInFlight are dropped; a copy goes out only once the client has its answer;
+ * everything is counted in /metrics. HTTP/1.1 and HTTP/2.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { closedPort, json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
@@ -33,6 +35,9 @@ describe('mirroring', () => {
   let mirror: TestBackend;
   let failing: TestBackend;
   let silent: TestBackend;
+  /** A backend that holds each answer until the test ends it. */
+  let holding: TestBackend;
+  const held: ServerResponse[] = [];
   let gw: TestGateway;
   let h2: ClientHttp2Session;
   const copiesOf = (path: string) => mirror.seen.filter((s) => s.url.startsWith(path));
@@ -46,6 +51,7 @@ describe('mirroring', () => {
     silent = await startBackend(() => {
       /* never answers */
     });
+    holding = await startBackend((_req, res) => void held.push(res));
     const dead = await closedPort();
     const route = (name: string, mirrorKeys: string, extra = '') => `
   - method: POST
@@ -68,12 +74,18 @@ ${route('streamed-small', `service: ${mirror.host}, maxBodyBytes: 10`, '    requ
 ${route('failing', `service: ${failing.host}`)}
 ${route('silent', `service: ${silent.host}, maxInFlight: 2, timeoutSec: 60`)}
 ${route('dead', `service: 127.0.0.1:${dead}`)}
+  - method: POST
+    route: /held
+    path: /held
+    public: true
+    service: ${holding.host}
+    mirror: { service: ${mirror.host} }
 `);
     h2 = connect(gw.url);
   });
   after(async () => {
     h2.close();
-    await closeAll(gw, primary, mirror, failing, silent);
+    await closeAll(gw, primary, mirror, failing, silent, holding);
   });
 
   it('copies a request with its body and request id to the mirror, with the mirror own Host', async () => {
@@ -194,4 +206,24 @@ ${route('dead', `service: 127.0.0.1:${dead}`)}
     assert.equal(copy.body.toString(), 'h2-hi');
     assert.equal(copy.headers['x-request-id'], r.headers['x-request-id']);
   });
+
+  for (const protocol of ['HTTP/1.1', 'HTTP/2'] as const)
+    it(`sends the copy only once the client has its answer, never on its way (${protocol})`, async () => {
+      const path = `/held?${protocol === 'HTTP/2' ? 'h2' : 'h1'}`;
+      const answer =
+        protocol === 'HTTP/2'
+          ? h2request(h2, `/api${path}`, { ':method': 'POST', 'content-length': '4' }, 'held')
+          : post(`${gw.url}/api${path}`, 'held');
+      await waitFor(() => holding.seen.some((s) => s.url === path), 5_000, 'the held call at the backend');
+      // A copy made on the request's way would have left before the backend was even called: a
+      // later request's copy reaching the mirror first shows that none is on its way.
+      const barrier = `/all?barrier-${protocol === 'HTTP/2' ? 'h2' : 'h1'}`;
+      assert.equal((await post(`${gw.url}/api${barrier}`, 'barrier')).status, 201);
+      await waitFor(() => copiesOf(barrier).length === 1, 5_000, 'the later copy');
+      assert.equal(copiesOf(path).length, 0, 'no copy while the client waits for its answer');
+      held.shift()!.end('done');
+      assert.equal((await answer).status, 200);
+      await waitFor(() => copiesOf(path).length === 1, 5_000, 'the copy, after the answer');
+      assert.equal(copiesOf(path)[0]!.body.toString(), 'held');
+    });
 });
