@@ -16,8 +16,14 @@
  *   so it can stop its work too). The route's `timeouts.backendSec` still bounds the wait for the
  *   answer's head, whichever comes first; there is no idle limit between messages (a stream may
  *   be quiet for long);
- * - failures as gRPC statuses, also once the answer started (response/grpc-status.ts).
+ * - failures as gRPC statuses, also once the answer started (response/grpc-status.ts);
+ * - a request whose whole body is in when the call starts (a unary call's one message usually
+ *   comes with its head) is sent as that buffer, not as a stream: undici's HTTP/2 client sends a
+ *   streamed body only on a connection with no other call in flight (a stream cannot be resent
+ *   if a sibling call fails the connection), so streamed unary calls took a connection each and
+ *   queued behind each other, where buffered ones share one connection as HTTP/2 streams.
  */
+import type { Http2ServerRequest } from 'node:http2';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { Dispatcher } from 'undici';
 import type { BackendPool } from '../upstream/types.js';
@@ -26,6 +32,7 @@ import { createRouteCall, type BackendCallOptions, type RouteCall } from '../ups
 import { downstreamResponseHeaders } from '../upstream/headers/forward-headers.js';
 import { sendError } from '../response/send-error.js';
 import { grpcStatusFields, isGrpcContentType } from '../response/grpc-status.js';
+import { announcesBody } from '../pipeline/request-body.js';
 
 const firstValue = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
@@ -171,5 +178,37 @@ export class GrpcCall extends BackendCall {
 export function grpcEndpoint(route: CompiledRoute, options: GrpcOptions): Step {
   // No idle limit between messages: a stream may be quiet for long; grpc-timeout bounds the call.
   const call = createRouteCall(route, { ...options, bodyTimeoutMs: 0, grpc: true });
-  return (ex) => new Promise<void>((resolve) => new GrpcCall(ex, call, resolve).start());
+  return (ex) =>
+    new Promise<void>((resolve) => {
+      const grpcCall = new GrpcCall(ex, call, resolve);
+      if (ex.body !== undefined || !announcesBody(ex.req)) grpcCall.start();
+      // The head is parsed before the frames that came with it: look once they have been read.
+      else setImmediate(startWithBody, ex, grpcCall);
+    });
+}
+
+/**
+ * Starts `grpcCall` with the request's body as one buffer when the client has sent all of it
+ * (END_STREAM received; reading it then waits for no one), else with the body streamed as it
+ * comes, as client- and bidi-streaming calls need.
+ */
+function startWithBody(ex: Exchange, grpcCall: GrpcCall): void {
+  const req = ex.req as unknown as Http2ServerRequest;
+  const state = req.stream?.state;
+  if (ex.res.writableEnded || state?.remoteClose !== 1) return grpcCall.start();
+  const chunks: Buffer[] = [];
+  const onData = (chunk: Buffer) => chunks.push(chunk);
+  const done = () => {
+    req.off('data', onData);
+    req.off('end', done);
+    req.off('close', done);
+    // Cut (the size limit's 413, a reset): the call starts and ends as the exchange says.
+    if (req.readableEnded) ex.body = Buffer.concat(chunks);
+    grpcCall.start();
+  };
+  req.on('data', onData);
+  req.on('end', done);
+  req.on('close', done);
+  // The size limit's counter paused it (layers/body-limit.ts): it counts these chunks too.
+  req.resume();
 }

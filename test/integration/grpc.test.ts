@@ -15,6 +15,7 @@ import {
   type ClientHttp2Session,
   type Http2Server,
   type IncomingHttpHeaders,
+  type ServerHttp2Stream,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
@@ -296,12 +297,29 @@ describe('gRPC at the HTTP/2 level (a node:http2 backend)', { timeout: 60_000 },
   const seen: IncomingHttpHeaders[] = [];
   /** Paths of the backend streams closed before the backend ended them. */
   const closed: string[] = [];
+  /** HTTP/2 connections the backend accepted. */
+  let sessions = 0;
+  /** Streams of /hold.Me/Now, answered together once `holdFor` have arrived. */
+  const held: ServerHttp2Stream[] = [];
+  let holdFor = Infinity;
 
   before(async () => {
     backend = createServer();
+    backend.on('session', () => sessions++);
     backend.on('stream', (stream, headers) => {
       seen.push(headers);
       stream.on('error', () => {}); // its own reset, below
+      if (headers[':path'] === '/hold.Me/Now') {
+        stream.resume();
+        held.push(stream);
+        if (held.length < holdFor) return;
+        for (const s of held.splice(0)) {
+          s.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+          s.once('wantTrailers', () => s.sendTrailers({ 'grpc-status': '0' }));
+          s.end(grpcFrame({ text: 'held' }));
+        }
+        return;
+      }
       // Never answers, whatever its grpc-timeout says: only the gateway can end the call.
       if (headers[':path'] === '/hang.Me/Now') return void stream.on('close', () => closed.push('/hang.Me/Now'));
       stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
@@ -320,6 +338,7 @@ routes:
   - { method: POST, route: /te.Check/Call, service: ${host}, path: /te.Check/Call, grpc: true }
   - { method: POST, route: /reset.Me/Now, service: ${host}, path: /reset.Me/Now, grpc: true }
   - { method: POST, route: /hang.Me/Now, service: ${host}, path: /hang.Me/Now, grpc: true }
+  - { method: POST, route: /hold.Me/Now, service: ${host}, path: /hold.Me/Now, grpc: true }
 `);
     session = connect(gw.url);
   });
@@ -381,6 +400,20 @@ routes:
     // Trailers-Only: the one HEADERS frame ends the stream.
     assert.ok((flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, 'END_STREAM on the HEADERS frame');
     await waitFor(() => closed.length > closedBefore && closed.at(-1) === '/hang.Me/Now');
+  });
+
+  it('unary calls in flight together share one connection to the backend (streams, not connections)', async () => {
+    const before = sessions;
+    holdFor = 8;
+    // Each call's message and end come with its head, as a unary call's do: the backend holds
+    // them all until the eighth arrives, so they are in flight at once.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => call('/hold.Me/Now', { te: 'trailers' })));
+    for (const { head, trailers } of answers) {
+      assert.equal(head[':status'], 200);
+      assert.equal(trailers['grpc-status'], '0');
+    }
+    // At most the one it opens if none was open yet; a call per connection would take eight.
+    assert.ok(sessions - before <= 1, `${sessions - before} new connections for 8 calls`);
   });
 
   it('a backend that resets the stream after its head: the answer ends with UNAVAILABLE in its trailers', async () => {
