@@ -13,10 +13,14 @@
  * answer loses its `Content-Length` and `Accept-Ranges` (ranges would be of the coded bytes) and a
  * strong ETag becomes weak (RFC 9110 8.8.1: the bytes differ from the backend's).
  *
- * The body is never buffered whole: a body handed over in one `end(chunk)` of up to SYNC_MAX_BYTES
- * is encoded at once, anything else streams through an encoder with backpressure both ways. An
- * answer of unknown length (a stream of JSON lines, a long poll) is flushed whenever its writer
- * pauses, so no chunk waits in the compressor for the next one.
+ * A body of declared length up to ONE_SHOT_MAX_BYTES (the common JSON answer) is collected as it
+ * comes and encoded in one call at its end: a streaming encoder would hold those bytes until its
+ * end all the same (nothing is flushed on an answer of known length), and a one-shot encode skips
+ * the stream object, its thread-pool round trips and its events, which cost more than the coding
+ * of a 20 KB answer itself (docs/compression.md, "Speed"). Anything larger, or of unknown length,
+ * streams through an encoder with backpressure both ways, never buffered whole. An answer of
+ * unknown length (a stream of JSON lines, a long poll) is flushed whenever its writer pauses, so
+ * no chunk waits in the compressor for the next one.
  */
 import type { ServerResponse, OutgoingHttpHeaders, OutgoingHttpHeader } from 'node:http';
 import type { CompressionAlgorithm } from '../../config/schema.js';
@@ -32,8 +36,8 @@ export interface CompressionPolicy {
   readonly encoders: Encoders;
 }
 
-/** A body handed over whole up to this size is encoded in one call; larger ones stream. */
-const SYNC_MAX_BYTES = 64 * 1024;
+/** A body of declared length up to this size is encoded in one call; larger ones stream. */
+const ONE_SHOT_MAX_BYTES = 64 * 1024;
 
 type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 type Callback = (err?: Error | null) => void;
@@ -64,6 +68,9 @@ class CompressedAnswer {
   private compressing = false;
   /** The answer has no declared length: flush whenever the writer pauses. */
   private flushes = false;
+  /** The chunks of a short answer of declared length, encoded in one call at its end; else undefined. */
+  private held: Buffer[] | undefined;
+  private heldBytes = 0;
   private flushPending = false;
   private ended = false;
 
@@ -95,7 +102,9 @@ class CompressedAnswer {
     addVary(res, headers);
     if (coding !== undefined && shouldCompress(res, status, headers, this.policy)) {
       this.compressing = true;
-      this.flushes = valueOf(res, headers, 'content-length') === undefined;
+      const length = valueOf(res, headers, 'content-length');
+      this.flushes = length === undefined;
+      if (length !== undefined && Number(length) <= ONE_SHOT_MAX_BYTES) this.held = [];
       for (const name of ['content-length', 'accept-ranges']) {
         delete headers[name];
         if (res.hasHeader(name)) res.removeHeader(name);
@@ -113,6 +122,11 @@ class CompressedAnswer {
     const { res } = this;
     if (!res.headersSent) res.writeHead(res.statusCode);
     if (!this.compressing) return this.rawWrite.call(res, chunk, encodingOrCb, cb);
+    if (this.held !== undefined && this.hold(chunk, encodingOrCb)) {
+      const done = typeof encodingOrCb === 'function' ? encodingOrCb : cb;
+      if (typeof done === 'function') process.nextTick(done as Callback);
+      return true;
+    }
     const { stream } = this.encoderOf();
     const ok = (stream.write as unknown as WriteFn).call(stream, chunk, encodingOrCb, cb);
     if (this.flushes && !this.flushPending) {
@@ -129,14 +143,38 @@ class CompressedAnswer {
     if (!this.compressing || this.ended) return this.rawEnd.call(res, chunk, encodingOrCb, cb);
     this.ended = true;
     const done = (typeof encodingOrCb === 'function' ? encodingOrCb : cb) as Callback | undefined;
-    const body = chunk === undefined || chunk === null ? undefined : toBuffer(chunk, encodingOrCb);
-    if (this.encoder === undefined && (body === undefined || body.length <= SYNC_MAX_BYTES))
+    let body = chunk === undefined || chunk === null ? undefined : toBuffer(chunk, encodingOrCb);
+    const { held } = this;
+    if (held !== undefined && held.length > 0) {
+      if (body !== undefined) held.push(body);
+      body = held.length === 1 ? held[0] : Buffer.concat(held);
+      this.held = undefined;
+    }
+    if (this.encoder === undefined && (body === undefined || body.length <= ONE_SHOT_MAX_BYTES))
       return this.rawEnd.call(res, this.policy.encoders.encodeSync(this.coding!, body ?? EMPTY), done);
     const { stream } = this.encoderOf();
     stream.once('end', () => this.rawEnd.call(res, done));
     stream.end(body);
     return res;
   };
+
+  /**
+   * Keeps a chunk of a short answer for the one-shot encode at its end; false when the answer
+   * outgrew the bound after all (its length was wrong): it streams from here, what was held first.
+   */
+  private hold(chunk: unknown, encoding: unknown): boolean {
+    const held = this.held!;
+    const buf = toBuffer(chunk, encoding);
+    if (this.heldBytes + buf.length <= ONE_SHOT_MAX_BYTES) {
+      held.push(buf);
+      this.heldBytes += buf.length;
+      return true;
+    }
+    this.held = undefined;
+    const { stream } = this.encoderOf();
+    for (const earlier of held) stream.write(earlier);
+    return false;
+  }
 
   private encoderOf(): Encoder {
     if (this.encoder !== undefined) return this.encoder;
