@@ -121,7 +121,8 @@ class CompressedAnswer {
   readonly write = (chunk: unknown, encodingOrCb?: unknown, cb?: unknown): boolean => {
     const { res } = this;
     if (!res.headersSent) res.writeHead(res.statusCode);
-    if (!this.compressing) return this.rawWrite.call(res, chunk, encodingOrCb, cb);
+    // After end: HTTP/2's end(chunk) writes its chunk through write, here already encoded.
+    if (!this.compressing || this.ended) return this.rawWrite.call(res, chunk, encodingOrCb, cb);
     if (this.held !== undefined && this.hold(chunk, encodingOrCb)) {
       const done = typeof encodingOrCb === 'function' ? encodingOrCb : cb;
       if (typeof done === 'function') process.nextTick(done as Callback);
