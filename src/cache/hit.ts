@@ -10,14 +10,23 @@ import type { CacheEntry } from './store.js';
 /** The fields a 304 carries from the stored answer (RFC 9110 15.4.5). */
 const NOT_MODIFIED_FIELDS = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'last-modified'];
 
+/**
+ * The part of an entry's head that every hit sends alike (its fields and its length), made on its
+ * first hit: a hit then copies one object and adds only Age and Cache-Status.
+ */
+const fixedHeads = new WeakMap<CacheEntry, OutgoingHttpHeaders>();
+
 /** The head of a stored answer as sent: its fields, its length, its age and how it was found. */
 export function storedAnswerHead(entry: CacheEntry, ageSec: number, cacheStatus: string): OutgoingHttpHeaders {
-  return {
-    ...entry.headers,
-    'content-length': entry.body.length,
-    age: String(Math.floor(ageSec)),
-    'cache-status': cacheStatus,
-  };
+  let fixed = fixedHeads.get(entry);
+  if (fixed === undefined) {
+    fixed = { ...entry.headers, 'content-length': entry.body.length };
+    fixedHeads.set(entry, fixed);
+  }
+  const head = { ...fixed };
+  head.age = String(Math.floor(ageSec));
+  head['cache-status'] = cacheStatus;
+  return head;
 }
 
 export function sendStored(
@@ -50,7 +59,10 @@ export function notModified(req: IncomingMessage, entry: CacheEntry): boolean {
     const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
     return inm.split(',').some((t) => opaque(t) === opaque(etag));
   }
-  const ims = parseHttpDate(text(req.headers['if-modified-since']));
-  const lastModified = parseHttpDate(text(entry.headers['last-modified']));
+  const imsText = req.headers['if-modified-since'];
+  if (imsText === undefined) return false;
+  const ims = parseHttpDate(imsText);
+  // Parsed when the answer was stored.
+  const { lastModified } = entry.times;
   return ims !== undefined && lastModified !== undefined && lastModified <= ims;
 }
