@@ -4,7 +4,10 @@
  * that pipes the backend's body through a node:zlib encoder when the client accepts the coding.
  * Only what the comparison needs: one coding and level, given on the command line, offered to
  * any client whose Accept-Encoding names it; Content-Length dropped, Content-Encoding and Vary set.
- * Run: `node node-compress-proxy.js BACKEND_URL PORT gzip|br LEVEL`.
+ * The encoder's settings are Portico's (src/response/compression/encoders.ts: Brotli in text mode).
+ * `oneshot` as the last argument: the body is read whole and encoded in one synchronous call, as
+ * Portico does with an answer of declared length up to 64 KiB, for a reference doing that same work.
+ * Run: `node node-compress-proxy.js BACKEND_URL PORT gzip|br LEVEL [oneshot]`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,15 +15,24 @@ import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { Pool, type Dispatcher } from 'undici';
 
-const [backend = 'http://127.0.0.1:3000', port = '0', coding = 'gzip', levelText = '5'] = process.argv.slice(2);
+const [backend = 'http://127.0.0.1:3000', port = '0', coding = 'gzip', levelText = '5', mode = 'stream'] =
+  process.argv.slice(2);
 const level = Number(levelText);
+const brotli = {
+  params: {
+    [zlib.constants.BROTLI_PARAM_QUALITY]: level,
+    [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+  },
+};
 const pool = new Pool(backend, { connections: 64, pipelining: 1 });
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
 
 function encoder(): zlib.Gzip | zlib.BrotliCompress {
-  return coding === 'br'
-    ? zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level } })
-    : zlib.createGzip({ level });
+  return coding === 'br' ? zlib.createBrotliCompress(brotli) : zlib.createGzip({ level });
+}
+
+function encodeWhole(body: Buffer): Buffer {
+  return coding === 'br' ? zlib.brotliCompressSync(body, brotli) : zlib.gzipSync(body, { level });
 }
 
 const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
@@ -42,8 +54,17 @@ const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
       delete out['content-length'];
       out['content-encoding'] = coding;
       out.vary = 'Accept-Encoding';
-      res.writeHead(data.statusCode, out);
-      pipeline(data.body, encoder(), res, () => {});
+      if (mode !== 'oneshot') {
+        res.writeHead(data.statusCode, out);
+        return void pipeline(data.body, encoder(), res, () => {});
+      }
+      const parts: Buffer[] = [];
+      data.body.on('data', (c: Buffer) => parts.push(c));
+      data.body.on('error', () => res.destroy());
+      data.body.on('end', () => {
+        res.writeHead(data.statusCode, out);
+        res.end(encodeWhole(Buffer.concat(parts)));
+      });
     },
   );
 });

@@ -57,7 +57,7 @@ export const CompressionSchema = z.strictObject({
   levels: z
     .strictObject({
       gzip: z.int().min(1).max(9).default(5).describe('gzip level, 1 (fastest) to 9 (smallest)'),
-      br: z.int().min(0).max(11).default(4).describe('Brotli quality, 0 (fastest) to 11 (smallest)'),
+      br: z.int().min(0).max(11).default(3).describe('Brotli quality, 0 (fastest) to 11 (smallest)'),
       zstd: z.int().min(1).max(19).default(3).describe('zstd level, 1 (fastest) to 19 (smallest)'),
     })
     .prefault({})
