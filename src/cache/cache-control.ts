@@ -60,3 +60,51 @@ export function seconds(directives: Directives, name: string): number | undefine
 export function has(directives: Directives, name: string): boolean {
   return directives.has(name);
 }
+
+/**
+ * `CDN-Cache-Control` (RFC 9213): the cache directives addressed to caches like a gateway's, as a
+ * Structured Fields Dictionary (RFC 9651). When present and valid it stands for `Cache-Control` and
+ * `Expires` on this cache (RFC 9213 2.1); an invalid one is ignored whole. Undefined: absent or
+ * invalid. A directive whose value has the wrong type (`max-age="60"`) keeps its raw text, which
+ * `seconds` does not read as a number, so it is ignored as the RFC asks.
+ */
+export function parseTargetedCacheControl(value: string | string[] | undefined): Directives | undefined {
+  if (value === undefined) return undefined;
+  const text = (Array.isArray(value) ? value.join(',') : value).trim();
+  const out = new Map<string, string | true>();
+  let i = 0;
+  while (i < text.length) {
+    const key = /^[a-z*][a-z0-9_.*-]*/.exec(text.slice(i));
+    if (key === null) return undefined;
+    i += key[0].length;
+    let v: string | true = true;
+    if (text[i] === '=') {
+      const item = SF_BARE_ITEM.exec(text.slice(i + 1));
+      if (item === null) return undefined;
+      i += 1 + item[0].length;
+      if (item[0] !== '?1') v = item[0] === '?0' ? 'false' : item[0];
+    }
+    // Parameters are allowed and carry nothing a cache reads here.
+    const params = /^(;\s*[a-z*][a-z0-9_.*-]*(=(?:"(?:[^"\\]|\\.)*"|[^;,\s]+))?)*/.exec(text.slice(i));
+    i += params?.[0].length ?? 0;
+    if (!out.has(key[0])) out.set(key[0], v);
+    const sep = /^[ \t]*(,[ \t]*|$)/.exec(text.slice(i));
+    if (sep === null || (sep[0].includes(',') && i + sep[0].length >= text.length)) return undefined;
+    i += sep[0].length;
+  }
+  return out;
+}
+
+/** A Structured Fields bare item: integer, decimal, string, token, byte sequence or boolean. */
+const SF_BARE_ITEM = /^(-?\d{1,15}(\.\d{1,3})?(?![\w.])|"(?:[^"\\]|\\.)*"|[A-Za-z*][!#$%&'*+.^_`|~0-9A-Za-z:/-]*|:[A-Za-z0-9+/=]*:|\?[01])/;
+
+/** The directives this cache obeys: `CDN-Cache-Control` when valid, else `Cache-Control`. */
+export function responseDirectives(head: {
+  readonly 'cdn-cache-control'?: string | string[] | undefined;
+  readonly 'cache-control'?: string | string[] | undefined;
+}): { readonly directives: Directives; readonly targeted: boolean } {
+  const targeted = parseTargetedCacheControl(head['cdn-cache-control']);
+  return targeted === undefined
+    ? { directives: parseCacheControl(head['cache-control']), targeted: false }
+    : { directives: targeted, targeted: true };
+}

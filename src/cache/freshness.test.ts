@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCacheControl } from './cache-control.js';
-import { currentAge, freshnessLifetime, responseTimes } from './freshness.js';
+import { parseCacheControl, parseTargetedCacheControl } from './cache-control.js';
+import { currentAge, freshnessLifetime, parseAge, responseTimes } from './freshness.js';
 import { mayServe, requestLimits, whyNotStorable } from './storable.js';
 
 const T0 = Date.parse('Mon, 02 Nov 2026 10:00:00 GMT');
@@ -14,6 +14,36 @@ describe('Cache-Control (RFC 9111 5.2)', () => {
     assert.equal(d.get('max-age'), '60');
     assert.equal(d.get('private'), 'set-cookie, x-a');
     assert.equal(d.get('no-cache'), true);
+  });
+});
+
+describe('CDN-Cache-Control (RFC 9213)', () => {
+  it('reads a Structured Fields dictionary; an invalid one is ignored whole, a mistyped value is no number', () => {
+    assert.deepEqual([...parseTargetedCacheControl('foobar, max-age=3600;x=1, private')!], [
+      ['foobar', true],
+      ['max-age', '3600'],
+      ['private', true],
+    ]);
+    assert.equal(parseTargetedCacheControl('max-age=10000, &&&&&'), undefined);
+    assert.equal(parseTargetedCacheControl('MaX-aGe=60'), undefined);
+    assert.equal(parseTargetedCacheControl('max-age=60,'), undefined);
+    assert.equal(parseTargetedCacheControl(undefined), undefined);
+    assert.equal(parseTargetedCacheControl('max-age="10000"')!.get('max-age'), '"10000"');
+  });
+
+  it('stands for Cache-Control and Expires when valid', () => {
+    const t = (headers: Record<string, string>) => responseTimes(headers, T0, T0);
+    const fresh = t({ 'cdn-cache-control': 'max-age=3600', 'cache-control': 'no-store', date: date(T0) });
+    assert.equal(freshnessLifetime(fresh, 200, opts), 3600);
+    assert.equal(fresh.directives.has('no-store'), false);
+    const noExpires = t({ 'cdn-cache-control': 'max-age=0', expires: date(T0 + 10_000_000), date: date(T0) });
+    assert.equal(freshnessLifetime(noExpires, 200, opts), 0);
+    const invalid = t({ 'cdn-cache-control': 'max-age=10000, &&&&&', 'cache-control': 'max-age=5' });
+    assert.equal(freshnessLifetime(invalid, 200, opts), 5);
+    const plain = { headers: {}, keyedByIdentity: false };
+    const cc = { 'cache-control': 'max-age=60' };
+    assert.equal(whyNotStorable(plain, 200, { ...cc, 'cdn-cache-control': 'no-store' }, true), 'no-store');
+    assert.equal(whyNotStorable(plain, 200, { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=9' }, true), undefined);
   });
 });
 
@@ -38,6 +68,23 @@ describe('freshness lifetime and age (RFC 9111 4.2)', () => {
     assert.equal(currentAge(t, T0 + 7_000), 17);
     const late = responseTimes({ date: date(T0 - 60_000) }, T0, T0);
     assert.equal(currentAge(late, T0), 60, 'apparent age from Date');
+  });
+
+  it('reads the first Age of a list or of several lines, caps it, ignores one that is not a number', () => {
+    assert.equal(parseAge('7200, 0'), 7200);
+    assert.equal(parseAge(['7200', '0']), 7200);
+    assert.equal(parseAge('0, old'), 0);
+    assert.equal(parseAge('2147483649'), 2 ** 31);
+    assert.equal(parseAge('old'), 0);
+    assert.equal(parseAge('1.5'), 0);
+    assert.equal(parseAge(undefined), 0);
+    const t = responseTimes({ date: date(T0), 'cache-control': 'max-age=3600', age: ['7200', '0'] }, T0, T0);
+    assert.ok(currentAge(t, T0) > 3600, 'stale on arrival');
+  });
+
+  it('takes an Expires that is not an HTTP-date as already expired', () => {
+    const t = responseTimes({ date: date(T0), expires: 'Thu, 18 Aug 2050 02:01:18 UTC' }, T0, T0);
+    assert.equal(freshnessLifetime(t, 200, opts), 0);
   });
 });
 

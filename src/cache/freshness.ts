@@ -2,7 +2,8 @@
  * Freshness and age of a stored response, as a shared cache computes them (RFC 9111 4.2).
  * Times are milliseconds since the epoch; lifetimes and ages are in seconds.
  */
-import { parseCacheControl, seconds, type Directives } from './cache-control.js';
+import { responseDirectives, seconds, type Directives } from './cache-control.js';
+import { parseHttpDate } from './http-date.js';
 
 /** Statuses a cache may store without explicit freshness (RFC 9110 15.1 "heuristically cacheable"). */
 export const HEURISTICALLY_CACHEABLE = new Set([200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]);
@@ -21,13 +22,6 @@ export interface ResponseTimes {
   readonly responseTime: number;
 }
 
-export function parseHttpDate(value: string | string[] | undefined): number | undefined {
-  if (value === undefined || Array.isArray(value)) return undefined;
-  // RFC 9110 5.6.7: IMF-fixdate, and the obsolete forms Date.parse also reads.
-  const t = Date.parse(value);
-  return Number.isFinite(t) ? t : undefined;
-}
-
 /** The head of a response as the cache reads it. */
 export function responseTimes(
   headers: Readonly<Record<string, string | string[] | number | undefined>>,
@@ -38,11 +32,15 @@ export function responseTimes(
     const v = headers[name];
     return typeof v === 'number' ? String(v) : v;
   };
-  const age = text('age');
-  const ageValue = typeof age === 'string' && /^\d+$/.test(age.trim()) ? Number(age.trim()) : 0;
-  const expiresText = text('expires');
+  const ageValue = parseAge(text('age'));
+  const { directives, targeted } = responseDirectives({
+    'cdn-cache-control': text('cdn-cache-control'),
+    'cache-control': text('cache-control'),
+  });
+  // A valid CDN-Cache-Control stands for Expires too (RFC 9213 2.1).
+  const expiresText = targeted ? undefined : text('expires');
   return {
-    directives: parseCacheControl(text('cache-control')),
+    directives,
     date: parseHttpDate(text('date')) ?? responseTime,
     // RFC 9111 5.3: an invalid Expires (such as "0") means already expired.
     expires: expiresText === undefined ? undefined : (parseHttpDate(expiresText) ?? 0),
@@ -72,6 +70,15 @@ export function freshnessLifetime(
   if (options.heuristic && t.lastModified !== undefined && t.lastModified <= t.date)
     return Math.floor((t.date - t.lastModified) / 10_000);
   return options.defaultTtlSec;
+}
+
+/**
+ * The `Age` received (RFC 9111 5.1): the first value when the field came on several lines or as a
+ * list, as the suite's caches read it; 0 when that is not delta-seconds; at most 2^31.
+ */
+export function parseAge(value: string | string[] | undefined): number {
+  const first = (Array.isArray(value) ? value[0] : value)?.split(',')[0]?.trim();
+  return first !== undefined && /^\d+$/.test(first) ? Math.min(Number(first), 2 ** 31) : 0;
 }
 
 /** The current age in seconds (RFC 9111 4.2.3). */

@@ -3,7 +3,7 @@
  * match it (RFC 9110 13.1.2, 13.1.3), else the whole answer, with `Age` and `Cache-Status`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { parseHttpDate } from './freshness.js';
+import { parseHttpDate } from './http-date.js';
 import { text } from './storable.js';
 import type { CacheEntry } from './store.js';
 

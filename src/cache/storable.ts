@@ -8,7 +8,7 @@
  * shared. A route that keys its entries by identity (`cache.keyBy`) lifts the credential rule:
  * each identity then has its own entries.
  */
-import { has, parseCacheControl, seconds, type Directives } from './cache-control.js';
+import { has, parseCacheControl, responseDirectives, seconds, type Directives } from './cache-control.js';
 import { HEURISTICALLY_CACHEABLE } from './freshness.js';
 
 type Head = Readonly<Record<string, string | string[] | number | undefined>>;
@@ -23,7 +23,10 @@ export function whyNotStorable(
   if (status < 200 || status === 206 || status === 304) return 'status';
   const req = parseCacheControl(text(request.headers['cache-control']));
   if (has(req, 'no-store')) return 'request-no-store';
-  const res = parseCacheControl(text(response['cache-control']));
+  const res = responseDirectives({
+    'cdn-cache-control': text(response['cdn-cache-control']),
+    'cache-control': text(response['cache-control']),
+  }).directives;
   if (has(res, 'no-store')) return 'no-store';
   if (has(res, 'private')) return 'private';
   if (response['set-cookie'] !== undefined) return 'set-cookie';
