@@ -96,7 +96,8 @@ export function parseTargetedCacheControl(value: string | string[] | undefined):
 }
 
 /** A Structured Fields bare item: integer, decimal, string, token, byte sequence or boolean. */
-const SF_BARE_ITEM = /^(-?\d{1,15}(\.\d{1,3})?(?![\w.])|"(?:[^"\\]|\\.)*"|[A-Za-z*][!#$%&'*+.^_`|~0-9A-Za-z:/-]*|:[A-Za-z0-9+/=]*:|\?[01])/;
+const SF_BARE_ITEM =
+  /^(-?\d{1,15}(\.\d{1,3})?(?![\w.])|"(?:[^"\\]|\\.)*"|[A-Za-z*][!#$%&'*+.^_`|~0-9A-Za-z:/-]*|:[A-Za-z0-9+/=]*:|\?[01])/;
 
 /** The directives this cache obeys: `CDN-Cache-Control` when valid, else `Cache-Control`. */
 export function responseDirectives(head: {

@@ -19,11 +19,14 @@ describe('Cache-Control (RFC 9111 5.2)', () => {
 
 describe('CDN-Cache-Control (RFC 9213)', () => {
   it('reads a Structured Fields dictionary; an invalid one is ignored whole, a mistyped value is no number', () => {
-    assert.deepEqual([...parseTargetedCacheControl('foobar, max-age=3600;x=1, private')!], [
-      ['foobar', true],
-      ['max-age', '3600'],
-      ['private', true],
-    ]);
+    assert.deepEqual(
+      [...parseTargetedCacheControl('foobar, max-age=3600;x=1, private')!],
+      [
+        ['foobar', true],
+        ['max-age', '3600'],
+        ['private', true],
+      ],
+    );
     assert.equal(parseTargetedCacheControl('max-age=10000, &&&&&'), undefined);
     assert.equal(parseTargetedCacheControl('MaX-aGe=60'), undefined);
     assert.equal(parseTargetedCacheControl('max-age=60,'), undefined);
@@ -43,7 +46,10 @@ describe('CDN-Cache-Control (RFC 9213)', () => {
     const plain = { headers: {}, keyedByIdentity: false };
     const cc = { 'cache-control': 'max-age=60' };
     assert.equal(whyNotStorable(plain, 200, { ...cc, 'cdn-cache-control': 'no-store' }, true), 'no-store');
-    assert.equal(whyNotStorable(plain, 200, { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=9' }, true), undefined);
+    assert.equal(
+      whyNotStorable(plain, 200, { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=9' }, true),
+      undefined,
+    );
   });
 });
 
@@ -101,6 +107,16 @@ describe('what a shared cache may store and serve (RFC 9111 3, 4, 5.2.1)', () =>
     assert.equal(
       whyNotStorable({ headers: { 'cache-control': 'no-store' }, keyedByIdentity: false }, 200, {}, true),
       'request-no-store',
+    );
+  });
+
+  it('stores a no-store, must-understand answer only for a status it understands (RFC 9111 5.2.2.3)', () => {
+    const cc = { 'cache-control': 'max-age=3600, no-store, must-understand' };
+    assert.equal(whyNotStorable(plain, 200, cc, true), undefined);
+    assert.equal(whyNotStorable(plain, 599, cc, true), 'must-understand');
+    assert.equal(
+      whyNotStorable(plain, 599, { 'cache-control': 'max-age=60, must-understand' }, true),
+      'must-understand',
     );
   });
 

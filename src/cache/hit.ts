@@ -1,9 +1,11 @@
 /**
  * A stored answer sent to the client (layers/cache.ts): `304` when the client's own validators
- * match it (RFC 9110 13.1.2, 13.1.3), else the whole answer, with `Age` and `Cache-Status`.
+ * match it (RFC 9110 13.1.2, 13.1.3), the part a `Range` asks for as a `206` (./range.ts), else the
+ * whole answer, with `Age` and `Cache-Status`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { parseHttpDate } from './http-date.js';
+import { byteRange, ifRangeHolds } from './range.js';
 import { text } from './storable.js';
 import type { CacheEntry } from './store.js';
 
@@ -43,6 +45,15 @@ export function sendStored(
     res.end();
     return;
   }
+  const part = req.method === 'GET' && entry.status === 200 ? rangeOf(req, entry) : undefined;
+  if (part !== undefined) {
+    const head = storedAnswerHead(entry, ageSec, cacheStatus);
+    head['content-length'] = part.end - part.start + 1;
+    head['content-range'] = `bytes ${part.start}-${part.end}/${entry.body.length}`;
+    res.writeHead(206, head);
+    res.end(entry.body.subarray(part.start, part.end + 1));
+    return;
+  }
   res.writeHead(entry.status, storedAnswerHead(entry, ageSec, cacheStatus));
   if (req.method === 'HEAD') res.end();
   else res.end(entry.body);
@@ -62,7 +73,18 @@ export function notModified(req: IncomingMessage, entry: CacheEntry): boolean {
   const imsText = req.headers['if-modified-since'];
   if (imsText === undefined) return false;
   const ims = parseHttpDate(imsText);
-  // Parsed when the answer was stored.
-  const { lastModified } = entry.times;
+  // Parsed when the answer was stored; without Last-Modified, its Date stands for it (RFC 9111 4.3.2).
+  const lastModified = entry.times.lastModified ?? entry.times.date;
   return ims !== undefined && lastModified !== undefined && lastModified <= ims;
+}
+
+function rangeOf(req: IncomingMessage, entry: CacheEntry): { start: number; end: number } | undefined {
+  const range = req.headers.range;
+  if (range === undefined) return undefined;
+  const holds = ifRangeHolds(
+    text(req.headers['if-range']),
+    text(entry.headers.etag),
+    text(entry.headers['last-modified']),
+  );
+  return holds ? byteRange(range, entry.body.length) : undefined;
 }

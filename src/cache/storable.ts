@@ -27,7 +27,11 @@ export function whyNotStorable(
     'cdn-cache-control': text(response['cdn-cache-control']),
     'cache-control': text(response['cache-control']),
   }).directives;
-  if (has(res, 'no-store')) return 'no-store';
+  if (has(res, 'must-understand')) {
+    // RFC 9111 5.2.2.3: stored only for a status whose caching rules this cache knows, and then
+    // despite the no-store sent beside it for caches that do not.
+    if (!UNDERSTOOD_STATUSES.has(status)) return 'must-understand';
+  } else if (has(res, 'no-store')) return 'no-store';
   if (has(res, 'private')) return 'private';
   if (response['set-cookie'] !== undefined) return 'set-cookie';
   const vary = text(response.vary);
@@ -38,6 +42,20 @@ export function whyNotStorable(
   if (!explicit && !HEURISTICALLY_CACHEABLE.has(status)) return 'no-freshness';
   return undefined;
 }
+
+/** Statuses whose caching rules this cache implements (RFC 9110 15: the final, whole ones it stores). */
+const UNDERSTOOD_STATUSES: ReadonlySet<number> = new Set([
+  ...HEURISTICALLY_CACHEABLE,
+  302,
+  303,
+  307,
+  400,
+  403,
+  500,
+  502,
+  503,
+  504,
+]);
 
 /** RFC 9111 3.5: an answer to a request with Authorization may be shared only when it says so. */
 function sharedDespiteCredentials(res: Directives): boolean {
