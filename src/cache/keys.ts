@@ -17,10 +17,28 @@ export function primaryKey(req: IncomingMessage): string {
 export function secondaryKey(identity: string, vary: readonly string[], req: IncomingMessage, coding: string): string {
   let key = identity;
   for (const name of vary) {
-    const value = name === 'accept-encoding' ? coding : (text(req.headers[name]) ?? '').trim();
+    const value = name === 'accept-encoding' ? coding : varyValue(name, text(req.headers[name]));
     key += `\u0000${value}`;
   }
   return key;
+}
+
+/** Fields whose values compare case-insensitively (language tags, RFC 4647; charsets). */
+const CASELESS_VALUES: ReadonlySet<string> = new Set(['accept-language', 'accept-charset']);
+
+/**
+ * A request field's value as a `Vary` key compares it: RFC 9111 4.1 lets a cache normalise what
+ * does not change the meaning, so the whitespace around list commas and parameters goes, and
+ * the case of language tags. `en, de` and ` EN ,de` then share one stored answer.
+ */
+export function varyValue(name: string, value: string | undefined): string {
+  if (value === undefined) return '';
+  const normal = value
+    .split(',')
+    .map((member) => member.trim().replace(/\s*;\s*/g, ';'))
+    .filter((member) => member !== '')
+    .join(',');
+  return CASELESS_VALUES.has(name) ? normal.toLowerCase() : normal;
 }
 
 export function varyNames(vary: string | string[] | undefined): string[] {

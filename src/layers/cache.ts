@@ -175,7 +175,12 @@ class RouteCache {
   /** Stores a complete answer when RFC 9111 and the route allow it. */
   private store(req: IncomingMessage, at: Lookup, answer: RecordedAnswer, requestTime: number): void {
     const { status, headers, sent, body } = answer;
-    const times = responseTimes(headers, requestTime, this.now());
+    // The head as sent: the stored one leaves out the Age received, which counts here.
+    const times = responseTimes(
+      sent as Record<string, string | string[] | number | undefined>,
+      requestTime,
+      this.now(),
+    );
     const lifetimeSec = freshnessLifetime(times, status, {
       heuristic: this.options.settings.heuristic,
       defaultTtlSec: this.spec.ttlSec,
@@ -187,9 +192,10 @@ class RouteCache {
       lifetimeSec !== undefined,
     );
     if (why !== undefined) return;
-    // The coding of what was recorded must be the one this key stands for.
+    // With compression, the coding of what was recorded must be the one this key stands for.
+    // Without, the answer is kept as the backend coded it, as any cache keeps it.
     const encoding = text(headers['content-encoding'])?.trim().toLowerCase() || 'identity';
-    if (encoding !== at.coding) return;
+    if (this.options.chooseEncoding !== undefined && encoding !== at.coding) return;
     const vary = varyNames(headers.vary);
     const staleIfErrorSec = seconds(times.directives, 'stale-if-error') ?? this.spec.staleIfErrorSec;
     const secondary = secondaryKey(at.identity, vary, req, at.coding);

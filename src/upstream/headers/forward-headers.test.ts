@@ -35,6 +35,30 @@ describe('downstreamHeadersFromRaw', () => {
     assert.deepEqual(out, { 'set-cookie': ['a=1', 'b=2', 'c=3'], vary: 'Accept' });
   });
 
+  it('keeps one line of a one-value field (the first; a list field joined), which HTTP/2 can send', () => {
+    const out = downstreamHeadersFromRaw(
+      raw(
+        'Age',
+        '7200',
+        'age',
+        '0',
+        'Content-Encoding',
+        'gzip',
+        'content-encoding',
+        'br',
+        'ETag',
+        '"a"',
+        'etag',
+        '"b"',
+      ),
+    );
+    assert.deepEqual(out, { age: '7200', 'content-encoding': 'gzip, br', etag: '"a"' });
+    assert.deepEqual(downstreamResponseHeaders({ age: ['7200', '0'], 'content-language': ['en', 'de'] }), {
+      age: '7200',
+      'content-language': 'en, de',
+    });
+  });
+
   it('drops the headers the Connection header names, across repeated Connection headers', () => {
     const out = downstreamHeadersFromRaw(
       raw(

@@ -95,7 +95,7 @@ export function downstreamResponseHeaders(
     const value = headers[name];
     if (value === undefined || RESPONSE_DROP.has(name)) continue;
     if (connectionTokens !== undefined && connectionTokens.has(name)) continue;
-    out[name] = value;
+    out[name] = Array.isArray(value) && ONE_VALUE.has(name) ? oneValue(name, value) : value;
   }
   return out;
 }
@@ -121,12 +121,47 @@ export function downstreamHeadersFromRaw(raw: readonly Buffer[]): Record<string,
     }
     const seen = out[name];
     if (seen === undefined) out[name] = value;
-    else if (typeof seen === 'string') out[name] = [seen, value];
+    else if (ONE_VALUE.has(name)) {
+      if (ONE_VALUE.get(name) === 'join') out[name] = `${seen as string}, ${value}`;
+    } else if (typeof seen === 'string') out[name] = [seen, value];
     else seen.push(value);
   }
   const listed = connection === undefined ? undefined : connectionListed({ connection });
   if (listed !== undefined) for (const name of listed) delete out[name];
   return out;
+}
+
+/**
+ * Response fields that take one value, which a backend may still send on several lines: Node's
+ * HTTP/2 refuses such a head whole (ERR_HTTP2_HEADER_SINGLE_VALUE), and a cache reads the first
+ * (RFC 9111 5.1 for `Age`, as the public cache test suite checks). Singletons keep their first
+ * line; the list fields among them are joined into one line, which means the same (RFC 9110 5.3).
+ */
+const ONE_VALUE: ReadonlyMap<string, 'first' | 'join'> = new Map([
+  ...[
+    'age',
+    'access-control-allow-credentials',
+    'access-control-max-age',
+    'content-length',
+    'content-location',
+    'content-md5',
+    'content-range',
+    'content-type',
+    'date',
+    'etag',
+    'expires',
+    'last-modified',
+    'location',
+    'retry-after',
+    'tk',
+    'x-content-type-options',
+  ].map((name) => [name, 'first'] as const),
+  ['content-encoding', 'join'],
+  ['content-language', 'join'],
+]);
+
+function oneValue(name: string, values: readonly string[]): string {
+  return ONE_VALUE.get(name) === 'join' ? values.join(', ') : values[0]!;
 }
 
 /**
