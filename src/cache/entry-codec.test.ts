@@ -41,6 +41,14 @@ describe('a stored answer as bytes for Redis', () => {
     assert.equal(directives.get('stale-if-error'), '30');
   });
 
+  it('reads the directives it was stored under again: CDN-Cache-Control when valid', () => {
+    const headers = { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=600' };
+    const stored = { ...entry(Buffer.from('x')), headers, times: responseTimes(headers, T0, T0) };
+    const decoded = decodeEntry(encodeEntry(stored, T0 + 90_000), T0);
+    assert.equal(decoded?.times.directives.get('max-age'), '600');
+    assert.equal(decoded?.times.directives.has('no-store'), false);
+  });
+
   it('is absent past its end, and when the bytes are not an entry of this layout', () => {
     const bytes = encodeEntry(entry(Buffer.from('x')), T0 + 90_000);
     assert.equal(decodeEntry(bytes, T0 + 90_000), undefined);

@@ -5,7 +5,7 @@
  * The JSON also holds `until`, the wall-clock millisecond after which the variant is not served
  * (Redis expires the whole hash, whose variants may end at different times).
  */
-import { parseCacheControl } from './cache-control.js';
+import { responseDirectives } from './cache-control.js';
 import type { CacheEntry } from './store.js';
 
 /** Version of the layout: a replica that reads another version treats the value as absent. */
@@ -35,12 +35,13 @@ export function decodeEntry(value: Buffer, now: number): CacheEntry | undefined 
   }
   if (!isHead(head) || head.v !== VERSION || head.until <= now) return undefined;
   const { v: _v, until: _until, times, ...rest } = head;
-  const cacheControl = head.headers['cache-control'];
+  // The directives the entry was stored under: CDN-Cache-Control when valid (cache/freshness.ts).
+  const { directives } = responseDirectives(head.headers);
   return {
     ...(rest as unknown as Omit<CacheEntry, 'body' | 'times'>),
     times: {
       ...(times as unknown as Omit<CacheEntry['times'], 'directives'>),
-      directives: parseCacheControl(cacheControl),
+      directives,
     },
     // A view, not a copy: the reply holds this one value, mostly the body.
     body: value.subarray(4 + length),
