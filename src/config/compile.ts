@@ -21,7 +21,7 @@ import type {
   UpstreamSpec,
 } from './types.js';
 import { readCaFile, readCertificatePair } from './tls-files.js';
-import { isPrefixPattern, toRouterPath } from './router-path.js';
+import { isPrefixPattern } from './router-path.js';
 import { parseTemplate } from './syntax/template.js';
 import { normalHostPattern } from './syntax/host-pattern.js';
 import { parseService, upstreamOrigin } from './syntax/service.js';
@@ -123,7 +123,6 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
     method: r.method,
     route: r.route,
     clientPath: prefix + r.route,
-    routerPath: toRouterPath(prefix + r.route),
     isPrefix: isPrefixPattern(r.route),
     hosts: Object.freeze([...new Set((r.hosts ?? []).map(normalHostPattern))]),
     service,

@@ -19,7 +19,7 @@ export const RESERVED_PATHS = ['/health', '/ready', '/metrics'];
  * place of an earlier route in a conflict.
  */
 export function routeRules(routes: readonly RouteFields[], prefix: string, at: AddProblem, locate: LocateKey): void {
-  const conflicts = createRouteConflicts(prefix, at, locate);
+  const conflicts = createRouteConflicts(at, locate);
   for (const route of routes) {
     const label = `routes[${route.index}]`;
     const here = (key: string) => ['routes', route.index, key];
@@ -28,7 +28,7 @@ export function routeRules(routes: readonly RouteFields[], prefix: string, at: A
     const hosts = route.hosts === undefined ? [] : hostPatterns(route.hosts, route.index, at);
     if (route.route !== undefined) {
       params = routePattern(route.route, prefix, `${label}.route`, here('route'), at);
-      if (isHttpMethod(route.method)) conflicts.add(route.index, route.method, route.route, params, hosts);
+      if (isHttpMethod(route.method)) conflicts.add(route.index, route.method, route.route, hosts);
     }
     if (route.path !== undefined) backendPath(route, params, label, at);
     if (route.path !== undefined && route.route !== undefined) restPlace(route.path, isPrefix, label, here('path'), at);

@@ -1,9 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { toRouterPath } from './router-path.js';
+import { isPrefixPattern } from './router-path.js';
 
-describe('toRouterPath', () => {
-  it('converts templates to router syntax', () => {
-    assert.equal(toRouterPath('/a/{x}:b/{y}'), '/a/:x::b/:y');
+describe('isPrefixPattern', () => {
+  it('is a prefix route only with one "*", ending the route as a whole segment', () => {
+    assert.equal(isPrefixPattern('/static/*'), true);
+    assert.equal(isPrefixPattern('/*'), true);
+    assert.equal(isPrefixPattern('/static*'), false);
+    assert.equal(isPrefixPattern('/a/*/b'), false);
+    assert.equal(isPrefixPattern('/a/*/*'), false);
   });
 });

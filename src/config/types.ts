@@ -190,8 +190,6 @@ export interface RouteSpec {
   readonly route: string;
   /** The path clients call: basePath + route. */
   readonly clientPath: string;
-  /** `clientPath` in the router's syntax (config/router-path.ts). */
-  readonly routerPath: string;
   /**
    * A prefix route (`/static/*`): it owns every path below its prefix, and the rest of the client
    * path goes where `path` holds its `*` (docs/routing.md "Prefix routes").

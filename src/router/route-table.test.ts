@@ -186,3 +186,55 @@ describe('host routing', () => {
     });
   });
 });
+
+describe('segment tree', () => {
+  const t = table(`routes:
+  - { method: GET, route: "/users/{id}", service: s, path: "/u/{id}" }
+  - { method: GET, route: "/users/me", service: s, path: "/me" }
+  - { method: GET, route: "/users/{id}/posts/{post}", service: s, path: "/p/{id}/{post}" }
+  - { method: GET, route: "/users/me/posts/latest", service: s, path: "/latest" }
+  - { method: GET, route: "/files/{name}.{ext}", service: s, path: "/f/{name}/{ext}" }
+  - { method: GET, route: "/files/{name}.txt", service: s, path: "/t/{name}" }
+  - { method: GET, route: "/v{version}/status", service: s, path: "/s/{version}" }
+  - { method: GET, route: "/café", service: s, path: "/cafe" }
+`);
+  const found = (path: string) => {
+    const m = t.match('GET', path, undefined);
+    assert.ok(m.kind === 'found', `${path}: ${m.kind}`);
+    return { path: m.entry.route.path.source, params: { ...m.params } };
+  };
+  it('an exact path answers with one shared match: nothing is allocated per request', () => {
+    const a = t.match('GET', '/api/users/me', undefined);
+    assert.ok(a.kind === 'found');
+    assert.equal(t.match('GET', '/api/users/me', undefined), a);
+    assert.deepEqual({ ...a.params }, {});
+  });
+  it('backtracks from a literal segment to a parameter when the literal branch ends nowhere', () => {
+    assert.deepEqual(found('/api/users/me/posts/7'), { path: '/p/{id}/{post}', params: { id: 'me', post: '7' } });
+    assert.deepEqual(found('/api/users/me/posts/latest'), { path: '/latest', params: {} });
+    assert.deepEqual(found('/api/users/you/posts/latest'), {
+      path: '/p/{id}/{post}',
+      params: { id: 'you', post: 'latest' },
+    });
+  });
+  it('parameters inside a segment: the last "." ends the name, a literal suffix first', () => {
+    assert.deepEqual(found('/api/files/a.b.pdf'), { path: '/f/{name}/{ext}', params: { name: 'a.b', ext: 'pdf' } });
+    assert.deepEqual(found('/api/files/notes.txt'), { path: '/t/{name}', params: { name: 'notes' } });
+    assert.deepEqual(found('/api/v2/status'), { path: '/s/{version}', params: { version: '2' } });
+    assert.equal(t.match('GET', '/api/files/.pdf', undefined).kind, 'not-found');
+    assert.equal(t.match('GET', '/api/v/status', undefined).kind, 'not-found');
+  });
+  it('matches literal segments on the decoded path and decodes parameters once', () => {
+    assert.deepEqual(found('/api/%75sers/me'), { path: '/me', params: {} });
+    assert.deepEqual(found('/api/caf%C3%A9'), { path: '/cafe', params: {} });
+    assert.deepEqual(found('/api/users/a%2Fb%25c'), { path: '/u/{id}', params: { id: 'a/b%c' } });
+    assert.equal(t.match('GET', '/api/users%2Fme', undefined).kind, 'not-found');
+    assert.equal(t.match('GET', '/api/users/%E0%A4%A', undefined).kind, 'not-found');
+  });
+  it('refuses a parameter longer than 2,048 characters; the absolute form routes on its path', () => {
+    assert.equal(found(`/api/users/${'x'.repeat(2048)}`).params.id?.length, 2048);
+    assert.equal(t.match('GET', `/api/users/${'x'.repeat(2049)}`, undefined).kind, 'not-found');
+    assert.deepEqual(found('http://example.com/api/users/7'), { path: '/u/{id}', params: { id: '7' } });
+    assert.equal(t.match('GET', '*', undefined).kind, 'not-found');
+  });
+});

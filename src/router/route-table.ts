@@ -1,15 +1,15 @@
 /**
- * Method + host + path to route, built once per configuration. The routes of each host pattern
- * are a PathTable (./path-table.ts), and so are the routes without `hosts:`; a request tries its
- * exact host's, then its `*.domain`'s, then those without hosts, each found by a map look-up on
- * its host name. A configuration without `hosts:` has one table and never reads the Host
- * (docs/routing.md "Host routing"). Routes come with their path already in find-my-way's syntax
- * (`CompiledRoute.routerPath`).
+ * Method + host + path to route, built once per configuration. The host is looked up first: the
+ * routes of the request's exact host, then of the `*.domain` covering it, then those without
+ * `hosts:`, each group a PathTable (./path-table.ts) found by one map look-up on the host name.
+ * A configuration without `hosts:` has one table and never reads the Host (docs/routing.md
+ * "Host routing"). The path is read once per request (./request-path.ts), and only when it holds
+ * more than plain characters.
  */
 import type { Match, RouteEntry } from './types.js';
-import { createPathTable, type PathTable } from './path-table.js';
+import { allowedMethods, createPathTable, type PathTable } from './path-table.js';
 import { requestHostName } from './host-name.js';
-import { HTTP_METHODS } from '../config/schema.js';
+import { needsReading, readRequestPath } from './request-path.js';
 
 export type { Match, RouteEntry };
 
@@ -25,26 +25,73 @@ const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
 /** Builds the table. */
 export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
   if (!entries.some((e) => e.route.hosts.length > 0)) {
-    // The Host is never read: the one table's own function is the table's.
-    return { entries, match: createPathTable(entries).match };
+    // The Host is never read.
+    const only = createPathTable(entries);
+    return {
+      entries,
+      match(method, target) {
+        if (!needsReading(target))
+          return only.lookup(method, target, target, false) ?? miss([only], target, target, false);
+        const p = readRequestPath(target);
+        if (p === undefined) return NOT_FOUND;
+        return only.lookup(method, p.path, p.raw, p.decodeParams) ?? miss([only], p.path, p.raw, p.decodeParams);
+      },
+    };
   }
   const { exact, wildcard, fallback } = hostTables(entries);
+  const groupsOf = createHostCache((host): HostGroups => {
+    const name = requestHostName(host);
+    const dot = name.indexOf('.');
+    return { own: exact.get(name), covering: dot < 0 ? undefined : wildcard.get(name.slice(dot + 1)) };
+  });
   return {
     entries,
-    match(method, path, host) {
-      const name = requestHostName(host);
-      const own = exact.get(name);
-      const dot = name.indexOf('.');
-      const covering = dot < 0 ? undefined : wildcard.get(name.slice(dot + 1));
-      if (own === undefined && covering === undefined)
-        return fallback === undefined ? HOST_NOT_FOUND : fallback.match(method, path);
+    match(method, target, host) {
+      const { own, covering } = groupsOf(host);
+      if (own === undefined && covering === undefined && fallback === undefined) return HOST_NOT_FOUND;
+      let path = target;
+      let raw = target;
+      let decode = false;
+      if (needsReading(target)) {
+        const p = readRequestPath(target);
+        if (p === undefined) return NOT_FOUND;
+        ({ path, raw, decodeParams: decode } = p);
+      }
       return (
-        own?.lookup(method, path) ??
-        covering?.lookup(method, path) ??
-        fallback?.lookup(method, path) ??
-        allowedIn([own, covering, fallback], path)
+        own?.lookup(method, path, raw, decode) ??
+        covering?.lookup(method, path, raw, decode) ??
+        fallback?.lookup(method, path, raw, decode) ??
+        miss([own, covering, fallback], path, raw, decode)
       );
     },
+  };
+}
+
+/** The host groups of one Host header (the routes without `hosts:` are the table's, not here). */
+interface HostGroups {
+  readonly own: PathTable | undefined;
+  readonly covering: PathTable | undefined;
+}
+
+/** Host headers remembered, most recent first: a gateway sees few distinct ones at a time. */
+const HOST_CACHE_SIZE = 8;
+
+/**
+ * `groupsOf` remembering its last few answers by the Host header as sent. Comparing a header with
+ * a few remembered ones costs less than lower-casing it and hashing the name and its domain, which
+ * a map look-up of a new string does on every request.
+ */
+function createHostCache(groupsOf: (host: string | undefined) => HostGroups): (host: string | undefined) => HostGroups {
+  const hosts: (string | undefined)[] = [];
+  const groups: HostGroups[] = [];
+  let next = 0;
+  return (host) => {
+    for (let i = 0; i < hosts.length; i++) if (hosts[i] === host) return groups[i]!;
+    const found = groupsOf(host);
+    hosts[next] = host;
+    groups[next] = found;
+    next = (next + 1) % HOST_CACHE_SIZE;
+    return found;
   };
 }
 
@@ -75,8 +122,8 @@ function hostTables(entries: readonly RouteEntry[]): {
   return { exact, wildcard, fallback: everyHost.length > 0 ? createPathTable(everyHost) : undefined };
 }
 
-/** Off the hot path: 405 with the methods any of the host's groups takes on `path`, else 404. */
-function allowedIn(tables: readonly (PathTable | undefined)[], path: string): Match {
-  const allow = HTTP_METHODS.filter((m) => tables.some((t) => t?.accepts(m, path) === true));
-  return allow.length > 0 ? { kind: 'method-not-allowed', allow: allow.join(', ') } : NOT_FOUND;
+/** Off the hot path: 405 with the methods any of the host's groups takes on the path, else 404. */
+function miss(tables: readonly (PathTable | undefined)[], path: string, raw: string, decode: boolean): Match {
+  const allow = allowedMethods(tables, path, raw, decode);
+  return allow !== '' ? { kind: 'method-not-allowed', allow } : NOT_FOUND;
 }
