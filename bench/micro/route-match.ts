@@ -23,7 +23,7 @@ function expectMatch(table: RouteTable, method: string, path: string, kind: stri
 }
 
 export const suite: MicroSuite = {
-  title: 'route matching (find-my-way, 50 routes; 1,000 exact; 1,000 mixed)',
+  title: 'route matching (segment tree, 50 routes; 1,000 exact; 1,000 mixed)',
   run(budget) {
     const table = tableOf(compile(fiftyRoutesYaml()), 50);
     expectMatch(table, 'GET', '/api/stores', 'found');

@@ -1,0 +1,234 @@
+/**
+ * Scale in routes (docs/performance.md "Scale in routes"): configurations of 10, 1,000 and 10,000
+ * routes mixing the four kinds (exact, parameter, prefix and host routes, a quarter each, as
+ * bench/micro/fixtures.ts's 1,000-route table), and for each size:
+ *
+ * - load: the file read, validated and compiled (`loadConfig`, as `portico start`, `check` and a
+ *   reload do), then the pipelines and the route table built (`createGateway`), in this process;
+ * - memory: the heap and RSS the routes keep (after a full GC), per route, against 10 routes;
+ * - lookup: ns per `match` for each kind, on paths made as a request makes them (new strings);
+ * - start: `portico start` as a child process, from spawn to `/ready` answering (tsx included: the
+ *   10-route row is the floor);
+ * - reload: SIGHUP to the child's "reloaded" log line (both clocks are this machine's).
+ *
+ * Then a reload under load: autocannon on one route of the largest configuration for `--seconds`,
+ * once quiet and once with a SIGHUP every `--reload-every` seconds; p99 of both.
+ *
+ *   node --expose-gc --import tsx bench/routes-scale.ts [--sizes 10,1000,10000] [--seconds 10]
+ *        [--reload-every 2] [--connections 50] [--no-load]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config/load.js';
+import { formatProblem } from '../src/config/problems.js';
+import { createGateway } from '../src/gateway.js';
+import { createRouteTable, type RouteTable } from '../src/router/route-table.js';
+import { createLogger } from '../src/observability/logger.js';
+import { ROOT } from './lib/processes.js';
+import { autocannon, freePort, waitHealthy } from './lib/child-gateway.js';
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10,1000,10000' },
+    seconds: { type: 'string', default: '10' },
+    'reload-every': { type: 'string', default: '2' },
+    connections: { type: 'string', default: '50' },
+    'no-load': { type: 'boolean', default: false },
+  },
+});
+const sizes = values.sizes.split(',').map(Number);
+const seconds = Number(values.seconds);
+const reloadEvery = Number(values['reload-every']);
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error('run with node --expose-gc');
+
+/** `count` routes, a quarter of each kind, all to `service`; route i of each kind is `/e{i}/items`... */
+export function mixedRoutesYaml(count: number, service: string): string {
+  const lines = ['routes:'];
+  const route = (route: string, path: string, hosts?: string) =>
+    lines.push(
+      `  - { method: GET, route: "${route}", service: "${service}", path: "${path}", public: true${hosts === undefined ? '' : `, hosts: [${hosts}]`} }`,
+    );
+  for (let i = 0; i < count / 4; i++) {
+    route(`/e${i}/items`, `/e${i}/items`);
+    route(`/p${i}/items/{id}`, `/p${i}/items/{id}`);
+    route(`/s${i}/*`, `/s${i}/*`);
+    route(`/h${i}/items`, `/h${i}/items`, i % 10 === 0 ? `"*.w${i}.example.com"` : `t${i}.example.com`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'portico-routes-scale-'));
+const backend = createServer((_req, res) => res.end('ok'));
+await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+const service = `127.0.0.1:${(backend.address() as AddressInfo).port}`;
+const silent = createLogger({ level: 'silent' });
+
+function fileOf(count: number): string {
+  const file = join(dir, `routes-${count}.yaml`);
+  writeFileSync(file, mixedRoutesYaml(count, service));
+  return file;
+}
+
+interface InProcess {
+  loadMs: number;
+  buildMs: number;
+  heapBytes: number;
+  rssBytes: number;
+  lookupNs: Record<string, number>;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** Load + build three times (the median), the memory kept, and the lookup cost of each kind. */
+async function inProcess(count: number): Promise<InProcess> {
+  const file = fileOf(count);
+  const loads: number[] = [];
+  const builds: number[] = [];
+  let table: RouteTable | undefined;
+  for (let round = 0; round < 3; round++) {
+    let t = performance.now();
+    const loaded = loadConfig(file, {});
+    if (!loaded.ok) throw new Error(loaded.problems.map(formatProblem).join('\n'));
+    loads.push(performance.now() - t);
+    t = performance.now();
+    const gateway = createGateway({ config: loaded.config, logger: silent });
+    builds.push(performance.now() - t);
+    await gateway.close();
+    table = createRouteTable(loaded.config.routes.map((route) => ({ route: route as never, run: async () => {} })));
+  }
+  gc!();
+  const before = process.memoryUsage();
+  const loaded = loadConfig(file, {});
+  if (!loaded.ok) throw new Error('unreachable');
+  const gateway = createGateway({ config: loaded.config, logger: silent });
+  gc!();
+  const after = process.memoryUsage();
+  await gateway.close();
+  const i = Math.floor(count / 8);
+  const host = `t${i % 10 === 0 ? i + 1 : i}.example.com`;
+  const lookupNs: Record<string, number> = {};
+  for (const [kind, path] of [
+    ['exact', `/api/e${i}/items`],
+    ['param', `/api/p${i}/items/42`],
+    ['prefix', `/api/s${i}/css/site.css`],
+    ['host', `/api/h${i % 10 === 0 ? i + 1 : i}/items`],
+  ] as const) {
+    lookupNs[kind] = lookupCost(table!, path, host);
+  }
+  return {
+    loadMs: median(loads),
+    buildMs: median(builds),
+    heapBytes: after.heapUsed - before.heapUsed,
+    rssBytes: after.rss - before.rss,
+    lookupNs,
+  };
+}
+
+/** ns per match, with the path and host as new strings each time (as a request brings them). */
+function lookupCost(table: RouteTable, path: string, host: string): number {
+  const paths = Array.from({ length: 256 }, () => Buffer.from(path).toString('latin1'));
+  const hosts = Array.from({ length: 256 }, () => Buffer.from(host).toString('latin1'));
+  const kind = table.match('GET', paths[0]!, hosts[0]).kind;
+  if (kind !== 'found') throw new Error(`${host}${path}: ${kind}`);
+  const n = 300_000;
+  for (let k = 0; k < n; k++) table.match('GET', paths[k & 255]!, hosts[k & 255]);
+  const runs: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const t = process.hrtime.bigint();
+    for (let k = 0; k < n; k++) table.match('GET', paths[k & 255]!, hosts[k & 255]);
+    runs.push(Number(process.hrtime.bigint() - t) / n);
+  }
+  return Math.min(...runs);
+}
+
+/** `portico start` as a child with its log on a pipe; resolves once `/ready` answers. */
+async function startChild(file: string): Promise<{ child: ChildProcess; port: number; startMs: number }> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start', '--config', file, '--port', String(port)],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_LOG_LEVEL: 'info' } },
+  );
+  // The access log goes to stdout too: read it all, or a full pipe would stall the gateway.
+  child.stdout!.resume();
+  await waitHealthy(port);
+  return { child, port, startMs: performance.now() - started };
+}
+
+/** SIGHUP to the "reloaded" log line, in ms. */
+function reloadOnce(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const sent = Date.now();
+    const onData = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) {
+        if (!line.includes('"reloaded"')) continue;
+        child.stdout!.off('data', onData);
+        resolve((JSON.parse(line) as { time: number }).time - sent);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.kill('SIGHUP');
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+console.log(`routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}`);
+console.log(
+  '| routes | load ms | build ms | heap MB | heap B/route | RSS MB | exact ns | param ns | prefix ns | host ns | start ms | reload ms |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+let base: InProcess | undefined;
+for (const count of sizes) {
+  const p = await inProcess(count);
+  base ??= p;
+  const { child, startMs } = await startChild(fileOf(count));
+  const reloads = [await reloadOnce(child), await reloadOnce(child), await reloadOnce(child)];
+  await stopChild(child);
+  const perRoute = count === sizes[0] ? '-' : ((p.heapBytes - base.heapBytes) / (count - sizes[0]!)).toFixed(0);
+  const ns = (k: string) => p.lookupNs[k]!.toFixed(0);
+  console.log(
+    `| ${count} | ${p.loadMs.toFixed(0)} | ${p.buildMs.toFixed(0)} | ${mb(p.heapBytes)} | ${perRoute} | ${mb(p.rssBytes)} | ${ns('exact')} | ${ns('param')} | ${ns('prefix')} | ${ns('host')} | ${startMs.toFixed(0)} | ${median(reloads).toFixed(0)} |`,
+  );
+}
+
+if (!values['no-load']) {
+  const count = Math.max(...sizes);
+  const { child, port } = await startChild(fileOf(count));
+  const url = `http://127.0.0.1:${port}/api/e${Math.floor(count / 8)}/items`;
+  const quiet = await autocannon(url, [], Number(values.connections), seconds);
+  const reloading = autocannon(url, [], Number(values.connections), seconds);
+  const timer = setInterval(() => child.kill('SIGHUP'), reloadEvery * 1000);
+  const busy = await reloading;
+  clearInterval(timer);
+  await stopChild(child);
+  console.log(`\nreload under load, ${count} routes, ${values.connections} connections, ${seconds} s each:`);
+  console.log('| run | req/s | p50 ms | p99 ms | non-2xx | errors |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [name, r] of [
+    ['no reload', quiet],
+    [`SIGHUP every ${reloadEvery} s`, busy],
+  ] as const)
+    console.log(
+      `| ${name} | ${r.requests.average.toFixed(0)} | ${r.latency.p50} | ${r.latency.p99} | ${r.non2xx} | ${r.errors} |`,
+    );
+  console.log(`p99 ratio (reloading / quiet): ${(busy.latency.p99 / Math.max(quiet.latency.p99, 1)).toFixed(2)}`);
+}
+
+backend.close();
+rmSync(dir, { recursive: true, force: true });
