@@ -38,7 +38,7 @@ export function formatRoutes(config: CompiledConfig): string {
 }
 
 /**
- * Routes in the router's order of precedence (router/path-table.ts): exact paths, then paths
+ * Routes in the router's order of precedence (router/segment-tree.ts): exact paths, then paths
  * with parameters, then prefix routes, longest first; the file's order within each.
  */
 function byPrecedence(routes: readonly RouteSpec[]): RouteSpec[] {
