@@ -31,41 +31,43 @@ const NO_PARAMS: Record<string, string> = Object.freeze({});
  * for the same path (RFC 9110 9.3.2: HEAD is GET without the body); the backend receives HEAD.
  */
 export function createPathTable(entries: readonly RouteEntry[]): PathTable {
-  const exact = new Map<string, Map<string, Match>>();
-  const trees = new Map<string, SegmentTree>();
+  const byMethod = new Map<string, MethodRoutes>();
   const explicit = new Set<string>();
   for (const e of entries) explicit.add(`${e.route.method} ${e.route.clientPath}`);
   const add = (method: string, entry: RouteEntry): void => {
+    let routes = byMethod.get(method);
+    if (routes === undefined) byMethod.set(method, (routes = { exact: new Map(), tree: undefined }));
     const { clientPath, isPrefix } = entry.route;
     if (!isPrefix && !clientPath.includes('{')) {
-      let paths = exact.get(method);
-      if (paths === undefined) exact.set(method, (paths = new Map()));
       const literal = clientPath.replaceAll('%', '%25');
-      if (!paths.has(literal)) paths.set(literal, Object.freeze({ kind: 'found', entry, params: NO_PARAMS }));
+      if (!routes.exact.has(literal))
+        routes.exact.set(literal, Object.freeze({ kind: 'found', entry, params: NO_PARAMS }));
       return;
     }
-    let tree = trees.get(method);
-    if (tree === undefined) trees.set(method, (tree = createSegmentTree()));
-    addToTree(tree, entry, clientPath, isPrefix);
+    addToTree((routes.tree ??= createSegmentTree()), entry, clientPath, isPrefix);
   };
   for (const entry of entries) {
     add(entry.route.method, entry);
     if (entry.route.method === 'GET' && !explicit.has(`HEAD ${entry.route.clientPath}`)) add('HEAD', entry);
   }
-  trees.forEach(finishTree);
+  for (const routes of byMethod.values()) if (routes.tree !== undefined) finishTree(routes.tree);
   const lookup = (method: string, path: string, raw: string, decode: boolean): Match | undefined => {
-    const paths = exact.get(method);
-    if (paths !== undefined) {
-      const found = paths.get(path);
-      if (found !== undefined) return found;
-    }
-    const tree = trees.get(method);
-    return tree === undefined ? undefined : matchTree(tree, path, raw, decode);
+    const routes = byMethod.get(method);
+    if (routes === undefined) return undefined;
+    const found = routes.exact.get(path);
+    if (found !== undefined) return found;
+    return routes.tree === undefined ? undefined : matchTree(routes.tree, path, raw, decode);
   };
   return {
     lookup,
     accepts: (method, path, raw, decode) => lookup(method, path, raw, decode) !== undefined,
   };
+}
+
+/** The routes of one method in a group: literal paths, and the tree of the others (if any). */
+interface MethodRoutes {
+  readonly exact: Map<string, Match>;
+  tree: SegmentTree | undefined;
 }
 
 /** The methods any of `tables` takes on the path, as an `Allow` value; '' for none. */

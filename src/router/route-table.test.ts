@@ -156,6 +156,26 @@ describe('host routing', () => {
     assert.equal(path('files.example.com', '/api/files/x'), '/f/*');
     assert.equal(path('files.example.com', '/api/users'), '/tenant-users');
   });
+  it('answers by the Host header as sent, past the few headers it remembers', () => {
+    const many = table(
+      'routes:\n' +
+        Array.from(
+          { length: 20 },
+          (_, i) => `  - { method: GET, route: /who, service: s, path: /h${i}, hosts: [h${i}.example.com] }\n`,
+        ).join('') +
+        '  - { method: GET, route: /who, service: s, path: /any }\n',
+    );
+    const who = (host: string) => {
+      const m = many.match('GET', '/api/who', host);
+      return m.kind === 'found' ? m.entry.route.path.source : m.kind;
+    };
+    for (let round = 0; round < 2; round++)
+      for (let i = 0; i < 20; i++) {
+        assert.equal(who(`h${i}.example.com`), `/h${i}`);
+        assert.equal(who(`H${i}.EXAMPLE.COM:8080`), `/h${i}`);
+        assert.equal(who(`x${i}.example.com`), '/any');
+      }
+  });
   it('404 GW_HOST_NOT_FOUND when every route names its hosts and none is this one', () => {
     const only = table(`routes:
   - { method: GET, route: /users, service: s, path: /u, hosts: [api.example.com] }
