@@ -16,7 +16,14 @@ import { ERRORS } from '../response/errors.js';
 import type { PendingError } from '../response/error-hooks.js';
 import { interceptErrors } from '../response/error-hooks.js';
 import { sendError } from '../response/send-error.js';
-import { Context, ErrorContext, RequestView, ResponseContext, UpstreamContext } from '../plugins/context.js';
+import {
+  Context,
+  ErrorContext,
+  RequestView,
+  ResponseContext,
+  UpstreamContext,
+  type TargetChoice,
+} from '../plugins/context.js';
 import {
   answerWith,
   Failed,
@@ -35,6 +42,8 @@ export interface PluginLayerDeps extends PluginRunDeps {
   readonly clientIp: (ex: Exchange) => string;
   /** The route's drop set (upstream/trust-boundary.ts): names no plugin may set on the backend call. */
   readonly dropHeaders: ReadonlySet<string>;
+  /** The backends `upstream.setTarget` may choose on this route. */
+  readonly targets: TargetChoice;
 }
 
 function viewOf(ex: Exchange, deps: PluginLayerDeps): RequestView {
@@ -45,28 +54,50 @@ function isPromise(value: unknown): value is Promise<unknown> {
   return value instanceof Promise;
 }
 
-/** One request stage (`onRequest`, `onAuthenticated`, `beforeUpstream`) of the route's plugins that implement it. */
+/** The promise of a stage that answered without waiting: one for every request. */
+const ANSWERED: Promise<void> = Promise.resolve();
+
+/**
+ * One request stage (`onRequest`, `onAuthenticated`, `beforeUpstream`) of the route's plugins
+ * that implement it. Written without `async`: while every plugin returns synchronously the layer
+ * costs its calls and hands `next`'s own promise on, with no promise or microtask of its own; the
+ * first plugin that returns a promise moves the rest of the stage to `finishStage`.
+ */
 export function pluginStageLayer(
   stage: 'onRequest' | 'onAuthenticated' | 'beforeUpstream',
   plugins: readonly LoadedPlugin[],
   deps: PluginLayerDeps,
 ): Layer {
-  return (next) => async (ex) => {
-    const view = viewOf(ex, deps);
-    for (const lp of plugins) {
-      const context =
-        stage === 'beforeUpstream'
-          ? new UpstreamContext(view, lp, deps.logger, ex, deps.dropHeaders)
-          : new Context(view, lp, deps.logger);
-      let outcome = invoke(lp, stage, context, ex, deps);
-      if (isPromise(outcome)) outcome = await outcome;
-      if (outcome === undefined) continue;
-      const answered = answerWith(ex, lp, stage, outcome, deps);
-      if (answered === false) continue;
-      if (answered !== true) await answered;
-      return;
-    }
-    return next(ex);
+  const contextOf =
+    stage === 'beforeUpstream'
+      ? (view: RequestView, lp: LoadedPlugin, ex: Exchange) =>
+          new UpstreamContext(view, lp, deps.logger, ex, deps.dropHeaders, deps.targets)
+      : (view: RequestView, lp: LoadedPlugin) => new Context(view, lp, deps.logger);
+  return (next) => {
+    const runFrom = (ex: Exchange, from: number): Promise<void> => {
+      const view = viewOf(ex, deps);
+      for (let i = from; i < plugins.length; i++) {
+        const lp = plugins[i]!;
+        const outcome = invoke(lp, stage, contextOf(view, lp, ex), ex, deps);
+        if (outcome === undefined) continue;
+        if (isPromise(outcome)) return finishStage(ex, lp, i, outcome);
+        const answered = answerWith(ex, lp, stage, outcome, deps);
+        if (answered === false) continue;
+        return answered === true ? ANSWERED : answered;
+      }
+      return next(ex);
+    };
+    /** The stage after a plugin's promise: its outcome applied, then the plugins after it. */
+    const finishStage = async (ex: Exchange, lp: LoadedPlugin, i: number, pending: Promise<Outcome>) => {
+      const outcome = await pending;
+      if (outcome !== undefined) {
+        const answered = answerWith(ex, lp, stage, outcome, deps);
+        if (answered === true) return;
+        if (answered !== false) return answered;
+      }
+      return runFrom(ex, i + 1);
+    };
+    return (ex) => runFrom(ex, 0);
   };
 }
 

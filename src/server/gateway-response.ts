@@ -8,12 +8,18 @@
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import { Http2ServerResponse } from 'node:http2';
+import type { ErrorHook, ErrorHookSlot } from '../response/error-hooks.js';
 
 type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 
-export class GatewayResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+export class GatewayResponse<Request extends IncomingMessage = IncomingMessage>
+  extends ServerResponse<Request>
+  implements ErrorHookSlot
+{
   /** Set by the request handler before anything can write the head. */
   requestId: string | undefined = undefined;
+  /** A route's onError plugins (response/error-hooks.ts): a field, so that setting it costs no WeakMap entry. */
+  errorHook: ErrorHook | undefined = undefined;
 
   override writeHead(statusCode: number, reasonOrHeaders?: string | Headers, maybeHeaders?: Headers): this {
     const id = this.requestId;
@@ -32,8 +38,9 @@ export class GatewayResponse<Request extends IncomingMessage = IncomingMessage> 
  * `upgrade` (426), which would make Node refuse the whole head. A drain closes HTTP/2
  * connections with GOAWAY instead (server/public-listener.ts).
  */
-export class GatewayH2Response extends Http2ServerResponse {
+export class GatewayH2Response extends Http2ServerResponse implements ErrorHookSlot {
   requestId: string | undefined = undefined;
+  errorHook: ErrorHook | undefined = undefined;
 
   override setHeader(name: string, value: number | string | readonly string[]): void {
     if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.setHeader(name, value);
