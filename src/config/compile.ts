@@ -87,6 +87,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
       settings.consumersFile === undefined ? undefined : resolve(dirname(fileName), settings.consumersFile),
     upstreamTls,
     plugins: Object.freeze(plugins),
+    upstreams: named,
     ...(tls ? { tls } : {}),
   });
 }

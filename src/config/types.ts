@@ -286,11 +286,10 @@ export interface CompiledConfig {
   readonly tls?: CompiledTls;
   /** TLS of calls to https:// backends (`config.upstreamTls`); undefined: the defaults (system CAs, verified, no client certificate). */
   readonly upstreamTls?: ClientTls;
-  /**
-   * `telemetry` merged with the OTEL_* environment at load; absent when compiled without an
-   * environment (then the gateway uses `settings.telemetry` alone).
-   */
+  /** `telemetry` merged with the OTEL_* environment at load; absent when compiled without one (`settings.telemetry` alone). */
   readonly tracing?: TracingSettings;
+  /** The named upstreams (`upstreams:`) by name, each with its origin: what a plugin's `setTarget` may choose. */
+  readonly upstreams: ReadonlyMap<string, Origin>;
 }
 
 /** `notices`: warnings and notes about a valid file, for `check` to print. */

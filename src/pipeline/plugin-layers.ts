@@ -3,6 +3,10 @@
  * once when the route's pipeline is built; a route without plugins gets none (pipeline/build.ts).
  */
 import type { Layer, CompiledRoute } from './types.js';
+import type { CompiledConfig, RouteKind } from '../config/types.js';
+import type { Upstream } from '../upstream/types.js';
+import type { UpstreamRegistry } from '../upstream/upstream.js';
+import type { TargetChoice } from '../plugins/context.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import type { LoadedPlugin, LoadedPlugins } from '../plugins/types.js';
@@ -28,7 +32,27 @@ export interface PluginLayerContext {
   readonly events: EventBus;
   /** The configuration's drop set; the route's is made from it. */
   readonly dropHeaders: RequestDropSet;
+  /** The configuration, for its named upstreams (what `upstream.setTarget` may choose). */
+  readonly config: Pick<CompiledConfig, 'upstreams'>;
+  readonly upstreams: Pick<UpstreamRegistry, 'forOrigin'>;
 }
+
+/** Route kinds whose backend call goes through the standard backend call, and so may change target. */
+const RETARGETABLE: ReadonlySet<RouteKind> = new Set(['standard', 'mapping', 'sse']);
+
+/** What `upstream.setTarget` may choose on `route`: made once per route with beforeUpstream plugins. */
+function targetChoice(route: CompiledRoute, context: PluginLayerContext): TargetChoice {
+  if (!RETARGETABLE.has(route.kind))
+    return {
+      targets: new Map(),
+      refusal: `upstream.setTarget: a ${route.kind} route's backend cannot be changed by a plugin (docs/plugins.md)`,
+    };
+  const targets = new Map<string, Upstream>();
+  for (const [name, origin] of context.config.upstreams) targets.set(name, context.upstreams.forOrigin(origin));
+  return { targets, refusal: undefined };
+}
+
+const NO_CHOICE: TargetChoice = { targets: new Map(), refusal: 'upstream.setTarget is only for beforeUpstream' };
 
 /** The plugin layers of `route`; `trustProxy` gives the client address plugins see. */
 export function routePlugins(
@@ -54,6 +78,7 @@ export function routePlugins(
       kind: route.kind,
       allowUnderscores: route.headers.allowUnderscores,
     }),
+    targets: plugins.some((p) => p.plugin.beforeUpstream !== undefined) ? targetChoice(route, context) : NO_CHOICE,
   };
   const having = (stage: keyof LoadedPlugin['plugin']) => plugins.filter((p) => p.plugin[stage] !== undefined);
   const stage = (name: 'onRequest' | 'onAuthenticated' | 'beforeUpstream') => {

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FileHandle } from 'node:fs/promises';
 import type { BackendSpec, CompiledConfig, MappingRuleSpec, RouteSpec } from '../config/types.js';
-import type { CompiledHeaderEdit, UpstreamFailureKind, UrlBuilder } from '../upstream/types.js';
+import type { CompiledHeaderEdit, Upstream, UpstreamFailureKind, UrlBuilder } from '../upstream/types.js';
 import type { ClaimCheck } from '../auth/types.js';
 import type { BodyValidator } from '../layers/types.js';
 import type { PluginRequest } from '../plugins/types.js';
@@ -105,6 +105,8 @@ export interface UpstreamEdits {
   path: string | undefined;
   /** Header names (lower case) set to a value, or removed (undefined), in order. */
   readonly headers: [name: string, value: string | undefined][];
+  /** The named upstream a plugin chose (`upstream.setTarget`); undefined: the route's backend. */
+  target: Upstream | undefined;
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { Exchange, UpstreamEdits } from '../pipeline/types.js';
 import type { Logger } from '../observability/logger.js';
+import type { Upstream } from '../upstream/types.js';
 import { backendPath } from '../upstream/call/route-call.js';
 import { foldHeaderName } from '../upstream/trust-boundary.js';
 import type {
@@ -155,17 +156,39 @@ function checkedValue(value: unknown): string {
   return value;
 }
 
+/**
+ * What `upstream.setTarget` may choose on a route: the configuration's named upstreams, or none
+ * where the route's kind makes no call a target could change (docs/plugins.md#choosing-the-backend).
+ */
+export interface TargetChoice {
+  readonly targets: ReadonlyMap<string, Upstream>;
+  /** Why this route's kind cannot change its backend; undefined: it can. */
+  readonly refusal: string | undefined;
+}
+
 /** The backend call as `beforeUpstream` may change it. */
 class UpstreamEditor implements UpstreamRequest {
   readonly #ex: Exchange;
   readonly #drop: ReadonlySet<string>;
+  readonly #choice: TargetChoice;
 
-  constructor(ex: Exchange, drop: ReadonlySet<string>) {
+  constructor(ex: Exchange, drop: ReadonlySet<string>, choice: TargetChoice) {
     this.#ex = ex;
     this.#drop = drop;
+    this.#choice = choice;
   }
   #edits(): UpstreamEdits {
-    return (this.#ex.upstreamEdits ??= { path: undefined, headers: [] });
+    return (this.#ex.upstreamEdits ??= { path: undefined, headers: [], target: undefined });
+  }
+  setTarget(name: string): void {
+    // Only a backend of the configuration: what reaches a backend is what the gateway configured.
+    if (this.#choice.refusal !== undefined) throw new TypeError(this.#choice.refusal);
+    const target = typeof name === 'string' ? this.#choice.targets.get(name) : undefined;
+    if (target === undefined)
+      throw new TypeError(
+        `upstream.setTarget: "${String(name)}" is not a named upstream of the configuration (upstreams:)`,
+      );
+    this.#edits().target = target;
   }
   setHeader(name: string, value: string): void {
     const lower = checkedName(name, (n) => this.#drop.has(n), 'request');
@@ -189,9 +212,16 @@ class UpstreamEditor implements UpstreamRequest {
 export class UpstreamContext extends Context {
   readonly upstream: UpstreamRequest;
 
-  constructor(request: RequestView, lp: LoadedPlugin, logger: Logger, ex: Exchange, drop: ReadonlySet<string>) {
+  constructor(
+    request: RequestView,
+    lp: LoadedPlugin,
+    logger: Logger,
+    ex: Exchange,
+    drop: ReadonlySet<string>,
+    choice: TargetChoice,
+  ) {
     super(request, lp, logger);
-    this.upstream = new UpstreamEditor(ex, drop);
+    this.upstream = new UpstreamEditor(ex, drop, choice);
   }
 }
 

@@ -69,6 +69,13 @@ export interface UpstreamRequest {
    * client's query); set it to send the call elsewhere on the same backend. Must start with `/`.
    */
   path: string;
+  /**
+   * Sends the call to another backend of the configuration: a named upstream (`upstreams:`) by
+   * its name, never an arbitrary URL. The path and headers stay the call's. An unknown name
+   * throws (the request gets a 500 GW_PLUGIN_FAILED), and so does a route whose kind makes no
+   * such call (WebSocket, gRPC, aggregate).
+   */
+  setTarget(name: string): void;
 }
 
 /** The response head (`onResponse`): the backend's status and headers, before they go out. */

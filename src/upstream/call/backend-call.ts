@@ -54,7 +54,9 @@ export abstract class BackendCall extends OutboundCall<RouteCall> {
   private resolve: (() => void) | undefined;
 
   constructor(ex: Exchange, call: RouteCall, resolve: () => void) {
-    super(call);
+    // A plugin's beforeUpstream may have chosen another named upstream of the configuration.
+    const target = ex.upstreamEdits?.target;
+    super(target === undefined ? call : { ...call, upstream: target });
     this.ex = ex;
     this.resolve = resolve;
   }
