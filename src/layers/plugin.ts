@@ -20,10 +20,12 @@ import {
   Context,
   ErrorContext,
   RequestView,
+  ResponseBodyContext,
   ResponseContext,
   UpstreamContext,
   type TargetChoice,
 } from '../plugins/context.js';
+import type { RunBodyPlugins } from '../endpoints/json-transform.js';
 import {
   answerWith,
   Failed,
@@ -181,4 +183,38 @@ async function runErrors(
     return;
   }
   sendError(ex.res, error.code, error.extraHeaders, error.message, error.details);
+}
+
+/**
+ * The `onResponseBody` plugins of a route (endpoints/json-transform.ts): each gets the JSON the
+ * one before it returned; the new body, undefined when none returned anything (the backend's bytes
+ * go out), or 'answered' when one failed and its error went out instead.
+ */
+export function responseBodyRunner(plugins: readonly LoadedPlugin[], deps: PluginLayerDeps): RunBodyPlugins {
+  const stage: PluginStage = 'onResponseBody';
+  return async (ex, status, headers, parsed) => {
+    const view = viewOf(ex, deps);
+    let json = parsed;
+    let changed = false;
+    for (const lp of plugins) {
+      let outcome = invoke(lp, stage, new ResponseBodyContext(view, lp, deps.logger, status, headers, json), ex, deps);
+      if (isPromise(outcome)) outcome = await outcome;
+      if (isFailure(outcome)) {
+        failStage(ex, lp, stage, outcome, deps);
+        return 'answered';
+      }
+      if (outcome !== undefined) [json, changed] = [outcome, true];
+    }
+    if (!changed) return undefined;
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(json) as string | undefined;
+    } catch (err) {
+      failStage(ex, plugins.at(-1)!, stage, new Failed(err), deps);
+      return 'answered';
+    }
+    if (text !== undefined) return Buffer.from(text, 'utf8');
+    failStage(ex, plugins.at(-1)!, stage, new Failed(new TypeError('onResponseBody returned no JSON value')), deps);
+    return 'answered';
+  };
 }

@@ -40,7 +40,8 @@ import { ipRulesLayer } from '../layers/ip-rules.js';
 import { corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 import { mirrorLayer } from '../layers/mirror.js';
 import { splitEndpoint } from '../endpoints/split.js';
-import { routePlugins } from './plugin-layers.js';
+import { responseBodyPlugins, routePlugins } from './plugin-layers.js';
+import { jsonTransformEndpoint } from '../endpoints/json-transform.js';
 import type { PipelineDeps } from './deps.js';
 
 export { createPipelineDeps, type PipelineDeps, type SharedPipelineDeps } from './deps.js';
@@ -195,7 +196,13 @@ function endpointFor(route: CompiledRoute, deps: PipelineDeps): Step {
         dropHeaders,
         timeoutMs: timeouts.backendSec * 1000,
       });
-    case 'standard':
-      return forwardEndpoint(route, forwardOptions);
+    case 'standard': {
+      // A plugin that transforms JSON answers makes the route buffer them; any other streams.
+      const { settings } = deps.config;
+      const bodies = responseBodyPlugins(route, deps, settings.trustProxy, settings.limits.maxMappingBodyBytes);
+      return bodies === undefined
+        ? forwardEndpoint(route, forwardOptions)
+        : jsonTransformEndpoint(route, { ...forwardOptions, ...bodies });
+    }
   }
 }

@@ -10,7 +10,8 @@ import type { TargetChoice } from '../plugins/context.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import type { LoadedPlugin, LoadedPlugins } from '../plugins/types.js';
-import { pluginHooksLayer, pluginStageLayer, type PluginLayerDeps } from '../layers/plugin.js';
+import { pluginHooksLayer, pluginStageLayer, responseBodyRunner, type PluginLayerDeps } from '../layers/plugin.js';
+import type { RunBodyPlugins } from '../endpoints/json-transform.js';
 import { createClientIpResolver } from '../server/client-ip.js';
 import { routeDropSet, type RequestDropSet } from '../upstream/trust-boundary.js';
 
@@ -60,26 +61,8 @@ export function routePlugins(
   context: PluginLayerContext,
   trustProxy: readonly string[],
 ): RoutePlugins {
-  const plugins = route.plugins.map((name): LoadedPlugin => {
-    const found = context.plugins.get(name);
-    // Validation refuses a name the plugins: list does not declare; this is an embedding mistake.
-    if (found === undefined)
-      throw new Error(
-        `route ${route.id} runs plugin "${name}", which is not loaded: pass loadPlugins(config)'s plugins`,
-      );
-    return found;
-  });
-  const clientIp = createClientIpResolver(trustProxy);
-  const deps: PluginLayerDeps = {
-    logger: context.logger,
-    events: context.events,
-    clientIp: (ex) => clientIp(ex.req),
-    dropHeaders: routeDropSet(context.dropHeaders, {
-      kind: route.kind,
-      allowUnderscores: route.headers.allowUnderscores,
-    }),
-    targets: plugins.some((p) => p.plugin.beforeUpstream !== undefined) ? targetChoice(route, context) : NO_CHOICE,
-  };
+  const plugins = resolvePlugins(route, context);
+  const deps = layerDeps(route, context, trustProxy, plugins);
   const having = (stage: keyof LoadedPlugin['plugin']) => plugins.filter((p) => p.plugin[stage] !== undefined);
   const stage = (name: 'onRequest' | 'onAuthenticated' | 'beforeUpstream') => {
     const list = having(name);
@@ -94,4 +77,63 @@ export function routePlugins(
     beforeUpstream: stage('beforeUpstream'),
     readsBody: plugins.some((p) => p.plugin.capabilities?.requestBody === true),
   };
+}
+
+/** The route's plugins, in its order. */
+function resolvePlugins(route: CompiledRoute, context: PluginLayerContext): LoadedPlugin[] {
+  return route.plugins.map((name): LoadedPlugin => {
+    const found = context.plugins.get(name);
+    // Validation refuses a name the plugins: list does not declare; this is an embedding mistake.
+    if (found === undefined)
+      throw new Error(
+        `route ${route.id} runs plugin "${name}", which is not loaded: pass loadPlugins(config)'s plugins`,
+      );
+    return found;
+  });
+}
+
+function layerDeps(
+  route: CompiledRoute,
+  context: PluginLayerContext,
+  trustProxy: readonly string[],
+  plugins: readonly LoadedPlugin[],
+): PluginLayerDeps {
+  const clientIp = createClientIpResolver(trustProxy);
+  return {
+    logger: context.logger,
+    events: context.events,
+    clientIp: (ex) => clientIp(ex.req),
+    dropHeaders: routeDropSet(context.dropHeaders, {
+      kind: route.kind,
+      allowUnderscores: route.headers.allowUnderscores,
+    }),
+    targets: plugins.some((p) => p.plugin.beforeUpstream !== undefined) ? targetChoice(route, context) : NO_CHOICE,
+  };
+}
+
+/**
+ * What the JSON-transform endpoint of `route` needs (endpoints/json-transform.ts), or undefined
+ * when none of its plugins has `onResponseBody` with `capabilities.jsonResponse`: the route then
+ * keeps its streaming endpoint. The limit is the smallest the plugins ask for (`defaultMaxBytes`
+ * for a plugin that gives none).
+ */
+export function responseBodyPlugins(
+  route: CompiledRoute,
+  context: PluginLayerContext,
+  trustProxy: readonly string[],
+  defaultMaxBytes: number,
+): { readonly maxBodyBytes: number; readonly runPlugins: RunBodyPlugins } | undefined {
+  if (route.plugins.length === 0) return undefined;
+  const plugins = resolvePlugins(route, context);
+  const transforming = plugins.filter(
+    (p) => p.plugin.onResponseBody !== undefined && p.plugin.capabilities?.jsonResponse,
+  );
+  if (transforming.length === 0) return undefined;
+  const maxBodyBytes = Math.min(
+    ...transforming.map((p) => {
+      const asked = p.plugin.capabilities?.jsonResponse;
+      return typeof asked === 'object' && asked.maxBytes !== undefined ? asked.maxBytes : defaultMaxBytes;
+    }),
+  );
+  return { maxBodyBytes, runPlugins: responseBodyRunner(transforming, layerDeps(route, context, trustProxy, plugins)) };
 }

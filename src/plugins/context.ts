@@ -267,6 +267,23 @@ export class ResponseContext extends Context {
   }
 }
 
+/** Context of `onResponseBody`. */
+export class ResponseBodyContext extends ResponseContext {
+  readonly json: unknown;
+
+  constructor(
+    request: RequestView,
+    lp: LoadedPlugin,
+    logger: Logger,
+    status: number,
+    headers: Record<string, string | string[]>,
+    json: unknown,
+  ) {
+    super(request, lp, logger, status, headers);
+    this.json = json;
+  }
+}
+
 /** Context of `onError`. */
 export class ErrorContext extends Context {
   readonly error: GatewayErrorInfo;

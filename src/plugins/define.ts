@@ -20,6 +20,7 @@ export const STAGES: readonly PluginStage[] = [
   'onAuthenticated',
   'beforeUpstream',
   'onResponse',
+  'onResponseBody',
   'onError',
 ];
 
@@ -30,6 +31,9 @@ export function definePlugin<Schema extends z.ZodType | undefined = undefined>(
   for (const stage of STAGES)
     if (definition[stage] !== undefined && typeof definition[stage] !== 'function')
       throw new TypeError(`definePlugin: ${stage} must be a function`);
+  // A body transform is explicit: the route buffers its answers only for a plugin that says so.
+  if (definition.onResponseBody !== undefined && !definition.capabilities?.jsonResponse)
+    throw new TypeError('definePlugin: onResponseBody needs capabilities: { jsonResponse: true } (docs/plugins.md)');
   return Object.freeze({ ...definition, '~portico': 'plugin' as const });
 }
 

@@ -9,7 +9,13 @@ import type { z } from 'zod';
 import type { ErrorCode } from '../response/errors.js';
 
 /** The stages a plugin may run, in the order a request meets them. */
-export type PluginStage = 'onRequest' | 'onAuthenticated' | 'beforeUpstream' | 'onResponse' | 'onError';
+export type PluginStage =
+  | 'onRequest'
+  | 'onAuthenticated'
+  | 'beforeUpstream'
+  | 'onResponse'
+  | 'onResponseBody'
+  | 'onError';
 
 /** A logger bound to one request and plugin: every line carries the request id, route and plugin name. */
 export interface PluginLogger {
@@ -103,6 +109,16 @@ export interface ResponseContext<Options> extends StageContext<Options> {
   readonly response: ResponseHead;
 }
 
+/**
+ * What `onResponseBody` receives: the backend's answer head (editable like `onResponse`'s) and
+ * its body parsed as JSON, for a plugin with `capabilities.jsonResponse`.
+ */
+export interface ResponseBodyContext<Options> extends StageContext<Options> {
+  readonly response: ResponseHead;
+  /** The body as parsed (or as the plugin before this one returned it). */
+  readonly json: unknown;
+}
+
 export interface ErrorContext<Options> extends StageContext<Options> {
   readonly error: GatewayErrorInfo;
 }
@@ -131,6 +147,11 @@ export interface PluginStages<Options> {
   beforeUpstream?(context: UpstreamContext<Options>): MaybePromise<StageResult>;
   /** The backend's response head, before it goes to the client: edit its headers. */
   onResponse?(context: ResponseContext<Options>): MaybePromise<void>;
+  /**
+   * The backend's 2xx JSON answer, parsed (`capabilities.jsonResponse` required): return the new
+   * JSON to send instead (it may be `json` itself, changed), or undefined to send it unchanged.
+   */
+  onResponseBody?(context: ResponseBodyContext<Options>): MaybePromise<unknown>;
   /** A gateway error on this route: observe it, or answer with a `Response` of your own instead. */
   onError?(context: ErrorContext<Options>): MaybePromise<void | undefined | Response>;
 }
@@ -139,6 +160,11 @@ export interface PluginStages<Options> {
 export interface PluginCapabilities {
   /** `request.body()`: the route buffers the request body (within its limits) before the plugin runs. */
   readonly requestBody?: boolean;
+  /**
+   * `onResponseBody`: the route buffers the backend's 2xx JSON answers (decoded, parsed) up to
+   * `maxBytes` (default: `limits.maxMappingBodyBytes`), instead of streaming them.
+   */
+  readonly jsonResponse?: boolean | { readonly maxBytes?: number };
 }
 
 /** What `definePlugin` takes. */

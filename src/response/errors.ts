@@ -68,6 +68,14 @@ export const ERRORS = {
   },
   GW_PLUGIN_FAILED: { status: 500, message: 'A plugin of this route failed' },
   GW_PLUGIN_TIMEOUT: { status: 504, message: 'A plugin of this route did not finish in time' },
+  GW_PLUGIN_RESPONSE_TOO_LARGE: {
+    status: 502,
+    message: 'The backend answer is larger than a plugin of this route may read',
+  },
+  GW_PLUGIN_RESPONSE_INVALID: {
+    status: 502,
+    message: 'The backend answer is not the JSON a plugin of this route reads',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

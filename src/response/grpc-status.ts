@@ -84,6 +84,8 @@ export const GRPC_STATUS_OF = {
   GW_ADMIN_PURGE_INVALID: S.INVALID_ARGUMENT,
   GW_PLUGIN_FAILED: S.INTERNAL,
   GW_PLUGIN_TIMEOUT: S.DEADLINE_EXCEEDED,
+  GW_PLUGIN_RESPONSE_TOO_LARGE: S.INTERNAL,
+  GW_PLUGIN_RESPONSE_INVALID: S.INTERNAL,
 } as const satisfies Record<ErrorCode, GrpcStatusCode>;
 
 /** Responses whose gateway errors are answered as gRPC statuses (marked per request, on gRPC calls only). */

@@ -186,7 +186,7 @@ export abstract class BackendCall extends OutboundCall<RouteCall> {
    * went out): the backend's answer is not relayed, and its connection is released as when the
    * client leaves.
    */
-  private dropAnswer(): false {
+  protected dropAnswer(): false {
     this.clientLeft = true;
     this.abort(new ClientGone());
     return false;
