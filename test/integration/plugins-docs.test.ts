@@ -14,7 +14,8 @@ import { formatProblem } from '../../src/config/problems.js';
 import { loadPlugins } from '../../src/plugins/load.js';
 import { testPlugin } from '../../src/testing.js';
 import { ROOT, runPortico } from '../support/cli-run.js';
-import { startBackend } from '../support/backend.js';
+import { json, startBackend } from '../support/backend.js';
+import { startGateway } from '../support/gateway.js';
 
 const doc = readFileSync(join(ROOT, 'docs/plugins.md'), 'utf8');
 const blocks = (lang: string) =>
@@ -26,7 +27,7 @@ const scratch = join(ROOT, '.tmp', `plugins-docs-${process.pid}`);
 describe('docs/plugins.md', () => {
   after(() => rmSync(scratch, { recursive: true, force: true }));
 
-  for (const file of ['api-key.ts', 'response-headers.ts', 'api-key.test.ts'])
+  for (const file of ['api-key.ts', 'response-headers.ts', 'json-redact.ts', 'api-key.test.ts'])
     it(`shows examples/plugins/${file} as it is`, () => {
       const text = readFileSync(join(ROOT, 'examples/plugins', file), 'utf8');
       assert.ok(blocks('ts').includes(text), `docs/plugins.md has no ts block equal to examples/plugins/${file}`);
@@ -131,5 +132,38 @@ describe('docs/plugins.md', () => {
       await gateway.close();
       await backend.close();
     }
+  });
+
+  it('its setTarget example sends the call to the named upstream it chooses', async () => {
+    const usual = await startBackend((_req, res) => json(res, 200, { from: 'usual' }));
+    const canary = await startBackend((_req, res) => json(res, 200, { from: 'canary' }));
+    mkdirSync(scratch, { recursive: true });
+    const code = /```ts\n([\s\S]*?)```/.exec(section('Choosing the backend'))![1]!;
+    writeFileSync(join(scratch, 'canary.ts'), code.replace("from 'portico'", `from '${join(ROOT, 'src/index.ts')}'`));
+    const gw = await startGateway(
+      `plugins:\n  - { name: canary, module: ${join(scratch, 'canary.ts')} }\n` +
+        `upstreams:\n  orders-canary: { targets: ["${canary.host}"] }\n` +
+        `routes:\n  - { method: GET, route: /o, service: ${usual.host}, path: /o, plugins: [canary] }\n`,
+    );
+    try {
+      assert.deepEqual(await (await fetch(`${gw.url}/api/o`)).json(), { from: 'usual' });
+      assert.deepEqual(await (await fetch(`${gw.url}/api/o`, { headers: { 'x-canary': '1' } })).json(), {
+        from: 'canary',
+      });
+    } finally {
+      await gw.close();
+      await usual.close();
+      await canary.close();
+    }
+  });
+
+  it('its JSON-transform configuration loads, with the example plugin', async () => {
+    const yaml = /```yaml fragment\n([\s\S]*?)```/.exec(section('Transforming a JSON response'))![1]!;
+    const routes = 'routes:\n  - { method: GET, route: /u, service: "127.0.0.1:1", path: /u, plugins: [redact] }\n';
+    const loaded = loadConfigText(yaml + routes, join(ROOT, 'gateway.yaml'), {});
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.problems.map(formatProblem).join('\n'));
+    const plugins = await loadPlugins(loaded.config);
+    assert.ok(plugins.ok, plugins.ok ? '' : plugins.problems.map(formatProblem).join('\n'));
+    assert.deepEqual(plugins.plugins.get('redact')!.options, { remove: ['password'] });
   });
 });
