@@ -32,8 +32,30 @@ export async function loadPlugins(config: CompiledConfig): Promise<PluginLoad> {
     if ('problems' in result) problems.push(...result.problems);
     else plugins.set(result.plugin.name, result.plugin);
   }
+  problems.push(...bodyStageProblems(config, plugins));
   problems.sort((a, b) => a.line - b.line || a.col - b.col);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, plugins };
+}
+
+/**
+ * `onResponseBody` runs on standard routes only (endpoints/json-transform.ts): another kind of
+ * route listing such a plugin would skip it silently, and a plugin that redacts would be bypassed.
+ */
+function bodyStageProblems(config: CompiledConfig, plugins: LoadedPlugins): Problem[] {
+  const problems: Problem[] = [];
+  config.plugins.forEach((spec, index) => {
+    const lp = plugins.get(spec.name);
+    if (lp?.plugin.onResponseBody === undefined) return;
+    const route = config.routes.find((r) => r.kind !== 'standard' && r.plugins.includes(spec.name));
+    if (route === undefined) return;
+    problems.push({
+      file: config.file,
+      ...(spec.locate?.(['name']) ?? { line: 1, col: 1 }),
+      message: `plugins[${index}]: "${spec.name}" transforms JSON answers (onResponseBody), which only standard routes do, and route ${route.id} (${route.kind}) runs it`,
+      hint: 'run it on routes without mapping, field rules, aggregation, SSE, WebSocket or gRPC (docs/plugins.md#transforming-a-json-response)',
+    });
+  });
+  return problems;
 }
 
 async function loadOne(

@@ -15,6 +15,8 @@ import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
 import { h2request } from '../support/http2.js';
+import { loadConfigText } from '../../src/config/load.js';
+import { loadPlugins } from '../../src/plugins/load.js';
 
 const REDACT = resolve('examples/plugins/json-redact.ts');
 const TAG = resolve('test/fixtures/plugins/json-tag.ts');
@@ -181,5 +183,25 @@ describe('onResponseBody: JSON answers transformed by plugins', () => {
   it('a route without such a plugin is untouched', async () => {
     const res = await fetch(`${gw.url}/api/plain/user`);
     assert.deepEqual(await res.json(), USER);
+  });
+});
+
+describe('onResponseBody on a route that cannot run it', () => {
+  it('is a problem of the configuration, located at the plugin, not a silent skip', async () => {
+    const yaml = [
+      'plugins:',
+      `  - { name: tag, module: ${TAG} }`,
+      'routes:',
+      '  - { method: GET, route: /ok, service: "127.0.0.1:1", path: /ok, plugins: [tag] }',
+      '  - { method: GET, route: /m, service: "127.0.0.1:1", path: /m, response: { deny: [x] }, plugins: [tag] }',
+      '',
+    ].join('\n');
+    const loaded = loadConfigText(yaml, 'gateway.yaml', {});
+    assert.ok(loaded.ok);
+    const plugins = await loadPlugins(loaded.config);
+    assert.equal(plugins.ok, false);
+    const [problem] = plugins.ok ? [] : plugins.problems;
+    assert.equal(problem?.line, 2);
+    assert.match(problem?.message ?? '', /"tag" transforms JSON answers .* route GET \/m \(mapping\) runs it/);
   });
 });
