@@ -10,12 +10,7 @@ import type { ErrorCode } from '../response/errors.js';
 
 /** The stages a plugin may run, in the order a request meets them. */
 export type PluginStage =
-  | 'onRequest'
-  | 'onAuthenticated'
-  | 'beforeUpstream'
-  | 'onResponse'
-  | 'onResponseBody'
-  | 'onError';
+  'onRequest' | 'onAuthenticated' | 'beforeUpstream' | 'onResponse' | 'onResponseBody' | 'onError';
 
 /** A logger bound to one request and plugin: every line carries the request id, route and plugin name. */
 export interface PluginLogger {
