@@ -230,6 +230,7 @@ class PorticoGateway implements Gateway {
     await drain({ server, listener, connections, upgrades, streams, inFlight, stopOthers }, timing, logger);
     await this.registries.upstreams.close();
     await this.registries.redis?.close();
+    await this.registries.sharedQuotas?.close();
     await this.telemetry.close();
   }
 

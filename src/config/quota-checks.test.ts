@@ -18,7 +18,7 @@ describe('rate-limit keys and quotas: defaults', () => {
     assert.equal(off.config.settings.quotas, undefined);
     const on = loadConfigText(`${route()}config:\n  quotas: { day: 1000 }\n`, 'g.yaml', {});
     assert.ok(on.ok);
-    assert.deepEqual(on.config.settings.quotas, { key: 'consumer', day: 1000, plans: {} });
+    assert.deepEqual(on.config.settings.quotas, { key: 'consumer', day: 1000, plans: {}, redisCommandTimeoutMs: 1000 });
   });
 
   it('accepts every key form, and a route quota with plans of its own', () => {
@@ -65,6 +65,11 @@ describe('rate-limit keys and quotas: problems', () => {
       expect: [
         'g.yaml:2:73: routes[0].quota: limits nothing; give minute, hour, day or month, or plans, or set config.quotas',
       ],
+    },
+    {
+      name: 'a quota command timeout that is not a positive whole number of ms',
+      yaml: `${route()}config:\n  quotas: { day: 5, redisCommandTimeoutMs: 0 }\n`,
+      expect: ['g.yaml:4:44: config.quotas.redisCommandTimeoutMs: must be greater than 0'],
     },
     {
       name: 'quotas in redis without config.redis',

@@ -14,6 +14,7 @@ export { MappingCacheSchema, type MappingCacheConfig } from './schema/mapping-ca
 export { RateLimitSchema, type RateLimitConfig } from './schema/rate-limit.js';
 export {
   QuotasSchema,
+  QUOTA_REDIS_TIMEOUT_MS,
   QUOTA_WINDOWS,
   type QuotaWindow,
   type QuotasConfig,

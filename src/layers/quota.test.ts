@@ -91,6 +91,19 @@ describe('local quota counters', () => {
     assert.deepEqual(counters.take('consumer:b', limits, windowsAt(now)).counts, [1, 1], 'each key its own');
   });
 
+  it('sync raises the counts to the shared ones and keeps a higher local count', () => {
+    const now = at('2026-06-01T10:00:05Z');
+    const counters = createQuotaCounters({ now: () => now });
+    counters.take('consumer:a', limits, windowsAt(now));
+    counters.sync('consumer:a', limits, windowsAt(now), [0, 3]);
+    assert.deepEqual(counters.take('consumer:a', limits, windowsAt(now)), { admitted: true, counts: [2, 4] });
+    counters.sync('consumer:new', limits, windowsAt(now), [3, 3]);
+    assert.deepEqual(counters.take('consumer:new', limits, windowsAt(now)), { admitted: false, counts: [3, 3] });
+    const nextMinute = at('2026-06-01T10:01:00Z');
+    counters.sync('consumer:new', limits, windowsAt(nextMinute), [1, 3]);
+    assert.deepEqual(counters.take('consumer:new', limits, windowsAt(nextMinute)), { admitted: true, counts: [2, 4] });
+  });
+
   it('keeps at most maxKeys callers', () => {
     const now = at('2026-06-01T10:00:05Z');
     const counters = createQuotaCounters({ maxKeys: 2, now: () => now });

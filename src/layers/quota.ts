@@ -56,7 +56,7 @@ function planMap(plans: Readonly<Record<string, QuotaLimits>> | undefined): Read
 /** The quota of a route, or undefined when it has none. Decided at config load. */
 export function routeQuota(
   route: Pick<CompiledRoute, 'id' | 'quota'>,
-  settings: QuotasConfig | undefined,
+  settings: Omit<QuotasConfig, 'redisCommandTimeoutMs'> | undefined,
 ): QuotaPolicy | undefined {
   const own = route.quota;
   if (own?.enabled === false) return undefined;
@@ -85,6 +85,12 @@ export interface QuotaStore {
 /** The process's own counters. */
 export interface QuotaCounters extends QuotaStore {
   take(key: string, limits: QuotaLimitList, windows: readonly WindowBounds[]): QuotaDecision;
+  /**
+   * Raises the counts of `key` to the shared ones Redis answered (`counts`, per window of
+   * `limits`), so that a decision made without Redis starts from them. A count already higher
+   * stays: it holds requests Redis never saw.
+   */
+  sync(key: string, limits: QuotaLimitList, windows: readonly WindowBounds[], counts: readonly number[]): void;
   /** Keys currently counted (for metrics). */
   readonly size: number;
 }
@@ -107,33 +113,43 @@ export function createQuotaCounters(options: QuotaCountersOptions = {}): QuotaCo
   const now = options.now ?? Date.now;
   // Made on the first counted request, as the rate limiter's buckets: lru-cache allocates for `max` up front.
   let entries: LRUCache<string, Entry> | undefined;
+  /** The slots of `key` for the current windows, a new window's at zero; `keep` stores a changed entry. */
+  const slotsOf = (key: string, limits: QuotaLimitList, windows: readonly WindowBounds[]) => {
+    entries ??= new LRUCache<string, Entry>({ max: options.maxKeys ?? 100_000, perf: { now } });
+    let entry = entries.get(key);
+    let renewed = entry === undefined;
+    entry ??= {};
+    const slots: Slot[] = [];
+    for (let i = 0; i < limits.length; i++) {
+      const window = limits[i]!.window;
+      const start = windows[i]!.start;
+      let slot = entry[window];
+      if (slot === undefined || slot.start !== start) {
+        slot = entry[window] = { start, count: 0 };
+        renewed = true;
+      }
+      slots.push(slot);
+    }
+    const stored = entry;
+    const keep = () => {
+      // Kept until its longest window ends: by then every count in it would start again at zero.
+      if (renewed) entries!.set(key, stored, { ttl: Math.max(1, Math.max(...windows.map((w) => w.end)) - now()) });
+    };
+    return { slots, keep };
+  };
   return {
     take(key, limits, windows) {
-      entries ??= new LRUCache<string, Entry>({ max: options.maxKeys ?? 100_000, perf: { now } });
-      let entry = entries.get(key);
-      let renewed = entry === undefined;
-      entry ??= {};
-      const counts: number[] = [];
+      const { slots, keep } = slotsOf(key, limits, windows);
       let admitted = true;
-      for (let i = 0; i < limits.length; i++) {
-        const { window, limit } = limits[i]!;
-        const start = windows[i]!.start;
-        let slot = entry[window];
-        if (slot === undefined || slot.start !== start) {
-          slot = entry[window] = { start, count: 0 };
-          renewed = true;
-        }
-        counts.push(slot.count);
-        if (slot.count >= limit) admitted = false;
-      }
-      if (admitted)
-        for (let i = 0; i < limits.length; i++) {
-          entry[limits[i]!.window]!.count++;
-          counts[i]!++;
-        }
-      // Kept until its longest window ends: by then every count in it would start again at zero.
-      if (renewed) entries.set(key, entry, { ttl: Math.max(1, Math.max(...windows.map((w) => w.end)) - now()) });
-      return { admitted, counts };
+      for (let i = 0; i < limits.length; i++) if (slots[i]!.count >= limits[i]!.limit) admitted = false;
+      if (admitted) for (const slot of slots) slot.count++;
+      keep();
+      return { admitted, counts: slots.map((s) => s.count) };
+    },
+    sync(key, limits, windows, counts) {
+      const { slots, keep } = slotsOf(key, limits, windows);
+      for (let i = 0; i < slots.length; i++) slots[i]!.count = Math.max(slots[i]!.count, counts[i]!);
+      keep();
     },
     get size() {
       return entries?.size ?? 0;

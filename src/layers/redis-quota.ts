@@ -10,10 +10,21 @@
  * (keep them NTP-synchronised): replicas whose clocks differ by a second disagree only in that
  * second at a window's edge.
  *
- * When Redis is down or does not answer within `commandTimeoutMs`, the decision is the local
- * counters' (as the shared rate limits, docs/redis.md), counted as a fallback ('quota').
+ * Quotas have a connection of their own (createSharedQuotas), whose command timeout
+ * (`quotas.redisCommandTimeoutMs`, default 1 s) is longer than the shared connection's: a quota
+ * is a long window where counting right matters more than a few milliseconds, and a saturated
+ * event loop would otherwise miss the rate limits' short timeout and decide locally.
+ *
+ * When Redis is down or does not answer in time, the decision is the local counters' (as the
+ * shared rate limits, docs/redis.md), counted as a fallback ('quota'). Every answer from Redis
+ * raises the local counts of its caller to the shared ones (QuotaCounters.sync), so a local
+ * decision starts from what Redis last said (a caller over its quota stays refused) and a request
+ * admitted locally whose command reached Redis anyway is in the shared count once, not added to it.
  */
 import { fallbackCounter, type RedisUserOptions } from '../redis/fallback-counter.js';
+import { createRedisConnection, type RedisConnection, type RedisSettings } from '../redis/connection.js';
+import type { EventBus } from '../observability/events.js';
+import type { Logger } from '../observability/logger.js';
 import type { QuotaCounters, QuotaDecision, QuotaStore } from './quota.js';
 
 /**
@@ -71,8 +82,62 @@ export function createRedisQuotaStore(options: RedisQuotaOptions): QuotaStore {
       for (let i = 0; i < n; i++) args.push(Math.max(1, windows[i]!.end - at) + EXPIRY_MARGIN_MS);
       return redis.send('quota', COMMAND, args).then((reply): QuotaDecision | Promise<QuotaDecision> => {
         if (!Array.isArray(reply) || reply.length !== n + 1) return local(key, limits, windows);
-        return { admitted: reply[0] === 1, counts: reply.slice(1).map(Number) };
+        const counts = reply.slice(1).map(Number);
+        fallback.sync(key, limits, windows, counts);
+        return { admitted: reply[0] === 1, counts };
       });
+    },
+  };
+}
+
+/** The quotas' own Redis connection and store, opened when a configuration first counts quotas in Redis. */
+export interface SharedQuotas {
+  /**
+   * The store on the quota connection (opened on the first call); `commandTimeoutMs`
+   * (`quotas.redisCommandTimeoutMs`) applies to every command sent after the call.
+   */
+  store(commandTimeoutMs: number): QuotaStore;
+  /** The connection, once opened. */
+  readonly connection: RedisConnection | undefined;
+  close(): Promise<void>;
+}
+
+export interface SharedQuotasOptions {
+  /** `config.redis`: the same Redis and key prefix as the shared connection. */
+  readonly settings: RedisSettings;
+  readonly logger: Logger;
+  readonly events: EventBus;
+  readonly fallback: QuotaCounters;
+  readonly now?: () => number;
+}
+
+/** The quota connection, made once per process; a gateway without quotas in Redis never opens it. */
+export function createSharedQuotas(options: SharedQuotasOptions): SharedQuotas {
+  const { settings, logger, events } = options;
+  let connection: RedisConnection | undefined;
+  let store: QuotaStore | undefined;
+  return {
+    store(commandTimeoutMs) {
+      connection ??= createRedisConnection({
+        settings: { ...settings, commandTimeoutMs },
+        logger,
+        events,
+        purpose: 'quotas',
+      });
+      connection.setCommandTimeout(commandTimeoutMs);
+      store ??= createRedisQuotaStore({
+        redis: connection,
+        events,
+        fallback: options.fallback,
+        ...(options.now === undefined ? {} : { now: options.now }),
+      });
+      return store;
+    },
+    get connection() {
+      return connection;
+    },
+    async close() {
+      await connection?.close();
     },
   };
 }

@@ -24,6 +24,8 @@ import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../lay
 import { createQuotaCounters, type QuotaCounters, type QuotaStore } from '../layers/quota.js';
 import { createWindowClock, type WindowClock } from '../layers/quota-windows.js';
 import type { QuotaUsage } from '../layers/quota-usage.js';
+import type { SharedQuotas } from '../layers/redis-quota.js';
+import { QUOTA_REDIS_TIMEOUT_MS } from '../config/schema.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { compileCompression } from '../layers/compression.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
@@ -47,8 +49,8 @@ export interface SharedPipelineDeps {
   readonly sharedRateLimits?: RateLimitStore | undefined;
   /** The process-wide local quota counters (survive reloads); one per config when not given. */
   readonly quotaCounters?: QuotaCounters;
-  /** The quota counters in Redis; undefined without `config.redis`. */
-  readonly sharedQuotas?: QuotaStore | undefined;
+  /** The quota counters in Redis, on their own connection; undefined without `config.redis`. */
+  readonly sharedQuotas?: SharedQuotas | undefined;
   /** The callers the status page shows (layers/quota-usage.ts); undefined: none recorded. */
   readonly quotaUsage?: QuotaUsage | undefined;
   /** The process-wide JWKS key sources (keys survive reloads); one per config when not given. */
@@ -119,7 +121,10 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     ...shared,
     config: compiled,
     rateLimiter,
-    quotaStore: quotasInRedis ? (shared.sharedQuotas ?? quotaCounters) : quotaCounters,
+    quotaStore:
+      quotasInRedis && shared.sharedQuotas !== undefined
+        ? shared.sharedQuotas.store(settings.quotas?.redisCommandTimeoutMs ?? QUOTA_REDIS_TIMEOUT_MS)
+        : quotaCounters,
     quotaWindows: createWindowClock(),
     spill: shared.spill ?? createSpillBudget(),
     httpCache: config.routes.some((r) => r.cache !== undefined)

@@ -1,6 +1,8 @@
 /**
- * The process's one connection to Redis (`config.redis`), shared by the rate-limit and quota
- * stores, the mapping cache and the HTTP cache. Redis is an optimisation, never a dependency of a request (docs/redis.md):
+ * A connection to Redis (`config.redis`): the process's shared one, for the rate-limit store, the
+ * mapping cache and the HTTP cache, and the quotas' own (layers/redis-quota.ts), whose commands
+ * may wait longer (`quotas.redisCommandTimeoutMs`). Redis is an optimisation, never a dependency
+ * of a request (docs/redis.md):
  * a command is bounded by `commandTimeoutMs`, a command sent while Redis is unreachable fails at
  * once instead of waiting in a queue, and the callers then decide locally.
  *
@@ -60,6 +62,8 @@ export interface RedisConnection {
   send(use: RedisUse, command: string, args: readonly RedisArg[]): Promise<unknown>;
   /** As `send`, with bulk replies as Buffers (for values that are bytes, not text). */
   sendBuffer(use: RedisUse, command: string, args: readonly RedisArg[]): Promise<unknown>;
+  /** Sets the longest wait for each later command's answer (the quota connection's own timeout). */
+  setCommandTimeout(ms: number): void;
   /**
    * Settles after the first connection attempt: undefined when connected (or when Redis was only
    * unreachable: the client keeps trying), else why these settings cannot work (wrong password,
@@ -73,6 +77,8 @@ export interface RedisConnectionOptions {
   readonly settings: RedisSettings;
   readonly logger: Logger;
   readonly events: EventBus;
+  /** What the connection serves, in its client name and log lines; default the shared connection. */
+  readonly purpose?: 'shared' | 'quotas';
 }
 
 /** First and longest wait between two reconnection attempts, and after a failed command. */
@@ -89,10 +95,11 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   const { settings, logger, events } = options;
   const where = redactRedisUrl(settings.url);
   const Redis = redisClass();
-  const client = new Redis(settings.url, clientOptions(settings));
+  const purpose = options.purpose ?? 'shared';
+  const client = new Redis(settings.url, clientOptions(settings, purpose));
   const scripts = new Map<string, ScriptCommand>();
   const bufferScripts = new Map<string, ScriptCommand>();
-  const health = new ConnectionHealth(logger, where);
+  const health = new ConnectionHealth(logger, where, purpose);
 
   client.on('ready', () => {
     health.lastError = '';
@@ -132,6 +139,10 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       // ioredis defines the variant that answers bulk strings as Buffers beside each script.
       bufferScripts.set(name, commands[`${name}Buffer`]!.bind(client));
     },
+    setCommandTimeout(ms) {
+      // ioredis reads the option as each command is sent: commands already sent keep theirs.
+      client.options.commandTimeout = ms;
+    },
     send(use, command, args) {
       const script = scripts.get(command);
       return settle(use, script === undefined ? client.call(command, ...args) : script(...args));
@@ -163,7 +174,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
 }
 
 /** The client's settings: bounded waits, and no queue of commands while disconnected. */
-function clientOptions(settings: RedisSettings): RedisOptions {
+function clientOptions(settings: RedisSettings, purpose: 'shared' | 'quotas'): RedisOptions {
   return {
     lazyConnect: true,
     keyPrefix: settings.keyPrefix,
@@ -175,10 +186,35 @@ function clientOptions(settings: RedisSettings): RedisOptions {
     maxRetriesPerRequest: 0,
     // RESP2: understood by every Redis and by managed services that lack HELLO.
     protocol: 2,
-    connectionName: 'portico',
+    connectionName: purpose === 'shared' ? 'portico' : 'portico-quotas',
     retryStrategy: (times) => Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(times - 1, 10)),
   };
 }
+
+interface Words {
+  readonly connected: string;
+  readonly unreachable: string;
+  readonly unavailable: string;
+  readonly available: string;
+}
+
+/** The log lines of each connection, which say what its outage means. */
+const WORDS: Readonly<Record<'shared' | 'quotas', Words>> = {
+  shared: {
+    connected: 'Redis connected',
+    unreachable:
+      "Redis unreachable at start: rate limits use each process's own buckets and the caches skip Redis until it answers",
+    unavailable:
+      "Redis unavailable: rate limits fall back to each process's own buckets and the caches skip Redis until it answers",
+    available: 'Redis available again: rate limits and the caches are shared again',
+  },
+  quotas: {
+    connected: 'Redis connected for quotas',
+    unreachable: "Redis unreachable at start for quotas: each process counts quotas on its own until it answers",
+    unavailable: "Redis unavailable for quotas: each process counts quotas on its own until it answers",
+    available: 'Redis available again for quotas: quotas are shared again',
+  },
+};
 
 /** Where the connection stands in the transition table above, and the backoff after a failed command. */
 class ConnectionHealth {
@@ -191,10 +227,15 @@ class ConnectionHealth {
   private failedCommands = 0;
   private backoffMs = 0;
 
+  private readonly words: Words;
+
   constructor(
     private readonly logger: Logger,
     private readonly where: string,
-  ) {}
+    purpose: 'shared' | 'quotas',
+  ) {
+    this.words = WORDS[purpose];
+  }
 
   goDown(reason: string): void {
     if (this.state === 'closed' || this.state === 'down') return;
@@ -204,9 +245,7 @@ class ConnectionHealth {
     this.failedCommands = 0;
     this.logger.warn(
       { redis: this.where, reason },
-      first
-        ? "Redis unreachable at start: rate limits use each process's own buckets and the caches skip Redis until it answers"
-        : "Redis unavailable: rate limits fall back to each process's own buckets and the caches skip Redis until it answers",
+      first ? this.words.unreachable : this.words.unavailable,
     );
   }
 
@@ -214,11 +253,11 @@ class ConnectionHealth {
     this.backoffMs = 0;
     this.skipUntil = 0;
     if (this.state === 'up' || this.state === 'closed') return;
-    if (this.state === 'connecting') this.logger.info({ redis: this.where }, 'Redis connected');
+    if (this.state === 'connecting') this.logger.info({ redis: this.where }, this.words.connected);
     else
       this.logger.info(
         { redis: this.where, outageMs: Date.now() - this.downSince, failedCommands: this.failedCommands },
-        'Redis available again: rate limits and the caches are shared again',
+        this.words.available,
       );
     this.state = 'up';
   }

@@ -13,8 +13,8 @@ import { createMappingCache } from '../mapping/cache.js';
 import { type MappingCache } from '../mapping/types.js';
 import { createRateLimiter, type RateLimiter, type RateLimitStore } from '../layers/rate-limit.js';
 import { createRedisRateLimitStore } from '../layers/redis-rate-limit.js';
-import { createQuotaCounters, type QuotaCounters, type QuotaStore } from '../layers/quota.js';
-import { createRedisQuotaStore } from '../layers/redis-quota.js';
+import { createQuotaCounters, type QuotaCounters } from '../layers/quota.js';
+import { createSharedQuotas, type SharedQuotas } from '../layers/redis-quota.js';
 import { createQuotaUsage, type QuotaUsage } from '../layers/quota-usage.js';
 import { createRedisMappingStore } from '../mapping/redis-cache.js';
 import { createRedisConnection, type RedisConnection } from '../redis/connection.js';
@@ -36,8 +36,8 @@ export interface Registries {
   /** The buckets in Redis, for `rateLimit.store: redis`; undefined without `config.redis`. */
   readonly sharedRateLimits: RateLimitStore | undefined;
   readonly quotaCounters: QuotaCounters;
-  /** The quota counters in Redis; undefined without `config.redis`. */
-  readonly sharedQuotas: QuotaStore | undefined;
+  /** The quota counters in Redis, on the quotas' own connection; undefined without `config.redis`. */
+  readonly sharedQuotas: SharedQuotas | undefined;
   /** The callers nearest their limits, for the status page. */
   readonly quotaUsage: QuotaUsage;
   /** Open SSE streams, ended when the drain starts (they would otherwise hold it for its whole length). */
@@ -87,7 +87,8 @@ export function createRegistries(options: RegistryOptions): Registries {
   const rateLimiter = createRateLimiter();
   const sharedRateLimits = redis && createRedisRateLimitStore({ redis, fallback: rateLimiter, events });
   const quotaCounters = createQuotaCounters();
-  const sharedQuotas = redis && createRedisQuotaStore({ redis, fallback: quotaCounters, events });
+  const sharedQuotas =
+    redisSettings && createSharedQuotas({ settings: redisSettings, logger, events, fallback: quotaCounters });
   // No refetch of keys for an unchanged jwksUrl.
   const jwks = createJwksRegistry({ logger, now });
   return {

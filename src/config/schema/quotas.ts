@@ -31,6 +31,9 @@ const quotaKey = limitKey(
   'What a quota counts by: consumer (a request without one is counted by its client address), claims.NAME, header:NAME or ip',
 );
 
+/** `quotas.redisCommandTimeoutMs` when unset, and for routes' own quotas without `config.quotas`. */
+export const QUOTA_REDIS_TIMEOUT_MS = 1000;
+
 export const QuotasSchema = z.strictObject({
   key: quotaKey.default('consumer'),
   ...WindowsShape,
@@ -40,6 +43,14 @@ export const QuotasSchema = z.strictObject({
     .optional()
     .describe(
       'local: each process counts on its own; redis: the counters live in config.redis, shared by every replica; default redis when config.redis is set, else local',
+    ),
+  redisCommandTimeoutMs: z
+    .int()
+    .positive()
+    .max(60_000)
+    .default(QUOTA_REDIS_TIMEOUT_MS)
+    .describe(
+      "Longest wait for Redis's answer to a quota decision, on the quotas' own connection (redis.commandTimeoutMs is the rate limits' and the mapping cache's); past it the request is decided by the process's own counters",
     ),
 });
 
