@@ -131,4 +131,28 @@ describe('consumer rules', () => {
       found.join('\n'),
     );
   });
+
+  it('a plain YAML consumers file (the fast path): read when valid, its problems located when not', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-consumers-'));
+    const consumer = (id: string, key = 'keys') =>
+      `  - id: ${id}\n    ${key}:\n      - ${HASH}\n    claims: { customer: ${id} }\n    plan: gold\n`;
+    writeFileSync(join(dir, 'keys.yaml'), `consumers:\n${consumer('acme')}`);
+    writeFileSync(
+      join(dir, 'g.yaml'),
+      `${ROUTE}config:\n  consumersFile: keys.yaml\n  auth: { apiKey: { header: X-API-Key } }\n`,
+    );
+    const ok = loadConfig(join(dir, 'g.yaml'));
+    assert.ok(ok.ok);
+    assert.deepEqual(ok.config.consumers, [
+      { id: 'acme', keyHashes: ['ab'.repeat(32)], claims: { customer: 'acme' }, plan: 'gold' },
+    ]);
+
+    writeFileSync(join(dir, 'keys.yaml'), `consumers:\n${consumer('acme')}${consumer('globex', 'kyes')}${consumer('acme')}`);
+    const bad = loadConfig(join(dir, 'g.yaml'));
+    assert.ok(!bad.ok);
+    const found = bad.problems.map(formatProblem);
+    const file = join(dir, 'keys.yaml');
+    assert.ok(found.some((p) => p.startsWith(`${file}:8:5: consumers[1]: unknown key "kyes"`)), found.join('\n'));
+    assert.ok(found.includes(`${file}:12:9: consumers[2].id: "acme" is already the id of consumers[0]`), found.join('\n'));
+  });
 });

@@ -1,13 +1,18 @@
 /**
  * The consumers file (`config.consumersFile`, docs/consumers.md): a YAML file with the same
  * `consumers:` list the configuration may hold, read at load and again whenever it changes, on its
- * own, without the rest of the configuration. Its problems name its own FILE:LINE:COL. A file
- * named `*.json` is read with `JSON.parse` first, for large key stores.
+ * own, without the rest of the configuration. Its problems name its own FILE:LINE:COL.
+ *
+ * Large key stores are read without the YAML parser that keeps every node's position: a file named
+ * `*.json` with `JSON.parse`, any other with the plain-YAML reader (./plain-yaml.ts), when the text
+ * is within what that reader understands. Only a file with a problem to locate (or a `${NAME}` to
+ * substitute, or YAML beyond the plain subset) is read by the YAML parser.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConsumersFileSchema, type ConsumerConfig } from './schema.js';
 import { parseConfigText } from './parse.js';
+import { readPlainYaml } from './plain-yaml.js';
 import { schemaProblems } from './schema-problems.js';
 import { consumerListRules } from './consumer-rules.js';
 import type { AddProblem, Problem } from './problems.js';
@@ -32,7 +37,7 @@ export function readConsumersFile(file: string, env: NodeJS.ProcessEnv = process
       code === 'ENOENT' ? `file not found: ${resolve(file)}` : `cannot read file (${code ?? 'error'})`,
     );
   }
-  const fast = file.endsWith('.json') ? readJsonFast(text) : undefined;
+  const fast = readFast(text, file.endsWith('.json'));
   if (fast !== undefined) return { ok: true, consumers: fast };
   // YAML, or JSON with a problem to locate: JSON is YAML, and the YAML parser keeps positions.
   const parsed = parseConfigText(text, file, env);
@@ -50,18 +55,21 @@ export function readConsumersFile(file: string, env: NodeJS.ProcessEnv = process
 }
 
 /**
- * A valid JSON file's consumers, without the YAML parser (which keeps every node's position, and
- * costs far more on 100,000 consumers); undefined when the text needs it: a problem to locate, or
- * `${NAME}` to substitute.
+ * A valid file's consumers, without the YAML parser (which keeps every node's position, and costs
+ * far more on 100,000 consumers); undefined when the text needs it: a problem to locate, `${NAME}`
+ * (or `$$`) to substitute, or YAML the plain reader leaves to it.
  */
-function readJsonFast(text: string): ConsumerConfig[] | undefined {
-  if (text.includes('${')) return undefined;
+function readFast(text: string, isJson: boolean): ConsumerConfig[] | undefined {
+  if (text.includes('$')) return undefined;
   let value: unknown;
-  try {
-    value = JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  if (isJson)
+    try {
+      value = JSON.parse(text) as unknown;
+    } catch {
+      return undefined;
+    }
+  else value = readPlainYaml(text);
+  if (value === undefined) return undefined;
   const result = ConsumersFileSchema.safeParse(value);
   if (!result.success) return undefined;
   let valid = true;

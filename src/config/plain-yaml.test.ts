@@ -1,0 +1,104 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readPlainYaml } from './plain-yaml.js';
+import { parseConfigText } from './parse.js';
+
+/** What the configuration's YAML parser reads from `text`: its value, or undefined with a problem. */
+function library(text: string): unknown {
+  const parsed = parseConfigText(text, 'consumers.yaml', {});
+  return parsed.problems.length > 0 ? undefined : parsed.value;
+}
+
+const SAMPLE = `# consumers, written by the billing export
+consumers:
+  - id: acme
+    keys:
+      - sha256:0fdb3a1ea7192c4e9acbb2f130655e2c578ba4d266e38329d264ff6ff1bcecf8
+      - "sha256:f9f9a85dcd97679226ba0a6825dd0c38d058ba4616c153bc21f07dc678df672a"
+    claims: { customer: acme, tier: gold, email: "ops@acme.example" }
+    plan: gold
+  -   id: 'globex'
+      keys: [sha256:99357dc95d84bcfcbf69dbaa241140a84b6b92e80dc43200999199156352ffd0]
+      claims:
+        customer: globex
+        scopes: [read, write]
+  - id: initech
+    keys:
+    - sha256:aa
+    claims: {}
+    note: 'a: b, c'
+`;
+
+describe('plain YAML reader', () => {
+  it('reads the plain subset as the YAML parser does', () => {
+    const cases = [
+      SAMPLE,
+      'consumers: []\n',
+      'consumers:\n- id: a\n  keys: []\n',
+      '  consumers:\n    - id: a\n',
+      'a:\n  b:\n    c: https://example.com/x\n  d: [a:b]\n',
+      'list:\n  -\n    - x\n    - y\n  - z\n',
+    ];
+    for (const text of cases) {
+      const value = readPlainYaml(text);
+      assert.notEqual(value, undefined, text);
+      assert.deepEqual(value, library(text), text);
+    }
+  });
+
+  it('leaves to the YAML parser whatever it does not fully understand', () => {
+    const cases = [
+      'a: 1\n', // a number
+      'a: true\n', // a boolean
+      'a: null\n',
+      'a:\n', // null
+      'a: b # comment\n',
+      'a: &x b\nc: *x\n', // anchors and aliases
+      'a: !!str b\n', // a tag
+      'a: b\n  c\n', // a multi-line scalar
+      'a: "b\\n"\n', // an escape
+      "a: 'it''s'\n",
+      'a: b\na: c\n', // a duplicate key
+      '__proto__: { polluted: yes }\n',
+      'a:\n\t- b\n', // a tab
+      '---\na: b\n',
+      'a: b\n---\nc: d\n', // a second document
+      'a: {b: c,}\n', // a trailing comma
+      'a: [b, [c]]\n', // nested flow
+      'a: {b:c}\n',
+      'a: "x, y"\nb: [ "x, y" ]\n',
+      'a: | \n  text\n',
+      'a: 2026-01-01\n',
+      'a: b c\n', // a plain scalar with a space
+      '"a": b\n',
+      '? a\n: b\n',
+      'a:\n  - b\n c: d\n', // a key at no level's column
+      '',
+      '# only a comment\n',
+    ];
+    for (const text of cases) assert.equal(readPlainYaml(text), undefined, JSON.stringify(text));
+  });
+
+  it('whatever it reads in thousands of mangled files is what the YAML parser reads', () => {
+    // A seeded generator: the same files on every run.
+    let seed = 38;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const inserts = [' ', '  ', '\n', '-', ':', ': ', '#', ' #', ',', '[', ']', '{', '}', '"', "'", 'x', '1', '&a', '*a', '!'];
+    let read = 0;
+    for (let round = 0; round < 1500; round++) {
+      let text = SAMPLE;
+      for (let edits = 1 + random(3); edits > 0; edits--) {
+        const at = random(text.length);
+        text = random(4) === 0 ? text.slice(0, at) + text.slice(at + 1) : text.slice(0, at) + inserts[random(inserts.length)]! + text.slice(at);
+      }
+      const value = readPlainYaml(text);
+      if (value === undefined) continue;
+      read++;
+      assert.deepEqual(value, library(text), JSON.stringify(text));
+    }
+    assert.ok(read > 50, `only ${read} mangled files were within the subset`);
+  });
+});
