@@ -5,6 +5,11 @@
  * by both together are compared with the quota (goal: within 1%), and with the count Redis holds.
  *
  *   node --import tsx bench/quota-replicas.ts [--duration 60] [--quota 20000] [--connections 32]
+ *        [--command-timeout-ms 50] [--quota-timeout-ms 1000]
+ *
+ * `--command-timeout-ms` is `redis.commandTimeoutMs` (the rate limits' and mapping cache's
+ * connection), `--quota-timeout-ms` is `quotas.redisCommandTimeoutMs` (the quotas' own
+ * connection, which decides here); both default to the gateway's defaults.
  *
  * Choose `--quota` below what both replicas answer in `--duration` (the report says how many
  * requests were sent), so that the quota is used up under load and the refusals that follow are
@@ -35,13 +40,19 @@ const SECRET = 'quota-replicas-bench-secret-0123456789abcdef';
 const SUBJECT = 'bench-consumer';
 const KEY_PREFIX = 'bench-quota:';
 
-function yaml(backendPort: number, redisUrl: string, quota: number, commandTimeoutMs: number): string {
+interface Timeouts {
+  readonly commandTimeoutMs: number;
+  readonly quotaTimeoutMs: number;
+}
+
+function yaml(backendPort: number, redisUrl: string, quota: number, timeouts: Timeouts): string {
+  const { commandTimeoutMs, quotaTimeoutMs } = timeouts;
   return [
     'routes:',
     `  - { method: GET, route: /small, service: 127.0.0.1:${backendPort}, path: /small, protected: true }`,
     'config:',
     `  auth: { secret: ${SECRET} }`,
-    `  quotas: { key: claims.sub, day: ${quota}, store: redis }`,
+    `  quotas: { key: claims.sub, day: ${quota}, store: redis, redisCommandTimeoutMs: ${quotaTimeoutMs} }`,
     // required: /ready waits for the connection, so no request is decided before it is up.
     `  redis: { url: "${redisUrl}", keyPrefix: "${KEY_PREFIX}", commandTimeoutMs: ${commandTimeoutMs}, required: true }`,
     '',
@@ -94,12 +105,14 @@ async function main(): Promise<void> {
       quota: { type: 'string', default: '20000' },
       connections: { type: 'string', default: '32' },
       'command-timeout-ms': { type: 'string', default: '50' },
+      'quota-timeout-ms': { type: 'string', default: '1000' },
     },
   });
   const durationSec = Number(values.duration);
   const quota = Number(values.quota);
   const connections = Number(values.connections);
   const commandTimeoutMs = Number(values['command-timeout-ms']);
+  const quotaTimeoutMs = Number(values['quota-timeout-ms']);
   const pinning = detectPinning(true);
 
   const started: Started[] = [];
@@ -115,7 +128,7 @@ async function main(): Promise<void> {
     started.push(backend);
     mkdirSync(CACHE_DIR, { recursive: true });
     const file = resolve(CACHE_DIR, 'quota-replicas.yaml');
-    writeFileSync(file, yaml(backend.port, redis.url, quota, commandTimeoutMs));
+    writeFileSync(file, yaml(backend.port, redis.url, quota, { commandTimeoutMs, quotaTimeoutMs }));
     const urls: string[] = [];
     for (const name of ['a', 'b']) {
       const port = await freePort();
@@ -166,7 +179,7 @@ async function main(): Promise<void> {
       row('b', b!),
       '',
       `Admitted by both: ${admitted} of a quota of ${quota} (${(deviation * 100).toFixed(2)}% apart; goal <= 1%).`,
-      `Counted in Redis: ${inRedis}. Decisions made without Redis (commandTimeoutMs ${commandTimeoutMs}): ${fallbacks.join(' + ')}.`,
+      `Counted in Redis: ${inRedis}. Decisions made without Redis (quotas.redisCommandTimeoutMs ${quotaTimeoutMs}, redis.commandTimeoutMs ${commandTimeoutMs}): ${fallbacks.join(' + ')}.`,
       ...(sent <= quota ? [`WARNING: only ${sent} requests sent: the quota was never used up; lower --quota.`] : []),
       ...(sameDay ? [] : ['WARNING: the run crossed midnight UTC: two daily windows were counted.']),
       '',
