@@ -18,6 +18,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -125,8 +126,9 @@ function answer(req: IncomingMessage, res: ServerResponse, url: string): void {
   send(res, 404, Buffer.from('{"ok":false}'));
 }
 
-// Started as a process (not imported): listen.
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+// Started as a process (not imported): listen. Node runs the main module from its real path, so a
+// script reached through a symbolic link (a node_modules linked into a worktree) is compared by it.
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(resolve(process.argv[1]))) {
   const server = createServer({ keepAliveTimeout: Number(process.argv[3] ?? 120_000) }, handle);
   server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
     process.stdout.write(JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port }) + '\n');

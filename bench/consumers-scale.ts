@@ -5,10 +5,14 @@
  * built from it (`createPipelineDeps` does that); "reload" is the file changing on its own
  * (setup/consumers-file.ts: read, validate, compile, swap the store); "memory" is the heap the
  * key store and the compiled consumers keep, after a full GC; "lookup" is one key's hash and
- * lookup, hit and miss.
+ * lookup, hit and miss; "rejected" is a reload of the file with one bad key hash in its last
+ * consumer, which the YAML parser that keeps positions reads to locate the problem.
  *
  *   node --expose-gc --import tsx bench/consumers-scale.ts [--consumers 100000] [--keys 2]
- *        [--format json|yaml] [--rounds 3]
+ *        [--format json|yaml|both] [--rounds 3]
+ *
+ * `--format both` (the default) measures the JSON file, then the YAML one, in one process: the
+ * memory line of the second includes what the first left behind.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,21 +29,23 @@ const { values } = parseArgs({
   options: {
     consumers: { type: 'string', default: '100000' },
     keys: { type: 'string', default: '2' },
-    format: { type: 'string', default: 'json' },
+    format: { type: 'string', default: 'both' },
     rounds: { type: 'string', default: '3' },
   },
 });
 const count = Number(values.consumers);
 const keysEach = Number(values.keys);
 const rounds = Number(values.rounds);
-const format = values.format === 'yaml' ? 'yaml' : 'json';
+const formats: readonly ('json' | 'yaml')[] =
+  values.format === 'both' ? ['json', 'yaml'] : [values.format === 'yaml' ? 'yaml' : 'json'];
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('run with node --expose-gc');
+const maybeGc = (globalThis as { gc?: () => void }).gc;
+if (maybeGc === undefined) throw new Error('run with node --expose-gc');
+const gc: () => void = maybeGc;
 const keyOf = (i: number, k: number) => `pk_bench_${i}_${k}`;
 const hashOf = (key: string) => `sha256:${createHash('sha256').update(key).digest('hex')}`;
 
-function consumersText(): string {
+function consumersText(format: 'json' | 'yaml'): string {
   const list = Array.from({ length: count }, (_, i) => ({
     id: `consumer-${i}`,
     keys: Array.from({ length: keysEach }, (_, k) => hashOf(keyOf(i, k))),
@@ -62,10 +68,9 @@ const ms = (start: number) => performance.now() - start;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 
-const dir = mkdtempSync(join(tmpdir(), 'portico-consumers-bench-'));
-try {
+function measure(dir: string, format: 'json' | 'yaml'): void {
   const file = join(dir, `consumers.${format}`);
-  const text = consumersText();
+  const text = consumersText(format);
   writeFileSync(file, text);
   writeFileSync(
     join(dir, 'gateway.yaml'),
@@ -109,6 +114,19 @@ try {
     console.log(`lookup ${name}: ${((ms(start) * 1e6) / lookups).toFixed(0)} ns each (${found} found)`);
   }
   console.log(`keys in the store: ${store.size}`);
+
+  // One bad hash in the last consumer: the whole file is read again by the YAML parser to locate it.
+  const lastHash = hashOf(keyOf(count - 1, 0));
+  writeFileSync(file, text.replace(lastHash, lastHash.slice(0, -1)));
+  start = performance.now();
+  if (reloadConsumers(file, store, logger)) throw new Error('a bad file was accepted');
+  console.log(`rejected reload (a bad hash in the last consumer, located): ${ms(start).toFixed(0)} ms`);
+  console.log('');
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'portico-consumers-bench-'));
+try {
+  for (const format of formats) measure(dir, format);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
