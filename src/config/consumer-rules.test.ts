@@ -147,12 +147,21 @@ describe('consumer rules', () => {
       { id: 'acme', keyHashes: ['ab'.repeat(32)], claims: { customer: 'acme' }, plan: 'gold' },
     ]);
 
-    writeFileSync(join(dir, 'keys.yaml'), `consumers:\n${consumer('acme')}${consumer('globex', 'kyes')}${consumer('acme')}`);
+    writeFileSync(
+      join(dir, 'keys.yaml'),
+      `consumers:\n${consumer('acme')}${consumer('globex', 'kyes')}${consumer('acme')}`,
+    );
     const bad = loadConfig(join(dir, 'g.yaml'));
     assert.ok(!bad.ok);
     const found = bad.problems.map(formatProblem);
     const file = join(dir, 'keys.yaml');
-    assert.ok(found.some((p) => p.startsWith(`${file}:8:5: consumers[1]: unknown key "kyes"`)), found.join('\n'));
-    assert.ok(found.includes(`${file}:12:9: consumers[2].id: "acme" is already the id of consumers[0]`), found.join('\n'));
+    assert.ok(
+      found.some((p) => p.startsWith(`${file}:8:5: consumers[1]: unknown key "kyes"`)),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.includes(`${file}:12:9: consumers[2].id: "acme" is already the id of consumers[0]`),
+      found.join('\n'),
+    );
   });
 });

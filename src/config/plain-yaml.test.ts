@@ -86,13 +86,37 @@ describe('plain YAML reader', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed % n;
     };
-    const inserts = [' ', '  ', '\n', '-', ':', ': ', '#', ' #', ',', '[', ']', '{', '}', '"', "'", 'x', '1', '&a', '*a', '!'];
+    const inserts = [
+      ' ',
+      '  ',
+      '\n',
+      '-',
+      ':',
+      ': ',
+      '#',
+      ' #',
+      ',',
+      '[',
+      ']',
+      '{',
+      '}',
+      '"',
+      "'",
+      'x',
+      '1',
+      '&a',
+      '*a',
+      '!',
+    ];
     let read = 0;
     for (let round = 0; round < 1500; round++) {
       let text = SAMPLE;
       for (let edits = 1 + random(3); edits > 0; edits--) {
         const at = random(text.length);
-        text = random(4) === 0 ? text.slice(0, at) + text.slice(at + 1) : text.slice(0, at) + inserts[random(inserts.length)]! + text.slice(at);
+        text =
+          random(4) === 0
+            ? text.slice(0, at) + text.slice(at + 1)
+            : text.slice(0, at) + inserts[random(inserts.length)]! + text.slice(at);
       }
       const value = readPlainYaml(text);
       if (value === undefined) continue;

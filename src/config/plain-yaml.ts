@@ -42,7 +42,6 @@ interface Line {
 const NOT_PLAIN = Symbol('not plain YAML');
 
 function fail(): never {
-  // eslint-disable-next-line @typescript-eslint/only-throw-error -- an internal signal, caught above
   throw NOT_PLAIN;
 }
 
@@ -50,7 +49,7 @@ function fail(): never {
  * A plain scalar that YAML's core schema reads as a string: starts with a letter or `_`, no
  * spaces, and a `:` only before another character (`sha256:…`, `https://…`).
  */
-const PLAIN = /^[A-Za-z_][A-Za-z0-9_.\/@+~=-]*(?::[A-Za-z0-9_.\/@+~=-]+)*$/;
+const PLAIN = /^[A-Za-z_][A-Za-z0-9_./@+~=-]*(?::[A-Za-z0-9_./@+~=-]+)*$/;
 /** A mapping key (but `__proto__`, which would set an object's prototype instead of a key). */
 const KEY = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 /** Plain words the core schema reads as booleans or null. */

@@ -210,8 +210,8 @@ const WORDS: Readonly<Record<'shared' | 'quotas', Words>> = {
   },
   quotas: {
     connected: 'Redis connected for quotas',
-    unreachable: "Redis unreachable at start for quotas: each process counts quotas on its own until it answers",
-    unavailable: "Redis unavailable for quotas: each process counts quotas on its own until it answers",
+    unreachable: 'Redis unreachable at start for quotas: each process counts quotas on its own until it answers',
+    unavailable: 'Redis unavailable for quotas: each process counts quotas on its own until it answers',
     available: 'Redis available again for quotas: quotas are shared again',
   },
 };
@@ -243,10 +243,7 @@ class ConnectionHealth {
     this.state = 'down';
     this.downSince = Date.now();
     this.failedCommands = 0;
-    this.logger.warn(
-      { redis: this.where, reason },
-      first ? this.words.unreachable : this.words.unavailable,
-    );
+    this.logger.warn({ redis: this.where, reason }, first ? this.words.unreachable : this.words.unavailable);
   }
 
   goUp(): void {
