@@ -74,6 +74,8 @@ export interface Gateway {
   readonly mappingCache: MappingCache;
   /** The connection to `config.redis` made at creation; undefined without it (docs/redis.md). */
   readonly redis: RedisConnection | undefined;
+  /** The quotas' own connection to `config.redis`, opened once a configuration counts quotas in Redis. */
+  readonly quotaRedis: RedisConnection | undefined;
   /** The process's metrics registry; undefined until `telemetry.metrics` is on. */
   metrics(): Metrics | undefined;
   /** The configuration being served. */
@@ -164,6 +166,9 @@ class PorticoGateway implements Gateway {
   get redis(): RedisConnection | undefined {
     return this.registries.redis;
   }
+  get quotaRedis(): RedisConnection | undefined {
+    return this.registries.sharedQuotas?.connection;
+  }
   get tracer(): Tracer {
     return this.telemetry.tracer;
   }
@@ -244,7 +249,7 @@ class PorticoGateway implements Gateway {
       tracer: this.telemetry.tracer,
       isDraining: () => this.draining,
       acceptsTunnels: () => this.acceptsTunnels,
-      isWaitingForRedis: () => redis !== undefined && redis.settings.required && !redis.isConnected,
+      isWaitingForRedis: () => redis !== undefined && redis.settings.required && !this.isRedisConnected(redis),
       inFlight: this.inFlight,
       cors: () => this.deps.cors,
       metrics: this.telemetry.serveMetrics,
@@ -293,6 +298,12 @@ class PorticoGateway implements Gateway {
       ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
       plugins,
     });
+  }
+
+  /** Both connections up: the shared one, and the quotas' own once opened (`redis.required`). */
+  private isRedisConnected(redis: RedisConnection): boolean {
+    const quotas = this.registries.sharedQuotas?.connection;
+    return redis.isConnected && (quotas === undefined || quotas.isConnected);
   }
 
   private buildTable(deps: PipelineDeps): RouteTable {

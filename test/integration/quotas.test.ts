@@ -15,6 +15,7 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { h2request } from '../support/http2.js';
 import { get } from '../support/http.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
+import { Redis } from 'ioredis';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { closeAll } from '../support/close-all.js';
 import { adminRequest } from '../support/admin.js';
@@ -157,6 +158,17 @@ config:
   });
 });
 
+/** The client names of the connections Redis has open. */
+async function clientNames(url: string): Promise<string[]> {
+  const raw = new Redis(url);
+  try {
+    const list = String(await raw.client('LIST'));
+    return [...list.matchAll(/ name=(\S*)/g)].map((m) => m[1]!);
+  } finally {
+    raw.disconnect();
+  }
+}
+
 describe('quotas shared through Redis', () => {
   let redis: TestRedis;
   let backend: TestBackend;
@@ -181,7 +193,8 @@ config:
     const b = await startGateway(yaml);
     const agent = new Agent({ connections: 16 });
     try {
-      await Promise.all([a.gateway.redis!.started, b.gateway.redis!.started]);
+      const connections = [a, b].flatMap((g) => [g.gateway.redis!, g.gateway.quotaRedis!]);
+      await Promise.all(connections.map((c) => c.started));
       const headers = { 'x-api-client': 'shared-client' };
       const statuses = await Promise.all(
         Array.from({ length: 60 }, (_, i) =>
@@ -193,6 +206,10 @@ config:
       const other = await get(`${b.url}/api/metered`, { headers: { 'x-api-client': 'another' } });
       assert.equal(other.status, 200);
       assert.match(String(other.headers.ratelimit), /"quota-day";r=24;/);
+      // Each gateway counts quotas on a connection of its own, beside the shared one.
+      const names = await clientNames(redis.url);
+      assert.equal(names.filter((n) => n === 'portico-quotas').length, 2, names.join(' '));
+      assert.equal(names.filter((n) => n === 'portico').length, 2, names.join(' '));
     } finally {
       await agent.close();
       await closeAll(a, b);
