@@ -24,7 +24,7 @@ import type { Tracer } from './observability/trace-context.js';
 import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './endpoints/tunnel.js';
 import { createAdmin, type Admin as AdminListener } from './admin/listener.js';
-import { admissionStats, createRegistries, targetStats, type Registries } from './setup/registries.js';
+import { admissionStats, createRegistries, redisConnected, targetStats, type Registries } from './setup/registries.js';
 import { Telemetry } from './setup/telemetry.js';
 import { createListeners, listenOn, type Listeners } from './setup/listeners.js';
 import { warnStartOnlyChanges } from './setup/lifecycle.js';
@@ -249,7 +249,7 @@ class PorticoGateway implements Gateway {
       tracer: this.telemetry.tracer,
       isDraining: () => this.draining,
       acceptsTunnels: () => this.acceptsTunnels,
-      isWaitingForRedis: () => redis !== undefined && redis.settings.required && !this.isRedisConnected(redis),
+      isWaitingForRedis: () => redis !== undefined && redis.settings.required && !redisConnected(this.registries),
       inFlight: this.inFlight,
       cors: () => this.deps.cors,
       metrics: this.telemetry.serveMetrics,
@@ -298,12 +298,6 @@ class PorticoGateway implements Gateway {
       ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
       plugins,
     });
-  }
-
-  /** Both connections up: the shared one, and the quotas' own once opened (`redis.required`). */
-  private isRedisConnected(redis: RedisConnection): boolean {
-    const quotas = this.registries.sharedQuotas?.connection;
-    return redis.isConnected && (quotas === undefined || quotas.isConnected);
   }
 
   private buildTable(deps: PipelineDeps): RouteTable {

@@ -4,14 +4,15 @@
  * own, without the rest of the configuration. Its problems name its own FILE:LINE:COL.
  *
  * Large key stores are read without the YAML parser that keeps every node's position: a file named
- * `*.json` with `JSON.parse`, any other with the plain-YAML reader (./plain-yaml.ts), when the text
- * is within what that reader understands. Only a file with a problem to locate (or a `${NAME}` to
- * substitute, or YAML beyond the plain subset) is read by the YAML parser.
+ * `*.json` with `JSON.parse` (and, when it has a problem to locate, by the YAML parser), any other
+ * with the plain-YAML reader (./plain-yaml.ts), which keeps positions of its own, when the text is
+ * within what that reader understands. Only YAML beyond that subset, or with a `${NAME}` to
+ * substitute, is read by the YAML parser.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConsumersFileSchema, type ConsumerConfig } from './schema.js';
-import { parseConfigText } from './parse.js';
+import { parseConfigText, type ParsedConfig } from './parse.js';
 import { readPlainYaml } from './plain-yaml.js';
 import { schemaProblems } from './schema-problems.js';
 import { consumerListRules } from './consumer-rules.js';
@@ -37,10 +38,12 @@ export function readConsumersFile(file: string, env: NodeJS.ProcessEnv = process
       code === 'ENOENT' ? `file not found: ${resolve(file)}` : `cannot read file (${code ?? 'error'})`,
     );
   }
-  const fast = readFast(text, file.endsWith('.json'));
+  const isJson = file.endsWith('.json');
+  const fast = isJson ? readJsonFast(text) : undefined;
   if (fast !== undefined) return { ok: true, consumers: fast };
-  // YAML, or JSON with a problem to locate: JSON is YAML, and the YAML parser keeps positions.
-  const parsed = parseConfigText(text, file, env);
+  // Plain YAML is read with its positions by the plain reader; other YAML, and JSON with a problem
+  // to locate, by the YAML parser (JSON is YAML).
+  const parsed = (!isJson && plainParsed(text, file)) || parseConfigText(text, file, env);
   if (parsed.problems.length > 0 || parsed.value === undefined) return { ok: false, problems: parsed.problems };
   const problems: Problem[] = [];
   const result = ConsumersFileSchema.safeParse(parsed.value);
@@ -55,21 +58,30 @@ export function readConsumersFile(file: string, env: NodeJS.ProcessEnv = process
 }
 
 /**
- * A valid file's consumers, without the YAML parser (which keeps every node's position, and costs
- * far more on 100,000 consumers); undefined when the text needs it: a problem to locate, `${NAME}`
- * (or `$$`) to substitute, or YAML the plain reader leaves to it.
+ * The text read by the plain-YAML reader, shaped as the YAML parser's answer; undefined when the
+ * text needs that parser: `${NAME}` (or `$$`) to substitute, or YAML beyond the plain subset.
  */
-function readFast(text: string, isJson: boolean): ConsumerConfig[] | undefined {
+function plainParsed(text: string, file: string): ParsedConfig | undefined {
+  if (text.includes('$')) return undefined;
+  const doc = readPlainYaml(text);
+  if (doc === undefined) return undefined;
+  const { value, locate, locateKey, keysBefore } = doc;
+  return { file, value, problems: [], wholeEnvPaths: [], envValues: [], locate, locateKey, keysBefore };
+}
+
+/**
+ * A valid JSON file's consumers, without the YAML parser (which keeps every node's position, and
+ * costs far more on 100,000 consumers); undefined when the text needs it: a problem to locate, or
+ * `${NAME}` (or `$$`) to substitute.
+ */
+function readJsonFast(text: string): ConsumerConfig[] | undefined {
   if (text.includes('$')) return undefined;
   let value: unknown;
-  if (isJson)
-    try {
-      value = JSON.parse(text) as unknown;
-    } catch {
-      return undefined;
-    }
-  else value = readPlainYaml(text);
-  if (value === undefined) return undefined;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
   const result = ConsumersFileSchema.safeParse(value);
   if (!result.success) return undefined;
   let valid = true;

@@ -8,25 +8,63 @@
  * null, an anchor, a tag, a comment after a value, a multi-line scalar, an escape, a tab, a
  * duplicate key, a second document) makes it answer undefined, and the caller reads the text
  * with the library instead. So a value it returns is the one the library would give for the same
- * text (a unit test compares them); the library also remains the one that locates problems.
+ * text, and so are the line and column it gives a path or a key (a unit test compares both), so
+ * that a file with a problem is located without the library too.
  */
+import type { ConfigPath } from './parse.js';
 
-/** The data of `text`, or undefined when it is not within the plain subset. */
-export function readPlainYaml(text: string): unknown {
+/** Line and column, from 1. */
+export interface Position {
+  readonly line: number;
+  readonly col: number;
+}
+
+/** What the reader gives: the data, and the positions `config/parse.ts`'s ParsedConfig gives. */
+export interface PlainDocument {
+  readonly value: unknown;
+  /** Line and column of the value at `path`, or of its closest existing ancestor. */
+  locate(path: ConfigPath): Position;
+  /** Line and column of the key `key` inside the mapping at `path` (else of that mapping). */
+  locateKey(path: ConfigPath, key: string): Position;
+  /** The keys written before `key` in the mapping at `path`, nearest first. */
+  keysBefore(path: ConfigPath, key: string): string[];
+}
+
+/**
+ * The data of `text`, or undefined when it is not within the plain subset. Positions are found
+ * when first asked for, by a second reading that keeps them: a valid file never pays for them.
+ */
+export function readPlainYaml(text: string): PlainDocument | undefined {
+  const read = readLines(text, undefined);
+  if (read === undefined) return undefined;
+  let positioned: { root: Read; metas: WeakMap<object, Meta> } | undefined;
+  return documentOf(read.value, () => {
+    if (positioned === undefined) {
+      const metas = new WeakMap<object, Meta>();
+      positioned = { root: readLines(text, metas)!, metas };
+    }
+    return positioned;
+  });
+}
+
+/** The document of `text`; `metas`, when given, receives every mapping's and list's positions. */
+function readLines(text: string, metas: WeakMap<object, Meta> | undefined): Read | undefined {
   if (text.includes('\t') || text.includes('\r') || text.startsWith('\uFEFF')) return undefined;
   const lines: Line[] = [];
-  for (const raw of text.split('\n')) {
+  const raws = text.split('\n');
+  for (let i = 0; i < raws.length; i++) {
+    const raw = raws[i]!;
     const content = raw.trimStart();
     if (content === '' || content.startsWith('#')) continue;
     // A comment after a value (or a " #" inside quotes, which the library would read the same way).
     if (content.includes(' #')) return undefined;
-    lines.push({ indent: raw.length - content.length, text: content.trimEnd() });
+    lines.push({ line: i + 1, indent: raw.length - content.length, text: content.trimEnd() });
   }
   if (lines.length === 0) return undefined;
-  const reader = new Reader(lines);
+  const reader = new Reader(lines, metas);
   try {
-    const value = reader.block(lines[0]!.indent);
-    return reader.done() ? value : undefined;
+    const root = reader.block(lines[0]!.indent);
+    return reader.done() ? root : undefined;
   } catch (err) {
     if (err === NOT_PLAIN) return undefined;
     throw err;
@@ -34,8 +72,22 @@ export function readPlainYaml(text: string): unknown {
 }
 
 interface Line {
+  /** The line's number in the text, from 1. */
+  readonly line: number;
+  /** The column its content starts at, from 0 (moved past "- " for a list item's mapping). */
   indent: number;
   text: string;
+}
+
+/** A value read, and where it starts. */
+interface Read {
+  readonly value: unknown;
+  readonly at: Position;
+}
+
+/** Where the children of a mapping or list start: by key (and where the key is) or index. */
+interface Meta {
+  readonly children: Map<string | number, { readonly at: Position; readonly keyAt?: Position }>;
 }
 
 /** Thrown inside the reader when the text leaves the subset; never escapes readPlainYaml. */
@@ -58,55 +110,73 @@ const NOT_STRINGS = new Set(['true', 'True', 'TRUE', 'false', 'False', 'FALSE', 
 class Reader {
   private at = 0;
 
-  constructor(private readonly lines: Line[]) {}
+  constructor(
+    private readonly lines: Line[],
+    /** Where positions are kept; undefined: not kept. */
+    private readonly meta: WeakMap<object, Meta> | undefined,
+  ) {}
 
   done(): boolean {
     return this.at === this.lines.length;
   }
 
   /** The mapping or list whose lines start at column `indent`, from the current line on. */
-  block(indent: number): unknown {
+  block(indent: number): Read {
     const first = this.lines[this.at];
     if (first === undefined || first.indent !== indent) fail();
     return isItem(first.text) ? this.list(indent) : this.map(indent);
   }
 
-  private list(indent: number): unknown[] {
+  private list(indent: number): Read {
     const items: unknown[] = [];
+    const meta: Meta | undefined = this.meta && { children: new Map() };
+    const at = { line: this.lines[this.at]!.line, col: indent + 1 };
     for (let line = this.lines[this.at]; line?.indent === indent && isItem(line.text); line = this.lines[this.at]) {
       const rest = line.text.slice(1).trimStart();
+      const column = indent + line.text.length - rest.length;
+      let item: Read;
       if (rest === '') {
         this.at++;
-        items.push(this.nested(indent, false));
+        item = this.nested(indent, false);
       } else if (keyOf(rest) !== undefined) {
         // "- key: value" opens a mapping whose keys line up with this first one.
-        const column = indent + line.text.length - rest.length;
         line.indent = column;
         line.text = rest;
-        items.push(this.map(column));
+        item = this.map(column);
       } else {
         this.at++;
-        items.push(inline(rest, false));
+        item = inline(rest, { line: line.line, col: column + 1 }, false, this.meta);
       }
+      meta?.children.set(items.length, { at: item.at });
+      items.push(item.value);
     }
-    return items;
+    if (meta !== undefined) this.meta!.set(items, meta);
+    return { value: items, at };
   }
 
-  private map(indent: number): Record<string, unknown> {
+  private map(indent: number): Read {
     const map: Record<string, unknown> = {};
+    const meta: Meta | undefined = this.meta && { children: new Map() };
+    const at = { line: this.lines[this.at]!.line, col: indent + 1 };
     for (let line = this.lines[this.at]; line?.indent === indent; line = this.lines[this.at]) {
       const entry = keyOf(line.text);
       if (entry === undefined || Object.hasOwn(map, entry.key)) fail();
       this.at++;
-      map[entry.key] = entry.rest === '' ? this.nested(indent, true) : inline(entry.rest, false);
+      const value =
+        entry.rest === ''
+          ? this.nested(indent, true)
+          : inline(entry.rest, { line: line.line, col: indent + entry.restAt + 1 }, false, this.meta);
+      map[entry.key] = value.value;
+      meta?.children.set(entry.key, { at: value.at, keyAt: { line: line.line, col: indent + 1 } });
     }
     const next = this.lines[this.at];
     if (next !== undefined && next.indent > indent) fail();
-    return map;
+    if (meta !== undefined) this.meta!.set(map, meta);
+    return { value: map, at };
   }
 
   /** The value on the lines below a key or "-" with nothing after it. */
-  private nested(indent: number, ofKey: boolean): unknown {
+  private nested(indent: number, ofKey: boolean): Read {
     const next = this.lines[this.at];
     if (next !== undefined && next.indent > indent) return this.block(next.indent);
     // A key's list may start at the key's own column.
@@ -119,30 +189,49 @@ function isItem(text: string): boolean {
   return text === '-' || text.startsWith('- ');
 }
 
-/** `key: rest` (rest trimmed, '' when the value is below), or undefined when the line is not one. */
-function keyOf(text: string): { key: string; rest: string } | undefined {
+/**
+ * `key: rest` (rest trimmed, '' when the value is below; `restAt` its offset in `text`), or
+ * undefined when the text is not one.
+ */
+function keyOf(text: string): { key: string; rest: string; restAt: number } | undefined {
   const colon = text.indexOf(':');
   if (colon <= 0 || (colon + 1 < text.length && text[colon + 1] !== ' ')) return undefined;
   const key = text.slice(0, colon);
   if (!KEY.test(key) || key === '__proto__' || NOT_STRINGS.has(key)) return undefined;
-  return { key, rest: text.slice(colon + 1).trim() };
+  const after = text.slice(colon + 1);
+  const rest = after.trim();
+  return { key, rest, restAt: colon + 1 + after.length - after.trimStart().length };
 }
 
-/** A value written on its line: a quoted or plain string, or a one-line flow mapping or list (not inside one). */
-function inline(text: string, inFlow: boolean): unknown {
-  if (text.startsWith('{') && !inFlow) {
-    if (!text.endsWith('}')) fail();
-    const map: Record<string, unknown> = {};
-    for (const part of flowParts(text.slice(1, -1))) {
-      const entry = keyOf(part);
-      if (entry === undefined || entry.rest === '' || Object.hasOwn(map, entry.key)) fail();
-      map[entry.key] = inline(entry.rest, true);
-    }
-    return map;
-  }
-  if (text.startsWith('[') && !inFlow) {
-    if (!text.endsWith(']')) fail();
-    return flowParts(text.slice(1, -1)).map((part) => inline(part, true));
+/**
+ * A value written on its line, starting at `at`: a quoted or plain string, or a one-line flow
+ * mapping or list (not inside another one).
+ */
+function inline(text: string, at: Position, inFlow: boolean, metas: WeakMap<object, Meta> | undefined): Read {
+  if ((text.startsWith('{') || text.startsWith('[')) && !inFlow) {
+    const isMap = text.startsWith('{');
+    if (!text.endsWith(isMap ? '}' : ']')) fail();
+    const meta: Meta | undefined = metas && { children: new Map() };
+    const parts = flowParts(text.slice(1, -1), at.col + 1);
+    let value: Record<string, unknown> | unknown[];
+    if (isMap) {
+      const map: Record<string, unknown> = {};
+      for (const part of parts) {
+        const entry = keyOf(part.text);
+        if (entry === undefined || entry.rest === '' || Object.hasOwn(map, entry.key)) fail();
+        const read = inline(entry.rest, { line: at.line, col: part.col + entry.restAt }, true, metas);
+        map[entry.key] = read.value;
+        meta?.children.set(entry.key, { at: read.at, keyAt: { line: at.line, col: part.col } });
+      }
+      value = map;
+    } else
+      value = parts.map((part, i) => {
+        const read = inline(part.text, { line: at.line, col: part.col }, true, metas);
+        meta?.children.set(i, { at: read.at });
+        return read.value;
+      });
+    if (meta !== undefined) metas!.set(value, meta);
+    return { value, at };
   }
   const quote = text[0];
   if (quote === '"' || quote === "'") {
@@ -150,17 +239,56 @@ function inline(text: string, inFlow: boolean): unknown {
     const inner = text.slice(1, -1);
     if (text.length < 2 || !text.endsWith(quote) || inner.includes(quote) || inner.includes('\\')) fail();
     if (inFlow && /[,[\]{}]/.test(inner)) fail();
-    return inner;
+    return { value: inner, at };
   }
   if (!PLAIN.test(text) || NOT_STRINGS.has(text)) fail();
-  return text;
+  return { value: text, at };
 }
 
-/** The comma-separated parts of a flow collection's inside, trimmed; none for an empty one. */
-function flowParts(inside: string): string[] {
+/** The comma-separated parts of a flow collection's inside, trimmed, with their columns (from 1); `col`: the inside's. */
+function flowParts(inside: string, col: number): { text: string; col: number }[] {
   if (inside.trim() === '') return [];
-  const parts = inside.split(',').map((p) => p.trim());
-  // A trailing comma, or an empty part, is left to the library.
-  if (parts.some((p) => p === '')) fail();
+  const parts: { text: string; col: number }[] = [];
+  let from = 0;
+  for (const raw of inside.split(',')) {
+    const text = raw.trim();
+    // A trailing comma, or an empty part, is left to the library.
+    if (text === '') fail();
+    parts.push({ text, col: col + from + raw.length - raw.trimStart().length });
+    from += raw.length + 1;
+  }
   return parts;
+}
+
+/** The document: `value`, and its locators over the positions of `positioned()`'s reading. */
+function documentOf(value: unknown, positioned: () => { root: Read; metas: WeakMap<object, Meta> }): PlainDocument {
+  /** The value at `path`, or its closest existing ancestor, where it starts, and its positions. */
+  const nodeAt = (path: ConfigPath): { meta: Meta | undefined; at: Position } => {
+    const { root, metas } = positioned();
+    let node = root.value;
+    let at = root.at;
+    for (const key of path) {
+      const child = typeof node === 'object' && node !== null ? metas.get(node)?.children.get(key) : undefined;
+      if (child === undefined) break;
+      node = (node as Record<string | number, unknown>)[key];
+      at = child.at;
+    }
+    const isMap = typeof node === 'object' && node !== null && !Array.isArray(node);
+    return { meta: isMap ? metas.get(node as object) : undefined, at };
+  };
+  return {
+    value,
+    locate: (path) => nodeAt(path).at,
+    locateKey: (path, key) => {
+      const node = nodeAt(path);
+      return node.meta?.children.get(key)?.keyAt ?? node.at;
+    },
+    keysBefore: (path, key) => {
+      const { meta } = nodeAt(path);
+      if (meta === undefined) return [];
+      const keys = [...meta.children.keys()].map(String);
+      const end = keys.indexOf(key);
+      return keys.slice(0, end === -1 ? 0 : end).reverse();
+    },
+  };
 }

@@ -110,6 +110,12 @@ export function createRegistries(options: RegistryOptions): Registries {
   };
 }
 
+/** Both connections to `config.redis` up: the shared one, and the quotas' own once opened (`redis.required`). */
+export function redisConnected(registries: Pick<Registries, 'redis' | 'sharedQuotas'>): boolean {
+  const quotas = registries.sharedQuotas?.connection;
+  return registries.redis?.isConnected === true && (quotas === undefined || quotas.isConnected);
+}
+
 /** The counts of every named upstream's targets, for metrics and the status page. */
 export function* targetStats(upstreams: UpstreamRegistry, now: number): Iterable<TargetStats> {
   for (const { upstream, target } of upstreams.targets())
