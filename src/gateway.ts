@@ -24,7 +24,8 @@ import type { Tracer } from './observability/trace-context.js';
 import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './endpoints/tunnel.js';
 import { createAdmin, type Admin as AdminListener } from './admin/listener.js';
-import { admissionStats, createRegistries, redisConnected, targetStats, type Registries } from './setup/registries.js';
+import { admissionStats, createRegistries, targetStats, type Registries } from './setup/registries.js';
+import { closeRedis, isWaitingForRedis } from './setup/registries.js';
 import { Telemetry } from './setup/telemetry.js';
 import { createListeners, listenOn, type Listeners } from './setup/listeners.js';
 import { warnStartOnlyChanges } from './setup/lifecycle.js';
@@ -74,8 +75,6 @@ export interface Gateway {
   readonly mappingCache: MappingCache;
   /** The connection to `config.redis` made at creation; undefined without it (docs/redis.md). */
   readonly redis: RedisConnection | undefined;
-  /** The quotas' own connection to `config.redis`, opened once a configuration counts quotas in Redis. */
-  readonly quotaRedis: RedisConnection | undefined;
   /** The process's metrics registry; undefined until `telemetry.metrics` is on. */
   metrics(): Metrics | undefined;
   /** The configuration being served. */
@@ -166,9 +165,6 @@ class PorticoGateway implements Gateway {
   get redis(): RedisConnection | undefined {
     return this.registries.redis;
   }
-  get quotaRedis(): RedisConnection | undefined {
-    return this.registries.sharedQuotas?.connection;
-  }
   get tracer(): Tracer {
     return this.telemetry.tracer;
   }
@@ -234,14 +230,12 @@ class PorticoGateway implements Gateway {
     const timing = { delayMs: options.drainDelayMs ?? 0, limitMs: this.options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS };
     await drain({ server, listener, connections, upgrades, streams, inFlight, stopOthers }, timing, logger);
     await this.registries.upstreams.close();
-    await this.registries.redis?.close();
-    await this.registries.sharedQuotas?.close();
+    await closeRedis(this.registries);
     await this.telemetry.close();
   }
 
   /** The one handler of every request; it reads the route table and the settings of the moment. */
   private requestHandler(): RequestHandler {
-    const redis = this.registries.redis;
     return createRequestHandler({
       current: () => this.table,
       events: this.events,
@@ -249,7 +243,7 @@ class PorticoGateway implements Gateway {
       tracer: this.telemetry.tracer,
       isDraining: () => this.draining,
       acceptsTunnels: () => this.acceptsTunnels,
-      isWaitingForRedis: () => redis !== undefined && redis.settings.required && !redisConnected(this.registries),
+      isWaitingForRedis: () => isWaitingForRedis(this.registries),
       inFlight: this.inFlight,
       cors: () => this.deps.cors,
       metrics: this.telemetry.serveMetrics,

@@ -23,6 +23,7 @@ import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import { createEventBus, type EventBus, type RedisUse } from '../observability/events.js';
 import { redactRedisUrl } from '../config/syntax/redis-url.js';
+import { OUTAGE_WORDS, type OutageWords } from './outage-words.js';
 
 /**
  * ioredis is loaded when the first connection is made, not with this module: a gateway without
@@ -62,7 +63,10 @@ export interface RedisConnection {
   send(use: RedisUse, command: string, args: readonly RedisArg[]): Promise<unknown>;
   /** As `send`, with bulk replies as Buffers (for values that are bytes, not text). */
   sendBuffer(use: RedisUse, command: string, args: readonly RedisArg[]): Promise<unknown>;
-  /** Sets the longest wait for each later command's answer (the quota connection's own timeout). */
+  /**
+   * Sets the longest wait for the answer of each command sent from now on (the quota connection's
+   * own timeout): ioredis reads the option as it sends a command.
+   */
   setCommandTimeout(ms: number): void;
   /**
    * Settles after the first connection attempt: undefined when connected (or when Redis was only
@@ -140,7 +144,6 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       bufferScripts.set(name, commands[`${name}Buffer`]!.bind(client));
     },
     setCommandTimeout(ms) {
-      // ioredis reads the option as each command is sent: commands already sent keep theirs.
       client.options.commandTimeout = ms;
     },
     send(use, command, args) {
@@ -191,31 +194,6 @@ function clientOptions(settings: RedisSettings, purpose: 'shared' | 'quotas'): R
   };
 }
 
-interface Words {
-  readonly connected: string;
-  readonly unreachable: string;
-  readonly unavailable: string;
-  readonly available: string;
-}
-
-/** The log lines of each connection, which say what its outage means. */
-const WORDS: Readonly<Record<'shared' | 'quotas', Words>> = {
-  shared: {
-    connected: 'Redis connected',
-    unreachable:
-      "Redis unreachable at start: rate limits use each process's own buckets and the caches skip Redis until it answers",
-    unavailable:
-      "Redis unavailable: rate limits fall back to each process's own buckets and the caches skip Redis until it answers",
-    available: 'Redis available again: rate limits and the caches are shared again',
-  },
-  quotas: {
-    connected: 'Redis connected for quotas',
-    unreachable: 'Redis unreachable at start for quotas: each process counts quotas on its own until it answers',
-    unavailable: 'Redis unavailable for quotas: each process counts quotas on its own until it answers',
-    available: 'Redis available again for quotas: quotas are shared again',
-  },
-};
-
 /** Where the connection stands in the transition table above, and the backoff after a failed command. */
 class ConnectionHealth {
   state: 'connecting' | 'up' | 'down' | 'closed' = 'connecting';
@@ -227,14 +205,14 @@ class ConnectionHealth {
   private failedCommands = 0;
   private backoffMs = 0;
 
-  private readonly words: Words;
+  private readonly words: OutageWords;
 
   constructor(
     private readonly logger: Logger,
     private readonly where: string,
     purpose: 'shared' | 'quotas',
   ) {
-    this.words = WORDS[purpose];
+    this.words = OUTAGE_WORDS[purpose];
   }
 
   goDown(reason: string): void {

@@ -110,10 +110,17 @@ export function createRegistries(options: RegistryOptions): Registries {
   };
 }
 
-/** Both connections to `config.redis` up: the shared one, and the quotas' own once opened (`redis.required`). */
-export function redisConnected(registries: Pick<Registries, 'redis' | 'sharedQuotas'>): boolean {
+/** Closes both connections to `config.redis`: the shared one, and the quotas' own if opened. */
+export async function closeRedis(registries: Pick<Registries, 'redis' | 'sharedQuotas'>): Promise<void> {
+  await registries.redis?.close();
+  await registries.sharedQuotas?.close();
+}
+
+/** `redis.required` and a connection down: the shared one, or the quotas' own once opened (`/ready` waits). */
+export function isWaitingForRedis(registries: Pick<Registries, 'redis' | 'sharedQuotas'>): boolean {
+  const { redis } = registries;
   const quotas = registries.sharedQuotas?.connection;
-  return registries.redis?.isConnected === true && (quotas === undefined || quotas.isConnected);
+  return redis !== undefined && redis.settings.required && (!redis.isConnected || quotas?.isConnected === false);
 }
 
 /** The counts of every named upstream's targets, for metrics and the status page. */

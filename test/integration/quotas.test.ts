@@ -16,6 +16,7 @@ import { h2request } from '../support/http2.js';
 import { get } from '../support/http.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
 import { Redis } from 'ioredis';
+import { waitFor } from '../support/wait-for.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { closeAll } from '../support/close-all.js';
 import { adminRequest } from '../support/admin.js';
@@ -187,14 +188,14 @@ routes:
   - { method: GET, route: /metered, service: ${backend.host}, path: /metered }
 config:
   quotas: { key: "header:X-Api-Client", minute: 1000, day: 25 }
-  redis: { url: "${redis.url}", commandTimeoutMs: 5000, keyPrefix: "two:" }
+  redis: { url: "${redis.url}", commandTimeoutMs: 5000, keyPrefix: "two:", required: true }
 `;
     const a = await startGateway(yaml);
     const b = await startGateway(yaml);
     const agent = new Agent({ connections: 16 });
     try {
-      const connections = [a, b].flatMap((g) => [g.gateway.redis!, g.gateway.quotaRedis!]);
-      await Promise.all(connections.map((c) => c.started));
+      // redis.required: /ready waits for both connections, the shared one and the quotas' own.
+      for (const g of [a, b]) await waitFor(async () => (await get(`${g.url}/ready`)).status === 200, 10_000, 'ready');
       const headers = { 'x-api-client': 'shared-client' };
       const statuses = await Promise.all(
         Array.from({ length: 60 }, (_, i) =>
