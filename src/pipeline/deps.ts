@@ -115,6 +115,8 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
   const quotaCounters = shared.quotaCounters ?? createQuotaCounters();
   // Quotas are shared by default once there is a Redis: per-process quotas would admit N times the quota.
   const quotasInRedis = (settings.quotas?.store ?? (settings.redis === undefined ? 'local' : 'redis')) === 'redis';
+  // The quotas' own Redis connection is opened only for a configuration that counts quotas.
+  const hasQuotas = settings.quotas !== undefined || config.routes.some((r) => r.quota?.enabled === true);
   const apiKeys = compileApiKeys(config);
   const sharedCache = sharedCacheSettings(settings.cache);
   return {
@@ -122,7 +124,7 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     config: compiled,
     rateLimiter,
     quotaStore:
-      quotasInRedis && shared.sharedQuotas !== undefined
+      quotasInRedis && hasQuotas && shared.sharedQuotas !== undefined
         ? shared.sharedQuotas.store(settings.quotas?.redisCommandTimeoutMs ?? QUOTA_REDIS_TIMEOUT_MS)
         : quotaCounters,
     quotaWindows: createWindowClock(),
