@@ -31,6 +31,36 @@ export function storedAnswerHead(entry: CacheEntry, ageSec: number, cacheStatus:
   return head;
 }
 
+/** An answer made from a stored entry: its status, its head and its body (none for HEAD and 304). */
+export interface StoredAnswer {
+  readonly status: number;
+  readonly head: OutgoingHttpHeaders;
+  readonly body: Buffer | undefined;
+}
+
+/** The answer to `req` from `entry`: 304 when the client's own validators match it, a 206 for a Range, else the whole answer. */
+export function storedAnswer(
+  req: IncomingMessage,
+  entry: CacheEntry,
+  ageSec: number,
+  cacheStatus: string,
+): StoredAnswer {
+  if (notModified(req, entry)) {
+    const head: OutgoingHttpHeaders = { age: String(Math.floor(ageSec)), 'cache-status': cacheStatus };
+    for (const name of NOT_MODIFIED_FIELDS) if (entry.headers[name] !== undefined) head[name] = entry.headers[name];
+    return { status: 304, head, body: undefined };
+  }
+  const part = req.method === 'GET' && entry.status === 200 ? rangeOf(req, entry) : undefined;
+  if (part !== undefined) {
+    const head = storedAnswerHead(entry, ageSec, cacheStatus);
+    head['content-length'] = part.end - part.start + 1;
+    head['content-range'] = `bytes ${part.start}-${part.end}/${entry.body.length}`;
+    return { status: 206, head, body: entry.body.subarray(part.start, part.end + 1) };
+  }
+  const body = req.method === 'HEAD' ? undefined : entry.body;
+  return { status: entry.status, head: storedAnswerHead(entry, ageSec, cacheStatus), body };
+}
+
 export function sendStored(
   req: IncomingMessage,
   res: ServerResponse,
@@ -38,25 +68,9 @@ export function sendStored(
   ageSec: number,
   cacheStatus: string,
 ): void {
-  if (notModified(req, entry)) {
-    const head: OutgoingHttpHeaders = { age: String(Math.floor(ageSec)), 'cache-status': cacheStatus };
-    for (const name of NOT_MODIFIED_FIELDS) if (entry.headers[name] !== undefined) head[name] = entry.headers[name];
-    res.writeHead(304, head);
-    res.end();
-    return;
-  }
-  const part = req.method === 'GET' && entry.status === 200 ? rangeOf(req, entry) : undefined;
-  if (part !== undefined) {
-    const head = storedAnswerHead(entry, ageSec, cacheStatus);
-    head['content-length'] = part.end - part.start + 1;
-    head['content-range'] = `bytes ${part.start}-${part.end}/${entry.body.length}`;
-    res.writeHead(206, head);
-    res.end(entry.body.subarray(part.start, part.end + 1));
-    return;
-  }
-  res.writeHead(entry.status, storedAnswerHead(entry, ageSec, cacheStatus));
-  if (req.method === 'HEAD') res.end();
-  else res.end(entry.body);
+  const answer = storedAnswer(req, entry, ageSec, cacheStatus);
+  res.writeHead(answer.status, answer.head);
+  res.end(answer.body);
 }
 
 /** The client's validators against the stored answer: If-None-Match first, else If-Modified-Since. */

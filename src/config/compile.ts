@@ -195,6 +195,7 @@ function routeCache(r: RouteConfig): RouteSpec['cache'] {
   return Object.freeze({
     ttlSec: c.ttlSec,
     keyBy: Object.freeze(c.keyBy ?? []),
+    staleWhileRevalidateSec: c.staleWhileRevalidateSec ?? 0,
     staleIfErrorSec: c.staleIfErrorSec ?? 0,
   });
 }

@@ -9,39 +9,44 @@
  * it (cache/storable.ts). Concurrent misses for one key wait for the first (request collapsing).
  * With a stale-if-error window, a backend failure or 5xx is answered with the stale entry.
  * With the shared level (`config.cache.redis`), a local miss asks Redis before the backend, and
- * what is stored goes to Redis too (cache/redis-store.ts).
+ * what is stored goes to Redis too (cache/redis-store.ts). A stale entry is revalidated with its
+ * validators, a 304 refreshing it (cache/revalidation.ts); inside its stale-while-revalidate
+ * window it is served at once and refreshed in the background.
  */
-import type { IncomingMessage } from 'node:http';
-import type { CacheConfig } from '../config/schema.js';
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { CacheConfig, CompressionAlgorithm } from '../config/schema.js';
 import type { RouteCacheSpec } from '../config/schema/cache.js';
 import type { Exchange, Layer, Step } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
-import type { ChooseEncoding } from '../response/compression/accept-encoding.js';
-import { interceptBeneath } from '../response/compression/compress-response.js';
+import { interceptBeneath, type CompressionPolicy } from '../response/compression/compress-response.js';
 import { sendError } from '../response/send-error.js';
-import { currentAge, freshnessLifetime, responseTimes } from '../cache/freshness.js';
-import { seconds } from '../cache/cache-control.js';
+import { currentAge, responseTimes } from '../cache/freshness.js';
 import { mayServe, requestLimits, text, whyNotStorable, type RequestLimits } from '../cache/storable.js';
 import type { CacheEntry, CacheStore } from '../cache/store.js';
 import { compileIdentity, primaryKey, secondaryKey, varyNames } from '../cache/keys.js';
-import { sendStored } from '../cache/hit.js';
+import { sendStored, storedAnswer, type StoredAnswer } from '../cache/hit.js';
+import { backgroundExchange } from '../cache/background-exchange.js';
+import { conditionalHeaders, forbidsStale, mayServeWhileRevalidating } from '../cache/revalidation.js';
+import { staleWhileRevalidateSec } from '../cache/revalidation.js';
+import { cacheEntry, revalidatedEntry, type EntryRules } from '../cache/entry.js';
 import { createRecorder, type RecordedAnswer } from '../cache/recorder.js';
 import type { SharedCacheStore } from '../cache/redis-store.js';
 
 export interface CacheLayerOptions {
   readonly store: CacheStore;
   readonly settings: CacheConfig;
-  /** The route's coding choice when it compresses; undefined: answers are stored as sent. */
-  readonly chooseEncoding: ChooseEncoding | undefined;
+  /** The route's compression when it compresses; undefined: answers are stored as sent. */
+  readonly compression: CompressionPolicy | undefined;
+  /** A backend 304 can stand for a stored answer: a proxied route's, not one mapped or aggregated. */
+  readonly conditional: boolean;
+  /** Stale answers may be refreshed in the background: not with plugins (per-request state). */
+  readonly background: boolean;
   readonly events: EventBus;
   readonly routeId: string;
   /** The shared level and the largest answer written to it; undefined: memory only. */
   readonly shared?: { readonly store: SharedCacheStore; readonly maxEntryBytes: number } | undefined;
   readonly now?: () => number;
 }
-
-/** Methods that never change what the cache holds (RFC 9110 9.2.1). */
-export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
 export function cacheLayer(spec: RouteCacheSpec, options: CacheLayerOptions): Layer {
   const cache = new RouteCache(spec, options);
@@ -52,14 +57,18 @@ export function cacheLayer(spec: RouteCacheSpec, options: CacheLayerOptions): La
 interface Lookup {
   readonly primary: string;
   readonly identity: string;
-  readonly coding: string;
+  readonly coding: CompressionAlgorithm | 'identity';
   readonly limits: RequestLimits;
 }
+
+/** Requests for one key wait for the one of theirs at the backend under this key. */
+const collapseKeyOf = (at: Lookup) => `${at.primary}\u0000${at.identity}\u0000${at.coding}`;
 
 /** A route's cache: its settings compiled, its misses in flight. */
 class RouteCache {
   private readonly now: () => number;
   private readonly identityOf: (ex: Exchange) => string;
+  private readonly rules: EntryRules;
   /** Misses in flight by collapse key: later ones wait for the first. */
   private readonly inFlight = new Map<string, Promise<void>>();
 
@@ -69,6 +78,11 @@ class RouteCache {
   ) {
     this.now = options.now ?? Date.now;
     this.identityOf = compileIdentity(spec.keyBy);
+    this.rules = {
+      heuristic: options.settings.heuristic,
+      defaultTtlSec: spec.ttlSec,
+      staleIfErrorSec: spec.staleIfErrorSec,
+    };
   }
 
   async serve(ex: Exchange, next: Step): Promise<void> {
@@ -76,7 +90,7 @@ class RouteCache {
     const at: Lookup = {
       primary: primaryKey(req),
       identity: this.identityOf(ex),
-      coding: this.options.chooseEncoding?.(req.headers['accept-encoding']) ?? 'identity',
+      coding: this.options.compression?.choose(req.headers['accept-encoding']) ?? 'identity',
       limits: requestLimits(req.headers),
     };
     let entry = this.find(at, req);
@@ -86,11 +100,15 @@ class RouteCache {
       if (found !== undefined && this.servable(found, at)) return this.hit(ex, found, 'Portico; hit; detail=shared');
       entry ??= found;
     }
+    if (entry !== undefined && this.options.background && this.whileRevalidating(entry, at)) {
+      this.refreshInBackground(ex, at, entry, next);
+      return this.hit(ex, entry, 'Portico; hit; fwd=stale', 'stale');
+    }
     if (at.limits.onlyIfCached) {
       ex.errorCode = 'GW_CACHE_ONLY_IF_CACHED';
       return sendError(ex.res, 'GW_CACHE_ONLY_IF_CACHED', { 'cache-status': 'Portico; fwd=miss' });
     }
-    const collapseKey = `${at.primary}\u0000${at.identity}\u0000${at.coding}`;
+    const collapseKey = collapseKeyOf(at);
     const leader = this.inFlight.get(collapseKey);
     if (leader !== undefined && !at.limits.noCache && req.method === 'GET') {
       await leader;
@@ -98,9 +116,39 @@ class RouteCache {
       if (entry !== undefined && this.servable(entry, at)) return this.hit(ex, entry, 'Portico; hit; detail=collapsed');
     }
     this.lead(ex, collapseKey);
-    this.options.events.emit('cache:lookup', { routeId: this.options.routeId, result: entry ? 'stale' : 'miss' });
-    this.record(ex, at, entry);
+    this.record(ex, at, entry, true);
     return next(ex);
+  }
+
+  /** Inside the stale-while-revalidate window of the answer, else of the route (RFC 5861 3). */
+  private whileRevalidating(entry: CacheEntry, at: Lookup): boolean {
+    const ageSec = currentAge(entry.times, this.now());
+    const windowSec = this.staleWhileRevalidateOf(entry);
+    return mayServeWhileRevalidating(at.limits, entry.times.directives, ageSec, entry.lifetimeSec, windowSec);
+  }
+
+  private staleWhileRevalidateOf(entry: CacheEntry): number {
+    return staleWhileRevalidateSec(entry.times.directives, this.spec.staleWhileRevalidateSec);
+  }
+
+  /**
+   * Revalidates `stale` with a copy of this request, unless a request for its key is already at
+   * the backend: at most one refresh per key at a time. A refresh that fails stores nothing, so
+   * the stale entry is served until its window ends.
+   */
+  private refreshInBackground(ex: Exchange, at: Lookup, stale: CacheEntry, next: Step): void {
+    const collapseKey = collapseKeyOf(at);
+    if (this.inFlight.has(collapseKey)) return;
+    const refresh = backgroundExchange(ex, at.coding, this.options.compression);
+    this.inFlight.set(collapseKey, refresh.closed);
+    void refresh.closed.then(() => this.inFlight.delete(collapseKey));
+    this.record(refresh.ex, at, stale, false);
+    // Errors of the refresh are answered onto its discarded response by the pipeline itself.
+    void next(refresh.ex).catch(() => refresh.ex.res.destroy());
+  }
+
+  private lookup(result: 'hit' | 'stale' | 'miss' | 'revalidated'): void {
+    this.options.events.emit('cache:lookup', { routeId: this.options.routeId, result });
   }
 
   private find(at: Lookup, req: IncomingMessage): CacheEntry | undefined {
@@ -115,7 +163,7 @@ class RouteCache {
    * The Vary names guessed are the ones stored here, else those a compressing route's answers carry.
    */
   private async fromShared(at: Lookup, req: IncomingMessage, local: CacheEntry | undefined) {
-    const guess = this.options.store.varyOf(at.primary) ?? (this.options.chooseEncoding ? ['accept-encoding'] : []);
+    const guess = this.options.store.varyOf(at.primary) ?? (this.options.compression ? ['accept-encoding'] : []);
     const found = await this.options.shared!.store.find(at.primary, guess, (vary) =>
       secondaryKey(at.identity, vary, req, at.coding),
     );
@@ -129,8 +177,8 @@ class RouteCache {
     return mayServe(at.limits, entry.times.directives, currentAge(entry.times, this.now()), entry.lifetimeSec);
   }
 
-  private hit(ex: Exchange, entry: CacheEntry, cacheStatus: string): void {
-    this.options.events.emit('cache:lookup', { routeId: this.options.routeId, result: 'hit' });
+  private hit(ex: Exchange, entry: CacheEntry, cacheStatus: string, result: 'hit' | 'stale' = 'hit'): void {
+    this.lookup(result);
     sendStored(ex.req, ex.res, entry, currentAge(entry.times, this.now()), cacheStatus);
   }
 
@@ -146,98 +194,106 @@ class RouteCache {
     });
   }
 
-  /** Records the answer as it leaves, to store it once complete. */
-  private record(ex: Exchange, at: Lookup, stale: CacheEntry | undefined): void {
+  /**
+   * Records the answer as it leaves, to store it once complete. With a stale entry that has a
+   * validator (on a route whose backend answers are stored as they come), the backend call is a
+   * conditional one, and its 304 is answered with the entry, refreshed. `foreground`: a client
+   * waits for this answer (a background refresh stores no error, and needs no stale-if-error).
+   */
+  private record(ex: Exchange, at: Lookup, stale: CacheEntry | undefined, foreground: boolean): void {
     const { req, res } = ex;
     const requestTime = this.now();
+    const validators = stale !== undefined && this.options.conditional ? conditionalHeaders(stale.headers) : [];
+    if (validators.length > 0) (ex.upstreamEdits ??= { path: undefined, headers: [] }).headers.push(...validators);
+    const revalidating = validators.length > 0 ? stale : undefined;
+    // A client's request counts once: a miss, a stale entry replaced, or one a 304 revalidated.
+    let result: 'miss' | 'stale' | 'revalidated' = stale === undefined ? 'miss' : 'stale';
+    if (foreground) res.once('close', () => this.lookup(result));
     interceptBeneath(res, (raw) =>
       createRecorder(raw, res, {
         maxBytes: this.options.settings.maxEntryBytes,
         cacheStatus: `Portico; fwd=${stale === undefined ? 'uri-miss' : 'stale'}`,
-        stale: stale === undefined ? undefined : () => this.staleIfError(stale),
-        isHead: req.method === 'HEAD',
-        onStaleServed: () =>
-          this.options.events.emit('cache:lookup', { routeId: this.options.routeId, result: 'stale' }),
+        stale: stale === undefined || !foreground ? undefined : (status) => this.staleIfError(req, stale, status),
+        notModified:
+          revalidating === undefined
+            ? undefined
+            : (head, given) => {
+                const answer = this.revalidated(req, at, revalidating, head, given, requestTime);
+                if (answer !== undefined) result = 'revalidated';
+                return answer;
+              },
+        storesErrors: foreground,
+        onStaleServed: () => (result = 'stale'),
         onComplete: (answer) => this.store(req, at, answer, requestTime),
       }),
     );
   }
 
-  /** The stale entry with its age when it may stand in for an error now (RFC 5861 4). */
-  private staleIfError(entry: CacheEntry): { entry: CacheEntry; ageSec: number } | undefined {
-    const d = entry.times.directives;
-    if (d.has('must-revalidate') || d.has('proxy-revalidate') || d.has('s-maxage') || d.has('no-cache'))
-      return undefined;
+  /** The stale entry as the answer to `req` when it may stand in for an error now (RFC 5861 4). */
+  private staleIfError(req: IncomingMessage, entry: CacheEntry, status: number): StoredAnswer | undefined {
+    if (forbidsStale(entry.times.directives)) return undefined;
     const ageSec = currentAge(entry.times, this.now());
-    return ageSec - (entry.lifetimeSec ?? 0) <= entry.staleIfErrorSec ? { entry, ageSec } : undefined;
+    if (ageSec - (entry.lifetimeSec ?? 0) > entry.staleIfErrorSec) return undefined;
+    return storedAnswer(req, entry, ageSec, `Portico; hit; detail=stale-if-error; fwd-status=${status}`);
+  }
+
+  /**
+   * A 304 for `stale` (RFC 9111 4.3.4): its head updated by the 304's fields and its freshness
+   * recomputed, stored again when still storable, and answered to `req` (a 304 when the client's
+   * own validators match it). Undefined when the 304 is for another answer: it then goes out as it
+   * came, and the entry stays as it was.
+   */
+  private revalidated(
+    req: IncomingMessage,
+    at: Lookup,
+    stale: CacheEntry,
+    head: Record<string, string | string[]>,
+    given: OutgoingHttpHeaders,
+    requestTime: number,
+  ): StoredAnswer | undefined {
+    const age = text(given.age as string | undefined);
+    const entry = revalidatedEntry(stale, head, age, requestTime, this.now(), this.rules);
+    if (entry === undefined) return undefined;
+    if (this.whyNotStorable(req, entry.status, entry.headers, entry.lifetimeSec) === undefined)
+      this.put(req, at, entry);
+    return storedAnswer(req, entry, currentAge(entry.times, this.now()), 'Portico; fwd=stale; fwd-status=304');
   }
 
   /** Stores a complete answer when RFC 9111 and the route allow it. */
   private store(req: IncomingMessage, at: Lookup, answer: RecordedAnswer, requestTime: number): void {
+    // A HEAD answer has no body to store; the GET entry it would stand for is filled by a GET.
+    if (req.method === 'HEAD') return;
     const { status, headers, sent, body } = answer;
-    // The head as sent: the stored one leaves out the Age received, which counts here.
+    // Times from the head as sent: the backend's Age counts, though it is not stored (RFC 9111 4.2.3).
     const times = responseTimes(
       sent as Record<string, string | string[] | number | undefined>,
       requestTime,
       this.now(),
     );
-    const lifetimeSec = freshnessLifetime(times, status, {
-      heuristic: this.options.settings.heuristic,
-      defaultTtlSec: this.spec.ttlSec,
-    });
-    const why = whyNotStorable(
-      { headers: req.headers, keyedByIdentity: this.spec.keyBy.length > 0 },
-      status,
-      sent as Record<string, string | string[] | number | undefined>,
-      lifetimeSec !== undefined,
-    );
-    if (why !== undefined) return;
+    const entry = cacheEntry(status, headers, body, times, this.rules);
+    if (this.whyNotStorable(req, status, sent, entry.lifetimeSec) !== undefined) return;
     // With compression, the coding of what was recorded must be the one this key stands for.
     // Without, the answer is kept as the backend coded it, as any cache keeps it.
     const encoding = text(headers['content-encoding'])?.trim().toLowerCase() || 'identity';
-    if (this.options.chooseEncoding !== undefined && encoding !== at.coding) return;
-    const vary = varyNames(headers.vary);
-    const staleIfErrorSec = seconds(times.directives, 'stale-if-error') ?? this.spec.staleIfErrorSec;
+    if (this.options.compression !== undefined && encoding !== at.coding) return;
+    this.put(req, at, entry);
+  }
+
+  private whyNotStorable(req: IncomingMessage, status: number, head: OutgoingHttpHeaders, lifetime?: number) {
+    const request = { headers: req.headers, keyedByIdentity: this.spec.keyBy.length > 0 };
+    return whyNotStorable(request, status, head as Record<string, string | string[]>, lifetime !== undefined);
+  }
+
+  /** Stores `entry` in memory, and in the shared level when there is one. */
+  private put(req: IncomingMessage, at: Lookup, entry: CacheEntry): void {
+    const vary = varyNames(entry.headers.vary);
     const secondary = secondaryKey(at.identity, vary, req, at.coding);
-    const entry: CacheEntry = { status, headers, body, times, lifetimeSec, staleIfErrorSec };
     const { routeId, shared } = this.options;
     this.options.store.set(at.primary, vary, secondary, entry, routeId);
-    if (shared === undefined || body.length > shared.maxEntryBytes) return;
-    // Redis keeps it as long as it may be served: its freshness left plus its stale window.
-    const ttlSec = (lifetimeSec ?? 0) + staleIfErrorSec - currentAge(times, this.now());
+    if (shared === undefined || entry.body.length > shared.maxEntryBytes) return;
+    // Redis keeps it as long as it may be served: its freshness left plus its longest stale window.
+    const staleSec = Math.max(entry.staleIfErrorSec, this.staleWhileRevalidateOf(entry));
+    const ttlSec = (entry.lifetimeSec ?? 0) + staleSec - currentAge(entry.times, this.now());
     if (ttlSec > 0) shared.store.write(at.primary, vary, secondary, entry, ttlSec * 1000, routeId);
-  }
-}
-
-/** What an unsafe request to a URI does to the cache (RFC 9111 4.4): its entries go once it succeeded. */
-export function invalidationLayer(store: CacheStore, shared: SharedCacheStore | undefined): Layer {
-  const forget = (primary: string) => {
-    store.delete(primary);
-    shared?.delete(primary);
-  };
-  return (next) => (ex) => {
-    const { req, res } = ex;
-    res.once('finish', () => {
-      if (res.statusCode >= 400) return;
-      const primary = primaryKey(req);
-      forget(primary);
-      const host = primary.slice(0, primary.indexOf('\u0000'));
-      for (const name of ['location', 'content-location']) {
-        const target = sameHostPath(host, text(res.getHeader(name) as string | string[] | undefined));
-        if (target !== undefined) forget(`${host}\u0000${target}`);
-      }
-    });
-    return next(ex);
-  };
-}
-
-/** A Location / Content-Location on the request's own host, as a path (RFC 9111 4.4: same origin only). */
-function sameHostPath(host: string, value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  try {
-    const url = new URL(value, `http://${host || 'localhost'}`);
-    return url.host.toLowerCase() === host ? url.pathname + url.search : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -126,10 +126,11 @@ export interface GatewayEvents {
     totalBytes: number;
   };
   /**
-   * The HTTP cache of a route answered (docs/caching.md): `hit` from the store, `stale` a stale
-   * entry (stale-if-error) or a miss that found one to refresh, `miss` nothing stored.
+   * The HTTP cache of a route answered (docs/caching.md), once per request: `hit` from the store,
+   * `stale` a stale entry served (stale-if-error, stale-while-revalidate) or replaced by the
+   * backend's answer, `revalidated` a stale entry the backend's 304 refreshed, `miss` nothing stored.
    */
-  'cache:lookup': { routeId: string; result: 'hit' | 'stale' | 'miss' };
+  'cache:lookup': { routeId: string; result: 'hit' | 'stale' | 'miss' | 'revalidated' };
   /** A Redis command answered (docs/redis.md): `durationMs` is the round trip. */
   'redis:response': { use: RedisUse; durationMs: number };
   /** A Redis command failed or timed out (`kind`: timeout, connection, reply). */

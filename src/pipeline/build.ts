@@ -35,7 +35,8 @@ import { routeLimitLayers } from './route-limits.js';
 import { requestBufferLayer, type RequestBufferOptions } from '../layers/request-buffer.js';
 import { requestSchemaLayer } from '../layers/request-schema.js';
 import { compressionLayer } from '../layers/compression.js';
-import { cacheLayer, invalidationLayer, SAFE_METHODS } from '../layers/cache.js';
+import { cacheLayer } from '../layers/cache.js';
+import { invalidationLayer, SAFE_METHODS } from '../layers/cache-invalidation.js';
 import { ipRulesLayer } from '../layers/ip-rules.js';
 import { corsLayer, originCheckLayer, SAME_ORIGIN_UPGRADES, type CorsPolicy } from '../layers/cors.js';
 import { mirrorLayer } from '../layers/mirror.js';
@@ -87,7 +88,9 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
       cacheLayer(route.cache, {
         store: deps.httpCache,
         settings: settings.cache,
-        chooseEncoding: route.compresses ? deps.compression?.choose : undefined,
+        compression: route.compresses ? deps.compression : undefined,
+        conditional: route.kind === 'standard',
+        background: route.plugins.length === 0,
         events: deps.events,
         routeId: route.id,
         shared: deps.sharedCacheLevel,

@@ -63,7 +63,8 @@ const WHOLE_BODY_DROPS: readonly string[] = ['accept-encoding', 'range', 'if-ran
 /**
  * What a cached route does not forward: the whole-body drops (the cache stores whole answers in
  * the gateway's own coding) and the client's validators, which the cache answers itself from the
- * whole answer it fetches (a backend's 304 could not be stored).
+ * whole answer it stores (a 304 to the client's validators could not be stored). The cache sends
+ * its own, those of its stored answer, to revalidate it (layers/cache.ts).
  */
 const CACHED_DROPS: readonly string[] = [...WHOLE_BODY_DROPS, 'if-none-match', 'if-modified-since'];
 

@@ -57,6 +57,9 @@ export const RouteCacheSchema = z.union([
       .describe(
         'Entries per identity: the claims or request headers that key them besides the URL (then answers to requests with credentials are stored per identity)',
       ),
+    staleWhileRevalidateSec: seconds(
+      "Serve a stale answer this long past its freshness at once while one background request revalidates it (RFC 5861); the answer's own stale-while-revalidate wins",
+    ).optional(),
     staleIfErrorSec: seconds(
       "Serve a stale answer this long past its freshness when the backend fails or answers 500, 502, 503 or 504 (RFC 5861); the answer's own stale-if-error wins",
     ).optional(),
@@ -82,5 +85,6 @@ export interface RouteCacheSpec {
   readonly ttlSec: number | undefined;
   /** `claims.NAME` / `header:NAME`, as written; empty: entries shared by every client. */
   readonly keyBy: readonly string[];
+  readonly staleWhileRevalidateSec: number;
   readonly staleIfErrorSec: number;
 }

@@ -7,7 +7,7 @@ import type { MetricsModule } from './types.js';
 
 // prettier-ignore
 const SERIES = {
-  lookups: ['portico_cache_requests_total', 'Requests on cached routes by result: hit (from the store), stale (a stale entry served or refreshed), miss', ['route', 'result']],
+  lookups: ['portico_cache_requests_total', 'Requests on cached routes by result: hit (from the store), stale (a stale entry served or replaced), revalidated (a stale entry a 304 refreshed), miss', ['route', 'result']],
 } as const;
 
 export const cacheMetrics: MetricsModule = (registry, sources) => {
