@@ -204,7 +204,8 @@ class RouteCache {
     const { req, res } = ex;
     const requestTime = this.now();
     const validators = stale !== undefined && this.options.conditional ? conditionalHeaders(stale.headers) : [];
-    if (validators.length > 0) (ex.upstreamEdits ??= { path: undefined, headers: [] }).headers.push(...validators);
+    if (validators.length > 0)
+      (ex.upstreamEdits ??= { path: undefined, headers: [], target: undefined }).headers.push(...validators);
     const revalidating = validators.length > 0 ? stale : undefined;
     // A client's request counts once: a miss, a stale entry replaced, or one a 304 revalidated.
     let result: 'miss' | 'stale' | 'revalidated' = stale === undefined ? 'miss' : 'stale';
