@@ -25,6 +25,7 @@ export const ERRORS = {
   GW_UPSTREAM_TIMEOUT: { status: 504, message: 'Backend service did not answer in time' },
   GW_AGGREGATE_FAILED: { status: 502, message: 'No backend of this aggregated route answered' },
   GW_UPSTREAM_BAD_UPGRADE: { status: 502, message: 'Backend answered the WebSocket upgrade with an invalid handshake' },
+  GW_UPSTREAM_BAD_RESPONSE: { status: 502, message: 'Backend answer could not be relayed' },
   GW_UPGRADE_REQUIRED: { status: 426, message: 'This route only accepts WebSocket upgrades' },
   GW_ORIGIN_NOT_ALLOWED: { status: 403, message: 'Origin not allowed' },
   GW_IP_FORBIDDEN: { status: 403, message: 'Client address not allowed' },

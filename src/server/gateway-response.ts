@@ -7,7 +7,10 @@
  * object a caller passes is never modified: some are shared constants.
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
-import { Http2ServerResponse } from 'node:http2';
+import { Http2ServerResponse, constants } from 'node:http2';
+import type { Logger } from '../observability/logger.js';
+import { errorResponse } from '../response/send-error.js';
+import { answersAsGrpc, sendGrpcError } from '../response/grpc-status.js';
 import type { ErrorHook, ErrorHookSlot } from '../response/error-hooks.js';
 
 type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
@@ -37,6 +40,11 @@ export class GatewayResponse<Request extends IncomingMessage = IncomingMessage>
  * 8.2.2): the gateway's HTTP/1.1 writers may add `connection: close` (a refusal, a drain) or
  * `upgrade` (426), which would make Node refuse the whole head. A drain closes HTTP/2
  * connections with GOAWAY instead (server/public-listener.ts).
+ *
+ * It is also the one place where a head Node's HTTP/2 refuses (a backend field HTTP/1.1 allows,
+ * such as `http2-settings`, or a single-value field on two lines) is caught, whichever writer
+ * wrote it (proxy, mapping, cache hit, plugin): the compatibility response keeps the refused
+ * fields, so every later head would throw too, and the stream would hang unanswered.
  */
 export class GatewayH2Response extends Http2ServerResponse implements ErrorHookSlot {
   requestId: string | undefined = undefined;
@@ -53,8 +61,82 @@ export class GatewayH2Response extends Http2ServerResponse implements ErrorHookS
     const id = this.requestId;
     if (id !== undefined && (headers === undefined || Array.isArray(headers) || headers['x-request-id'] === undefined))
       super.setHeader('x-request-id', id);
-    return super.writeHead(statusCode, headers as OutgoingHttpHeaders);
+    try {
+      return super.writeHead(statusCode, headers as OutgoingHttpHeaders);
+    } catch (err) {
+      this.headRefused(err);
+      return this;
+    }
   }
+
+  /** Where a refused head is logged; the listener's class says (server/public-listener.ts). */
+  protected headLogger(): Logger | undefined {
+    return undefined;
+  }
+
+  /**
+   * Node refused the head: answered 502 in the gateway's shape instead, or the stream reset when
+   * a head already went out (or the 502's own head is refused). The 502 is written with the
+   * compatibility response's own methods, past any wrapper of this answer (compression would
+   * encode it) and past the route's onError plugins (the gateway answers a head it cannot send).
+   * The writer that wrote the head goes on as if it went out: its body writes are dropped (a write
+   * after the end would reset the stream before the 502 reaches the client), and so is its
+   * `destroy()` of an answer it thinks is cut short.
+   */
+  private headRefused(err: unknown): void {
+    const { stream } = this;
+    const cause = err as { code?: unknown; message?: unknown } | null;
+    this.headLogger()?.error(
+      { reqId: this.requestId, err: { code: cause?.code, message: cause?.message } },
+      'response head refused by HTTP/2',
+    );
+    if (stream.headersSent || this.refused) {
+      stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      return;
+    }
+    this.refused = true;
+    for (const name of this.getHeaderNames()) this.removeHeader(name);
+    const res = this as unknown as ServerResponse;
+    if (answersAsGrpc(res)) sendGrpcError(res, REFUSED_HEAD);
+    else {
+      const { status, headers, body } = errorResponse(REFUSED_HEAD, { 'x-request-id': this.requestId ?? '' });
+      const own = Http2ServerResponse.prototype as OwnMethods;
+      own.writeHead.call(this, status, headers);
+      own.write.call(this, body);
+      own.end.call(this);
+    }
+    this.write = ignoredWrite;
+    this.destroy = ignoredDestroy as () => this;
+  }
+
+  /** Set once a refused head was answered with the 502. */
+  private refused = false;
+}
+
+const REFUSED_HEAD = 'GW_UPSTREAM_BAD_RESPONSE';
+
+/** The compatibility response's methods as `headRefused` calls them. */
+interface OwnMethods {
+  writeHead(this: Http2ServerResponse, status: number, headers: OutgoingHttpHeaders): unknown;
+  write(this: Http2ServerResponse, chunk: Buffer): boolean;
+  end(this: Http2ServerResponse): unknown;
+}
+
+function ignoredWrite(): boolean {
+  return true;
+}
+
+function ignoredDestroy(this: GatewayH2Response): GatewayH2Response {
+  return this;
+}
+
+/** A GatewayH2Response class whose refused heads are logged to `logger`. */
+export function loggedH2Response(logger: Logger): typeof GatewayH2Response {
+  return class LoggedH2Response extends GatewayH2Response {
+    protected override headLogger(): Logger {
+      return logger;
+    }
+  };
 }
 
 const CONNECTION_SPECIFIC_NAMES = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];

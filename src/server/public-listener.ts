@@ -25,7 +25,8 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { GatewaySettings } from '../config/schema.js';
-import { GatewayH2Response, GatewayResponse } from './gateway-response.js';
+import { GatewayResponse, loggedH2Response } from './gateway-response.js';
+import type { Logger } from '../observability/logger.js';
 import { GatewayH2Request } from './http2-request.js';
 import { withHsts, type TlsListener } from './tls-listener.js';
 import type { ResponseClass } from './socket-response.js';
@@ -40,6 +41,8 @@ export interface PublicListenerOptions {
   readonly maxHeaderBytes: number;
   /** Idle time after which an HTTP/2 connection closes; read for each new connection. */
   keepAliveMs(): number;
+  /** Where an HTTP/2 answer whose head Node refuses is logged (server/gateway-response.ts). */
+  readonly logger: Logger;
 }
 
 export interface PublicListener {
@@ -63,6 +66,7 @@ const MAX_HEADER_FIELDS = 1_000;
 
 export function createPublicListener(options: PublicListenerOptions): PublicListener {
   const { handler, httpOptions, tls, http2 } = options;
+  const h2Response = loggedH2Response(options.logger);
   const sessions = new Set<Http2Session>();
   const track = (h2: Http2Server | Http2SecureServer) =>
     h2.on('session', (session: Http2Session) => {
@@ -74,7 +78,7 @@ export function createPublicListener(options: PublicListenerOptions): PublicList
     settings: { maxConcurrentStreams: http2.maxConcurrentStreams, maxHeaderListSize: options.maxHeaderBytes },
     maxHeaderListPairs: MAX_HEADER_FIELDS,
     Http2ServerRequest: GatewayH2Request,
-    Http2ServerResponse: tls === undefined ? GatewayH2Response : withHsts(GatewayH2Response, tls.hsts),
+    Http2ServerResponse: tls === undefined ? h2Response : withHsts(h2Response, tls.hsts),
   } as SecureServerOptions;
   // The compatibility objects stand in for IncomingMessage and ServerResponse (see above).
   const h2Handler = handler as unknown as Parameters<typeof createSecureServer>[1];

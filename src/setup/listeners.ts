@@ -48,6 +48,7 @@ export function createListeners(
     http2: config.settings.http2,
     maxHeaderBytes: config.settings.limits.maxHeaderBytes,
     keepAliveMs,
+    logger,
   });
   const server = listener.server;
   const redirect =
