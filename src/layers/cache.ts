@@ -179,7 +179,7 @@ class RouteCache {
 
   private hit(ex: Exchange, entry: CacheEntry, cacheStatus: string, result: 'hit' | 'stale' = 'hit'): void {
     this.lookup(result);
-    sendStored(ex.req, ex.res, entry, currentAge(entry.times, this.now()), cacheStatus);
+    sendStored(ex, entry, currentAge(entry.times, this.now()), cacheStatus, this.options.compression === undefined);
   }
 
   /** Makes this request the one later misses of its key wait for, until its answer closes. */

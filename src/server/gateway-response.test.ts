@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, createServer as createH2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { GatewayResponse, stampRequestId } from './gateway-response.js';
+import { GatewayH2Response, GatewayResponse, stampRequestId } from './gateway-response.js';
 
 /** A real server with the gateway's response class, answering with `write`. */
 async function serve(write: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
@@ -45,5 +46,64 @@ describe('GatewayResponse', () => {
     } finally {
       await s.close();
     }
+  });
+
+  it('keeps the id a writer put in its flat header array, with no setHeader (Node then takes its fast path)', async () => {
+    const calls: string[] = [];
+    const s = await serve((res) => {
+      const setHeader = res.setHeader.bind(res);
+      res.setHeader = (name, value) => (calls.push(name), setHeader(name, value));
+      res.writeHead(200, ['content-length', '1', 'x-request-id', 'req-1', 'age', '0']).end('x');
+    });
+    try {
+      const r = await fetch(s.url);
+      assert.equal(r.headers.get('x-request-id'), 'req-1');
+      assert.equal(r.headers.get('age'), '0');
+      assert.deepEqual(calls, []);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('GatewayH2Response', () => {
+  /** One h2c request to a server with the gateway's response class, answering with `write`. */
+  async function h2Head(write: (res: ServerResponse) => void): Promise<Record<string, unknown>> {
+    const server = createH2Server({ Http2ServerResponse: GatewayH2Response }, (_req, res) => {
+      // The gateway's writers see both response classes as a ServerResponse.
+      const gatewayRes = res as unknown as ServerResponse;
+      stampRequestId(gatewayRes, 'req-2');
+      write(gatewayRes);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const stream = client.request({ ':path': '/' });
+      stream.resume();
+      const [head] = await Promise.all([
+        new Promise<Record<string, unknown>>((resolve) => stream.once('response', (h) => resolve(h))),
+        new Promise((resolve) => stream.once('end', resolve)),
+      ]);
+      return head;
+    } finally {
+      client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('adds X-Request-ID to a flat header array without one', async () => {
+    const head = await h2Head((res) => res.writeHead(200, ['content-length', '1']).end('x'));
+    assert.equal(head['x-request-id'], 'req-2');
+  });
+
+  it('drops the fields HTTP/2 forbids from a flat header array, and keeps its id once', async () => {
+    const head = await h2Head((res) =>
+      res.writeHead(200, ['connection', 'close', 'x-request-id', 'req-2', 'upgrade', 'h2c', 'age', '1']).end(),
+    );
+    assert.equal(head[':status'], 200);
+    assert.equal(head['x-request-id'], 'req-2');
+    assert.equal(head.age, '1');
+    assert.equal(head.connection, undefined);
+    assert.equal(head.upgrade, undefined);
   });
 });

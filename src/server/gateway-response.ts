@@ -2,7 +2,7 @@
  * The server's response class: every response carries `X-Request-ID` (docs/design-decisions.md) without a
  * `setHeader` per request. `res.setHeader()` before `writeHead(status, headers)` sends Node down
  * its slow path (each header of the object set and validated one by one); the hot writers
- * (proxy, mapping, SSE) put the id in the headers object they build anyway, and only writers
+ * (proxy, mapping, SSE, cache hits) put the id in the headers they build anyway, and only writers
  * that do not (errors, health, Node's implicit head on `end()`) get it set here. The headers
  * object a caller passes is never modified: some are shared constants.
  */
@@ -26,11 +26,8 @@ export class GatewayResponse<Request extends IncomingMessage = IncomingMessage>
 
   override writeHead(statusCode: number, reasonOrHeaders?: string | Headers, maybeHeaders?: Headers): this {
     const id = this.requestId;
-    if (id !== undefined) {
-      const headers = typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders;
-      if (headers === undefined || Array.isArray(headers) || headers['x-request-id'] === undefined)
-        this.setHeader('x-request-id', id);
-    }
+    if (id !== undefined && !namesRequestId(typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders))
+      this.setHeader('x-request-id', id);
     return super.writeHead(statusCode, reasonOrHeaders as string, maybeHeaders);
   }
 }
@@ -59,8 +56,7 @@ export class GatewayH2Response extends Http2ServerResponse implements ErrorHookS
     let headers = typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders;
     if (headers !== undefined && !Array.isArray(headers)) headers = withoutConnectionSpecific(headers);
     const id = this.requestId;
-    if (id !== undefined && (headers === undefined || Array.isArray(headers) || headers['x-request-id'] === undefined))
-      super.setHeader('x-request-id', id);
+    if (id !== undefined && !namesRequestId(headers)) super.setHeader('x-request-id', id);
     try {
       return super.writeHead(statusCode, headers as OutgoingHttpHeaders);
     } catch (err) {
@@ -137,6 +133,17 @@ export function loggedH2Response(logger: Logger): typeof GatewayH2Response {
       return logger;
     }
   };
+}
+
+/**
+ * Whether a writer's headers carry the request id already: an object, or a flat array of names
+ * and values (the cache's hits write one). An array of pairs is not searched: the id is then set.
+ */
+function namesRequestId(headers: Headers | undefined): boolean {
+  if (headers === undefined) return false;
+  if (!Array.isArray(headers)) return headers['x-request-id'] !== undefined;
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === 'x-request-id') return true;
+  return false;
 }
 
 const CONNECTION_SPECIFIC_NAMES = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
