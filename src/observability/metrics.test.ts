@@ -156,4 +156,19 @@ describe('metrics from events', () => {
     dropped = 42;
     assert.equal(sample(await m.render(), 'portico_log_lines_dropped_total'), 42);
   });
+
+  it('counts the HTTP cache look-ups by route template and result, the same template summed', async () => {
+    const events = createEventBus();
+    const m = createMetrics(events);
+    m.enable();
+    for (let i = 0; i < 3; i++) events.emit('cache:lookup', { routeId: 'GET /items/{id}', result: 'hit' });
+    events.emit('cache:lookup', { routeId: 'GET /items/{id}', result: 'miss' });
+    events.emit('cache:lookup', { routeId: 'HEAD /items/{id}', result: 'hit' });
+    const text = await m.render();
+    assert.equal(sample(text, 'portico_cache_requests_total{route="/items/{id}",result="hit"}'), 4);
+    assert.equal(sample(text, 'portico_cache_requests_total{route="/items/{id}",result="miss"}'), 1);
+    assert.equal(sample(text, 'portico_cache_requests_total{route="/items/{id}",result="stale"}'), undefined);
+    events.emit('cache:lookup', { routeId: 'GET /items/{id}', result: 'hit' });
+    assert.equal(sample(await m.render(), 'portico_cache_requests_total{route="/items/{id}",result="hit"}'), 5);
+  });
 });
