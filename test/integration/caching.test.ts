@@ -314,6 +314,9 @@ ${route('/compressible', ', compression: true')}
       });
       assert.equal(headers[':status'], 200);
       assert.equal(headers['cache-status'], 'Portico; hit');
+      assert.match(String(headers.age), /^\d+$/);
+      assert.match(String(headers['x-request-id']), /^[0-9a-f-]{36}$/);
+      assert.ok(Number(headers['content-length']) > 0, 'the stored length');
     } finally {
       session.close();
     }
