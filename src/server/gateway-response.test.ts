@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, createServer as createH2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { GatewayH2Response, GatewayResponse, stampRequestId } from './gateway-response.js';
+import { connect, constants, createServer as createH2Server, type Http2ServerResponse } from 'node:http2';
+import { createLogger } from '../observability/logger.js';
+import { GatewayH2Response, GatewayResponse, loggedH2Response, stampRequestId } from './gateway-response.js';
 
 /** A real server with the gateway's response class, answering with `write`. */
 async function serve(write: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
@@ -105,5 +106,65 @@ describe('GatewayH2Response', () => {
     assert.equal(head.age, '1');
     assert.equal(head.connection, undefined);
     assert.equal(head.upgrade, undefined);
+  });
+});
+
+/** A real h2c server with the gateway's HTTP/2 response class, and one request's outcome. */
+async function h2Outcome(
+  write: (res: Http2ServerResponse) => void,
+): Promise<{ status?: number; code?: string; body: string; reset?: number }> {
+  const server = createH2Server(
+    { Http2ServerResponse: loggedH2Response(createLogger({ level: 'silent' })) },
+    (_req, res) => {
+      stampRequestId(res as unknown as ServerResponse, 'req-2');
+      write(res);
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const session = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  try {
+    const stream = session.request({ ':path': '/' });
+    let body = '';
+    let head: Record<string, unknown> = {};
+    stream.setEncoding('utf8');
+    stream.on('response', (h) => (head = h));
+    stream.on('data', (c: string) => (body += c));
+    // A reset stream also emits 'error' (which `once` would reject with): its code is what counts.
+    stream.on('error', () => {});
+    await new Promise((resolve) => stream.once('close', resolve));
+    return {
+      status: head[':status'] as number | undefined,
+      code: head['x-portico-error'] as string | undefined,
+      body,
+      reset: stream.rstCode,
+    };
+  } finally {
+    session.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('GatewayH2Response: a head node:http2 refuses', () => {
+  it('answers 502 GW_UPSTREAM_BAD_RESPONSE and drops the writer’s body writes', async () => {
+    const r = await h2Outcome((res) => {
+      res.writeHead(200, { 'http2-settings': 'AAMAAABkAARAAAAAAAIAAAAA', 'content-type': 'text/plain' });
+      res.write('never sent');
+      res.destroy();
+      res.end();
+    });
+    assert.equal(r.status, 502);
+    assert.equal(r.code, 'GW_UPSTREAM_BAD_RESPONSE');
+    assert.deepEqual(JSON.parse(r.body), { error: 'Backend answer could not be relayed', success: false });
+    assert.equal(r.reset, constants.NGHTTP2_NO_ERROR);
+  });
+
+  it('resets the stream when a head already went out', async () => {
+    const r = await h2Outcome((res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('partial');
+      res.writeHead(200, { 'content-type': 'text/plain' });
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.reset, constants.NGHTTP2_INTERNAL_ERROR);
   });
 });

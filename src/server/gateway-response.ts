@@ -56,8 +56,8 @@ export class GatewayH2Response extends Http2ServerResponse implements ErrorHookS
     let headers = typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders;
     if (headers !== undefined && !Array.isArray(headers)) headers = withoutConnectionSpecific(headers);
     const id = this.requestId;
-    if (id !== undefined && !namesRequestId(headers)) super.setHeader('x-request-id', id);
     try {
+      if (id !== undefined && !namesRequestId(headers)) super.setHeader('x-request-id', id);
       return super.writeHead(statusCode, headers as OutgoingHttpHeaders);
     } catch (err) {
       this.headRefused(err);
@@ -86,27 +86,23 @@ export class GatewayH2Response extends Http2ServerResponse implements ErrorHookS
       { reqId: this.requestId, err: { code: cause?.code, message: cause?.message } },
       'response head refused by HTTP/2',
     );
-    if (stream.headersSent || this.refused) {
+    // A second refusal (the 502's own head) must not loop: the first one replaced `write`.
+    if (stream.headersSent || this.write === ignoredWrite) {
       stream.close(constants.NGHTTP2_INTERNAL_ERROR);
       return;
     }
-    this.refused = true;
     for (const name of this.getHeaderNames()) this.removeHeader(name);
-    const res = this as unknown as ServerResponse;
-    if (answersAsGrpc(res)) sendGrpcError(res, REFUSED_HEAD);
-    else {
-      const { status, headers, body } = errorResponse(REFUSED_HEAD, { 'x-request-id': this.requestId ?? '' });
-      const own = Http2ServerResponse.prototype as OwnMethods;
-      own.writeHead.call(this, status, headers);
-      own.write.call(this, body);
-      own.end.call(this);
-    }
+    // Set first: neither Node's `end()` without a chunk nor the 502 below goes through them.
     this.write = ignoredWrite;
     this.destroy = ignoredDestroy as () => this;
+    const res = this as unknown as ServerResponse;
+    if (answersAsGrpc(res)) return sendGrpcError(res, REFUSED_HEAD);
+    const { status, headers, body } = errorResponse(REFUSED_HEAD, { 'x-request-id': this.requestId ?? '' });
+    const own = Http2ServerResponse.prototype as OwnMethods;
+    own.writeHead.call(this, status, headers);
+    own.write.call(this, body);
+    own.end.call(this);
   }
-
-  /** Set once a refused head was answered with the 502. */
-  private refused = false;
 }
 
 const REFUSED_HEAD = 'GW_UPSTREAM_BAD_RESPONSE';
