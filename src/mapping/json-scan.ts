@@ -51,8 +51,22 @@ export function stringValue(text: string, start: number, end: number): string {
   return inner.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : inner;
 }
 
+/**
+ * Runs a scan that throws on text that is not valid JSON (`fail`); undefined for such text.
+ * Other errors propagate.
+ */
+export function scanOrUndefined<T>(scan: () => T): T | undefined {
+  try {
+    return scan();
+  } catch (err) {
+    if (err instanceof NotMappable) return undefined;
+    throw err;
+  }
+}
+
 class NotMappable extends Error {}
-const fail = (): never => {
+/** Gives up a scan: the text is not valid JSON, or not of the shape the scan accepts. */
+export const fail = (): never => {
   throw new NotMappable();
 };
 
@@ -62,7 +76,8 @@ const isDigit = (c: number): boolean => c >= 0x30 /* 0 */ && c <= 0x39; /* 9 */
 const isHex = (c: number): boolean =>
   isDigit(c) || (c >= 0x41 /* A */ && c <= 0x46) /* F */ || (c >= 0x61 && c <= 0x66);
 
-class Scanner {
+/** The strict scanner's primitives, shared by the scans that build something else (field-filter.ts). */
+export class Scanner {
   constructor(readonly text: string) {}
 
   items(): ObjectSpan[] {
@@ -135,6 +150,9 @@ class Scanner {
   /** Skips any value starting at `p` (no whitespace before it); returns the offset after it. */
   skipValue(p: number): number {
     const t = this.text;
+    const first = t.charCodeAt(p);
+    // Most values are scalars: no stack for them.
+    if (first !== 0x7b /* { */ && first !== 0x5b /* [ */) return this.primitive(p);
     // Open containers: true for an object, false for an array.
     const stack: boolean[] = [];
     for (;;) {
