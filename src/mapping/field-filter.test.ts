@@ -67,7 +67,12 @@ describe('compileFieldFilter', () => {
       return Object.fromEntries(Array.from({ length: rand(4) }, () => [names[rand(4)]!, value(depth + 1)]));
     };
     const reference = (body: unknown, rules: FieldRules): unknown => {
-      const shape = (v: unknown, allow: string[] | undefined, deny: string[] | undefined, top: boolean): unknown => {
+      const shape = (
+        v: unknown,
+        allow: readonly string[] | undefined,
+        deny: readonly string[] | undefined,
+        top: boolean,
+      ): unknown => {
         const o = v as Record<string, unknown>;
         const out: Record<string, unknown> = {};
         for (const [k, x] of Object.entries(o)) {

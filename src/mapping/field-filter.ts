@@ -127,7 +127,7 @@ class FilterScan extends Scanner {
     let cursor = 0;
     const c = t.charCodeAt(p);
     if (c === 0x7b /* { */) {
-      out = t.slice(0, p) + this.object(p, top, this.c.hasRename);
+      out = t.slice(0, p) + this.filtered(p, top, this.c.hasRename);
       cursor = p = this.p;
     } else if (c === 0x5b /* [ */) {
       p = this.ws(p + 1);
@@ -135,7 +135,7 @@ class FilterScan extends Scanner {
       else {
         for (;;) {
           if (t.charCodeAt(p) !== 0x7b /* { */) fail();
-          out += t.slice(cursor, p) + this.object(p, top, this.c.hasRename);
+          out += t.slice(cursor, p) + this.filtered(p, top, this.c.hasRename);
           cursor = this.p;
           p = this.ws(cursor);
           const d = t.charCodeAt(p);
@@ -155,7 +155,7 @@ class FilterScan extends Scanner {
    * The object at `start` rebuilt from its kept members (`at`: the rules at this depth; `renames`:
    * the top level of rules with `rename`); leaves `p` after its `}`.
    */
-  private object(start: number, at: Level, renames: boolean): string {
+  private filtered(start: number, at: Level, renames: boolean): string {
     const t = this.text;
     const { allow } = this.c;
     let p = this.ws(start + 1);
@@ -258,7 +258,7 @@ class FilterScan extends Scanner {
   private nested(start: number, at: Level): string | undefined {
     const t = this.text;
     const c = t.charCodeAt(start);
-    if (c === 0x7b /* { */) return this.object(start, at, false);
+    if (c === 0x7b /* { */) return this.filtered(start, at, false);
     if (c === 0x5b /* [ */) {
       let p = this.ws(start + 1);
       if (t.charCodeAt(p) === 0x5d /* ] */) {
@@ -268,7 +268,7 @@ class FilterScan extends Scanner {
       let out = '[';
       for (;;) {
         if (t.charCodeAt(p) !== 0x7b /* { */) break;
-        out += this.object(p, at, false);
+        out += this.filtered(p, at, false);
         p = this.ws(this.p);
         const d = t.charCodeAt(p);
         if (d === 0x2c /* , */) {
