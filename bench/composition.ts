@@ -13,8 +13,13 @@
  * - aggregation of 3 backends answering after 20 ms: p50 within 1.25x of one such call's p50;
  * - field filtering of a 20 KB JSON answer: at least 0.80x the requests/s of the same route
  *   without filtering.
+ * Goals (issue 40, "JSON shaping as fast as the obvious code"): the filtered route and the batched
+ * route at least 1.0x the requests/s of a hand-written Node proxy doing the same with JSON.parse,
+ * delete/rename or the batch splice, and JSON.stringify (bench/node-json-shaping.ts, its rows
+ * `hand-written`), on the same backend in the same run; the batched route's p50 at most 1.0x its.
  * The backend is bench/backend.ts (node:http: the batch and delayed endpoints are dynamic), on the
- * load core. Portico is pinned to core 0 when `taskset` exists, with its log level at `warn`.
+ * load core. Portico, and the hand-written proxy, are pinned to core 0 when `taskset` exists,
+ * Portico with its log level at `warn`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -38,6 +43,8 @@ interface Variant {
   readonly label: string;
   /** Client path under /api. */
   readonly path: string;
+  /** Which proxy answers: Portico (default) or the hand-written one of bench/node-json-shaping.ts. */
+  readonly via?: 'hand';
 }
 
 const IDS = Array.from({ length: 100 }, (_, i) => i).join(',');
@@ -51,6 +58,18 @@ const VARIANTS: readonly Variant[] = [
   { id: 'aggregate', label: 'aggregation of 3 backends answering after 20 ms', path: '/aggregate' },
   { id: 'records', label: '20 KB JSON (plain route)', path: '/records' },
   { id: 'filtered', label: '20 KB JSON with response.deny and rename', path: '/records-filtered' },
+  {
+    id: 'filtered-hand',
+    label: 'hand-written: the same filter with JSON.parse, delete, JSON.stringify',
+    path: '/records-filtered',
+    via: 'hand',
+  },
+  {
+    id: 'batched-hand',
+    label: 'hand-written: the same batched mapping with JSON.parse, splice, JSON.stringify',
+    path: '/batched',
+    via: 'hand',
+  },
 ];
 
 function yamlFor(backend: string): string {
@@ -140,10 +159,18 @@ async function main(): Promise<void> {
         timeoutMs: 30_000,
       }),
     );
+    const hand = await startProcess({
+      name: 'node-json-shaping',
+      command: process.execPath,
+      args: [transpileEntry(resolve(ROOT, 'bench/node-json-shaping.ts')), `http://127.0.0.1:${backend.port}`, '0'],
+      core: pinning?.proxyCore,
+      ready: { kind: 'stdout-line' },
+    });
+    started.push(hand);
     const base = `http://127.0.0.1:${port}`;
-    const load = (path: string, seconds: number) =>
+    const load = (path: string, seconds: number, via?: 'hand') =>
       runLoad(loadgen, {
-        url: `${base}/api${path}`,
+        url: `${via === 'hand' ? `http://127.0.0.1:${hand.port}` : base}/api${path}`,
         method: 'GET',
         headers: {},
         connections,
@@ -152,7 +179,7 @@ async function main(): Promise<void> {
       });
     const metrics = async () => (await fetch(`${base}/metrics`)).text();
 
-    for (const v of VARIANTS) await load(v.path, 1); // warm-up: JIT and pools, not measured
+    for (const v of VARIANTS) await load(v.path, 1, v.via); // warm-up: JIT and pools, not measured
     const samples = new Map<string, LoadResult[]>(VARIANTS.map((v) => [v.id, []]));
     let batchRequests = 0;
     let batchCalls = 0;
@@ -160,7 +187,7 @@ async function main(): Promise<void> {
       const order = VARIANTS.map((_, i) => VARIANTS[(i + r) % VARIANTS.length]!);
       for (const v of order) {
         const before = v.id === 'batched' ? await metrics() : '';
-        const res = await load(v.path, durationSec);
+        const res = await load(v.path, durationSec, v.via);
         if (v.id === 'batched') {
           const after = await metrics();
           const route = 'route="/batched"';
@@ -191,6 +218,9 @@ async function main(): Promise<void> {
     const batchRatio = row('batched').p50 / batchBudget;
     const aggRatio = row('aggregate').p50 / row('single-20ms').p50;
     const filterRatio = row('filtered').rps / row('records').rps;
+    const filterVsHand = row('filtered').rps / row('filtered-hand').rps;
+    const batchVsHand = row('batched').rps / row('batched-hand').rps;
+    const batchP50VsHand = row('batched').p50 / row('batched-hand').p50;
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
     const m = describeMachine();
     const lines = [
@@ -210,6 +240,8 @@ async function main(): Promise<void> {
       `- Batched mapping: ${(batchCalls / Math.max(1, batchRequests)).toFixed(3)} batch calls per request (${batchCalls} calls, ${batchRequests} requests; goal 1); p50 ${row('batched').p50} ms = ${batchRatio.toFixed(2)}x (primary p50 + batch endpoint p50 = ${batchBudget.toFixed(2)} ms; goal <= 1.2x): ${verdict(batchRatio <= 1.2 && batchCalls === batchRequests)}.`,
       `- Aggregation of 3 x 20 ms: p50 ${aggRatio.toFixed(2)}x one 20 ms call (goal <= 1.25x): ${verdict(aggRatio <= 1.25)}.`,
       `- Field filtering of 20 KB: ${filterRatio.toFixed(2)}x the unfiltered route's req/s (goal >= 0.80x): ${verdict(filterRatio >= 0.8)}.`,
+      `- Field filtering vs the hand-written proxy: ${filterVsHand.toFixed(2)}x its req/s (goal >= 1.0x): ${verdict(filterVsHand >= 1)}.`,
+      `- Batched mapping vs the hand-written proxy: ${batchVsHand.toFixed(2)}x its req/s (goal >= 1.0x), p50 ${batchP50VsHand.toFixed(2)}x its p50: ${verdict(batchVsHand >= 1)}.`,
       '',
     ];
     emitResults(lines.join('\n'), values.out);

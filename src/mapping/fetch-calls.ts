@@ -66,7 +66,7 @@ export function createRouteCalls(route: CompiledRoute, options: JsonShapingOptio
  * Fetches every distinct URL concurrently, through the cache when enabled, with at
  * most `connectionsPerOrigin` calls of this response in flight per origin (limit.ts).
  */
-export function fetchAll(
+export async function fetchAll(
   rc: RouteCalls,
   ex: Exchange,
   calls: readonly PlannedCall[],
@@ -90,6 +90,9 @@ export function fetchAll(
     return (limiters[slot] ??= createLimiter(maxInFlight)).run(run);
   };
   const outcomes: (MappingOutcome | Promise<MappingOutcome>)[] = new Array(calls.length);
+  // Whether an outcome is still a promise: a response whose calls are all batched or cached needs
+  // no Promise.all over one promise per URL.
+  let pending = false;
   let batched: Map<CompiledMappingRule, number[]> | undefined;
   calls.forEach((call, i) => {
     if (call.rule.batch !== undefined) {
@@ -102,25 +105,30 @@ export function fetchAll(
     const target = upstreams[call.rule.index]!;
     if (cache === undefined) {
       outcomes[i] = limited(call, () => callJson(target, call.path, own));
+      pending = true;
       return;
     }
     // A shared call serves other clients too: the one who started it leaving must not cancel
     // it. It runs only on a miss nobody else is fetching, with this request's id and trace;
     // a hit takes no slot.
-    outcomes[i] = cache.load(call.url, () => limited(call, () => callJson(target, call.path, shared)));
+    const outcome = cache.load(call.url, () => limited(call, () => callJson(target, call.path, shared)));
+    outcomes[i] = outcome;
+    if (outcome instanceof Promise) pending = true;
   });
-  if (batched !== undefined)
+  if (batched !== undefined) {
+    // One promise per batched rule, its results put in place when it settles (not one per value).
+    const batches: Promise<void>[] = [];
     for (const [rule, indexes] of batched) {
-      const done = fetchBatch(
-        rc,
-        rule,
-        indexes.map((i) => calls[i]!),
-        own,
-        limited,
+      const wanted = indexes.map((i) => calls[i]!);
+      batches.push(
+        fetchBatch(rc, rule, wanted, own, limited).then((results) => {
+          for (let k = 0; k < indexes.length; k++) outcomes[indexes[k]!] = results[k]!;
+        }),
       );
-      indexes.forEach((i, k) => (outcomes[i] = done.then((results) => results[k]!)));
     }
-  return Promise.all(outcomes);
+    await Promise.all(batches);
+  }
+  return pending ? Promise.all(outcomes) : (outcomes as MappingOutcome[]);
 }
 
 /**

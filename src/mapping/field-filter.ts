@@ -220,18 +220,10 @@ class FilterScan extends Scanner {
 
   /** A key at `p` (its quote): the offset after it; `escaped` tells whether it held an escape. */
   private key(p: number): number {
-    const t = this.text;
-    for (let q = p + 1; ; q++) {
-      const c = t.charCodeAt(q);
-      if (c === 0x22 /* " */) {
-        this.escaped = false;
-        return q + 1;
-      }
-      // An escape, a control character or the end of the text: the strict scanner decides.
-      if (c === 0x5c /* \ */ || !(c >= 0x20)) break;
-    }
-    this.escaped = true;
-    return this.string(p);
+    const close = this.text.indexOf('"', p + 1);
+    this.escaped = !(close >= 0 && close < this.specialAt(p + 1));
+    // An escape, a control character or the end of the text: the strict scan decides.
+    return this.escaped ? this.string(p) : close + 1;
   }
 
   /** The index in `at.names` of the key `[keyStart, keyEnd)` (quotes included), or -1. */

@@ -99,4 +99,25 @@ describe('stringValue', () => {
     assert.equal(stringValue('"plain"', 0, 7), 'plain');
     assert.equal(stringValue('x"a\\/b\\u00fc"', 1, 13), 'a/bü');
   });
+  it('finds the end of a string natively only when no escape or control character comes first', () => {
+    // A raw control character inside a later string, after clean ones, is still refused.
+    assert.equal(scanItems('{"a":"x","b":"y\u0001"}'), undefined);
+    assert.equal(scanItems('{"a":"x","b":"y\nz"}'), undefined);
+    // Newlines between tokens are whitespace, not part of a string.
+    const pretty = scanItems('[\n  {"a": "x",\n   "b": "y"}\n]')!;
+    assert.deepEqual(
+      pretty[0]!.members.map((m) => m.name),
+      ['a', 'b'],
+    );
+    // An escaped quote does not end the string; the next clean string is found after it.
+    const escaped = scanItems('{"a":"x\\"y","b":"\\\\","c":"z"}')!;
+    assert.deepEqual(
+      escaped[0]!.members.map((m) => [m.name, m.valueEnd - m.valueStart]),
+      [
+        ['a', 6],
+        ['b', 4],
+        ['c', 3],
+      ],
+    );
+  });
 });

@@ -76,9 +76,29 @@ const isDigit = (c: number): boolean => c >= 0x30 /* 0 */ && c <= 0x39; /* 9 */
 const isHex = (c: number): boolean =>
   isDigit(c) || (c >= 0x41 /* A */ && c <= 0x46) /* F */ || (c >= 0x61 && c <= 0x66);
 
+/** A backslash or a control character: what a string literal's fast path must not meet. */
+const SPECIAL = /[\x00-\x1f\\]/g;
+
 /** The strict scanner's primitives, shared by the scans that build something else (field-filter.ts). */
 export class Scanner {
+  /** The first backslash or control character at or after `specialFrom` (the text's length: none). */
+  private nextSpecial = -1;
+  private specialFrom = 0;
+
   constructor(readonly text: string) {}
+
+  /**
+   * The offset of the first backslash or control character at or after `p`. Searched natively and
+   * remembered: a body without escapes is searched once.
+   */
+  specialAt(p: number): number {
+    if (p < this.specialFrom || p > this.nextSpecial) {
+      SPECIAL.lastIndex = p;
+      this.nextSpecial = SPECIAL.test(this.text) ? SPECIAL.lastIndex - 1 : this.text.length;
+      this.specialFrom = p;
+    }
+    return this.nextSpecial;
+  }
 
   items(): ObjectSpan[] {
     const t = this.text;
@@ -211,6 +231,10 @@ export class Scanner {
   /** A string literal at `p` (its opening quote); returns the offset after the closing quote. */
   string(p: number): number {
     const t = this.text;
+    // Most strings hold no escape: their end is the next quote, found natively, when no backslash
+    // or control character comes before it.
+    const close = t.indexOf('"', p + 1);
+    if (close >= 0 && close < this.specialAt(p + 1)) return close + 1;
     p++;
     for (;;) {
       const c = t.charCodeAt(p);

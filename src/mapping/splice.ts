@@ -49,6 +49,14 @@ export function spliceItems(
 function itemOps(item: ObjectSpan, edit: ItemEdit, ops: Op[]): void {
   const members = item.members;
   const n = members.length;
+  // The common case, new tags and no key removed: one insertion after the last member.
+  if (edit.remove.size === 0 && n > 0 && !members.some((m) => edit.set.has(m.name))) {
+    let added = '';
+    for (const [tag, json] of edit.set) added += `,${JSON.stringify(tag)}:${json}`;
+    const end = members[n - 1]!.valueEnd;
+    ops.push({ at: end, to: end, text: added });
+    return;
+  }
   const kept = members.map((m) => edit.set.has(m.name) || !edit.remove.has(m.name));
   let lastKept = -1;
   for (let i = n - 1; i >= 0; i--) {
