@@ -66,4 +66,18 @@ describe('batchObjects', () => {
     assert.equal(batchObjects('"text"', 'id'), undefined);
     assert.equal(batchObjects('[1,2]', 'id'), undefined);
   });
+  it('matches an array answer by its key, escaped or not, the last one winning, in one pass', () => {
+    const objects = batchObjects('[{"id":1,"id":"a"},{"i\\u0064":"b\\u0041"},{"id":null},{"id":true},{}]', 'id')!;
+    assert.deepEqual(
+      [...objects],
+      [
+        ['a', '{"id":1,"id":"a"}'],
+        ['bA', '{"i\\u0064":"b\\u0041"}'],
+        ['true', '{"id":true}'],
+      ],
+    );
+    assert.equal(batchObjects('[{"id":1},2]', 'id'), undefined);
+    assert.equal(batchObjects('[{"id":1}] x', 'id'), undefined);
+    assert.deepEqual([...batchObjects(' [ ] ', 'id')!], []);
+  });
 });

@@ -12,8 +12,7 @@
 import type { BatchRule } from '../config/types.js';
 import type { CompiledBatch } from '../pipeline/types.js';
 import { encodeValue } from '../upstream/target-url.js';
-import { scanItems } from './json-scan.js';
-import { placeholderValue } from './plan.js';
+import { Scanner, fail, scanItems, scanOrUndefined, stringValue } from './json-scan.js';
 
 /**
  * Longest batch path sent: URLs past 8 KiB are refused by common servers (nginx's default header
@@ -80,21 +79,91 @@ export function batchCalls(
  * unescaped, a number as written), or an object's members by name. Undefined for any other answer.
  */
 export function batchObjects(json: string, key: string): Map<string, string> | undefined {
-  const start = json.trimStart()[0];
+  const scan = new BatchScan(json, key);
+  if (json.charCodeAt(scan.ws(0)) === 0x5b /* [ */) return scanOrUndefined(() => scan.array());
   const items = scanItems(json);
   if (items === undefined) return undefined;
   const out = new Map<string, string>();
-  if (start === '[') {
-    for (const item of items) {
-      // The last `key` member wins, as with JSON.parse.
-      const m = item.members.findLast((member) => member.name === key);
-      const value = m === undefined ? undefined : placeholderValue(json, m);
-      if (value !== undefined) out.set(value, json.slice(item.start, item.end));
-    }
-    return out;
-  }
   for (const m of items[0]!.members) {
     if (m.kind === 'object') out.set(m.name, json.slice(m.valueStart, m.valueEnd));
   }
   return out;
+}
+
+/**
+ * The objects of an array answer by their `key` member, in one pass: no member is recorded but
+ * the key's, which is compared in place (the answer holds `max` objects, each with a few members).
+ */
+class BatchScan extends Scanner {
+  constructor(
+    text: string,
+    private readonly key: string,
+  ) {
+    super(text);
+  }
+
+  array(): Map<string, string> {
+    const t = this.text;
+    const out = new Map<string, string>();
+    let p = this.ws(this.ws(0) + 1);
+    if (t.charCodeAt(p) === 0x5d /* ] */) p++;
+    else {
+      for (;;) {
+        if (t.charCodeAt(p) !== 0x7b /* { */) fail();
+        p = this.item(p, out);
+        p = this.ws(p);
+        const d = t.charCodeAt(p);
+        if (d === 0x2c /* , */) p = this.ws(p + 1);
+        else if (d === 0x5d /* ] */) {
+          p++;
+          break;
+        } else fail();
+      }
+    }
+    if (this.ws(p) !== t.length) fail();
+    return out;
+  }
+
+  /** The object at `start`, kept under its key's value when it has one; the offset after it. */
+  private item(start: number, out: Map<string, string>): number {
+    const t = this.text;
+    const key = this.key;
+    let p = this.ws(start + 1);
+    // The last `key` member wins, as with JSON.parse.
+    let valueStart = -1;
+    let valueEnd = -1;
+    if (t.charCodeAt(p) === 0x7d /* } */) return p + 1;
+    for (;;) {
+      if (t.charCodeAt(p) !== 0x22 /* " */) fail();
+      const keyStart = p;
+      const keyEnd = this.string(p);
+      p = this.ws(keyEnd);
+      if (t.charCodeAt(p) !== 0x3a /* : */) fail();
+      const at = this.ws(p + 1);
+      p = this.skipValue(at);
+      const length = keyEnd - keyStart - 2;
+      const plain = length === key.length && t.startsWith(key, keyStart + 1);
+      if (plain || (length > key.length && stringValue(t, keyStart, keyEnd) === key)) {
+        valueStart = at;
+        valueEnd = p;
+      }
+      p = this.ws(p);
+      const d = t.charCodeAt(p);
+      if (d === 0x2c /* , */) p = this.ws(p + 1);
+      else if (d === 0x7d /* } */) break;
+      else fail();
+    }
+    if (valueStart >= 0) {
+      const c = t.charCodeAt(valueStart);
+      // A string as unescaped, a number or a boolean as written; null, objects and arrays name nothing.
+      const value =
+        c === 0x22 /* " */
+          ? stringValue(t, valueStart, valueEnd)
+          : c === 0x6e /* n */ || c === 0x7b /* { */ || c === 0x5b /* [ */
+            ? undefined
+            : t.slice(valueStart, valueEnd);
+      if (value !== undefined) out.set(value, t.slice(start, p + 1));
+    }
+    return p + 1;
+  }
 }

@@ -73,18 +73,30 @@ export function planCalls(
   let dotSegments = 0;
   const callOf = new Int32Array(items.length * rules.length).fill(-1);
   const calls: PlannedCall[] = [];
-  const byUrl = new Map<string, number>();
+  // With one rule, distinct values are distinct URLs: no second map by URL.
+  const byUrl = rules.length > 1 ? new Map<string, number>() : undefined;
   const byValues = rules.map(() => new Map<string, number>());
-  const found = new Map<string, MemberSpan>();
+  // The fields are few: a member's name is compared with each, not hashed into a map.
+  const names = [...fieldNames];
+  const slots: (MemberSpan | undefined)[] = new Array<MemberSpan | undefined>(names.length);
+  const found = new SlotView(names, slots);
   for (let i = 0; i < items.length; i++) {
     // The last occurrence of a duplicated key wins, as with JSON.parse.
-    found.clear();
+    slots.fill(undefined);
+    let any = false;
     const members = items[i]!.members;
     for (let k = 0; k < members.length; k++) {
       const m = members[k]!;
-      if (fieldNames.has(m.name)) found.set(m.name, m);
+      const name = m.name;
+      for (let f = 0; f < names.length; f++) {
+        if (names[f] === name) {
+          slots[f] = m;
+          any = true;
+          break;
+        }
+      }
     }
-    if (found.size === 0) continue;
+    if (!any) continue;
     for (let r = 0; r < rules.length; r++) {
       const rule = rules[r]!;
       const key = valuesKey(text, rule.path.params, found);
@@ -99,7 +111,7 @@ export function planCalls(
         }
         const path = rule.buildPath(values);
         const url = rule.origin.key + path;
-        index = byUrl.get(url);
+        index = byUrl?.get(url);
         if (index === undefined) {
           if (calls.length >= maxCalls) {
             overLimit++;
@@ -107,7 +119,7 @@ export function planCalls(
           }
           index = calls.length;
           calls.push({ url, path, rule, value: values[rule.path.params[0]!] ?? '' });
-          byUrl.set(url, index);
+          byUrl?.set(url, index);
         }
         byValues[r]!.set(key, index);
       }
@@ -117,6 +129,20 @@ export function planCalls(
   return { calls, callOf, overLimit, dotSegments };
 }
 
+/** The members of one item found for the rules' fields, by field name (a read-only map view). */
+class SlotView {
+  constructor(
+    private readonly names: readonly string[],
+    private readonly slots: readonly (MemberSpan | undefined)[],
+  ) {}
+
+  get(name: string): MemberSpan | undefined {
+    const names = this.names;
+    for (let f = 0; f < names.length; f++) if (names[f] === name) return this.slots[f];
+    return undefined;
+  }
+}
+
 /** A value that would climb out of the rule's path once the service decodes it is never sent. */
 function hasDotSegment(values: Readonly<Record<string, string>>): boolean {
   for (const k in values) if (isDotSegmentValue(values[k]!)) return true;
@@ -124,11 +150,7 @@ function hasDotSegment(values: Readonly<Record<string, string>>): boolean {
 }
 
 /** A key for the rule's placeholder values (length-prefixed when several), or undefined. */
-function valuesKey(
-  text: string,
-  params: readonly string[],
-  found: ReadonlyMap<string, MemberSpan>,
-): string | undefined {
+function valuesKey(text: string, params: readonly string[], found: SlotView): string | undefined {
   if (params.length === 1) {
     const m = found.get(params[0]!);
     return m === undefined ? undefined : placeholderValue(text, m);
@@ -143,11 +165,7 @@ function valuesKey(
   return key;
 }
 
-function valuesOf(
-  text: string,
-  params: readonly string[],
-  found: ReadonlyMap<string, MemberSpan>,
-): Record<string, string> {
+function valuesOf(text: string, params: readonly string[], found: SlotView): Record<string, string> {
   // No prototype: a field named `constructor` must not resolve by accident.
   const values = Object.create(null) as Record<string, string>;
   for (const p of params) values[p] = placeholderValue(text, found.get(p)!)!;
