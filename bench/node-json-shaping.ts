@@ -19,7 +19,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 
 const [backend = 'http://127.0.0.1:3000', port = '0'] = process.argv.slice(2);
 const pool = new Pool(backend, { connections: 256, pipelining: 1 });

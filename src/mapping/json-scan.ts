@@ -51,10 +51,7 @@ export function stringValue(text: string, start: number, end: number): string {
   return inner.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : inner;
 }
 
-/**
- * Runs a scan that throws on text that is not valid JSON (`fail`); undefined for such text.
- * Other errors propagate.
- */
+/** Runs a scan that throws on text that is not valid JSON (`fail`): undefined for such text. */
 export function scanOrUndefined<T>(scan: () => T): T | undefined {
   try {
     return scan();
@@ -77,6 +74,7 @@ const isHex = (c: number): boolean =>
   isDigit(c) || (c >= 0x41 /* A */ && c <= 0x46) /* F */ || (c >= 0x61 && c <= 0x66);
 
 /** A backslash or a control character: what a string literal's fast path must not meet. */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const SPECIAL = /[\x00-\x1f\\]/g;
 
 /** The strict scanner's primitives, shared by the scans that build something else (field-filter.ts). */
@@ -87,10 +85,7 @@ export class Scanner {
 
   constructor(readonly text: string) {}
 
-  /**
-   * The offset of the first backslash or control character at or after `p`. Searched natively and
-   * remembered: a body without escapes is searched once.
-   */
+  /** The first backslash or control character at or after `p`: searched natively, remembered. */
   specialAt(p: number): number {
     if (p < this.specialFrom || p > this.nextSpecial) {
       SPECIAL.lastIndex = p;
