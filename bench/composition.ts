@@ -13,7 +13,7 @@
  * - aggregation of 3 backends answering after 20 ms: p50 within 1.25x of one such call's p50;
  * - field filtering of a 20 KB JSON answer: at least 0.80x the requests/s of the same route
  *   without filtering.
- * Goals (issue 40, "JSON shaping as fast as the obvious code"): the filtered route and the batched
+ * Goals (JSON shaping as fast as the obvious code): the filtered route and the batched
  * route at least 1.0x the requests/s of a hand-written Node proxy doing the same with JSON.parse,
  * delete/rename or the batch splice, and JSON.stringify (bench/node-json-shaping.ts, its rows
  * `hand-written`), on the same backend in the same run; the batched route's p50 at most 1.0x its.

@@ -1,5 +1,5 @@
 /**
- * The reference rows of bench/composition.ts for JSON shaping (issue 40): what a user would write
+ * The reference rows of bench/composition.ts for JSON shaping: what a user would write
  * instead of Portico's field filtering and batched mapping — a node:http proxy in front of an
  * undici Pool (as bench/node-floor.ts) that reads the backend's JSON answer whole, `JSON.parse`s
  * it, edits the objects and `JSON.stringify`s the result. The same rules as the composition routes:

@@ -11,7 +11,7 @@
  * (mapping/json-scan.ts): the values it keeps are copied byte for byte, so numbers past 2^53 and
  * string escapes survive; only the whitespace between the kept members of a filtered object is not.
  *
- * Design note (issue 40, docs/field-filtering.md "Cost"): the text is validated and filtered in one
+ * Design note (docs/field-filtering.md "Cost"): the text is validated and filtered in one
  * pass, with no value built: a member the rules do not reach is skipped by the scanner and copied
  * as one slice, a dropped one is skipped and never copied, and only the members a rule names are
  * descended into. The output is one string grown by concatenation (V8 keeps it as a rope until it
