@@ -16,6 +16,7 @@ import {
   type Slip,
 } from './yaml-guards.js';
 import { parseYamlDocument } from './yaml-document.js';
+import { readPlainYaml } from './plain-yaml.js';
 
 export type ConfigPath = readonly (string | number)[];
 
@@ -78,6 +79,11 @@ type At = (offset: number | undefined) => { line: number; col: number };
 
 /** Parses configuration text; `file` only names it in problems. */
 export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ParsedConfig {
+  return plainConfig(text, file) ?? parseWithParser(text, file, env);
+}
+
+/** The same with the YAML parser, whatever the text (the reference plain-yaml.test.ts compares with). */
+export function parseWithParser(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ParsedConfig {
   const lineCounter = new LineCounter();
   const problems: Problem[] = [];
   const at: At = (offset) => {
@@ -120,6 +126,30 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     }
   }
   return { file, value, problems, wholeEnvPaths, envValues, ...locators(doc, at) };
+}
+
+/**
+ * A file within the plain subset (config/plain-yaml.ts), read without the YAML parser: most of a
+ * large configuration's load went to the parser keeping every node's position, which only a
+ * problem needs, and plain-yaml.ts finds positions on demand, where the parser would put them.
+ * A file with `$` is left to the parser: substitution needs to know which values were unquoted.
+ * Such a file has no syntax slip to report (the reader refuses duplicate keys, aliases, and
+ * nesting past MAX_NESTING), and no environment value.
+ */
+function plainConfig(text: string, file: string): ParsedConfig | undefined {
+  if (text.includes('$')) return undefined;
+  const doc = readPlainYaml(text);
+  if (doc === undefined) return undefined;
+  return {
+    file,
+    value: doc.value,
+    problems: [],
+    wholeEnvPaths: [],
+    envValues: [],
+    locate: doc.locate,
+    locateKey: doc.locateKey,
+    keysBefore: doc.keysBefore,
+  };
 }
 
 /** Where the syntax checks report: the file's problems, and how offsets become positions. */

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { readPlainYaml, type PlainDocument } from './plain-yaml.js';
-import { parseConfigText, type ConfigPath } from './parse.js';
+import { parseWithParser, type ConfigPath } from './parse.js';
 
 /** Every path of `value`'s mappings and lists, and one that does not exist below each. */
 function pathsOf(value: unknown, path: ConfigPath = []): ConfigPath[] {
@@ -14,7 +15,7 @@ function pathsOf(value: unknown, path: ConfigPath = []): ConfigPath[] {
 
 /** The reader's value and positions are the YAML parser's, for every path and key of the file. */
 function assertSameAsLibrary(text: string, doc: PlainDocument): void {
-  const parsed = parseConfigText(text, 'consumers.yaml', {});
+  const parsed = parseWithParser(text, 'consumers.yaml', {});
   assert.deepEqual(parsed.problems, [], text);
   assert.deepEqual(doc.value, parsed.value, text);
   for (const path of pathsOf(doc.value)) {
@@ -50,6 +51,22 @@ consumers:
     note: 'a: b, c'
 `;
 
+/** A configuration as a generator writes one: flow routes with nested lists, numbers, booleans. */
+const CONFIG = `config:
+  port: 8080
+  trustProxy: false
+  upstreamTimeoutMs: 2500
+routes:
+  - { method: GET, route: "/e0/items", service: "127.0.0.1:9", path: "/e0/items", public: true }
+  - { method: GET, route: "/p0/items/{id}", service: 'orders:8080', public: true, hosts: ["*.w0.example.com", t0.example.com] }
+  - method: POST
+    route: /s0/{rest}/*
+    service: http://127.0.0.1:9
+    public: true
+    timeoutMs: 100
+    tags: [a, { b: 1.5, c: [null, ~] }]
+`;
+
 describe('plain YAML reader', () => {
   it('reads the plain subset as the YAML parser does, and locates every path and key as it does', () => {
     const cases = [
@@ -59,6 +76,10 @@ describe('plain YAML reader', () => {
       '  consumers:\n    - id: a\n',
       'a:\n  b:\n    c: https://example.com/x\n  d: [a:b]\n',
       'list:\n  -\n    - x\n    - y\n  - z\n',
+      'a: 1\nb: true\nc: null\nd: -2.5e3\ne: ~\nf: [+7, .5, 1., False, NULL]\n',
+      'a: [b, [c]]\n',
+      'a: "x, y"\nb: [ "x, y" ]\n',
+      CONFIG,
     ];
     for (const text of cases) {
       const doc = readPlainYaml(text);
@@ -69,10 +90,12 @@ describe('plain YAML reader', () => {
 
   it('leaves to the YAML parser whatever it does not fully understand', () => {
     const cases = [
-      'a: 1\n', // a number
-      'a: true\n', // a boolean
-      'a: null\n',
+      'a: 0x1f\n', // a hex number
+      'a: 0o17\n', // an octal number
+      'a: .inf\n',
+      'a: .NaN\n',
       'a:\n', // null
+      `a: ${'['.repeat(40)}${']'.repeat(40)}\n`, // nesting for the library's guard to report
       'a: b # comment\n',
       'a: &x b\nc: *x\n', // anchors and aliases
       'a: !!str b\n', // a tag
@@ -85,9 +108,7 @@ describe('plain YAML reader', () => {
       '---\na: b\n',
       'a: b\n---\nc: d\n', // a second document
       'a: {b: c,}\n', // a trailing comma
-      'a: [b, [c]]\n', // nested flow
       'a: {b:c}\n',
-      'a: "x, y"\nb: [ "x, y" ]\n',
       'a: | \n  text\n',
       'a: 2026-01-01\n',
       'a: b c\n', // a plain scalar with a space
@@ -130,8 +151,8 @@ describe('plain YAML reader', () => {
       '!',
     ];
     let read = 0;
-    for (let round = 0; round < 1000; round++) {
-      let text = SAMPLE;
+    for (let round = 0; round < 2000; round++) {
+      let text = round % 2 === 0 ? SAMPLE : CONFIG;
       for (let edits = 1 + random(3); edits > 0; edits--) {
         const at = random(text.length);
         text =
@@ -144,6 +165,47 @@ describe('plain YAML reader', () => {
       read++;
       assertSameAsLibrary(text, doc);
     }
-    assert.ok(read > 50, `only ${read} mangled files were within the subset`);
+    assert.ok(read > 100, `only ${read} mangled files were within the subset`);
+  });
+
+  it('reads an unquoted scalar as the core schema of the YAML library does (property)', () => {
+    const pieces = [
+      '0',
+      '1',
+      '9',
+      '-',
+      '+',
+      '.',
+      'e',
+      'E',
+      'x',
+      'o',
+      '_',
+      'a',
+      't',
+      'rue',
+      'T',
+      'F',
+      'alse',
+      'null',
+      'N',
+      'ULL',
+      '~',
+      '/',
+      '*',
+      'inf',
+      'nan',
+      ':',
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 6 }), (chunks) => {
+        const scalar = chunks.join('');
+        for (const text of [`a: ${scalar}\n`, `a: [${scalar}]\n`, `a: { b: ${scalar} }\n`]) {
+          const doc = readPlainYaml(text);
+          if (doc !== undefined) assertSameAsLibrary(text, doc);
+        }
+      }),
+      { numRuns: 3000, seed: 40 },
+    );
   });
 });

@@ -1,17 +1,20 @@
 /**
- * A reader of the plain subset of YAML that a generated or hand-kept consumers file is written in
- * (docs/consumers.md#the-consumers-file), without the YAML library: block mappings and lists by
- * indentation, one-line flow mappings and lists, and scalars that can only be strings. It exists
- * for speed: the library keeps every node's position and took seconds for ten thousand consumers.
+ * A reader of the plain subset of YAML that a generated or hand-kept consumers file, or a
+ * configuration of many routes, is written in (docs/consumers.md#the-consumers-file,
+ * docs/performance.md#scale-in-routes), without the YAML library: block mappings and lists by
+ * indentation, one-line flow mappings and lists, strings, and the core schema's booleans, nulls
+ * and decimal numbers. It exists for speed: the library keeps every node's position and took
+ * seconds for ten thousand consumers or routes.
  *
- * Design note. It never guesses: whatever it does not fully understand (a number, a boolean or
- * null, an anchor, a tag, a comment after a value, a multi-line scalar, an escape, a tab, a
- * duplicate key, a second document) makes it answer undefined, and the caller reads the text
- * with the library instead. So a value it returns is the one the library would give for the same
+ * Design note. It never guesses: whatever it does not fully understand (a hex, octal or infinite
+ * number, an anchor, a tag, a comment after a value, a multi-line scalar, an escape, a tab, a
+ * duplicate key, a second document, nesting deeper than the configuration's limit) makes it
+ * answer undefined, and the caller reads the text with the library instead. So a value it returns is the one the library would give for the same
  * text, and so are the line and column it gives a path or a key (a unit test compares both), so
  * that a file with a problem is located without the library too.
  */
 import type { ConfigPath } from './parse.js';
+import { MAX_NESTING } from './yaml-guards.js';
 
 /** Line and column, from 1. */
 export interface Position {
@@ -98,10 +101,28 @@ function fail(): never {
 }
 
 /**
- * A plain scalar that YAML's core schema reads as a string: starts with a letter or `_`, no
- * spaces, and a `:` only before another character (`sha256:…`, `https://…`).
+ * A plain scalar that YAML's core schema reads as a string: starts with a letter, `_` or `/`, no
+ * spaces, and a `:` only before another character (`sha256:…`, `https://…`, `/files/*`). Outside
+ * a flow collection it may hold braces too (`/users/{id}`), which inside one would end it.
  */
-const PLAIN = /^[A-Za-z_][A-Za-z0-9_./@+~=-]*(?::[A-Za-z0-9_./@+~=-]+)*$/;
+const PLAIN = /^[A-Za-z_/][A-Za-z0-9_./@+~=*{}-]*(?::[A-Za-z0-9_./@+~=*{}-]+)*$/;
+const PLAIN_IN_FLOW = /^[A-Za-z_/][A-Za-z0-9_./@+~=*-]*(?::[A-Za-z0-9_./@+~=*-]+)*$/;
+/**
+ * The YAML 1.2 core schema's booleans, nulls and decimal numbers, with the tests and conversions
+ * of the yaml library's core tags (yaml/dist/schema/core), so that a value read here is the one it
+ * gives (property-tested in plain-yaml.test.ts). Hex, octal, `.inf` and `.nan` are left to it.
+ */
+/**
+ * Deepest nesting read here, counted as open mappings and lists; the library's guard
+ * (yaml-guards.ts) counts "- key:" as two levels, so half its limit keeps every file it would
+ * refuse out of this reader, and that refusal located as before.
+ */
+const MAX_DEPTH = MAX_NESTING / 2;
+
+const BOOLEAN = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
+const NULL = /^(?:~|[Nn]ull|NULL)$/;
+const INT = /^[-+]?[0-9]+$/;
+const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
 /** A mapping key (but `__proto__`, which would set an object's prototype instead of a key). */
 const KEY = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 /** Plain words the core schema reads as booleans or null. */
@@ -120,11 +141,16 @@ class Reader {
     return this.at === this.lines.length;
   }
 
+  /** How many block mappings and lists are open. */
+  private depth = 0;
+
   /** The mapping or list whose lines start at column `indent`, from the current line on. */
   block(indent: number): Read {
     const first = this.lines[this.at];
-    if (first === undefined || first.indent !== indent) fail();
-    return isItem(first.text) ? this.list(indent) : this.map(indent);
+    if (first === undefined || first.indent !== indent || ++this.depth > MAX_DEPTH) fail();
+    const read = isItem(first.text) ? this.list(indent) : this.map(indent);
+    this.depth--;
+    return read;
   }
 
   private list(indent: number): Read {
@@ -145,7 +171,7 @@ class Reader {
         item = this.map(column);
       } else {
         this.at++;
-        item = inline(rest, { line: line.line, col: column + 1 }, false, this.meta);
+        item = inline(rest, { line: line.line, col: column + 1 }, this.depth, this.meta);
       }
       meta?.children.set(items.length, { at: item.at });
       items.push(item.value);
@@ -165,7 +191,7 @@ class Reader {
       const value =
         entry.rest === ''
           ? this.nested(indent, true)
-          : inline(entry.rest, { line: line.line, col: indent + entry.restAt + 1 }, false, this.meta);
+          : inline(entry.rest, { line: line.line, col: indent + entry.restAt + 1 }, this.depth, this.meta);
       map[entry.key] = value.value;
       meta?.children.set(entry.key, { at: value.at, keyAt: { line: line.line, col: indent + 1 } });
     }
@@ -204,13 +230,20 @@ function keyOf(text: string): { key: string; rest: string; restAt: number } | un
 }
 
 /**
- * A value written on its line, starting at `at`: a quoted or plain string, or a one-line flow
- * mapping or list (not inside another one).
+ * A value written on its line, starting at `at`: a quoted or plain string, a core-schema scalar,
+ * or a one-line flow mapping or list. `depth`: the mappings and lists it is in; `flow`: whether
+ * one of them is a flow collection (where `,[]{}` end a plain scalar).
  */
-function inline(text: string, at: Position, inFlow: boolean, metas: WeakMap<object, Meta> | undefined): Read {
-  if ((text.startsWith('{') || text.startsWith('[')) && !inFlow) {
+function inline(
+  text: string,
+  at: Position,
+  depth: number,
+  metas: WeakMap<object, Meta> | undefined,
+  flow = false,
+): Read {
+  if (text.startsWith('{') || text.startsWith('[')) {
     const isMap = text.startsWith('{');
-    if (!text.endsWith(isMap ? '}' : ']')) fail();
+    if (!text.endsWith(isMap ? '}' : ']') || depth + 1 > MAX_DEPTH) fail();
     const meta: Meta | undefined = metas && { children: new Map() };
     const parts = flowParts(text.slice(1, -1), at.col + 1);
     let value: Record<string, unknown> | unknown[];
@@ -219,14 +252,14 @@ function inline(text: string, at: Position, inFlow: boolean, metas: WeakMap<obje
       for (const part of parts) {
         const entry = keyOf(part.text);
         if (entry === undefined || entry.rest === '' || Object.hasOwn(map, entry.key)) fail();
-        const read = inline(entry.rest, { line: at.line, col: part.col + entry.restAt }, true, metas);
+        const read = inline(entry.rest, { line: at.line, col: part.col + entry.restAt }, depth + 1, metas, true);
         map[entry.key] = read.value;
         meta?.children.set(entry.key, { at: read.at, keyAt: { line: at.line, col: part.col } });
       }
       value = map;
     } else
       value = parts.map((part, i) => {
-        const read = inline(part.text, { line: at.line, col: part.col }, true, metas);
+        const read = inline(part.text, { line: at.line, col: part.col }, depth + 1, metas, true);
         meta?.children.set(i, { at: read.at });
         return read.value;
       });
@@ -238,25 +271,53 @@ function inline(text: string, at: Position, inFlow: boolean, metas: WeakMap<obje
     // No escapes, no doubled quotes, no comment after it: the text between the quotes is the value.
     const inner = text.slice(1, -1);
     if (text.length < 2 || !text.endsWith(quote) || inner.includes(quote) || inner.includes('\\')) fail();
-    if (inFlow && /[,[\]{}]/.test(inner)) fail();
     return { value: inner, at };
   }
-  if (!PLAIN.test(text) || NOT_STRINGS.has(text)) fail();
-  return { value: text, at };
+  return { value: plainScalar(text, flow), at };
 }
 
-/** The comma-separated parts of a flow collection's inside, trimmed, with their columns (from 1); `col`: the inside's. */
+/** The value of an unquoted scalar, as the core schema resolves it. */
+function plainScalar(text: string, inFlow: boolean): unknown {
+  if (BOOLEAN.test(text)) return text[0] === 't' || text[0] === 'T';
+  if (NULL.test(text)) return null;
+  if (INT.test(text)) return parseInt(text, 10);
+  if (FLOAT.test(text)) return parseFloat(text);
+  if (!(inFlow ? PLAIN_IN_FLOW : PLAIN).test(text)) fail();
+  return text;
+}
+
+/**
+ * The comma-separated parts of a flow collection's inside, trimmed, with their columns (from 1);
+ * `col`: the inside's. A comma inside quotes or inside a nested collection does not separate.
+ */
 function flowParts(inside: string, col: number): { text: string; col: number }[] {
   if (inside.trim() === '') return [];
   const parts: { text: string; col: number }[] = [];
-  let from = 0;
-  for (const raw of inside.split(',')) {
+  const push = (from: number, to: number) => {
+    const raw = inside.slice(from, to);
     const text = raw.trim();
     // A trailing comma, or an empty part, is left to the library.
     if (text === '') fail();
     parts.push({ text, col: col + from + raw.length - raw.trimStart().length });
-    from += raw.length + 1;
+  };
+  let from = 0;
+  let open = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < inside.length; i++) {
+    const c = inside[i];
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '[' || c === '{') open++;
+    else if (c === ']' || c === '}') {
+      if (--open < 0) fail();
+    } else if (c === ',' && open === 0) {
+      push(from, i);
+      from = i + 1;
+    }
   }
+  if (quote !== undefined || open !== 0) fail();
+  push(from, inside.length);
   return parts;
 }
 
