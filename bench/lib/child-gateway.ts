@@ -34,7 +34,7 @@ export function startGateway(config: string, port: number): ChildProcess {
 
 export interface CannonResult {
   requests: { average: number };
-  latency: { p50: number; p99: number };
+  latency: { p50: number; p99: number; max: number };
   non2xx: number;
   errors: number;
 }
