@@ -16,6 +16,26 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed, env), notices: v.notices } : v;
 }
 
+/**
+ * `loadConfig` for a reload, while requests are being served: the parse, the validation and the
+ * compilation each run in one stretch, and the event loop answers the requests that came
+ * meanwhile between them, so a request waits for one step rather than for the whole load
+ * (docs/performance.md#scale-in-routes). Same result as `loadConfig`.
+ */
+export async function loadConfigInSteps(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadResult> {
+  const parsed = parseConfigFile(file, env);
+  await nextTurn();
+  const v = validateConfig(parsed);
+  if (!v.ok) return v;
+  await nextTurn();
+  return { ok: true, config: withTracing(compileConfig(v.config, file), parsed, env), notices: v.notices };
+}
+
+/** Resolves after the event loop has polled for I/O once (setImmediate runs after the poll phase). */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The same from text (tests, embedding). */
 export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
   const parsed = parseConfigText(text, file, env);

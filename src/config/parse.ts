@@ -5,7 +5,9 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isMap, isPair, isScalar, isSeq, LineCounter, visit, type Document, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, type Document, type Node } from 'yaml';
+import { substituteEnv } from './env-substitution.js';
+import type { ConfigPath, EnvValue, ParsedConfig } from './parsed.js';
 import type { Problem } from './problems.js';
 import {
   aliasSlips,
@@ -18,38 +20,10 @@ import {
 import { parseYamlDocument } from './yaml-document.js';
 import { readPlainYaml } from './plain-yaml.js';
 
-export type ConfigPath = readonly (string | number)[];
-
-/** A value `${NAME}` brought in from the environment. */
-export interface EnvValue {
-  readonly name: string;
-  readonly value: string;
-}
-
-export interface ParsedConfig {
-  readonly file: string;
-  /** The plain data of the file, environment already substituted. `undefined` when not YAML. */
-  readonly value: unknown;
-  readonly problems: Problem[];
-  /** Line and column of the node at `path`, or of its closest existing ancestor. */
-  locate(path: ConfigPath): { line: number; col: number };
-  /**
-   * Paths of unquoted values that were one whole `${NAME}`: validation reads those as a number or
-   * boolean where the schema wants one (`port: ${PORT:-8080}`), and as text everywhere else.
-   */
-  readonly wholeEnvPaths: readonly ConfigPath[];
-  /** The values substituted from the environment, with their names (never repeated in a message). */
-  readonly envValues: readonly EnvValue[];
-  /** Line and column of the key `key` inside the map at `path` (for unknown-key problems). */
-  locateKey(path: ConfigPath, key: string): { line: number; col: number };
-  /** The keys written before `key` in the map at `path`, nearest first. */
-  keysBefore(path: ConfigPath, key: string): string[];
-}
+export type { ConfigPath, EnvValue, ParsedConfig } from './parsed.js';
 
 /** Largest configuration file read. */
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
-
-const ENV_REF = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /** Reads and parses `file`; a missing or unreadable file is a single problem at 1:1. */
 export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): ParsedConfig {
@@ -259,72 +233,4 @@ function unparsed(file: string, problems: Problem[], origin: { line: number; col
 function unparsable(file: string, message: string, hint?: string): ParsedConfig {
   const origin = { line: 1, col: 1 };
   return unparsed(file, [{ file, ...origin, message, ...(hint === undefined ? {} : { hint }) }], origin);
-}
-
-/**
- * Replaces `${NAME}` and `${NAME:-default}` in every string scalar; `$$` is a literal `$`.
- * Substituted text is kept exactly as it came from the environment (a secret with ` #`, quotes or
- * only digits stays that text); the paths of unquoted whole-value references are recorded so that
- * validation can read them as numbers or booleans where the schema asks for one, and the values
- * taken from the environment so that no message repeats them (hide-env-values.ts).
- */
-function substituteEnv(
-  root: unknown,
-  env: NodeJS.ProcessEnv,
-  report: (node: Node, message: string) => void,
-  found: { wholeEnvPaths: ConfigPath[]; envValues: EnvValue[] },
-): void {
-  visit(root as Node, {
-    Scalar(_key, node, ancestors) {
-      if (typeof node.value !== 'string' || !node.value.includes('$')) return;
-      if (node.type === 'PLAIN' && WHOLE_REF.test(node.value)) {
-        const path = valuePath(ancestors, node);
-        if (path !== undefined) found.wholeEnvPaths.push(path);
-      }
-      node.value = node.value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
-        if (match === '$$') return '$';
-        const value = env[name!];
-        if (value !== undefined && (value !== '' || fallback === undefined)) {
-          found.envValues.push({ name: name!, value });
-          return value;
-        }
-        if (fallback !== undefined) return fallback;
-        // A default written in the file would put the secret in the file, the thing ${} avoids.
-        const secret = SECRET_KEY.test(keyOf(ancestors, node) ?? '');
-        report(
-          node,
-          `environment variable ${name} is not set (${secret ? `export ${name}=... before starting portico` : `export ${name}=..., or write \${${name}:-default} to give a default`})`,
-        );
-        // The reference stays as written: checks of the empty value would only echo this problem.
-        return match;
-      });
-    },
-  });
-}
-
-/** Keys whose values are credentials: no default is ever suggested for them. */
-const SECRET_KEY = /secret|password|passwd|token|key|credential/i;
-
-/** The name of the key whose value is `node`, if any. */
-function keyOf(ancestors: readonly unknown[], node: unknown): string | undefined {
-  const parent = ancestors[ancestors.length - 1];
-  return isPair(parent) && parent.value === node && isScalar(parent.key) ? String(parent.key.value) : undefined;
-}
-
-const WHOLE_REF = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
-
-/** The key path of a value node from its ancestors; undefined for a map key. */
-function valuePath(ancestors: readonly unknown[], node: unknown): ConfigPath | undefined {
-  const chain = [...ancestors, node];
-  const path: (string | number)[] = [];
-  for (let i = 0; i < chain.length - 1; i++) {
-    const a = chain[i];
-    const next = chain[i + 1];
-    if (isSeq(a)) path.push(a.items.indexOf(next as never));
-    else if (isPair(a)) {
-      if (a.value !== next || !isScalar(a.key)) return undefined;
-      path.push(String(a.key.value));
-    }
-  }
-  return path;
 }

@@ -6,7 +6,7 @@
  */
 import { readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadConfig } from '../config/load.js';
+import { loadConfigInSteps } from '../config/load.js';
 import type { CompiledConfig } from '../config/types.js';
 import { formatProblem } from '../config/problems.js';
 import { loadPlugins } from '../plugins/load.js';
@@ -20,17 +20,32 @@ export interface Reloadable {
   reload(config: CompiledConfig, plugins?: LoadedPlugins): void;
 }
 
+/** The reload under way of each target, which the next one waits for. */
+const underWay = new WeakMap<Reloadable, Promise<boolean>>();
+
 /**
  * Loads `file` again, with its plugins (a changed plugin module is imported anew, plugins/load.ts),
- * and applies it; resolves true when the new configuration is being served.
+ * and applies it; resolves true when the new configuration is being served. The load yields to
+ * the event loop between its steps, so reloads of one target run one after the other: a later
+ * signal, which read a later file, must never be overtaken by an earlier one.
  */
-export async function reloadFromFile(
+export function reloadFromFile(
   target: Reloadable,
   file: string,
   env: NodeJS.ProcessEnv,
   why: string,
 ): Promise<boolean> {
-  const loaded = loadConfig(file, env);
+  const previous = underWay.get(target) ?? Promise.resolve(true);
+  const next = previous.then(
+    () => reloadNow(target, file, env, why),
+    () => reloadNow(target, file, env, why),
+  );
+  underWay.set(target, next);
+  return next;
+}
+
+async function reloadNow(target: Reloadable, file: string, env: NodeJS.ProcessEnv, why: string): Promise<boolean> {
+  const loaded = await loadConfigInSteps(file, env);
   const next = loaded.ok ? await withPlugins(loaded.config) : loaded;
   if (!next.ok) {
     target.events.emit('config:reload', { file, ok: false, problems: next.problems.map(formatProblem) });
