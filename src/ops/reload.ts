@@ -6,7 +6,7 @@
  */
 import { readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadConfigInSteps } from '../config/load.js';
+import { loadConfigInSteps, nextTurn } from '../config/load.js';
 import type { CompiledConfig } from '../config/types.js';
 import { formatProblem } from '../config/problems.js';
 import { loadPlugins } from '../plugins/load.js';
@@ -51,6 +51,8 @@ async function reloadNow(target: Reloadable, file: string, env: NodeJS.ProcessEn
     target.events.emit('config:reload', { file, ok: false, problems: next.problems.map(formatProblem) });
     return false;
   }
+  // The build of the pipelines and route table is one more stretch: requests come first.
+  await nextTurn();
   try {
     target.reload(next.config, next.plugins);
   } catch (err) {
