@@ -223,13 +223,14 @@ if (!values['no-load']) {
   /** `run` with a SIGHUP every `--reload-every` seconds meanwhile; the reloads counted. */
   const withReloads = async <T>(run: () => Promise<T>): Promise<{ result: T; reloads: number }> => {
     let reloads = 0;
-    const count = () => reloads++;
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('"reloaded"')) count();
-    });
+    const onData = (chunk: Buffer) => {
+      if (chunk.toString().includes('"reloaded"')) reloads++;
+    };
+    child.stdout!.on('data', onData);
     const timer = setInterval(() => child.kill('SIGHUP'), reloadEvery * 1000);
     const result = await run();
     clearInterval(timer);
+    child.stdout!.off('data', onData);
     return { result, reloads };
   };
   const quiet = await autocannon(url, [], connections, seconds);
