@@ -107,11 +107,6 @@ export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void,
     // pipe() may have ended it already (the peer's FIN); the bytes before it are still flushing.
     if (!to.writableEnded) to.end();
   };
-  a.once('end', () => gone(b, false));
-  b.once('end', () => gone(a, false));
-  a.once('close', () => gone(b, true));
-  b.once('close', () => gone(a, true));
-
   let open = 2;
   const closed = () => {
     if (--open > 0) return;
@@ -120,8 +115,18 @@ export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void,
     stopStallB();
     onClose?.(end);
   };
-  a.once('close', closed);
-  b.once('close', closed);
+  // A stream emits 'end' and 'close' once each: `on` spares the wrapper `once` allocates, which a
+  // tunnel would hold for its whole life (docs/performance.md "Scale in connections").
+  a.on('end', () => gone(b, false));
+  b.on('end', () => gone(a, false));
+  a.on('close', () => {
+    gone(b, true);
+    closed();
+  });
+  b.on('close', () => {
+    gone(a, true);
+    closed();
+  });
 }
 
 /**

@@ -171,11 +171,25 @@ interface TunnelEnds {
   readonly backendHead: Buffer;
 }
 
-/** The byte tunnel between the client and the backend, reported as a stream while it is open. */
-function openTunnel(ex: Exchange, { socket, backend, backendHead }: TunnelEnds, options: WebSocketOptions): void {
+/**
+ * The byte tunnel between the client and the backend, reported as a stream while it is open.
+ * What its closures need of the exchange is copied out first: a closure that read `ex` would keep
+ * the handshake's request, response and exchange for as long as the tunnel is open.
+ */
+function openTunnel(ex: Exchange, ends: TunnelEnds, options: WebSocketOptions): void {
+  const closeAt = options.tokenExpiry && expiryOf(ex.claims, options.tokenExpiry.toleranceSec);
+  relay(ex.requestId, ex.route.id, ends, options, closeAt);
+}
+
+function relay(
+  requestId: string,
+  routeId: string,
+  { socket, backend, backendHead }: TunnelEnds,
+  options: WebSocketOptions,
+  closeAt: number | undefined,
+): void {
   const { events, logger } = options;
   let unregister = () => {};
-  const routeId = ex.route.id;
   const opened = performance.now();
   let expired = false;
   events.emit('stream:open', { kind: 'websocket', routeId });
@@ -186,7 +200,7 @@ function openTunnel(ex: Exchange, { socket, backend, backendHead }: TunnelEnds, 
       unregister();
       const durationMs = performance.now() - opened;
       events.emit('stream:close', { kind: 'websocket', routeId, durationMs });
-      const fields = { reqId: ex.requestId, route: routeId, durationMs: Math.round(durationMs) };
+      const fields = { reqId: requestId, route: routeId, durationMs: Math.round(durationMs) };
       if (expired) logger.debug({ ...fields, reason: 'token expired' }, 'websocket tunnel closed');
       else if (end === 'closed') logger.debug(fields, 'websocket tunnel closed');
       // A side that stopped reading is worth an operator's look: a stuck backend or client.
@@ -199,7 +213,6 @@ function openTunnel(ex: Exchange, { socket, backend, backendHead }: TunnelEnds, 
     options.tunnel,
   );
   if (options.streams !== undefined) unregister = options.streams.add(goingAwayFor(socket, backend, backendHead));
-  const closeAt = options.tokenExpiry && expiryOf(ex.claims, options.tokenExpiry.toleranceSec);
   if (closeAt === undefined) return;
   closeAtExpiry(socket, backend, {
     inMs: closeAt - Date.now(),

@@ -56,6 +56,12 @@ function upgradesOn(table: RouteTable, req: IncomingMessage): boolean {
 export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
   const { logger } = deps;
   const sockets = new Set<Duplex>();
+  // Listeners shared by every socket, made once: a closure made per upgrade would keep the
+  // handshake's request and head alive for as long as its tunnel is open.
+  const onSocketError = (err: Error) => logger.debug({ err }, 'upgrade socket error');
+  function forget(this: Duplex): void {
+    sockets.delete(this);
+  }
 
   const handler = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     if (!upgradesOn(deps.current(), req)) {
@@ -63,9 +69,10 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
       return;
     }
     // Node removed its own listeners from this socket: without one, an error would crash.
-    socket.on('error', (err) => logger.debug({ err }, 'upgrade socket error'));
+    socket.on('error', onSocketError);
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    // 'close' comes once: `on` spares the wrapper `once` allocates for each tunnel's life.
+    socket.on('close', forget);
     // A pipelined answer still going out on this connection goes first, whole.
     afterAnswersBefore(socket, req, () => {
       const res = responseOnSocket(deps.Response, req, socket);

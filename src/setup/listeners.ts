@@ -72,9 +72,14 @@ export function createListeners(
   applyServerLimits(server, config.settings);
   server.on('connect', sendConnectError);
   const connections = new Set<Socket>();
+  // One listener for every socket, no closure or `once` wrapper per connection: an idle
+  // keep-alive connection costs the gateway only what it costs Node (docs/performance.md).
+  function forget(this: Socket): void {
+    connections.delete(this);
+  }
   server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
     connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
+    socket.on('close', forget);
   });
   return { server, listener, tls, redirect, upgrades, connections };
 }

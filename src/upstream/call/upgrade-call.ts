@@ -54,7 +54,7 @@ export function upgradeCall(call: RouteCall, ex: Exchange, answer: UpgradeAnswer
   const { socket } = ex.upgrade!;
   const started = performance.now();
   const pool = callStarted(call.upstream, true);
-  socket.once('close', () => callEnded(pool));
+  endsWithClient(socket, pool);
   return new Promise<void>((resolve) => {
     let settled = false;
     const done = () => {
@@ -108,6 +108,15 @@ export function upgradeCall(call: RouteCall, ex: Exchange, answer: UpgradeAnswer
     });
     breq.end();
   });
+}
+
+/**
+ * Keeps the call counted on its pool until the client's connection closes. A function of its own:
+ * a closure made in `upgradeCall` would hold its whole scope (the exchange, its request and
+ * response) for as long as the tunnel is open.
+ */
+function endsWithClient(socket: Duplex, pool: BackendPool): void {
+  socket.on('close', () => callEnded(pool));
 }
 
 /**
