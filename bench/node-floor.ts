@@ -16,12 +16,16 @@
  * `--h2-core` (with `--tls`) serves h2 only, through node:http2's core API (`stream.respond`, no
  * compatibility objects): what HTTP/2 costs Node without the layer that gives it the
  * IncomingMessage/ServerResponse shape.
- * Run: `node node-floor.js BACKEND_URL [port] [--tls CERT KEY [--h2-core]]`.
+ * `--ws URL` (plain HTTP/1.1 only) also relays WebSocket handshakes under `/api/` to that
+ * backend, the thinnest tunnel plain Node offers: the request head rewritten onto a new
+ * `net` connection, then the two sockets piped both ways, the backend's 101 included, with no
+ * parsing of either side (bench/connections.ts: memory per open tunnel).
+ * Run: `node node-floor.js BACKEND_URL [port] [--tls CERT KEY [--h2-core]] [--ws WS_BACKEND_URL]`.
  */
 import { createServer } from 'node:http';
 import { createSecureServer, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
 
 const HOP = new Set([
@@ -93,6 +97,30 @@ const server =
           { allowHTTP1: true, ...tlsOptions() },
           handler as unknown as Parameters<typeof createSecureServer>[1],
         );
+
+const ws = process.argv.indexOf('--ws');
+if (ws > 0 && tls < 0) {
+  const target = new URL(process.argv[ws + 1]!);
+  server.on('upgrade', (req, client: Socket, head: Buffer) => {
+    const url = req.url ?? '/';
+    if (!url.startsWith('/api/')) return void client.destroy();
+    let text = `${req.method} ${url.slice(4)} HTTP/1.1\r\n`;
+    const raw = req.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) text += `${raw[i]}: ${raw[i + 1]}\r\n`;
+    const backend = connect(Number(target.port), target.hostname);
+    backend.write(text + '\r\n');
+    if (head.length > 0) backend.write(head);
+    client.setNoDelay(true);
+    backend.setNoDelay(true);
+    const both = () => {
+      client.destroy();
+      backend.destroy();
+    };
+    client.on('error', both).on('close', both);
+    backend.on('error', both).on('close', both);
+    client.pipe(backend).pipe(client);
+  });
+}
 
 server.listen(Number(process.argv[3] ?? 0), '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ ready: true, port: (server.address() as AddressInfo).port }) + '\n');
