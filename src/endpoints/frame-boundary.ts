@@ -7,29 +7,26 @@
  * come between the fragments of a message (RFC 6455 5.4), so a frame boundary is enough.
  */
 
-/** The longest frame header: 2 bytes, a 64-bit length, a 4-byte mask key. */
-const MAX_HEADER = 14;
-
 /** A frame header's length, from its second byte (mask bit and 7-bit length). */
 function headerLength(second: number): number {
   const len7 = second & 0x7f;
   return 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + (second & 0x80 ? 4 : 0);
 }
 
-/** The payload length a complete header announces. */
-function payloadLength(header: Buffer): number {
-  const len7 = header[1]! & 0x7f;
-  if (len7 < 126) return len7;
-  if (len7 === 126) return header.readUInt16BE(2);
-  return header.readUInt32BE(2) * 2 ** 32 + header.readUInt32BE(6);
-}
-
+/**
+ * The header is read byte by byte into numbers, not copied into a buffer: every open tunnel has
+ * one of these, and a buffer of its own would cost each tunnel an ArrayBuffer and its backing
+ * store (docs/performance.md "Scale in connections").
+ */
 export class FrameBoundary {
-  private readonly header = Buffer.alloc(MAX_HEADER);
   /** Header bytes of the next frame seen so far. */
   private have = 0;
   /** The header's length once its second byte is known; 2 before. */
   private need = 2;
+  /** The 7-bit length of the header's second byte. */
+  private len7 = 0;
+  /** The extended payload length (16 or 64 bits, big-endian) read so far. */
+  private extended = 0;
   /** Payload bytes of the current frame still to come. */
   private payloadLeft = 0;
 
@@ -50,16 +47,28 @@ export class FrameBoundary {
         this.payloadLeft -= take;
         i += take;
       } else {
-        this.header[this.have++] = chunk[i++]!;
-        if (this.have === 2) this.need = headerLength(this.header[1]!);
-        if (this.have < this.need) continue;
-        this.payloadLeft = payloadLength(this.header);
-        this.have = 0;
-        this.need = 2;
+        this.header(chunk[i++]!);
       }
       if (stopAtFrameEnd && this.atBoundary) return i;
     }
     return i;
+  }
+
+  /** One header byte: the second gives the header's length, the extended length bytes follow it. */
+  private header(byte: number): void {
+    const at = this.have++;
+    if (at === 1) {
+      this.len7 = byte & 0x7f;
+      this.extended = 0;
+      this.need = headerLength(byte);
+    } else if (at >= 2 && at < 2 + (this.len7 === 126 ? 2 : this.len7 === 127 ? 8 : 0)) {
+      // Past 2^53 the sum loses its last bits, as any JavaScript number would; no frame is that long.
+      this.extended = this.extended * 256 + byte;
+    }
+    if (this.have < this.need) return;
+    this.payloadLeft = this.len7 < 126 ? this.len7 : this.extended;
+    this.have = 0;
+    this.need = 2;
   }
 }
 

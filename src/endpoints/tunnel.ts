@@ -56,107 +56,168 @@ export interface TunnelOptions {
   readonly probeMs?: number;
 }
 
+/** Which tunnel a socket belongs to: the listeners below are shared by every tunnel. */
+const TUNNEL = Symbol('portico.tunnel');
+
+interface TunnelSide extends MaybeSocket {
+  [TUNNEL]?: Tunnel;
+}
+
+/**
+ * One tunnel's state. Its listeners are functions shared by every tunnel, which find the tunnel
+ * through the socket that called them, and its timers get it as an argument: an open tunnel
+ * costs one object, not a closure and a `once` wrapper per listener (docs/performance.md "Scale
+ * in connections").
+ */
+class Tunnel {
+  end: TunnelEnd = 'closed';
+  open = 2;
+  graceTimer: NodeJS.Timeout | undefined = undefined;
+  /** The stall watch of each direction: `a` -> `b` is blocked while `b` does not drain. */
+  stallToB: NodeJS.Timeout | undefined = undefined;
+  probeA: NodeJS.Timeout | undefined = undefined;
+  stallToA: NodeJS.Timeout | undefined = undefined;
+  probeB: NodeJS.Timeout | undefined = undefined;
+
+  constructor(
+    readonly a: Duplex,
+    readonly b: Duplex,
+    readonly onClose: ((end: TunnelEnd) => void) | undefined,
+    readonly stallMs: number,
+    readonly graceMs: number,
+    readonly probeMs: number,
+  ) {}
+
+  other(s: Duplex): Duplex {
+    return s === this.a ? this.b : this.a;
+  }
+}
+
 /** Joins `a` and `b` both ways until either goes. `onClose` runs once, when both are closed. */
 export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void, options: TunnelOptions = {}): void {
-  const stallMs = options.stallMs ?? STALL_MS;
-  const graceMs = options.closeGraceMs ?? CLOSE_GRACE_MS;
-  const watch = { ms: stallMs, probeMs: options.probeMs ?? PROBE_MS };
-  for (const s of [a, b] as MaybeSocket[]) {
+  const t = new Tunnel(
+    a,
+    b,
+    onClose,
+    options.stallMs ?? STALL_MS,
+    options.closeGraceMs ?? CLOSE_GRACE_MS,
+    options.probeMs ?? PROBE_MS,
+  );
+  for (const s of [a, b] as TunnelSide[]) {
+    s[TUNNEL] = t;
     s.setNoDelay?.(true);
     s.setTimeout?.(0);
     s.setKeepAlive?.(true, KEEPALIVE_DELAY_MS);
   }
-  let end: TunnelEnd = 'closed';
-  let graceTimer: NodeJS.Timeout | undefined;
-  const destroyBoth = () => {
-    a.destroy();
-    b.destroy();
-  };
-
   a.pipe(b);
   b.pipe(a);
-  a.on('error', destroyBoth);
-  b.on('error', destroyBoth);
-  const stopStallA = watchStall(a, b, watch, () => {
-    end = 'b-stalled';
-    destroyBoth();
-  });
-  const stopStallB = watchStall(b, a, watch, () => {
-    end = 'a-stalled';
-    destroyBoth();
-  });
+  for (const s of [a, b]) {
+    s.on('error', onSideError);
+    // pipe() pauses a sender exactly when its receiver asks it to wait, and the receiver emits
+    // 'drain' when it caught up: the stall timers run only while a direction is blocked.
+    s.on('pause', onSidePause);
+    s.on('drain', onSideDrain);
+    // A stream emits 'end' and 'close' once each: `on` spares the wrapper `once` allocates.
+    s.on('end', onSideEnd);
+    s.on('close', onSideClose);
+  }
+}
 
-  /** The other side ended or closed: `to` flushes what it can within the grace period, or goes at once. */
-  const gone = (to: Duplex, closed: boolean) => {
-    if (to.destroyed) return;
-    if (to.writableNeedDrain) {
-      // Its reader is not reading: the pending bytes would never leave.
-      destroyBoth();
-      return;
-    }
-    if (graceTimer === undefined) {
-      graceTimer = setTimeout(destroyBoth, graceMs);
-      graceTimer.unref();
-    }
-    if (!closed) return; // a FIN: pipe() ends `to`; the other direction may still deliver (a close frame reply)
-    if (to.writableFinished) {
-      to.destroy();
-      return;
-    }
-    to.once('finish', () => to.destroy());
-    // pipe() may have ended it already (the peer's FIN); the bytes before it are still flushing.
-    if (!to.writableEnded) to.end();
-  };
-  let open = 2;
-  const closed = () => {
-    if (--open > 0) return;
-    clearTimeout(graceTimer);
-    stopStallA();
-    stopStallB();
-    onClose?.(end);
-  };
-  // A stream emits 'end' and 'close' once each: `on` spares the wrapper `once` allocates, which a
-  // tunnel would hold for its whole life (docs/performance.md "Scale in connections").
-  a.on('end', () => gone(b, false));
-  b.on('end', () => gone(a, false));
-  a.on('close', () => {
-    gone(b, true);
-    closed();
-  });
-  b.on('close', () => {
-    gone(a, true);
-    closed();
-  });
+function tunnelOf(s: Duplex): Tunnel {
+  return (s as TunnelSide)[TUNNEL]!;
+}
+
+function destroyBoth(t: Tunnel): void {
+  t.a.destroy();
+  t.b.destroy();
+}
+
+function onSideError(this: Duplex): void {
+  destroyBoth(tunnelOf(this));
+}
+
+function onSideEnd(this: Duplex): void {
+  const t = tunnelOf(this);
+  gone(t, t.other(this), false);
+}
+
+function onSideClose(this: Duplex): void {
+  const t = tunnelOf(this);
+  gone(t, t.other(this), true);
+  if (--t.open > 0) return;
+  clearTimeout(t.graceTimer);
+  stopStall(t, t.a);
+  stopStall(t, t.b);
+  t.onClose?.(t.end);
+}
+
+/** The other side ended or closed: `to` flushes what it can within the grace period, or goes at once. */
+function gone(t: Tunnel, to: Duplex, closed: boolean): void {
+  if (to.destroyed) return;
+  if (to.writableNeedDrain) {
+    // Its reader is not reading: the pending bytes would never leave.
+    destroyBoth(t);
+    return;
+  }
+  if (t.graceTimer === undefined) {
+    t.graceTimer = setTimeout(destroyBoth, t.graceMs, t);
+    t.graceTimer.unref();
+  }
+  if (!closed) return; // a FIN: pipe() ends `to`; the other direction may still deliver (a close frame reply)
+  if (to.writableFinished) {
+    to.destroy();
+    return;
+  }
+  to.once('finish', () => to.destroy());
+  // pipe() may have ended it already (the peer's FIN); the bytes before it are still flushing.
+  if (!to.writableEnded) to.end();
 }
 
 /**
- * Calls `onStall` when `to` has had a full write buffer for `ms` without draining. pipe() pauses
- * `from` exactly when `to` asks it to wait, and `to` emits 'drain' when it caught up, so the timers
- * run only while a direction is blocked. Returns the function that stops watching.
+ * A side was paused: when it is pipe() waiting for the other side to drain, the direction is
+ * blocked, and the other side gets `stallMs` to drain before both close; meanwhile this side is
+ * probed for a reset every `probeMs`.
  */
-function watchStall(
-  from: Duplex,
-  to: Duplex,
-  { ms, probeMs }: { ms: number; probeMs: number },
-  onStall: () => void,
-): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  let probe: NodeJS.Timeout | undefined;
-  const stop = () => {
-    clearTimeout(timer);
-    clearInterval(probe);
-    timer = probe = undefined;
-  };
-  const onPause = () => {
-    if (timer !== undefined || !to.writableNeedDrain) return;
-    timer = setTimeout(onStall, ms);
-    timer.unref();
-    probe = setInterval(() => probeReset(from as MaybeSocket), probeMs);
-    probe.unref();
-  };
-  from.on('pause', onPause);
-  to.on('drain', stop);
-  return stop;
+function onSidePause(this: Duplex): void {
+  const t = tunnelOf(this);
+  const to = t.other(this);
+  const fromA = this === t.a;
+  if ((fromA ? t.stallToB : t.stallToA) !== undefined || !to.writableNeedDrain) return;
+  const stall = setTimeout(stalled, t.stallMs, t, to);
+  stall.unref();
+  const probe = setInterval(probeReset, t.probeMs, this);
+  probe.unref();
+  if (fromA) {
+    t.stallToB = stall;
+    t.probeA = probe;
+  } else {
+    t.stallToA = stall;
+    t.probeB = probe;
+  }
+}
+
+/** A side drained: the direction towards it flows again. */
+function onSideDrain(this: Duplex): void {
+  stopStall(tunnelOf(this), this);
+}
+
+/** Stops the stall watch of the direction towards `to`. */
+function stopStall(t: Tunnel, to: Duplex): void {
+  if (to === t.b) {
+    clearTimeout(t.stallToB);
+    clearInterval(t.probeA);
+    t.stallToB = t.probeA = undefined;
+  } else {
+    clearTimeout(t.stallToA);
+    clearInterval(t.probeB);
+    t.stallToA = t.probeB = undefined;
+  }
+}
+
+/** `to` has not drained for `stallMs`: its reader is not reading, both sides go. */
+function stalled(t: Tunnel, to: Duplex): void {
+  t.end = to === t.b ? 'b-stalled' : 'a-stalled';
+  destroyBoth(t);
 }
 
 /**
