@@ -28,4 +28,20 @@ describe('open streams', () => {
     assert.equal(ended, 1);
     assert.equal(streams.size, 0);
   });
+
+  it('tracks a stream without an unregister function: remove takes it off, endAll ends the rest', async () => {
+    const streams = createOpenStreams();
+    const ended: string[] = [];
+    const a = () => ended.push('a');
+    const b = () => ended.push('b');
+    streams.track(a);
+    streams.track(b);
+    streams.remove(a);
+    assert.equal(streams.size, 1);
+    streams.endAll();
+    assert.deepEqual(ended, ['b']);
+    streams.track(() => ended.push('late'));
+    await Promise.resolve();
+    assert.deepEqual(ended, ['b', 'late']);
+  });
 });

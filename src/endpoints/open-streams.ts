@@ -10,6 +10,12 @@ export interface OpenStreams {
    * (call it when the stream closes). A stream registered while draining is ended at once.
    */
   add(end: () => void): () => void;
+  /**
+   * `add` without the function it returns (one closure less for each stream open): the caller
+   * unregisters with `remove(end)`.
+   */
+  track(end: () => void): void;
+  remove(end: () => void): void;
   /** Ends every open stream, and every stream opened from now on (graceful shutdown). */
   endAll(): void;
   /** Streams open now. */
@@ -20,15 +26,19 @@ export interface OpenStreams {
 export function createOpenStreams(): OpenStreams {
   const open = new Set<() => void>();
   let ending = false;
+  const track = (end: () => void): void => {
+    // Not from inside the caller's own setup: it has not returned its stream yet.
+    if (ending) queueMicrotask(end);
+    else open.add(end);
+  };
   return {
     add(end) {
-      if (ending) {
-        // Not from inside the caller's own setup: it has not returned its stream yet.
-        queueMicrotask(end);
-        return () => {};
-      }
-      open.add(end);
-      return () => void open.delete(end);
+      track(end);
+      return ending ? () => {} : () => void open.delete(end);
+    },
+    track,
+    remove(end) {
+      open.delete(end);
     },
     endAll() {
       ending = true;

@@ -188,8 +188,8 @@ function relay(
   options: WebSocketOptions,
   closeAt: number | undefined,
 ): void {
-  const { events, logger } = options;
-  let unregister = () => {};
+  const { events, logger, streams } = options;
+  let goingAway: (() => void) | undefined;
   const opened = performance.now();
   let expired = false;
   events.emit('stream:open', { kind: 'websocket', routeId });
@@ -197,7 +197,7 @@ function relay(
     socket,
     backend,
     (end) => {
-      unregister();
+      if (goingAway !== undefined) streams?.remove(goingAway);
       const durationMs = performance.now() - opened;
       events.emit('stream:close', { kind: 'websocket', routeId, durationMs });
       const fields = { reqId: requestId, route: routeId, durationMs: Math.round(durationMs) };
@@ -212,7 +212,10 @@ function relay(
     },
     options.tunnel,
   );
-  if (options.streams !== undefined) unregister = options.streams.add(goingAwayFor(socket, backend, backendHead));
+  if (streams !== undefined) {
+    goingAway = goingAwayFor(socket, backend, backendHead);
+    streams.track(goingAway);
+  }
   if (closeAt === undefined) return;
   closeAtExpiry(socket, backend, {
     inMs: closeAt - Date.now(),

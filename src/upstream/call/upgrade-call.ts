@@ -150,7 +150,6 @@ function dial(call: RouteCall, ex: Exchange, pool: BackendPool): ClientRequest {
     headers: backendUpgradeHeaders(call, ex, target.hostHeader),
     setHost: false,
     agent: false,
-    timeout: timeoutMs,
     // The upstream's CAs, verification and client certificate, as its pools connect.
     ...(tls === undefined
       ? {}
@@ -160,6 +159,18 @@ function dial(call: RouteCall, ex: Exchange, pool: BackendPool): ClientRequest {
   });
   breq.on('timeout', () => {
     breq.destroy(Object.assign(new Error(`no upgrade answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+  });
+  // Until the head, a timer of the call's own rather than the socket's idle timeout: a socket
+  // keeps its cleared timer for life, and a 101's socket lives as long as its tunnel. An answer
+  // other than 101 keeps the idle timeout while its body comes, as before.
+  const timer = setTimeout(() => breq.emit('timeout'), timeoutMs);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  breq.once('upgrade', clear);
+  breq.once('close', clear);
+  breq.once('response', () => {
+    clear();
+    breq.setTimeout(timeoutMs);
   });
   return breq;
 }
