@@ -1,5 +1,5 @@
 /**
- * Scale in connections (issue 40, item 3): what N idle keep-alive clients and N open WebSocket
+ * Scale in connections (docs/performance.md "Scale in connections"): what N idle keep-alive clients and N open WebSocket
  * tunnels cost Portico, the Node floor (bench/node-floor.ts, `--ws` for its tunnels) and nginx
  * (one worker) as proxies, and what they do to the latency of other clients meanwhile.
  *
@@ -489,7 +489,7 @@ async function main(): Promise<void> {
     '',
     ...table('tunnels', results.tunnels, n),
     '',
-    'Goals (issue 40): Portico\'s memory per idle connection and per idle tunnel <= 1.2x the Node floor\'s ("vs floor"), others\' p99 with them open within 1.10x of without ("ratio").',
+    'Goals (docs/performance.md "Scale in connections"): Portico\'s memory per idle connection and per idle tunnel <= 1.2x the Node floor\'s ("vs floor"), others\' p99 with them open within 1.10x of without ("ratio").',
     '',
   ];
   emitResults(lines.join('\n'), values.out);
