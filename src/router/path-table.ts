@@ -1,81 +1,91 @@
 /**
  * Method + path to route, for one group of routes (all of them, or those of one host), built once
  * per configuration. Precedence (docs/routing.md "Precedence"): an all-literal path first, found
- * by one map look-up per method whatever the number of routes; then the other routes without `*`
- * in the method's segment tree (./segment-tree.ts: a literal segment before a parameter, segment
- * by segment); then prefix routes, the longest first. A route found with a literal path answers
- * with a match made once, when the table is built.
+ * by one map look-up whatever the number of routes; then the other routes without `*` in the
+ * group's segment tree (./segment-tree.ts: a literal segment before a parameter, segment by
+ * segment); then prefix routes, the longest first. A route found with a literal path answers with
+ * a match made once, when the table is built.
  */
-import type { HttpMethod } from '../config/schema.js';
-import { HTTP_METHODS } from '../config/schema.js';
 import { addToTree, createSegmentTree, finishTree, type SegmentTree } from './segment-tree.js';
-import { matchTree } from './tree-match.js';
+import { matchTree, missedMethods } from './tree-match.js';
+import { METHOD_COUNT, methodBit, methodIndex } from './method-set.js';
 import type { Match, RouteEntry } from './types.js';
 
-/** The routes of one host group, matched by method and path. */
-export interface PathTable {
-  /**
-   * The match when a route of this table takes the request (or refuses its path); else undefined.
-   * `path` is compared, `raw` is where a prefix route's rest is cut from, and `decode` says whether
-   * parameter values still hold reserved escapes (./request-path.ts).
-   */
-  lookup(method: string, path: string, raw: string, decode: boolean): Match | undefined;
-  /** Whether a route of this table takes `method` on `path` (for `Allow`, off the hot path). */
-  accepts(method: HttpMethod, path: string, raw: string, decode: boolean): boolean;
+const NO_PARAMS: Record<string, string> = Object.freeze({});
+
+/** The routes of one all-literal path, by method index, and their methods as bits. */
+interface LiteralPath {
+  readonly matches: (Match | undefined)[];
+  methods: number;
 }
 
-const NO_PARAMS: Record<string, string> = Object.freeze({});
+/** The routes of one host group, matched by method and path. */
+export class PathTable {
+  /**
+   * After a lookup that returned undefined, the methods (as bits, ./method-set.ts) whose routes
+   * in this table take the path: the `Allow` of a 405, learnt without another walk.
+   */
+  missed = 0;
+  private readonly literal: Map<string, LiteralPath>;
+  private readonly tree: SegmentTree | null;
+
+  constructor(literal: Map<string, LiteralPath>, tree: SegmentTree | null) {
+    this.literal = literal;
+    this.tree = tree;
+  }
+
+  /**
+   * The match when a route of this table takes the request (or refuses its path); else undefined.
+   * `index` and `bit` are the method's (./method-set.ts), `path` is compared, `raw` is where a
+   * prefix route's rest is cut from, and `decode` says whether parameter values still hold
+   * reserved escapes (./request-path.ts).
+   */
+  lookup(index: number, bit: number, path: string, raw: string, decode: boolean): Match | undefined {
+    const literal = this.literal.get(path);
+    let missed = 0;
+    if (literal !== undefined) {
+      if ((literal.methods & bit) !== 0) return literal.matches[index];
+      missed = literal.methods;
+    }
+    if (this.tree !== null) {
+      const m = matchTree(this.tree, index, bit, path, raw, decode);
+      if (m !== undefined) return m;
+      missed |= missedMethods();
+    }
+    this.missed = missed;
+    return undefined;
+  }
+}
 
 /**
  * Builds the table of `entries`. A GET route also answers HEAD unless a HEAD route is configured
  * for the same path (RFC 9110 9.3.2: HEAD is GET without the body); the backend receives HEAD.
+ * The configured routes are placed first, so a HEAD route takes its path from the GET route's
+ * HEAD whatever the order of the file or the names of their parameters.
  */
 export function createPathTable(entries: readonly RouteEntry[]): PathTable {
-  const byMethod = new Map<string, MethodRoutes>();
-  const explicit = new Set<string>();
-  for (const e of entries) explicit.add(`${e.route.method} ${e.route.clientPath}`);
-  const add = (method: string, entry: RouteEntry): void => {
-    let routes = byMethod.get(method);
-    if (routes === undefined) byMethod.set(method, (routes = { exact: new Map(), tree: undefined }));
-    const { clientPath, isPrefix } = entry.route;
-    if (!isPrefix && !clientPath.includes('{')) {
-      const literal = clientPath.replaceAll('%', '%25');
-      if (!routes.exact.has(literal))
-        routes.exact.set(literal, Object.freeze({ kind: 'found', entry, params: NO_PARAMS }));
-      return;
+  const literal = new Map<string, LiteralPath>();
+  const tree = createSegmentTree();
+  let hasTree = false;
+  for (let pass = 0; pass < 2; pass++)
+    for (const entry of entries) {
+      const { method, clientPath, isPrefix } = entry.route;
+      if (pass === 1 && method !== 'GET') continue;
+      const index = methodIndex(pass === 0 ? method : 'HEAD');
+      if (isPrefix || clientPath.includes('{')) {
+        addToTree(tree, index, entry, clientPath, isPrefix);
+        hasTree = true;
+        continue;
+      }
+      const key = clientPath.replaceAll('%', '%25');
+      let routes = literal.get(key);
+      if (routes === undefined) {
+        routes = { matches: new Array<Match | undefined>(METHOD_COUNT).fill(undefined), methods: 0 };
+        literal.set(key, routes);
+      }
+      routes.matches[index] ??= Object.freeze({ kind: 'found', entry, params: NO_PARAMS });
+      routes.methods |= methodBit(index);
     }
-    addToTree((routes.tree ??= createSegmentTree()), entry, clientPath, isPrefix);
-  };
-  for (const entry of entries) {
-    add(entry.route.method, entry);
-    if (entry.route.method === 'GET' && !explicit.has(`HEAD ${entry.route.clientPath}`)) add('HEAD', entry);
-  }
-  for (const routes of byMethod.values()) if (routes.tree !== undefined) finishTree(routes.tree);
-  const lookup = (method: string, path: string, raw: string, decode: boolean): Match | undefined => {
-    const routes = byMethod.get(method);
-    if (routes === undefined) return undefined;
-    const found = routes.exact.get(path);
-    if (found !== undefined) return found;
-    return routes.tree === undefined ? undefined : matchTree(routes.tree, path, raw, decode);
-  };
-  return {
-    lookup,
-    accepts: (method, path, raw, decode) => lookup(method, path, raw, decode) !== undefined,
-  };
-}
-
-/** The routes of one method in a group: literal paths, and the tree of the others (if any). */
-interface MethodRoutes {
-  readonly exact: Map<string, Match>;
-  tree: SegmentTree | undefined;
-}
-
-/** The methods any of `tables` takes on the path, as an `Allow` value; '' for none. */
-export function allowedMethods(
-  tables: readonly (PathTable | undefined)[],
-  path: string,
-  raw: string,
-  decode: boolean,
-): string {
-  return HTTP_METHODS.filter((m) => tables.some((t) => t?.accepts(m, path, raw, decode) === true)).join(', ');
+  if (hasTree) finishTree(tree);
+  return new PathTable(literal, hasTree ? tree : null);
 }

@@ -39,6 +39,35 @@ export function safeRest(raw: string): string | undefined {
   }
 }
 
+const SLASH = 47;
+const DOT = 46;
+
+/** The characters encodeURIComponent leaves as they are, but for `!*'()`: letters, digits, `-_.~`. */
+const UNRESERVED = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~') UNRESERVED[c.charCodeAt(0)] = 1;
+
+/**
+ * True when the rest `raw.slice(at)` is one safeRest returns as it is: non-empty segments (but the
+ * last) of unreserved characters, none only dots. Read in place, so a common rest costs one scan
+ * and its slice.
+ * @example isPlainRest('/s/css/site.css', 3) === true; isPlainRest('/s/a/../b', 3) === false
+ */
+export function isPlainRest(raw: string, at: number): boolean {
+  let segment = at;
+  let onlyDots = true;
+  for (let i = at; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === SLASH) {
+      // An empty segment, or one of dots only (`.`, `..`, `...`): safeRest's to refuse or encode.
+      if (onlyDots) return false;
+      segment = i + 1;
+      onlyDots = true;
+    } else if (c >= 128 || UNRESERVED[c] === 0) return false;
+    else if (c !== DOT) onlyDots = false;
+  }
+  return segment === raw.length || !onlyDots;
+}
+
 function safeSegment(segment: string): string | undefined {
   let value: string;
   try {

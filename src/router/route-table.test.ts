@@ -258,3 +258,61 @@ describe('segment tree', () => {
     assert.equal(t.match('GET', '*', undefined).kind, 'not-found');
   });
 });
+
+describe('one walk for every method', () => {
+  const t = table(`routes:
+  - { method: GET, route: "/users/{id}", service: s, path: "/u/{id}" }
+  - { method: POST, route: "/users/*", service: s, path: "/upload/*" }
+  - { method: GET, route: "/users/me/posts/latest", service: s, path: "/latest" }
+  - { method: POST, route: "/users/{id}/posts/{post}", service: s, path: "/p/{id}/{post}" }
+  - { method: GET, route: "/a/b", service: s, path: "/ab" }
+  - { method: PUT, route: "/a/{x}", service: s, path: "/ax/{x}" }
+  - { method: POST, route: "/a/*", service: s, path: "/a-all/*" }
+  - { method: GET, route: "/items/{id}", service: s, path: "/items-get/{id}" }
+  - { method: HEAD, route: "/items/{key}", service: s, path: "/items-head/{key}" }
+  - { method: GET, route: "/s/{a}/*", service: s, path: "/s/{a}/*" }
+  - { method: GET, route: "/{b}/{c}/z", service: s, path: "/bcz/{b}/{c}" }
+`);
+  const found = (method: string, path: string) => {
+    const m = t.match(method, path, undefined);
+    assert.ok(m.kind === 'found', `${method} ${path}: ${m.kind}`);
+    return { path: m.entry.route.path.source, params: { ...m.params } };
+  };
+  it('an empty parameter matches nothing: 405 when a route of another method takes the path (spec: "the path matches but not the method"), else 404', () => {
+    // GET /users/{id} does not take /users/ (the backend would get another path), POST /users/* does.
+    assert.deepEqual(t.match('GET', '/api/users/', undefined), { kind: 'method-not-allowed', allow: 'POST' });
+    assert.deepEqual(found('POST', '/api/users/'), { path: '/upload/*', params: { '*': '' } });
+    assert.deepEqual(t.match('GET', '/api/items/', undefined), { kind: 'not-found' });
+  });
+  it("a method's walk passes over the branches of the other methods' routes", () => {
+    assert.deepEqual(found('POST', '/api/users/me/posts/latest'), {
+      path: '/p/{id}/{post}',
+      params: { id: 'me', post: 'latest' },
+    });
+    assert.deepEqual(found('GET', '/api/users/me/posts/latest'), { path: '/latest', params: {} });
+    assert.deepEqual(t.match('GET', '/api/users/me/posts/7', undefined), {
+      kind: 'method-not-allowed',
+      allow: 'POST',
+    });
+  });
+  it("405's Allow gathers literal, parameter and prefix routes in one walk, for any method", () => {
+    const allow = 'GET, POST, PUT, HEAD';
+    assert.deepEqual(t.match('DELETE', '/api/a/b', undefined), { kind: 'method-not-allowed', allow });
+    assert.deepEqual(t.match('FOO', '/api/a/b', undefined), { kind: 'method-not-allowed', allow });
+    assert.deepEqual(t.match('DELETE', '/api/a/c', undefined), { kind: 'method-not-allowed', allow: 'POST, PUT' });
+    assert.deepEqual(t.match('DELETE', '/api/a/c/d', undefined), { kind: 'method-not-allowed', allow: 'POST' });
+  });
+  it('answers 404 and each 405 with one shared object', () => {
+    assert.equal(t.match('DELETE', '/api/a/b', undefined), t.match('PATCH', '/api/a/b', undefined));
+    assert.equal(t.match('GET', '/api/nothing', undefined), t.match('GET', '/api/none/here', undefined));
+  });
+  it('a HEAD route takes its path from the HEAD of a GET route written before it, whatever its parameter names', () => {
+    assert.deepEqual(found('HEAD', '/api/items/1'), { path: '/items-head/{key}', params: { key: '1' } });
+    assert.deepEqual(found('GET', '/api/items/1'), { path: '/items-get/{id}', params: { id: '1' } });
+  });
+  it('a prefix route keeps the values of its own branch when the walk goes on in another', () => {
+    // /s/{a}/* is met first; then /{b}/{c}/z is tried with b = "s", and fails at "bar".
+    assert.deepEqual(found('GET', '/api/s/foo/bar'), { path: '/s/{a}/*', params: { a: 'foo', '*': 'bar' } });
+    assert.deepEqual(found('GET', '/api/s/foo/z'), { path: '/bcz/{b}/{c}', params: { b: 's', c: 'foo' } });
+  });
+});

@@ -7,7 +7,8 @@
  * more than plain characters.
  */
 import type { Match, RouteEntry } from './types.js';
-import { allowedMethods, createPathTable, type PathTable } from './path-table.js';
+import { createPathTable, type PathTable } from './path-table.js';
+import { methodBit, methodIndex, missFor } from './method-set.js';
 import { requestHostName } from './host-name.js';
 import { needsReading, readRequestPath } from './request-path.js';
 
@@ -30,11 +31,12 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
     return {
       entries,
       match(method, target) {
-        if (!needsReading(target))
-          return only.lookup(method, target, target, false) ?? miss([only], target, target, false);
+        const index = methodIndex(method);
+        const bit = methodBit(index);
+        if (!needsReading(target)) return only.lookup(index, bit, target, target, false) ?? missFor(only.missed);
         const p = readRequestPath(target);
         if (p === undefined) return NOT_FOUND;
-        return only.lookup(method, p.path, p.raw, p.decodeParams) ?? miss([only], p.path, p.raw, p.decodeParams);
+        return only.lookup(index, bit, p.path, p.raw, p.decodeParams) ?? missFor(only.missed);
       },
     };
   }
@@ -57,11 +59,14 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
         if (p === undefined) return NOT_FOUND;
         ({ path, raw, decodeParams: decode } = p);
       }
+      const index = methodIndex(method);
+      const bit = methodBit(index);
       return (
-        own?.lookup(method, path, raw, decode) ??
-        covering?.lookup(method, path, raw, decode) ??
-        fallback?.lookup(method, path, raw, decode) ??
-        miss([own, covering, fallback], path, raw, decode)
+        own?.lookup(index, bit, path, raw, decode) ??
+        covering?.lookup(index, bit, path, raw, decode) ??
+        fallback?.lookup(index, bit, path, raw, decode) ??
+        // Each group that took no route says which methods it has on the path: `Allow` is theirs.
+        missFor((own?.missed ?? 0) | (covering?.missed ?? 0) | (fallback?.missed ?? 0))
       );
     },
   };
@@ -120,10 +125,4 @@ function hostTables(entries: readonly RouteEntry[]): {
     else exact.set(pattern, createPathTable(list));
   }
   return { exact, wildcard, fallback: everyHost.length > 0 ? createPathTable(everyHost) : undefined };
-}
-
-/** Off the hot path: 405 with the methods any of the host's groups takes on the path, else 404. */
-function miss(tables: readonly (PathTable | undefined)[], path: string, raw: string, decode: boolean): Match {
-  const allow = allowedMethods(tables, path, raw, decode);
-  return allow !== '' ? { kind: 'method-not-allowed', allow } : NOT_FOUND;
 }

@@ -1,22 +1,25 @@
 /**
- * The routes of one method and one host group whose path is not all literal text: a tree with one
+ * The routes of one host group whose path is not all literal text, every method in one tree: one
  * level per path segment, built once per configuration. Design note:
  *
  * - A node's children are tried in a fixed order, backtracking when a branch ends nowhere: the
- *   literal segment (compared in place, or found by a hash of the segment among many), then the segments that mix text and parameters
- *   (`v{version}`, `{name}.{ext}`: a regex each, in the order of the file), then a whole-segment
- *   parameter. The first route found this way is the one with the most literal segments, counted
- *   from the left (docs/routing.md "Precedence").
- * - Prefix routes (`/static/*`) hang on the node of their last segment. They are looked for only
- *   when no route without `*` takes the path, by a second walk in the same order that tries a
- *   node's prefix after its children: the longest prefix wins, a literal segment before a
- *   parameter.
- * - Parameter values are written into one scratch array by position while walking; the params
- *   object is made only for the route found. Matching is synchronous, so one array serves every
- *   table.
+ *   literal segment (compared in place among a few, else found by a hash of the segment), then the
+ *   segments that mix text and parameters (`v{version}`, `{name}.{ext}`: a regex each, in the
+ *   order of the file), then a whole-segment parameter. The first route found this way is the one
+ *   with the most literal segments, counted from the left (docs/routing.md "Precedence").
+ * - A node holds the route of each method that ends there, and the prefix route (`/static/*`) of
+ *   each method that owns the paths below it, with the sets of those methods as bits: a walk for
+ *   one method passes over the others' routes, and learns on its way the methods that would take
+ *   the path (the `Allow` of a 405) without a walk per method.
+ * - Prefix routes are candidates only when no route without `*` takes the path. The walk remembers
+ *   the first one it meets after a node's children (the longest, a literal segment before a
+ *   parameter), so no second walk looks for it.
+ * - The walk (./tree-match.ts) keeps where each parameter's value is, not the value: strings are
+ *   made only for the route found.
  */
+import { METHOD_COUNT } from './method-set.js';
 import { MAX_PARAM_LENGTH, segmentHash } from './tree-match.js';
-import type { PatternEdge, SegmentTree, TreeLeaf, TreeNode } from './tree-node.js';
+import { TreeNode, type PatternEdge, type SegmentTree, type TreeLeaf } from './tree-node.js';
 import type { RouteEntry } from './types.js';
 
 export type { SegmentTree };
@@ -26,15 +29,22 @@ const FEW = 4;
 
 /** An empty tree, for `addToTree` and then `finishTree`. */
 export function createSegmentTree(): SegmentTree {
-  return { root: newNode(), hasPrefix: false };
+  return { root: new TreeNode(), hasPrefix: false };
 }
 
 /**
- * Adds the route of `entry`, whose client path is `clientPath` (`/api/users/{id}`, `/api/static/*`).
- * An all-literal path belongs in the exact map, not here. A second route with the same pattern
- * replaces nothing: the first one stays (config/route-conflicts.ts refuses the second).
+ * Adds the route of `entry` for the method of index `method`, whose client path is `clientPath`
+ * (`/api/users/{id}`, `/api/static/*`). An all-literal path belongs in the exact map, not here. A
+ * second route with the same method and pattern replaces nothing: the first one stays
+ * (config/route-conflicts.ts refuses the second).
  */
-export function addToTree(tree: SegmentTree, entry: RouteEntry, clientPath: string, isPrefix: boolean): void {
+export function addToTree(
+  tree: SegmentTree,
+  method: number,
+  entry: RouteEntry,
+  clientPath: string,
+  isPrefix: boolean,
+): void {
   const segments = clientPath.slice(1).split('/');
   if (isPrefix) segments.pop();
   const names: string[] = [];
@@ -47,9 +57,15 @@ export function addToTree(tree: SegmentTree, entry: RouteEntry, clientPath: stri
     makeParams: paramsMaker(isPrefix ? [...names, '*'] : names),
   };
   if (isPrefix) {
-    node.prefix ??= leaf;
+    node.prefixes ??= new Array<TreeLeaf | null>(METHOD_COUNT).fill(null);
+    node.prefixes[method] ??= leaf;
+    node.prefixMethods |= 1 << method;
     tree.hasPrefix = true;
-  } else node.leaf ??= leaf;
+  } else {
+    node.leaves ??= new Array<TreeLeaf | null>(METHOD_COUNT).fill(null);
+    node.leaves[method] ??= leaf;
+    node.leafMethods |= 1 << method;
+  }
 }
 
 /**
@@ -69,8 +85,8 @@ function paramsMaker(names: readonly string[]): (values: readonly string[]) => R
  */
 export function finishTree(tree: SegmentTree): void {
   const visit = (node: TreeNode): void => {
-    if (node.statics !== undefined) {
-      const edges: (string | TreeNode)[] = [];
+    if (node.statics !== null) {
+      const kids: TreeNode[] = [];
       for (const [literal, next] of node.statics) {
         let text = literal;
         let to = next;
@@ -79,24 +95,25 @@ export function finishTree(tree: SegmentTree): void {
           text += '/' + onward;
           to = after;
         }
-        edges.push(text, to);
+        to.edge = text;
+        kids.push(to);
         visit(to);
       }
-      if (edges.length <= 2 * FEW) node.fewEdges = edges;
+      node.statics = null;
+      if (kids.length <= FEW) node.kids = kids;
       else {
         node.byHash = new Map();
-        for (let i = 0; i < edges.length; i += 2) {
-          const text = edges[i] as string;
-          const slash = text.indexOf('/');
-          const h = segmentHash(text, 0, slash < 0 ? text.length : slash);
+        for (const kid of kids) {
+          const slash = kid.edge.indexOf('/');
+          const h = segmentHash(kid.edge, 0, slash < 0 ? kid.edge.length : slash);
           const bucket = node.byHash.get(h);
-          if (bucket === undefined) node.byHash.set(h, [text, edges[i + 1]!]);
-          else bucket.push(text, edges[i + 1]!);
+          if (bucket === undefined) node.byHash.set(h, [kid]);
+          else bucket.push(kid);
         }
       }
     }
     node.patterns?.forEach((e) => visit(e.node));
-    if (node.param !== undefined) visit(node.param);
+    if (node.param !== null) visit(node.param);
   };
   visit(tree.root);
 }
@@ -104,24 +121,12 @@ export function finishTree(tree: SegmentTree): void {
 /** A node that only leads on to one literal segment: no route ends or forks there. */
 function isPassage(node: TreeNode): boolean {
   return (
-    node.leaf === undefined &&
-    node.prefix === undefined &&
-    node.patterns === undefined &&
-    node.param === undefined &&
+    node.leafMethods === 0 &&
+    node.prefixMethods === 0 &&
+    node.patterns === null &&
+    node.param === null &&
     node.statics?.size === 1
   );
-}
-
-function newNode(): TreeNode {
-  return {
-    statics: undefined,
-    fewEdges: undefined,
-    byHash: undefined,
-    patterns: undefined,
-    param: undefined,
-    leaf: undefined,
-    prefix: undefined,
-  };
 }
 
 const WHOLE_PARAM = /^\{([^}]+)\}$/;
@@ -133,13 +138,13 @@ function child(node: TreeNode, segment: string, names: string[]): TreeNode {
     const literal = segment.replaceAll('%', '%25');
     node.statics ??= new Map();
     let next = node.statics.get(literal);
-    if (next === undefined) node.statics.set(literal, (next = newNode()));
+    if (next === undefined) node.statics.set(literal, (next = new TreeNode()));
     return next;
   }
   const whole = WHOLE_PARAM.exec(segment);
   if (whole !== null) {
     names.push(whole[1]!);
-    return (node.param ??= newNode());
+    return (node.param ??= new TreeNode());
   }
   const pattern = compilePattern(segment);
   names.push(...pattern.names);
@@ -147,7 +152,7 @@ function child(node: TreeNode, segment: string, names: string[]): TreeNode {
   node.patterns ??= [];
   let edge = node.patterns.find((e) => e.key === pattern.key);
   if (edge === undefined) {
-    edge = { ...shape, node: newNode() };
+    edge = { ...shape, node: new TreeNode() };
     node.patterns.push(edge);
     node.patterns.sort(byPatternOrder);
   }

@@ -1,10 +1,11 @@
 /**
  * Matching a path in a segment tree (./segment-tree.ts says how it is built and in what order it is
- * walked). This module holds the whole per-request walk, so that it runs without calls into other
- * modules but for the checks of a value found.
+ * walked). This module holds the whole per-request walk: one walk by index over the path, no
+ * string made of a segment but a value of the route found, no object made but its params and its
+ * match. Matching is synchronous, so the walk's scratch state lives here, shared by every table.
  */
 import { isDotSegmentValue } from '../upstream/target-url.js';
-import { safeRest } from './prefix-rest.js';
+import { isPlainRest, safeRest } from './prefix-rest.js';
 import { decodeReserved } from './request-path.js';
 import type { PatternEdge, SegmentTree, TreeLeaf, TreeNode } from './tree-node.js';
 import type { Match } from './types.js';
@@ -12,152 +13,239 @@ import type { Match } from './types.js';
 /** A parameter longer than this matches nothing (a guard against paths crafted to be slow). */
 export const MAX_PARAM_LENGTH = 2048;
 
-/** The values of the last successful walk, by position. */
-const values: string[] = [];
+/** The state of the walk, in one object of one shape (its fields read as plain loads). */
+const w = {
+  /** The bit of the method walked for (./method-set.ts); 0 for a method no route has. */
+  bit: 0,
+  /** The index of that method. */
+  method: 0,
+  /** Whether parameter values still hold reserved escapes to decode. */
+  decoding: false,
+  /** The methods whose routes would take the path, gathered on the walk (the `Allow` of a miss). */
+  methods: 0,
+  /** The prefix route remembered on the walk, and where its rest starts. */
+  prefixLeaf: null as TreeLeaf | null,
+  prefixAt: 0,
+};
 
 /**
- * The name of a parameter of the route the last walk found whose decoded value is a dot-segment:
- * encoding it is not enough, as many backends decode `%2E%2E` before they normalise the path.
+ * Where each parameter value of the current branch is in the path, by position: `starts[i]` to
+ * `ends[i]`, or `starts[i] === -1` with the value in `captured[i]` (a mixed segment's capture).
  */
-function dotSegmentParam(leaf: TreeLeaf): string | undefined {
-  const { names } = leaf;
-  for (let i = 0; i < names.length; i++) if (isDotSegmentValue(values[i]!)) return names[i];
-  return undefined;
-}
+const starts: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
+const ends: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
+const captured: string[] = ['', '', '', '', '', '', '', ''];
+
+/** The values of the prefix route remembered (copied from those of the walk). */
+const prefixStarts: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
+const prefixEnds: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
+const prefixCaptured: string[] = ['', '', '', '', '', '', '', ''];
+
+/** The values of the route found, for its makeParams. */
+const values: string[] = ['', '', '', '', '', '', '', ''];
 
 const BAD_REST: Match = Object.freeze({ kind: 'bad-path' });
 
+/** The result of the last matchTree that returned undefined: the methods that would take the path. */
+export function missedMethods(): number {
+  return w.methods;
+}
+
 /**
- * The route of `tree` that takes `path`, or undefined: the routes without `*` first, then the
- * longest prefix. `raw` is where a prefix route's rest is cut from; `decode` says whether
+ * The route of `tree` for the method of index `index` (bit `methodBit`) that takes `path`, or
+ * undefined (then missedMethods() says which methods would): the routes without `*` first, then
+ * the longest prefix. `raw` is where a prefix route's rest is cut from; `decode` says whether
  * parameter values still hold reserved escapes (./request-path.ts).
  */
-export function matchTree(tree: SegmentTree, path: string, raw: string, decode: boolean): Match | undefined {
-  const leaf = find(tree.root, path, 0, decode, 0);
-  if (leaf !== undefined) {
-    const bad = dotSegmentParam(leaf);
-    if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
-    return { kind: 'found', entry: leaf.entry, params: leaf.makeParams(values) };
+export function matchTree(
+  tree: SegmentTree,
+  index: number,
+  methodBit: number,
+  path: string,
+  raw: string,
+  decode: boolean,
+): Match | undefined {
+  w.method = index;
+  w.bit = methodBit;
+  w.methods = 0;
+  w.decoding = decode;
+  w.prefixLeaf = null;
+  const leaf = walk(tree.root, path, 0, 0);
+  if (leaf !== null) return found(leaf, path);
+  return w.prefixLeaf === null ? undefined : prefixMatch(w.prefixLeaf, path, raw);
+}
+
+/**
+ * The route without `*` of the walked method that takes all of `path` from the `/` at `pos`, or
+ * null; on the way, the first prefix route met after a node's children is remembered, and the
+ * methods of the routes that would take the path are gathered.
+ */
+function walk(node: TreeNode, path: string, pos: number, count: number): TreeLeaf | null {
+  if (pos === path.length) {
+    if ((node.leafMethods & w.bit) !== 0) return node.leaves![w.method]!;
+    w.methods |= node.leafMethods;
+    return null;
   }
-  if (!tree.hasPrefix) return undefined;
-  const prefix = findPrefix(tree.root, path, 0, decode, 0);
-  return prefix === undefined ? undefined : prefixMatch(prefix, raw);
-}
-
-/** The named parameters as for any route, and `*`: the rest of the raw path, made safe. */
-function prefixMatch(leaf: TreeLeaf, raw: string): Match {
-  const bad = dotSegmentParam(leaf);
-  if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
-  // The walk compared the decoded path; the rest is cut from the raw one, after the prefix's own
-  // slashes (an encoded slash stays encoded in both, so they count the same slashes).
-  let at = -1;
-  for (let n = 0; n < leaf.slashes; n++) at = raw.indexOf('/', at + 1);
-  const rest = safeRest(raw.slice(at + 1));
-  if (rest === undefined) return BAD_REST;
-  values[leaf.names.length] = rest;
-  return { kind: 'found', entry: leaf.entry, params: leaf.makeParams(values) };
-}
-
-/** The route without `*` that takes all of `path` (from the `/` at `pos`), or undefined. */
-function find(node: TreeNode, path: string, pos: number, decode: boolean, count: number): TreeLeaf | undefined {
-  if (pos === path.length) return node.leaf;
   const start = pos + 1;
-  const next = literalChild(node, path, start);
-  if (next !== undefined) {
-    const found = find(next, path, literalEnd, decode, count);
-    if (found !== undefined) return found;
+  const next =
+    node.kids !== null
+      ? fewChild(node.kids, path, start)
+      : node.byHash !== null
+        ? hashedChild(node.byHash, path, start)
+        : null;
+  if (next !== null) {
+    const leaf = walk(next, path, start + next.edge.length, count);
+    if (leaf !== null) return leaf;
   }
-  if (node.patterns === undefined && node.param === undefined) return undefined;
-  let end = path.indexOf('/', start);
-  if (end < 0) end = path.length;
-  const segment = path.slice(start, end);
-  if (node.patterns !== undefined) {
-    for (const edge of node.patterns) {
-      const n = matchPattern(edge, segment, decode, count);
-      if (n < 0) continue;
-      const found = find(edge.node, path, end, decode, n);
-      if (found !== undefined) return found;
+  if (node.patterns !== null || node.param !== null) {
+    let end = path.indexOf('/', start);
+    if (end < 0) end = path.length;
+    if (node.patterns !== null) {
+      const leaf = walkPatterns(node.patterns, path, start, end, count);
+      if (leaf !== null) return leaf;
     }
-  }
-  if (node.param !== undefined && segment !== '' && segment.length <= MAX_PARAM_LENGTH) {
-    values[count] = decode ? decodeReserved(segment) : segment;
-    return find(node.param, path, end, decode, count + 1);
-  }
-  return undefined;
-}
-
-/** The longest prefix route that owns `path` (from the `/` at `pos`), or undefined. */
-function findPrefix(node: TreeNode, path: string, pos: number, decode: boolean, count: number): TreeLeaf | undefined {
-  if (pos === path.length) return undefined;
-  const start = pos + 1;
-  const next = literalChild(node, path, start);
-  if (next !== undefined) {
-    const found = findPrefix(next, path, literalEnd, decode, count);
-    if (found !== undefined) return found;
+    if (node.param !== null && end > start && end - start <= MAX_PARAM_LENGTH) {
+      starts[count] = start;
+      ends[count] = end;
+      const leaf = walk(node.param, path, end, count + 1);
+      if (leaf !== null) return leaf;
+    }
   }
   // The rest starts after the `/` at pos: `/static/` is under `/static/*`, `/static` is not.
-  if (node.patterns === undefined && node.param === undefined) return node.prefix;
-  let end = path.indexOf('/', start);
-  if (end < 0) end = path.length;
-  const segment = path.slice(start, end);
-  if (node.patterns !== undefined) {
-    for (const edge of node.patterns) {
-      const n = matchPattern(edge, segment, decode, count);
-      if (n < 0) continue;
-      const found = findPrefix(edge.node, path, end, decode, n);
-      if (found !== undefined) return found;
-    }
-  }
-  if (node.param !== undefined && segment !== '' && segment.length <= MAX_PARAM_LENGTH) {
-    values[count] = decode ? decodeReserved(segment) : segment;
-    const found = findPrefix(node.param, path, end, decode, count + 1);
-    if (found !== undefined) return found;
-  }
-  return node.prefix;
+  if (node.prefixMethods !== 0) remember(node, pos, count);
+  return null;
 }
 
-/** Writes the captures of `edge` on `segment` from `values[count]`; the new count, or -1. */
-function matchPattern(edge: PatternEdge, segment: string, decode: boolean, count: number): number {
-  const value = decode ? decodeReserved(segment) : segment;
+/** A node's prefix route for the walked method, kept if it is the first met; its methods gathered. */
+function remember(node: TreeNode, pos: number, count: number): void {
+  w.methods |= node.prefixMethods;
+  if ((node.prefixMethods & w.bit) === 0 || w.prefixLeaf !== null) return;
+  w.prefixLeaf = node.prefixes![w.method]!;
+  w.prefixAt = pos + 1;
+  for (let i = 0; i < count; i++) {
+    prefixStarts[i] = starts[i]!;
+    prefixEnds[i] = ends[i]!;
+    prefixCaptured[i] = captured[i]!;
+  }
+}
+
+/** The mixed segments of a node, tried in order on the segment `start..end`. */
+function walkPatterns(
+  edges: readonly PatternEdge[],
+  path: string,
+  start: number,
+  end: number,
+  count: number,
+): TreeLeaf | null {
+  // Only here is a segment made a string: the regexes read it decoded.
+  const segment = path.slice(start, end);
+  for (let i = 0; i < edges.length; i++) {
+    const edge = edges[i]!;
+    const n = matchPattern(edge, segment, count);
+    if (n < 0) continue;
+    const leaf = walk(edge.node, path, end, n);
+    if (leaf !== null) return leaf;
+  }
+  return null;
+}
+
+/** Writes the captures of `edge` on `segment` from `count`; the new count, or -1. */
+function matchPattern(edge: PatternEdge, segment: string, count: number): number {
+  const value = w.decoding ? decodeReserved(segment) : segment;
   if (value.length > edge.maxLength) return -1;
   const m = edge.regex.exec(value);
   if (m === null) return -1;
   for (let i = 1; i < m.length; i++) {
     const v = m[i];
     if (v === undefined || v === '' || v.length > MAX_PARAM_LENGTH) return -1;
-    values[count++] = v;
+    starts[count] = -1;
+    captured[count++] = v;
   }
   return count;
 }
 
-/** Where the path stands after the edge `literalChild` last returned. */
-let literalEnd = 0;
+/** The match of a route without `*` found by the walk. */
+function found(leaf: TreeLeaf, path: string): Match {
+  const bad = takeValues(leaf, path, starts, ends, captured);
+  if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
+  return { kind: 'found', entry: leaf.entry, params: leaf.makeParams(values) };
+}
+
+/** The named parameters as for any route, and `*`: the rest of the raw path, made safe. */
+function prefixMatch(leaf: TreeLeaf, path: string, raw: string): Match {
+  const bad = takeValues(leaf, path, prefixStarts, prefixEnds, prefixCaptured);
+  if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
+  // The walk compared the decoded path; the rest is cut from the raw one, after the prefix's own
+  // slashes (an encoded slash stays encoded in both, so they count the same slashes).
+  let at = w.prefixAt;
+  if (raw !== path) {
+    at = 0;
+    for (let n = 0; n < leaf.slashes; n++) at = raw.indexOf('/', at) + 1;
+  }
+  const rest = isPlainRest(raw, at) ? raw.slice(at) : safeRest(raw.slice(at));
+  if (rest === undefined) return BAD_REST;
+  values[leaf.names.length] = rest;
+  return { kind: 'found', entry: leaf.entry, params: leaf.makeParams(values) };
+}
 
 /**
- * The child of `node` whose literal edge (one segment or more) starts the path at `start` and ends
- * on a segment boundary, with `literalEnd` set after it; found without making a string of the path.
+ * Makes the values of `leaf`'s parameters strings in `values`, from where the walk saw them; the
+ * name of the first whose decoded value is a dot-segment, refused: encoding it is not enough, as
+ * many backends decode `%2E%2E` before they normalise the path.
  */
-function literalChild(node: TreeNode, path: string, start: number): TreeNode | undefined {
-  let edges = node.fewEdges;
-  if (edges === undefined) {
-    if (node.byHash === undefined) return undefined;
-    let end = path.indexOf('/', start);
-    if (end < 0) end = path.length;
-    edges = node.byHash.get(segmentHash(path, start, end));
-    if (edges === undefined) return undefined;
-  }
-  for (let i = 0; i < edges.length; i += 2) {
-    const literal = edges[i] as string;
-    const end = start + literal.length;
-    if (path.startsWith(literal, start) && (end === path.length || path.charCodeAt(end) === SLASH)) {
-      literalEnd = end;
-      return edges[i + 1] as TreeNode;
+function takeValues(
+  leaf: TreeLeaf,
+  path: string,
+  from: readonly number[],
+  to: readonly number[],
+  texts: readonly string[],
+): string | undefined {
+  const { names } = leaf;
+  for (let i = 0; i < names.length; i++) {
+    const at = from[i]!;
+    let value: string;
+    if (at < 0) value = texts[i]!;
+    else {
+      value = path.slice(at, to[i]);
+      if (w.decoding) value = decodeReserved(value);
     }
+    if (isDotSegmentValue(value)) return names[i];
+    values[i] = value;
   }
   return undefined;
 }
 
+/** The child among a few literal edges that starts the path at `start` on a segment boundary. */
+function fewChild(kids: readonly TreeNode[], path: string, start: number): TreeNode | null {
+  for (let i = 0; i < kids.length; i++) {
+    const kid = kids[i]!;
+    if (startsEdge(path, start, kid.edge)) return kid;
+  }
+  return null;
+}
+
+/** The child among many literal edges, found by the hash of the segment at `start`. */
+function hashedChild(byHash: Map<number, TreeNode[]>, path: string, start: number): TreeNode | null {
+  let end = path.indexOf('/', start);
+  if (end < 0) end = path.length;
+  const bucket = byHash.get(segmentHash(path, start, end));
+  if (bucket === undefined) return null;
+  return fewChild(bucket, path, start);
+}
+
 const SLASH = 47;
+
+/**
+ * Whether `edge` is the text of `path` at `start`, ending the path or followed by a `/`. Compared
+ * code by code: startsWith at an offset costs more than the few codes of a segment.
+ */
+function startsEdge(path: string, start: number, edge: string): boolean {
+  const n = edge.length;
+  const end = start + n;
+  if (end > path.length || (end < path.length && path.charCodeAt(end) !== SLASH)) return false;
+  for (let i = 0; i < n; i++) if (path.charCodeAt(start + i) !== edge.charCodeAt(i)) return false;
+  return true;
+}
 
 /**
  * A small-integer hash of `text[start..end)`. A map keyed by it finds a literal segment among many

@@ -1,7 +1,11 @@
-/** The shapes of a segment tree (./segment-tree.ts builds it, ./tree-match.ts walks it). Types only. */
+/**
+ * The shapes of a segment tree (./segment-tree.ts builds it, ./tree-match.ts walks it). Every node
+ * is a TreeNode with all its fields set from the start, so the walk reads one object shape
+ * (monomorphic property loads); a field a node does not use is null or 0.
+ */
 import type { RouteEntry } from './types.js';
 
-/** A route in the tree; the walk that found it left its values in tree-match.ts. */
+/** A route in the tree; the walk that found it left its values' places in tree-match.ts. */
 export interface TreeLeaf {
   readonly entry: RouteEntry;
   /** The route's parameter names, in the order of its path. */
@@ -25,21 +29,30 @@ export interface PatternEdge {
   readonly node: TreeNode;
 }
 
-export interface TreeNode {
-  statics: Map<string, TreeNode> | undefined;
-  /** The literal edges when few, compared in place: literal, node, literal, node... */
-  fewEdges: readonly (string | TreeNode)[] | undefined;
-  /** The literal edges when many, by the segmentHash of their first segment. */
-  byHash: Map<number, (string | TreeNode)[]> | undefined;
-  patterns: PatternEdge[] | undefined;
-  param: TreeNode | undefined;
-  leaf: TreeLeaf | undefined;
-  prefix: TreeLeaf | undefined;
+/** One place in the tree of one host group's routes, for every method at once. */
+export class TreeNode {
+  /** The literal text of the edge leading here (`items`, or `items/latest` once chained); '' else. */
+  edge = '';
+  /** While building: the literal children by segment. */
+  statics: Map<string, TreeNode> | null = null;
+  /** The literal children when few, compared in place (their `edge`). */
+  kids: TreeNode[] | null = null;
+  /** The literal children when many, by the segmentHash of their edge's first segment. */
+  byHash: Map<number, TreeNode[]> | null = null;
+  patterns: PatternEdge[] | null = null;
+  param: TreeNode | null = null;
+  /** The route of each method (by method index) whose path ends here. */
+  leaves: (TreeLeaf | null)[] | null = null;
+  /** The methods of `leaves`, as bits (./method-set.ts). */
+  leafMethods = 0;
+  /** The prefix route of each method owning the paths below this node. */
+  prefixes: (TreeLeaf | null)[] | null = null;
+  prefixMethods = 0;
 }
 
-/** The tree of one method's routes; build with `add`, then match with `find` and `findPrefix`. */
+/** The tree of one host group's routes that are not all literal text. */
 export interface SegmentTree {
   readonly root: TreeNode;
-  /** Whether a prefix route hangs anywhere in the tree (else the second walk is skipped). */
+  /** Whether a prefix route hangs anywhere in the tree (else no candidate is remembered). */
   hasPrefix: boolean;
 }
