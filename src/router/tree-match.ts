@@ -81,39 +81,56 @@ export function matchTree(
  * methods of the routes that would take the path are gathered.
  */
 function walk(node: TreeNode, path: string, pos: number, count: number): TreeLeaf | null {
-  if (pos === path.length) {
-    if ((node.leafMethods & w.bit) !== 0) return node.leaves![w.method]!;
-    w.methods |= node.leafMethods;
+  // A branch with nothing to come back to is followed in this loop, not by a call: most paths
+  // take no other branch than the first.
+  for (;;) {
+    if (pos === path.length) {
+      if ((node.leafMethods & w.bit) !== 0) return node.leaves![w.method]!;
+      w.methods |= node.leafMethods;
+      return null;
+    }
+    const start = pos + 1;
+    const next =
+      node.kids !== null
+        ? fewChild(node.kids, path, start)
+        : node.byHash !== null
+          ? hashedChild(node.byHash, path, start)
+          : null;
+    const patterns = node.patterns;
+    const param = node.param;
+    if (next !== null) {
+      if (patterns === null && param === null && node.prefixMethods === 0) {
+        node = next;
+        pos = start + next.edge.length;
+        continue;
+      }
+      const leaf = walk(next, path, start + next.edge.length, count);
+      if (leaf !== null) return leaf;
+    }
+    if (patterns !== null || param !== null) {
+      let end = path.indexOf('/', start);
+      if (end < 0) end = path.length;
+      if (patterns !== null) {
+        const leaf = walkPatterns(patterns, path, start, end, count);
+        if (leaf !== null) return leaf;
+      }
+      if (param !== null && end > start && end - start <= MAX_PARAM_LENGTH) {
+        starts[count] = start;
+        ends[count] = end;
+        if (node.prefixMethods === 0) {
+          node = param;
+          pos = end;
+          count++;
+          continue;
+        }
+        const leaf = walk(param, path, end, count + 1);
+        if (leaf !== null) return leaf;
+      }
+    }
+    // The rest starts after the `/` at pos: `/static/` is under `/static/*`, `/static` is not.
+    if (node.prefixMethods !== 0) remember(node, pos, count);
     return null;
   }
-  const start = pos + 1;
-  const next =
-    node.kids !== null
-      ? fewChild(node.kids, path, start)
-      : node.byHash !== null
-        ? hashedChild(node.byHash, path, start)
-        : null;
-  if (next !== null) {
-    const leaf = walk(next, path, start + next.edge.length, count);
-    if (leaf !== null) return leaf;
-  }
-  if (node.patterns !== null || node.param !== null) {
-    let end = path.indexOf('/', start);
-    if (end < 0) end = path.length;
-    if (node.patterns !== null) {
-      const leaf = walkPatterns(node.patterns, path, start, end, count);
-      if (leaf !== null) return leaf;
-    }
-    if (node.param !== null && end > start && end - start <= MAX_PARAM_LENGTH) {
-      starts[count] = start;
-      ends[count] = end;
-      const leaf = walk(node.param, path, end, count + 1);
-      if (leaf !== null) return leaf;
-    }
-  }
-  // The rest starts after the `/` at pos: `/static/` is under `/static/*`, `/static` is not.
-  if (node.prefixMethods !== 0) remember(node, pos, count);
-  return null;
 }
 
 /** A node's prefix route for the walked method, kept if it is the first met; its methods gathered. */
@@ -248,11 +265,17 @@ function startsEdge(path: string, start: number, edge: string): boolean {
 }
 
 /**
- * A small-integer hash of `text[start..end)`. A map keyed by it finds a literal segment among many
- * without slicing the path into a new string, whose own hash V8 computes anew for every request.
+ * A small-integer hash of `text[start..end)`: its length and four of its codes (the first two, the
+ * middle one, the last). A map keyed by it finds a literal segment among many without slicing the
+ * path into a new string, whose own hash V8 computes anew for every request, and in constant time:
+ * segments that share a hash share a bucket, compared one by one.
  */
 export function segmentHash(text: string, start: number, end: number): number {
-  let h = end - start;
-  for (let i = start; i < end; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0;
-  return h & 0x3fffffff;
+  const n = end - start;
+  if (n === 0) return 0;
+  const first = text.charCodeAt(start);
+  const second = n > 1 ? text.charCodeAt(start + 1) : 0;
+  const middle = text.charCodeAt(start + (n >> 1));
+  const last = text.charCodeAt(end - 1);
+  return ((((((n * 31 + first) | 0) * 31 + second) * 31 + middle) | 0) * 31 + last) & 0x3fffffff;
 }
