@@ -2,8 +2,8 @@
  * Prefix routes end to end over HTTP/1.1 and HTTP/2 (docs/routing.md "Prefix routes"): the rest
  * of the client path goes where the backend path has its `*`, the query as sent, parameters
  * before the `*`, segment boundaries (`/static` and `/staticx` are not under `/static/*`), the
- * precedence exact, parameter, longest prefix, 405 with the prefix routes' methods; and a
- * WebSocket prefix route limited to a host.
+ * precedence exact, parameter, longest prefix, 405 with the prefix routes' methods (an empty
+ * parameter too); and a WebSocket prefix route limited to a host.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +80,44 @@ describe('prefix routes', () => {
     assert.equal(r.headers.allow, 'GET, PUT, HEAD');
     const put = await rawRequest(gw.url, '/api/tenants/acme/files/a', { method: 'PUT' });
     assert.deepEqual(JSON.parse(put.body), { method: 'PUT', url: '/store/acme/a' });
+  });
+});
+
+describe('an empty parameter', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  let h2: ClientHttp2Session;
+  before(async () => {
+    backend = await startBackend((req, res) => json(res, 200, { method: req.method, url: req.url }));
+    gw = await startGateway(`
+config: { http2: { cleartext: true } }
+routes:
+  - { method: GET, route: "/users/{id}", service: ${backend.host}, path: "/u/{id}" }
+  - { method: POST, route: "/users/*", service: ${backend.host}, path: "/upload/*" }
+  - { method: GET, route: "/items/{id}", service: ${backend.host}, path: "/i/{id}" }
+`);
+    h2 = connect(gw.url);
+  });
+  after(async () => {
+    h2.close();
+    await closeAll(gw, backend);
+  });
+
+  it('matches nothing: 405 with the methods of the routes that take the path, else 404 (HTTP/1.1 and HTTP/2)', async () => {
+    const before = backend.seen.length;
+    const h1 = await rawRequest(gw.url, '/api/users/');
+    assert.equal(h1.status, 405);
+    assert.equal(h1.headers.allow, 'POST');
+    const two = await h2request(h2, '/api/users/');
+    assert.equal(two.status, 405);
+    assert.equal(two.headers.allow, 'POST');
+    const none = await rawRequest(gw.url, '/api/items/');
+    assert.equal(none.status, 404);
+    assert.equal(none.headers['x-portico-error'], 'GW_ROUTE_NOT_FOUND');
+    assert.equal((await h2request(h2, '/api/items/')).status, 404);
+    assert.equal(backend.seen.length, before);
+    const post = await rawRequest(gw.url, '/api/users/', { method: 'POST' });
+    assert.deepEqual(JSON.parse(post.body), { method: 'POST', url: '/upload/' });
   });
 });
 
