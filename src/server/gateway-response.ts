@@ -12,17 +12,20 @@ import type { Logger } from '../observability/logger.js';
 import { errorResponse } from '../response/send-error.js';
 import { answersAsGrpc, sendGrpcError } from '../response/grpc-status.js';
 import type { ErrorHook, ErrorHookSlot } from '../response/error-hooks.js';
+import type { CompressionSlot } from '../response/compression/compress-response.js';
 
 type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 
 export class GatewayResponse<Request extends IncomingMessage = IncomingMessage>
   extends ServerResponse<Request>
-  implements ErrorHookSlot
+  implements ErrorHookSlot, CompressionSlot
 {
   /** Set by the request handler before anything can write the head. */
   requestId: string | undefined = undefined;
   /** A route's onError plugins (response/error-hooks.ts): a field, so that setting it costs no WeakMap entry. */
   errorHook: ErrorHook | undefined = undefined;
+  /** The answer's compression on a route that compresses (response/compression/compress-response.ts): a field, like errorHook. */
+  compressedAnswer: object | undefined = undefined;
 
   override writeHead(statusCode: number, reasonOrHeaders?: string | Headers, maybeHeaders?: Headers): this {
     const id = this.requestId;
@@ -43,9 +46,11 @@ export class GatewayResponse<Request extends IncomingMessage = IncomingMessage>
  * wrote it (proxy, mapping, cache hit, plugin): the compatibility response keeps the refused
  * fields, so every later head would throw too, and the stream would hang unanswered.
  */
-export class GatewayH2Response extends Http2ServerResponse implements ErrorHookSlot {
+export class GatewayH2Response extends Http2ServerResponse implements ErrorHookSlot, CompressionSlot {
   requestId: string | undefined = undefined;
   errorHook: ErrorHook | undefined = undefined;
+  /** The answer's compression on a route that compresses (response/compression/compress-response.ts): a field, like errorHook. */
+  compressedAnswer: object | undefined = undefined;
 
   override setHeader(name: string, value: number | string | readonly string[]): void {
     if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.setHeader(name, value);

@@ -6,9 +6,11 @@ import { gunzipSync } from 'node:zlib';
 import { compressResponse } from './compress-response.js';
 import { compileCompression } from '../../layers/compression.js';
 import { CompressionSchema } from '../../config/schema/compression.js';
+import { GatewayResponse } from '../../server/gateway-response.js';
 
 const policy = compileCompression(CompressionSchema.parse({ enabled: true, algorithms: ['gzip'] }));
 const text = (n: number) => Buffer.from(JSON.stringify({ pad: 'abcdefghij'.repeat(n / 10) }));
+const small = text(2_000);
 /** What each test's writer saw of the callbacks and return values of `write`. */
 const seen: { writes: boolean[]; callbacks: number } = { writes: [], callbacks: 0 };
 
@@ -67,5 +69,62 @@ describe('compressResponse, answers of declared length', () => {
     assert.equal(res.headers['content-encoding'], 'gzip');
     assert.deepEqual(gunzipSync(body), large);
     assert.ok(seen.writes.includes(false), 'a large chunk fills the encoder and the writer is asked to wait');
+  });
+});
+
+describe('compressResponse, where it keeps the answer', () => {
+  it("keeps a gateway response's compression in its own field, not in a WeakMap entry per request", async () => {
+    // A WeakMap entry per request is an ephemeron: the scavenger keeps its value (the answer, and
+    // the response it holds) alive, and the request's objects end up promoted (docs/compression.md).
+    const server = createServer({ ServerResponse: GatewayResponse }, (_req, res) => {
+      compressResponse(res, 'gzip', policy);
+      const slot = (res as GatewayResponse).compressedAnswer;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ slot: slot !== undefined }));
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/`);
+      assert.deepEqual(await res.json(), { slot: true });
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+    }
+  });
+
+  it('builds the head of a compressed answer without the removed fields, the given object untouched', async () => {
+    const given = Object.freeze({
+      'content-type': 'application/json',
+      'content-length': String(small.length),
+      'accept-ranges': 'bytes',
+      etag: '"v1"',
+      vary: 'Origin',
+    });
+    const server = createServer((_req, res) => {
+      compressResponse(res, 'gzip', policy);
+      res.writeHead(200, given);
+      res.end(small);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const { res, body } = await new Promise<{ res: IncomingMessage; body: Buffer }>((resolve, reject) => {
+        request({ port, headers: { 'accept-encoding': 'gzip' } }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('end', () => resolve({ res, body: Buffer.concat(parts) }));
+        })
+          .on('error', reject)
+          .end();
+      });
+      assert.equal(res.headers['content-encoding'], 'gzip');
+      assert.equal(res.headers['content-length'], undefined);
+      assert.equal(res.headers['accept-ranges'], undefined);
+      assert.equal(res.headers.etag, 'W/"v1"');
+      assert.equal(res.headers.vary, 'Origin, Accept-Encoding');
+      assert.deepEqual(gunzipSync(body), small);
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+    }
   });
 });

@@ -52,7 +52,8 @@ export function compressResponse(
   policy: CompressionPolicy,
 ): void {
   const answer = new CompressedAnswer(res, coding, policy);
-  answers.set(res, answer);
+  if (hasSlot(res)) res.compressedAnswer = answer;
+  else others.set(res, answer);
   res.writeHead = answer.writeHead as ServerResponse['writeHead'];
   res.write = answer.write as ServerResponse['write'];
   res.end = answer.end as ServerResponse['end'];
@@ -98,21 +99,24 @@ class CompressedAnswer {
     res.writeHead = this.head as unknown as ServerResponse['writeHead'];
     const given = typeof reason === 'string' ? maybe : reason;
     if (given !== undefined && Array.isArray(given)) return this.head.call(res, status, reason, maybe);
-    const headers: OutgoingHttpHeaders = { ...given };
-    addVary(res, headers);
-    if (coding !== undefined && shouldCompress(res, status, headers, this.policy)) {
+    const fields: OutgoingHttpHeaders = given ?? NO_FIELDS;
+    let headers: OutgoingHttpHeaders;
+    if (coding !== undefined && shouldCompress(res, status, fields, this.policy)) {
       this.compressing = true;
-      const length = valueOf(res, headers, 'content-length');
+      const length = valueOf(res, fields, 'content-length');
       this.flushes = length === undefined;
       if (length !== undefined && Number(length) <= ONE_SHOT_MAX_BYTES) this.held = [];
-      for (const name of ['content-length', 'accept-ranges']) {
-        delete headers[name];
-        if (res.hasHeader(name)) res.removeHeader(name);
-      }
+      // A copy without those fields (`delete` would make it a dictionary, slow in writeHead).
+      headers = {};
+      for (const name in fields)
+        if (name !== 'content-length' && name !== 'accept-ranges') headers[name] = fields[name];
+      if (res.hasHeader('content-length')) res.removeHeader('content-length');
+      if (res.hasHeader('accept-ranges')) res.removeHeader('accept-ranges');
       headers['content-encoding'] = coding;
       const etag = valueOf(res, headers, 'etag');
       if (typeof etag === 'string' && etag.startsWith('"')) headers.etag = `W/${etag}`;
-    }
+    } else headers = { ...fields };
+    addVary(res, headers);
     return typeof reason === 'string'
       ? this.head.call(res, status, reason, headers)
       : this.head.call(res, status, headers);
@@ -209,7 +213,25 @@ export interface RawWriter {
   readonly end: EndFn;
 }
 
-const answers = new WeakMap<ServerResponse, CompressedAnswer>();
+/**
+ * The field the gateway's responses (server/gateway-response.ts) declare for the answer. A WeakMap
+ * entry per request is an ephemeron whose value V8's scavenger keeps alive, and with it the whole
+ * request, which got promoted: that GC cost more than the gzip encode (docs/compression.md, "Speed").
+ * Other responses (the cache's background refresh, test doubles) use a WeakMap: correct, slower.
+ */
+export interface CompressionSlot {
+  compressedAnswer: object | undefined;
+}
+
+const others = new WeakMap<ServerResponse, CompressedAnswer>();
+
+function hasSlot(res: ServerResponse): res is ServerResponse & CompressionSlot {
+  return 'compressedAnswer' in res;
+}
+
+function answerOf(res: ServerResponse): CompressedAnswer | undefined {
+  return hasSlot(res) ? (res.compressedAnswer as CompressedAnswer | undefined) : others.get(res);
+}
 
 /**
  * Makes `wrap` see the answer of `res` as it leaves the gateway: beneath its compression when the
@@ -217,7 +239,7 @@ const answers = new WeakMap<ServerResponse, CompressedAnswer>();
  * else around Node's own methods. The cache stores what it sees so (layers/cache.ts).
  */
 export function interceptBeneath(res: ServerResponse, wrap: (raw: RawWriter) => RawWriter): void {
-  const answer = answers.get(res);
+  const answer = answerOf(res);
   if (answer !== undefined) return answer.beneath(wrap);
   const w = wrap({
     head: res.writeHead as unknown as HeadFn,
@@ -234,6 +256,7 @@ export type WriteFn = (this: unknown, chunk: unknown, encodingOrCb?: unknown, cb
 export type EndFn = (this: unknown, chunk?: unknown, encodingOrCb?: unknown, cb?: unknown) => ServerResponse;
 
 const EMPTY = Buffer.alloc(0);
+const NO_FIELDS: OutgoingHttpHeaders = Object.freeze({});
 
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk;
