@@ -4,16 +4,18 @@
  * own, without the rest of the configuration. Its problems name its own FILE:LINE:COL.
  *
  * Large key stores are read without the YAML parser that keeps every node's position: a file named
- * `*.json` with `JSON.parse` (and, when it has a problem to locate, by the YAML parser), any other
- * with the plain-YAML reader (./plain-yaml.ts), which keeps positions of its own, when the text is
- * within what that reader understands. Only YAML beyond that subset, or with a `${NAME}` to
- * substitute, is read by the YAML parser.
+ * `*.json` with `JSON.parse`, its problems located by a scan of the text (./json-locator.ts), any
+ * other with the plain-YAML reader (./plain-yaml.ts), which keeps positions of its own, when the
+ * text is within what that reader understands. Only YAML beyond that subset, a `${NAME}` to
+ * substitute, or a JSON syntax error whose offset `JSON.parse` does not give, is read by the YAML
+ * parser.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConsumersFileSchema, type ConsumerConfig } from './schema.js';
 import { parseConfigText, type ParsedConfig } from './parse.js';
 import { readPlainYaml } from './plain-yaml.js';
+import { jsonLocator, jsonSyntaxError } from './json-locator.js';
 import { schemaProblems } from './schema-problems.js';
 import { consumerListRules } from './consumer-rules.js';
 import type { AddProblem, Problem } from './problems.js';
@@ -39,12 +41,17 @@ export function readConsumersFile(file: string, env: NodeJS.ProcessEnv = process
     );
   }
   const isJson = file.endsWith('.json');
-  const fast = isJson ? readJsonFast(text) : undefined;
-  if (fast !== undefined) return { ok: true, consumers: fast };
-  // Plain YAML is read with its positions by the plain reader; other YAML, and JSON with a problem
-  // to locate, by the YAML parser (JSON is YAML).
-  const parsed = (!isJson && plainParsed(text, file)) || parseConfigText(text, file, env);
+  // `${NAME}` (or `$$`) to substitute: the YAML parser reads it (JSON is YAML).
+  const json = isJson && !text.includes('$') ? jsonParsed(text, file) : undefined;
+  if (json !== undefined && 'ok' in json) return json;
+  const parsed = json ?? ((!isJson && plainParsed(text, file)) || parseConfigText(text, file, env));
   if (parsed.problems.length > 0 || parsed.value === undefined) return { ok: false, problems: parsed.problems };
+  return checkConsumers(parsed);
+}
+
+/** The schema and the rules over a file's data; problems located by `parsed` (only when there are some). */
+function checkConsumers(parsed: ParsedConfig): ConsumersRead {
+  const { file } = parsed;
   const problems: Problem[] = [];
   const result = ConsumersFileSchema.safeParse(parsed.value);
   if (!result.success) problems.push(...schemaProblems(result.error.issues, parsed.value, parsed));
@@ -70,23 +77,21 @@ function plainParsed(text: string, file: string): ParsedConfig | undefined {
 }
 
 /**
- * A valid JSON file's consumers, without the YAML parser (which keeps every node's position, and
- * costs far more on 100,000 consumers); undefined when the text needs it: a problem to locate, or
- * `${NAME}` (or `$$`) to substitute.
+ * A JSON file read by `JSON.parse`, shaped as the YAML parser's answer, with positions found in
+ * the text only for the problems there are (./json-locator.ts): the YAML parser keeps every node's
+ * position, and took half a minute on 100,000 consumers. A syntax error is answered here when
+ * `JSON.parse` says where it is; otherwise (undefined) the YAML parser reads the text to locate it.
  */
-function readJsonFast(text: string): ConsumerConfig[] | undefined {
-  if (text.includes('$')) return undefined;
+function jsonParsed(text: string, file: string): ParsedConfig | { ok: false; problems: Problem[] } | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
+  } catch (err) {
+    const syntax = jsonSyntaxError(text, err as Error);
+    if (syntax === undefined) return undefined;
+    return { ok: false, problems: [{ file, line: syntax.line, col: syntax.col, message: `JSON: ${syntax.message}` }] };
   }
-  const result = ConsumersFileSchema.safeParse(value);
-  if (!result.success) return undefined;
-  let valid = true;
-  consumerListRules(result.data.consumers, () => (valid = false));
-  return valid ? result.data.consumers : undefined;
+  return { file, value, problems: [], wholeEnvPaths: [], envValues: [], ...jsonLocator(text) };
 }
 
 function fileProblem(file: string, message: string): ConsumersRead {
