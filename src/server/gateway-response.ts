@@ -12,7 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import { errorResponse } from '../response/send-error.js';
 import { answersAsGrpc, sendGrpcError } from '../response/grpc-status.js';
 import type { ErrorHook, ErrorHookSlot } from '../response/error-hooks.js';
-import type { CompressionSlot } from '../response/compression/compress-response.js';
+import type { CompressionSlot } from '../response/compression/answer-slot.js';
 
 type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 

@@ -27,6 +27,7 @@ import type { CompressionAlgorithm } from '../../config/schema.js';
 import type { ChooseEncoding } from './accept-encoding.js';
 import type { IsCompressible } from './compressible.js';
 import type { Encoder, Encoders } from './encoders.js';
+import { keepInSlot, slotOf } from './answer-slot.js';
 
 /** What a configuration's compressing routes share, made once per configuration. */
 export interface CompressionPolicy {
@@ -52,11 +53,10 @@ export function compressResponse(
   policy: CompressionPolicy,
 ): void {
   const answer = new CompressedAnswer(res, coding, policy);
-  if (hasSlot(res)) res.compressedAnswer = answer;
-  else others.set(res, answer);
-  res.writeHead = answer.writeHead as ServerResponse['writeHead'];
-  res.write = answer.write as ServerResponse['write'];
-  res.end = answer.end as ServerResponse['end'];
+  keepInSlot(res, answer);
+  res.writeHead = writeHeadOf as ServerResponse['writeHead'];
+  res.write = writeOf as ServerResponse['write'];
+  res.end = endOf as ServerResponse['end'];
 }
 
 /** One answer's compression: the response's own methods, and what the wrappers decided. */
@@ -93,7 +93,7 @@ class CompressedAnswer {
     this.rawEnd = w.end;
   }
 
-  readonly writeHead = (status: number, reason?: string | Headers, maybe?: Headers): ServerResponse => {
+  writeHead(status: number, reason?: string | Headers, maybe?: Headers): ServerResponse {
     const { res, coding } = this;
     // Node calls writeHead itself for an implicit head; only the first one counts.
     res.writeHead = this.head as unknown as ServerResponse['writeHead'];
@@ -120,9 +120,9 @@ class CompressedAnswer {
     return typeof reason === 'string'
       ? this.head.call(res, status, reason, headers)
       : this.head.call(res, status, headers);
-  };
+  }
 
-  readonly write = (chunk: unknown, encodingOrCb?: unknown, cb?: unknown): boolean => {
+  write(chunk: unknown, encodingOrCb?: unknown, cb?: unknown): boolean {
     const { res } = this;
     if (!res.headersSent) res.writeHead(res.statusCode);
     // After end: HTTP/2's end(chunk) writes its chunk through write, here already encoded.
@@ -136,12 +136,12 @@ class CompressedAnswer {
     const ok = (stream.write as unknown as WriteFn).call(stream, chunk, encodingOrCb, cb);
     if (this.flushes && !this.flushPending) {
       this.flushPending = true;
-      setImmediate(this.flushWhenIdle);
+      setImmediate(() => this.flushWhenIdle());
     }
     return ok;
-  };
+  }
 
-  readonly end = (chunk?: unknown, encodingOrCb?: unknown, cb?: unknown): ServerResponse => {
+  end(chunk?: unknown, encodingOrCb?: unknown, cb?: unknown): ServerResponse {
     const { res } = this;
     if (typeof chunk === 'function') [chunk, encodingOrCb] = [undefined, chunk];
     if (!res.headersSent) res.writeHead(res.statusCode);
@@ -161,7 +161,7 @@ class CompressedAnswer {
     stream.once('end', () => this.rawEnd.call(res, done));
     stream.end(body);
     return res;
-  };
+  }
 
   /**
    * Keeps a chunk of a short answer for the one-shot encode at its end; false when the answer
@@ -199,11 +199,11 @@ class CompressedAnswer {
     return encoder;
   }
 
-  private readonly flushWhenIdle = (): void => {
+  private flushWhenIdle(): void {
     this.flushPending = false;
     const { encoder } = this;
     if (encoder !== undefined && !this.ended && !encoder.stream.destroyed) encoder.flushNow();
-  };
+  }
 }
 
 /** The writers of a response's head and body, as Node's own methods take their arguments. */
@@ -213,24 +213,20 @@ export interface RawWriter {
   readonly end: EndFn;
 }
 
-/**
- * The field the gateway's responses (server/gateway-response.ts) declare for the answer. A WeakMap
- * entry per request is an ephemeron whose value V8's scavenger keeps alive, and with it the whole
- * request, which got promoted: that GC cost more than the gzip encode (docs/compression.md, "Speed").
- * Other responses (the cache's background refresh, test doubles) use a WeakMap: correct, slower.
- */
-export interface CompressionSlot {
-  compressedAnswer: object | undefined;
-}
-
-const others = new WeakMap<ServerResponse, CompressedAnswer>();
-
-function hasSlot(res: ServerResponse): res is ServerResponse & CompressionSlot {
-  return 'compressedAnswer' in res;
-}
-
 function answerOf(res: ServerResponse): CompressedAnswer | undefined {
-  return hasSlot(res) ? (res.compressedAnswer as CompressedAnswer | undefined) : others.get(res);
+  return slotOf(res) as CompressedAnswer | undefined;
+}
+
+// The response's methods while it is compressed: one function each for every response (no
+// closures made per answer), finding the answer from the response they are called on.
+function writeHeadOf(this: ServerResponse, status: number, reason?: string | Headers, maybe?: Headers): ServerResponse {
+  return answerOf(this)!.writeHead(status, reason, maybe);
+}
+function writeOf(this: ServerResponse, chunk: unknown, encodingOrCb?: unknown, cb?: unknown): boolean {
+  return answerOf(this)!.write(chunk, encodingOrCb, cb);
+}
+function endOf(this: ServerResponse, chunk?: unknown, encodingOrCb?: unknown, cb?: unknown): ServerResponse {
+  return answerOf(this)!.end(chunk, encodingOrCb, cb);
 }
 
 /**
