@@ -9,9 +9,9 @@
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { ErrorCode } from '../response/errors.js';
 import { sendError } from '../response/send-error.js';
-import { BackendCall } from '../upstream/call/backend-call.js';
 import { createRouteCall, type RouteCall } from '../upstream/call/route-call.js';
-import { decodeBody, isJsonContentType, utf8Text } from '../upstream/call/read-body.js';
+import { decodeBody, utf8Text } from '../upstream/call/read-body.js';
+import { BufferedJsonCall, describeNewBody } from './buffered-json-call.js';
 import { forwardEndpoint, type ForwardOptions } from './forward.js';
 
 /** Runs the route's `onResponseBody` plugins: the new body, or undefined when they changed nothing or answered. */
@@ -27,17 +27,6 @@ export interface JsonTransformOptions extends ForwardOptions {
   readonly maxBodyBytes: number;
   readonly runPlugins: RunBodyPlugins;
 }
-
-/** Headers that describe the backend's bytes and would lie about the new body. */
-const STALE_WHEN_CHANGED = [
-  'content-length',
-  'content-encoding',
-  'etag',
-  'content-md5',
-  'digest',
-  'content-digest',
-  'repr-digest',
-];
 
 /** Builds the endpoint of one route (once, at config load). */
 export function jsonTransformEndpoint(route: CompiledRoute, options: JsonTransformOptions): Step {
@@ -57,60 +46,28 @@ function refuse(ex: Exchange, code: ErrorCode): void {
   sendError(ex.res, code);
 }
 
-class TransformCall extends BackendCall {
-  /** The body so far while it is buffered; undefined while relaying. */
-  private buffered: Buffer[] | undefined;
-  private size = 0;
-  private status = 0;
-  private headers: Record<string, string | string[]> = {};
-
+class TransformCall extends BufferedJsonCall {
   constructor(
     ex: Exchange,
     call: RouteCall,
     resolve: () => void,
     private readonly options: JsonTransformOptions,
   ) {
-    super(ex, call, resolve);
+    super(ex, call, resolve, options.maxBodyBytes);
   }
 
-  protected onResponse(ex: Exchange, statusCode: number, headers: Record<string, string | string[]>): boolean {
-    const type = headers['content-type'];
-    if (!isTransformable(statusCode) || type === undefined || !isJsonContentType(type)) {
-      ex.res.writeHead(statusCode, headers);
-      return true;
-    }
-    if (Number(headers['content-length'] ?? 0) > this.options.maxBodyBytes) {
-      refuse(ex, 'GW_PLUGIN_RESPONSE_TOO_LARGE');
-      return this.dropAnswer();
-    }
-    this.status = statusCode;
-    this.headers = headers;
-    this.buffered = [];
-    return true;
+  /** Only an answer labelled JSON: one without a type streams untouched. */
+  protected override wantsBody(status: number, headers: Record<string, string | string[]>): boolean {
+    return headers['content-type'] !== undefined && super.wantsBody(status, headers);
   }
 
-  protected override onBody(chunk: Buffer): boolean {
-    const chunks = this.buffered;
-    const ex = this.ex;
-    if (chunks === undefined || ex === undefined) return super.onBody(chunk);
-    this.size += chunk.length;
-    if (this.size > this.options.maxBodyBytes) {
-      this.buffered = undefined;
-      refuse(ex, 'GW_PLUGIN_RESPONSE_TOO_LARGE');
-      return this.dropAnswer();
-    }
-    chunks.push(chunk);
-    return true;
+  protected tooLarge(ex: Exchange): boolean {
+    refuse(ex, 'GW_PLUGIN_RESPONSE_TOO_LARGE');
+    return this.dropAnswer();
   }
 
-  override onComplete(): void {
-    const chunks = this.buffered;
-    const ex = this.ex;
-    if (chunks === undefined || ex === undefined) return super.onComplete();
-    this.buffered = undefined;
-    // The backend call is over: its connection is free while the plugins run.
-    this.finish();
-    void this.transform(ex, Buffer.concat(chunks, this.size)).finally(() => this.settle());
+  protected useBody(ex: Exchange, body: Buffer): void {
+    void this.transform(ex, body).finally(() => this.settle());
   }
 
   private async transform(ex: Exchange, raw: Buffer): Promise<void> {
@@ -120,10 +77,7 @@ class TransformCall extends BackendCall {
     if (json === undefined) return refuse(ex, 'GW_PLUGIN_RESPONSE_INVALID');
     const body = await this.options.runPlugins(ex, status, headers, json.value);
     if (body === 'answered' || ex.res.destroyed) return;
-    if (body !== undefined) {
-      for (const h of STALE_WHEN_CHANGED) delete headers[h];
-      headers['content-length'] = String(body.length);
-    }
+    if (body !== undefined) describeNewBody(headers, body.length);
     try {
       ex.res.writeHead(status, headers);
     } catch {
@@ -143,9 +97,4 @@ function parseJson(body: Buffer): { value: unknown } | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** 2xx with a body (not 204/205 without one, not a 206 fragment). */
-function isTransformable(status: number): boolean {
-  return status >= 200 && status < 300 && status !== 204 && status !== 205 && status !== 206;
 }

@@ -7,10 +7,10 @@
 import { setMaxListeners } from 'node:events';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { Logger } from '../observability/logger.js';
-import { BackendCall } from '../upstream/call/backend-call.js';
+import { BufferedJsonCall, describeNewBody } from './buffered-json-call.js';
 import { createRouteCall, type RouteCall } from '../upstream/call/route-call.js';
 import { forwardEndpoint, type ForwardOptions } from './forward.js';
-import { decodeBody, isJsonContentType, utf8Text } from '../upstream/call/read-body.js';
+import { decodeBody, utf8Text } from '../upstream/call/read-body.js';
 import { createJsonShaper } from '../mapping/shape-json.js';
 import type { JsonShapingOptions } from '../mapping/types.js';
 import { answerCompleted } from '../response/answer-completed.js';
@@ -19,17 +19,6 @@ export { createJsonShaper, type ShapeJson } from '../mapping/shape-json.js';
 export type { JsonShapingOptions } from '../mapping/types.js';
 
 export interface MappingEndpointOptions extends ForwardOptions, JsonShapingOptions {}
-
-/** Headers that describe the backend's bytes and would lie about the enriched body. */
-const STALE_WHEN_CHANGED = [
-  'content-length',
-  'content-encoding',
-  'etag',
-  'content-md5',
-  'digest',
-  'content-digest',
-  'repr-digest',
-];
 
 /** Builds the mapping endpoint of one route (once, at config load). */
 export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOptions): Step {
@@ -75,10 +64,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
       );
     }
     if (res.destroyed) return;
-    if (enriched !== undefined) {
-      for (const h of STALE_WHEN_CHANGED) delete headers[h];
-      headers['content-length'] = String(enriched.length);
-    }
+    if (enriched !== undefined) describeNewBody(headers, enriched.length);
     res.writeHead(status, headers);
     res.end(enriched ?? raw);
   }
@@ -111,12 +97,7 @@ interface MappedAnswer {
  * `maxBodyBytes`) and handed to the enrichment once complete; any other answer, or one that
  * outgrows the bound, is relayed as it comes, what was buffered first.
  */
-class PrimaryCall extends BackendCall {
-  /** The body so far while it is buffered; undefined while relaying. */
-  private buffered: Buffer[] | undefined;
-  private size = 0;
-  private status = 0;
-  private headers: Record<string, string | string[]> = {};
+class PrimaryCall extends BufferedJsonCall {
   /** Aborted when the client leaves during enrichment: the mapping calls made only for it stop. */
   private mappings: AbortController | undefined;
 
@@ -126,55 +107,22 @@ class PrimaryCall extends BackendCall {
     resolve: () => void,
     private readonly mapped: MappedAnswer,
   ) {
-    super(ex, call, resolve);
+    super(ex, call, resolve, mapped.maxBodyBytes);
   }
 
-  protected onResponse(ex: Exchange, statusCode: number, headers: Record<string, string | string[]>): boolean {
-    const declared = Number(headers['content-length'] ?? 0);
-    if (
-      !isMappableStatus(statusCode) ||
-      !isJsonContentType(headers['content-type']) ||
-      declared > this.mapped.maxBodyBytes
-    ) {
-      ex.res.writeHead(statusCode, headers);
-      return true;
-    }
-    this.status = statusCode;
-    this.headers = headers;
-    this.buffered = [];
-    return true;
+  /** Too large to enrich: relayed unchanged. */
+  protected tooLarge(ex: Exchange, buffered: Buffer[], chunk: Buffer | undefined): boolean {
+    return this.relayUnchanged(ex, buffered, chunk);
   }
 
-  protected override onBody(chunk: Buffer): boolean {
-    const chunks = this.buffered;
-    const ex = this.ex;
-    if (chunks === undefined || ex === undefined) return super.onBody(chunk);
-    this.size += chunk.length;
-    if (this.size <= this.mapped.maxBodyBytes) {
-      chunks.push(chunk);
-      return true;
-    }
-    // Too large to enrich: relayed unchanged from here on, the buffered part first.
-    this.buffered = undefined;
-    ex.res.writeHead(this.status, this.headers);
-    for (const c of chunks) ex.res.write(c);
-    return super.onBody(chunk);
-  }
-
-  override onComplete(): void {
-    const chunks = this.buffered;
-    const ex = this.ex;
-    if (chunks === undefined || ex === undefined) return super.onComplete();
-    this.buffered = undefined;
-    // The backend call is over: its connection is free before the mapping calls start.
-    this.finish();
+  protected useBody(ex: Exchange, body: Buffer): void {
     const mappings = new AbortController();
     // Every uncached mapping call of the response listens to this signal.
     setMaxListeners(0, mappings.signal);
     this.mappings = mappings;
     const { mapped } = this;
     mapped
-      .sendEnriched(ex, this.status, this.headers, Buffer.concat(chunks, this.size), mappings.signal)
+      .sendEnriched(ex, this.status, this.headers, body, mappings.signal)
       .catch((err: unknown) => {
         mapped.logger.error({ reqId: ex.requestId, route: ex.route.id, err }, 'mapped answer failed');
         if (!ex.res.writableEnded) ex.res.destroy();
@@ -189,9 +137,4 @@ class PrimaryCall extends BackendCall {
     this.mappings?.abort();
     super.clientClosed();
   }
-}
-
-/** 2xx with a body that can be enriched (not 204/205 without one, not a 206 fragment). */
-function isMappableStatus(status: number): boolean {
-  return status >= 200 && status < 300 && status !== 204 && status !== 205 && status !== 206;
 }
