@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { closedPort, json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
+import { json, startBackend, type SeenRequest, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import type { GatewayEvents } from '../../src/observability/events.js';
 import { closeAll } from '../support/close-all.js';
@@ -263,7 +263,9 @@ config:
 
 describe('delegated auth service unreachable', () => {
   it('503 JSON at once when nothing listens', async () => {
-    const port = await closedPort();
+    // Port 1 (tcpmux) on loopback: nothing listens there, and unlike a port freed by closedPort()
+    // it cannot be taken meanwhile by this test's own backend or gateway, or a parallel test's.
+    const port = 1;
     const backend = await startBackend((_req, res) => json(res, 200, { ok: true }));
     const gw = await startGateway(`
 routes:
