@@ -14,6 +14,7 @@ import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { closeAll } from '../support/close-all.js';
+import { hs256Signer } from '../support/tokens.js';
 
 const SECRET = 'authorization-test-secret-0123456789abcdef';
 
@@ -31,12 +32,7 @@ routes:
 type Sign = (claims: JWTPayload) => Promise<string>;
 
 /** A token the local mode accepts: HS256 with the test secret, valid for five minutes. */
-function signHs256(claims: JWTPayload): Promise<string> {
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime('5m')
-    .sign(new TextEncoder().encode(SECRET));
-}
+const signHs256: Sign = hs256Signer(SECRET, { expiresIn: '5m' });
 
 /** The same expectations for every mode: `sign` makes a token the mode accepts. */
 function authorizationCases(mode: string, setup: () => Promise<{ gw: TestGateway; backend: TestBackend; sign: Sign }>) {

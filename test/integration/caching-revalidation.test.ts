@@ -12,31 +12,24 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:http2';
 import { gunzipSync } from 'node:zlib';
 import type { IncomingMessage } from 'node:http';
-import { SignJWT } from 'jose';
 import { chromium } from 'playwright-core';
-import { request } from 'undici';
 import { startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
+import { fetchFlat } from '../support/http.js';
+import { hs256Signer } from '../support/tokens.js';
 import { docExample } from '../support/doc-example.js';
 
 const SECRET = 'caching-reval-secret-0123456789abcdef0123456789';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LM = 'Mon, 02 Nov 2026 10:00:00 GMT';
-const sign = (sub: string) =>
-  new SignJWT({ sub })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime('5m')
-    .sign(new TextEncoder().encode(SECRET));
+const signClaims = hs256Signer(SECRET, { expiresIn: '5m' });
+const sign = (sub: string) => signClaims({ sub });
 
+/** A cache test's answer, with the backend's call number `n` its JSON body carries. */
 async function get(url: string, headers: Record<string, string> = {}, method = 'GET') {
-  const res = await request(url, { method, headers });
-  const body = Buffer.from(await res.body.arrayBuffer());
-  const h = (name: string) => {
-    const v = res.headers[name];
-    return Array.isArray(v) ? v.join(', ') : v;
-  };
-  return { status: res.statusCode, h, body, text: body.toString(), n: () => JSON.parse(body.toString()).n as number };
+  const reply = await fetchFlat(url, headers, method);
+  return { ...reply, n: () => JSON.parse(reply.text).n as number };
 }
 
 /** A GET over HTTP/2: status, head and body. */

@@ -9,28 +9,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:http2';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { SignJWT } from 'jose';
-import { request } from 'undici';
 import { startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
+import { fetchFlat } from '../support/http.js';
+import { hs256Signer } from '../support/tokens.js';
 
 const SECRET = 'caching-test-secret-0123456789abcdef0123456789';
-const sign = (sub: string) =>
-  new SignJWT({ sub })
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime('5m')
-    .sign(new TextEncoder().encode(SECRET));
+const signClaims = hs256Signer(SECRET, { expiresIn: '5m' });
+const sign = (sub: string) => signClaims({ sub });
 
-async function get(url: string, headers: Record<string, string> = {}, method = 'GET') {
-  const res = await request(url, { method, headers });
-  const body = Buffer.from(await res.body.arrayBuffer());
-  const h = (name: string) => {
-    const v = res.headers[name];
-    return Array.isArray(v) ? v.join(', ') : v;
-  };
-  return { status: res.statusCode, h, body, text: body.toString() };
-}
+const get = fetchFlat;
 
 describe('the shared HTTP cache', () => {
   let backend: TestBackend;

@@ -6,7 +6,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SignJWT } from 'jose';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
@@ -14,13 +13,10 @@ import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { closeAll } from '../support/close-all.js';
+import { hs256Signer } from '../support/tokens.js';
 
 const SECRET = 'header-rules-test-secret-0123456789abcdef';
-const sign = (claims: Record<string, unknown>) =>
-  new SignJWT(claims)
-    .setProtectedHeader({ alg: 'HS256' })
-    .setExpirationTime('5m')
-    .sign(new TextEncoder().encode(SECRET));
+const sign = hs256Signer(SECRET, { expiresIn: '5m' });
 
 describe('headers: request and response rules', () => {
   let backend: TestBackend;

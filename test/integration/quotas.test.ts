@@ -9,7 +9,6 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:http2';
 import { Agent } from 'undici';
-import { SignJWT, type JWTPayload } from 'jose';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { h2request } from '../support/http2.js';
@@ -19,12 +18,12 @@ import { Redis } from 'ioredis';
 import { waitFor } from '../support/wait-for.js';
 import { startRedis, type TestRedis } from '../support/redis.js';
 import { closeAll } from '../support/close-all.js';
+import { hs256Signer } from '../support/tokens.js';
 import { adminRequest } from '../support/admin.js';
 import type { StatusDocument } from '../../src/admin/types.js';
 
 const SECRET = 'quota-tests-secret-0123456789abcdef0123456789';
-const sign = (claims: JWTPayload) =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+const sign = hs256Signer(SECRET);
 const bearer = async (sub: string) => ({ authorization: `Bearer ${await sign({ sub })}` });
 
 /** Seconds until the end of the current UTC day, as the gateway computes Retry-After. */

@@ -9,12 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { connect } from 'node:http2';
-import { SignJWT } from 'jose';
 import { h2request } from '../support/http2.js';
 import { handshakeHeaders, startWsBackend, upgradeRequest, type WsBackend } from '../support/ws-backend.js';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { closeAll } from '../support/close-all.js';
+import { hs256Signer } from '../support/tokens.js';
 
 const SECRET = 'rate-limit-consumers-secret-0123456789abcdef';
 const ACME = 'acme-quota-key-0123456789abcdef0123';
@@ -23,8 +23,8 @@ const GLOBEX = 'globex-quota-key-0123456789abcdef01';
 const ACME_HASH = 'sha256:ba925cf0a66b597c02f7bad0d8212f16e304dffa1310682912e4a31a1322dc1e';
 const GLOBEX_HASH = 'sha256:d6bce043d9e38e45e32988b854f2b91c095de16dadb3b284375ecf9289222363';
 
-const token = (sub: string) =>
-  new SignJWT({ sub }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+const signClaims = hs256Signer(SECRET);
+const token = (sub: string) => signClaims({ sub });
 
 describe('a rate limit by consumer, with API keys', () => {
   let backend: TestBackend;

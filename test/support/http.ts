@@ -48,3 +48,27 @@ export async function getStatus(url: string, options: GetOptions = {}): Promise<
   await res.body.dump();
   return res.statusCode;
 }
+
+/** An answer read in full, with each header as one string (a repeated field joined by ", "). */
+export interface FlatReply {
+  readonly status: number;
+  /** The header's value, repeated fields joined as RFC 9110 5.3 allows; undefined when absent. */
+  h(name: string): string | undefined;
+  readonly body: Buffer;
+  readonly text: string;
+}
+
+/**
+ * Send `method` to `url` with `headers` and read the whole answer; the tests of the cache compare
+ * header values as single strings.
+ * @example assert.equal((await fetchFlat(`${gw.url}/api/a`)).h('cache-status'), 'Portico; hit');
+ */
+export async function fetchFlat(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<FlatReply> {
+  const res = await request(url, { method, headers });
+  const body = Buffer.from(await res.body.arrayBuffer());
+  const h = (name: string) => {
+    const v = res.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  };
+  return { status: res.statusCode, h, body, text: body.toString() };
+}
