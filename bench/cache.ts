@@ -24,22 +24,21 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import {
   CACHE_DIR,
   ROOT,
-  detectPinning,
   freePort,
   porticoFromSource,
   startProcess,
   transpileEntry,
   type Started,
 } from './lib/processes.js';
-import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
+import { loadGeneratorVersion } from './lib/load.js';
+import { getLoad, rotateRows, rowFlags } from './lib/rotating-rows.js';
 import { findNginx, nginxVersion } from './lib/nginx.js';
 import { describeMachine } from './lib/machine.js';
-import { emitResults, median, runBench } from './lib/report.js';
+import { emitResults, runBench } from './lib/report.js';
 import { jsonOfSize } from './lib/scenarios.js';
 
 const BODIES = { small: jsonOfSize(400), large: jsonOfSize(20 * 1024) } as const;
@@ -122,20 +121,8 @@ http {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
-      connections: { type: 'string', default: '50' },
-      loadgen: { type: 'string' },
-      out: { type: 'string' },
-    },
-  });
-  const durationSec = Number(values.duration);
-  const rounds = Number(values.rounds);
-  const connections = Number(values.connections);
-  const pinning = detectPinning(true);
-  const loadgen = pickLoadGenerator(values.loadgen);
+  const flags = rowFlags();
+  const { durationSec, rounds, connections, pinning, loadgen } = flags;
   const nginx = findNginx();
   if (nginx === undefined) throw new Error('nginx is needed as the backend (apt-get install -y nginx)');
   const started: Started[] = [];
@@ -248,31 +235,22 @@ routes:
         },
       );
     const url = (row: Row) => `${row.base}/api/${row.prefix ?? ''}${row.body}`;
-    const load = (row: Row, seconds: number) =>
-      runLoad(loadgen, {
-        url: url(row),
-        method: 'GET',
-        headers: {},
-        connections,
-        durationSec: seconds,
-        core: pinning?.loadCore,
-      });
-    for (const row of rows) await load(row, 1); // warm-up: JIT, pools, and the caches filled
+    for (const row of rows) await getLoad(flags, url(row), 1); // warm-up: JIT, pools, and the caches filled
     const status = new Map<string, string>();
     for (const row of rows) status.set(row.id, await cacheStatusOf(url(row)));
-    const samples = new Map<string, LoadResult[]>(rows.map((r) => [r.id, []]));
     const reached = new Map<string, number>(rows.map((r) => [r.id, 0]));
-    for (let r = 1; r <= rounds; r++) {
-      const order = rows.map((_, i) => rows[(i + r) % rows.length]!);
-      for (const row of order) {
+    const figures = await rotateRows(rows, {
+      rounds,
+      durationSec,
+      warmUp: async () => undefined,
+      measure: async (row, seconds) => {
         const before = await served();
-        const res = await load(row, durationSec);
+        const res = await getLoad(flags, url(row), seconds);
         // The first status request of served() is one the backend serves.
         reached.set(row.id, reached.get(row.id)! + (await served()) - before - 2);
-        samples.get(row.id)!.push(res);
-        process.stderr.write(`round ${r} ${row.id.padEnd(20)} ${Math.round(res.rps)} req/s p99 ${res.p99Ms} ms\n`);
-      }
-    }
+        return res;
+      },
+    });
 
     // Request collapsing: a fresh key, 100 clients at once, a backend that takes its time.
     backendCalls = 0;
@@ -288,11 +266,7 @@ routes:
     const collapsed = statuses.filter((s) => s.cacheStatus.includes('collapsed')).length;
     const ok = statuses.filter((s) => s.status === 200).length;
 
-    const rps = (id: string) => median(samples.get(id)!.map((x) => x.rps));
-    const spread = (id: string) => {
-      const s = samples.get(id)!.map((x) => Math.round(x.rps));
-      return `${Math.min(...s)}-${Math.max(...s)}`;
-    };
+    const rps = (id: string) => figures.get(id)!.rps;
     const m = describeMachine();
     const ratio = (a: string, b: string) => rps(a) / rps(b);
     const goalLine = (body: Body) => {
@@ -311,9 +285,9 @@ routes:
       '| row | req/s (spread) | p99 ms | backend requests during the row | Cache-Status |',
       '|---|---|---|---:|---|',
       ...rows.map((row) => {
-        const s = samples.get(row.id)!;
+        const f = figures.get(row.id)!;
         const statusText = status.get(row.id) || '-';
-        return `| ${row.label} | ${Math.round(rps(row.id))} (${spread(row.id)}) | ${median(s.map((x) => x.p99Ms))} | ${reached.get(row.id)} | ${statusText} |`;
+        return `| ${row.label} | ${Math.round(f.rps)} (${f.spread}) | ${f.p99} | ${reached.get(row.id)} | ${statusText} |`;
       }),
       '',
       goalLine('small'),
@@ -324,7 +298,7 @@ routes:
       `${COLLAPSE_CLIENTS} concurrent requests for one new URL (backend answers after ${SLOW_MS} ms): ${backendCalls} backend request(s); ${ok} answered 200, ${collapsed} of them \`detail=collapsed\` (goal: 1 backend request).`,
       '',
     ];
-    emitResults(lines.join('\n'), values.out);
+    emitResults(lines.join('\n'), flags.out);
   } finally {
     for (const s of started.reverse()) await s.stop();
     slow.close();

@@ -18,19 +18,16 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   CACHE_DIR,
   ROOT,
-  detectPinning,
   freePort,
   porticoFromSource,
   startProcess,
   transpileEntry,
   type Started,
 } from './lib/processes.js';
-import { pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
-import { median } from './lib/report.js';
+import { getLoad, rotateRows, rowFlags } from './lib/rotating-rows.js';
 import { startRedis } from '../test/support/redis.js';
 
 interface Variant {
@@ -89,19 +86,8 @@ function yamlFor(v: Variant, backendPort: number, redisUrl: string): string {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
-      connections: { type: 'string', default: '50' },
-      loadgen: { type: 'string' },
-    },
-  });
-  const durationSec = Number(values.duration);
-  const rounds = Number(values.rounds);
-  const connections = Number(values.connections);
-  const pinning = detectPinning(true);
-  const loadgen = pickLoadGenerator(values.loadgen);
+  const flags = rowFlags();
+  const { durationSec, rounds, connections, pinning, loadgen } = flags;
 
   const started: Started[] = [];
   const redis = await startRedis();
@@ -136,34 +122,13 @@ async function main(): Promise<void> {
       gateways.push({ v, url: `http://127.0.0.1:${port}/api${v.path}` });
     }
 
-    const load = (url: string, seconds: number) =>
-      runLoad(loadgen, { url, method: 'GET', headers: {}, connections, durationSec: seconds, core: pinning?.loadCore });
-    const samples = new Map<string, LoadResult[]>();
-    for (const g of gateways) {
-      // Warm-up: JIT, pools, and the caches (local and Redis) filled; not measured.
-      await load(g.url, 1);
-      samples.set(g.v.id, []);
-    }
-    for (let r = 1; r <= rounds; r++) {
-      const order = gateways.map((_, i) => gateways[(i + r) % gateways.length]!);
-      for (const g of order) {
-        const res = await load(g.url, durationSec);
-        samples.get(g.v.id)!.push(res);
-        process.stderr.write(
-          `round ${r} ${g.v.id.padEnd(10)} ${Math.round(res.rps)} req/s p50 ${res.p50Ms} ms p99 ${res.p99Ms} ms\n`,
-        );
-      }
-    }
-
-    const row = (id: string) => {
-      const s = samples.get(id)!;
-      return {
-        rps: median(s.map((x) => x.rps)),
-        p50: median(s.map((x) => x.p50Ms)),
-        p99: median(s.map((x) => x.p99Ms)),
-        bad: s.reduce((n, x) => n + x.errors + x.badStatus, 0),
-      };
-    };
+    const byId = new Map(gateways.map((g) => [g.v.id, g.url]));
+    const figures = await rotateRows(VARIANTS, {
+      rounds,
+      durationSec,
+      measure: (v, seconds) => getLoad(flags, byId.get(v.id)!, seconds),
+    });
+    const row = (id: string) => figures.get(id)!;
     const local = row('local');
     const redisRow = row('redis');
     const mapLocal = row('map-local');
