@@ -2,11 +2,20 @@
  * The reference row of bench/compression.ts: what a user would write instead of a gateway that
  * compresses — the Node floor's proxy (bench/node-floor.ts: node:http in front of an undici Pool)
  * that pipes the backend's body through a node:zlib encoder when the client accepts the coding.
- * Only what the comparison needs: one coding and level, given on the command line, offered to
- * any client whose Accept-Encoding names it; Content-Length dropped, Content-Encoding and Vary set.
- * The encoder's settings are Portico's (src/response/compression/encoders.ts: Brotli in text mode).
- * `oneshot` as the last argument: the body is read whole and encoded in one synchronous call, as
- * Portico does with an answer of declared length up to 64 KiB, for a reference doing that same work.
+ * It has the duties Portico has on this answer, as a user writing it would meet them: one coding
+ * and level, given on the command line, chosen by the client's `Accept-Encoding` with its q-values
+ * (`gzip;q=0` refuses, `*` accepts what is not listed), only for a 2xx/3xx answer of a
+ * compressible type that is not encoded already; `Vary: Accept-Encoding` on every answer,
+ * compressed or not; Content-Length dropped, Content-Encoding set.
+ * The encoder's settings are Portico's (src/response/compression/encoders.ts: the same level,
+ * Brotli in text mode, node:zlib's defaults for the rest), so both send the same bytes
+ * (bench/compression.ts prints the bytes on the wire of every row).
+ * `oneshot` as the last argument: the body is read whole and encoded in one synchronous call
+ * (`zlib.gzipSync` / `zlib.brotliCompressSync`), as Portico does with an answer of declared length
+ * up to 64 KiB: the reference doing that same work. Synchronous because that is what a user who
+ * has the body whole writes, and what Portico runs: the callback form (`zlib.gzip(buf, cb)`) does
+ * the same coding on libuv's thread pool, which with the proxy pinned to one core only adds two
+ * thread hand-offs per answer.
  * Run: `node node-compress-proxy.js BACKEND_URL PORT gzip|br LEVEL [oneshot]`.
  */
 import { createServer } from 'node:http';
@@ -27,6 +36,22 @@ const brotli = {
 const pool = new Pool(backend, { connections: 64, pipelining: 1 });
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
 
+const COMPRESSIBLE = /^\s*(application\/(json|javascript|xml|[^;]*\+(json|xml))|text\/|image\/svg\+xml)/i;
+
+/** True when the client's Accept-Encoding accepts `coding` (RFC 9110 12.5.3: q > 0, or `*` with q > 0). */
+function accepts(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  let star = 0;
+  for (const part of header.split(',')) {
+    const [name = '', ...params] = part.split(';');
+    const q = params.reduce((w, p) => (p.trim().startsWith('q=') ? Number(p.trim().slice(2)) || 0 : w), 1);
+    const token = name.trim().toLowerCase();
+    if (token === coding) return q > 0;
+    if (token === '*') star = q;
+  }
+  return star > 0;
+}
+
 function encoder(): zlib.Gzip | zlib.BrotliCompress {
   return coding === 'br' ? zlib.createBrotliCompress(brotli) : zlib.createGzip({ level });
 }
@@ -38,7 +63,7 @@ function encodeWhole(body: Buffer): Buffer {
 const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
   const url = req.url ?? '/';
   if (!url.startsWith('/api/')) return void res.writeHead(404).end();
-  const accepts = (req.headers['accept-encoding'] ?? '').includes(coding);
+  const wanted = accepts(req.headers['accept-encoding']);
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(req.headers)) if (!HOP.has(k) && v !== undefined) headers[k] = v;
   pool.request(
@@ -47,13 +72,25 @@ const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
       if (err !== null) return void res.writeHead(502).end();
       const out: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(data.headers)) if (!HOP.has(k) && v !== undefined) out[k] = v;
-      if (!accepts) {
+      const vary = out.vary;
+      out.vary = vary === undefined ? 'Accept-Encoding' : `${String(vary)}, Accept-Encoding`;
+      const type = out['content-type'];
+      const compress =
+        wanted &&
+        data.statusCode >= 200 &&
+        data.statusCode < 400 &&
+        data.statusCode !== 204 &&
+        data.statusCode !== 206 &&
+        data.statusCode !== 304 &&
+        out['content-encoding'] === undefined &&
+        typeof type === 'string' &&
+        COMPRESSIBLE.test(type);
+      if (!compress) {
         res.writeHead(data.statusCode, out);
         return void pipeline(data.body, res, () => {});
       }
       delete out['content-length'];
       out['content-encoding'] = coding;
-      out.vary = 'Accept-Encoding';
       if (mode !== 'oneshot') {
         res.writeHead(data.statusCode, out);
         return void pipeline(data.body, encoder(), res, () => {});
