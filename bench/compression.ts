@@ -16,14 +16,11 @@
  *    "Response caching and compression"): Portico >= 0.9x the plain Node proxy's requests/s.
  * Rounds rotate the rows so that drift hits them all alike; medians of the rounds.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { handle } from './backend.js';
 import {
   CACHE_DIR,
   ROOT,
@@ -35,7 +32,7 @@ import {
   type Started,
 } from './lib/processes.js';
 import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
-import { findNginx } from './lib/nginx.js';
+import { recordsBody, startRecordsNginx } from './lib/records-nginx.js';
 import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
 import { CompressionSchema } from '../src/config/schema/compression.js';
@@ -91,8 +88,6 @@ async function main(): Promise<void> {
   const connections = Number(values.connections);
   const pinning = detectPinning(true);
   const loadgen = pickLoadGenerator(values.loadgen);
-  const nginx = findNginx();
-  if (nginx === undefined) throw new Error('nginx is needed as the backend (apt-get install -y nginx)');
   const started: Started[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-compression-'));
   try {
@@ -114,34 +109,9 @@ async function main(): Promise<void> {
         codecRows.push(`| ${coding} ${level}${mark} | ${cells.join(' | ')} |`);
       }
 
-    chmodSync(dir, 0o755);
-    writeFileSync(join(dir, 'records.json'), body);
-    const nginxPort = await freePort();
-    writeFileSync(
-      join(dir, 'nginx.conf'),
-      `worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-events { worker_connections 1024; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:${nginxPort};
-    location = /records { default_type application/json; alias ${join(dir, 'records.json')}; }
-  }
-}
-`,
-    );
-    started.push(
-      await startProcess({
-        name: 'nginx',
-        command: nginx,
-        args: ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'],
-        core: pinning?.loadCore,
-        ready: { kind: 'health', port: nginxPort, path: '/records' },
-        stdout: 'ignore',
-      }),
-    );
+    const nginx = await startRecordsNginx(dir, body, pinning?.loadCore);
+    started.push(nginx);
+    const nginxPort = nginx.port;
     const backend = `http://127.0.0.1:${nginxPort}`;
     mkdirSync(CACHE_DIR, { recursive: true });
     const yaml = (enabled: boolean) => `config:
@@ -150,7 +120,7 @@ http {
 routes:
   - { method: GET, route: /records, service: 127.0.0.1:${nginxPort}, path: /records }
 `;
-    const portico = async (name: string, enabled: boolean) => {
+    const portico = async (name: string, enabled: boolean, env: Record<string, string> = {}) => {
       const file = resolve(CACHE_DIR, `compression-${name}.yaml`);
       writeFileSync(file, yaml(enabled));
       const port = await freePort();
@@ -160,7 +130,7 @@ routes:
           command: process.execPath,
           args: porticoFromSource(file, port),
           core: pinning?.proxyCore,
-          env: { PORTICO_LOG_LEVEL: 'warn' },
+          env: { PORTICO_LOG_LEVEL: 'warn', ...env },
           ready: { kind: 'health', port, path: '/health' },
           timeoutMs: 30_000,
         }),
@@ -180,6 +150,9 @@ routes:
     };
     const porticoOn = await portico('portico-compress', true);
     const porticoOff = await portico('portico-plain', false);
+    // The same gateway without its V8 tuning (src/cli/v8-tuning.ts): the profile of the gzip row
+    // put more garbage-collection time in Portico than in the reference, less with the tuning off.
+    const porticoUntuned = await portico('portico-compress-untuned', true, { PORTICO_V8_TUNING: 'off' });
     const gzipNode = await nodeProxy('node-compress-proxy gzip', ['gzip', String(DEFAULT_LEVELS.gzip)]);
     const brNode = await nodeProxy('node-compress-proxy br', ['br', String(DEFAULT_LEVELS.br)]);
     const gzipOneShot = await nodeProxy('node-compress-proxy gzip one-shot', [
@@ -204,6 +177,18 @@ routes:
         id: 'node-gzip-oneshot',
         label: `plain Node proxy, gzip ${DEFAULT_LEVELS.gzip}, one-shot`,
         url: gzipOneShot,
+        accept: 'gzip',
+      },
+      {
+        id: 'portico-br-untuned',
+        label: `Portico, br ${DEFAULT_LEVELS.br}, PORTICO_V8_TUNING=off`,
+        url: porticoUntuned,
+        accept: 'br',
+      },
+      {
+        id: 'portico-gzip-untuned',
+        label: `Portico, gzip ${DEFAULT_LEVELS.gzip}, PORTICO_V8_TUNING=off`,
+        url: porticoUntuned,
         accept: 'gzip',
       },
       { id: 'portico-identity', label: 'Portico, compression off', url: porticoOff, accept: 'gzip, br' },
@@ -266,6 +251,9 @@ routes:
       '- The plain Node proxy streams the body through a zlib stream (what `pipeline` gives); its one-shot',
       '  variant reads the body whole and encodes it in one call, as Portico does with an answer of declared',
       '  length up to 64 KiB (docs/compression.md, "Speed").',
+      `- Without its V8 tuning (PORTICO_V8_TUNING=off): br ${ratio('portico-br-untuned', 'node-br-oneshot')}x, gzip ${ratio('portico-gzip-untuned', 'node-gzip-oneshot')}x the one-shot reference.`,
+      "- The reference has Portico's duties on this answer: Accept-Encoding negotiated with q-values,",
+      '  compressible types only, Vary on every answer; same levels and Brotli mode, so the same bytes (last column).',
       `- Without compression: Portico ${ratio('portico-identity', 'floor-identity')}x the Node floor.`,
       '',
     ];
@@ -273,18 +261,6 @@ routes:
   } finally {
     for (const s of started.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** bench/backend.ts's `/records`, asked of its handler in this process. */
-async function recordsBody(): Promise<Buffer> {
-  const server = createServer(handle);
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  try {
-    const { port } = server.address() as AddressInfo;
-    return Buffer.from(await (await fetch(`http://127.0.0.1:${port}/records`)).arrayBuffer());
-  } finally {
-    server.close();
   }
 }
 
