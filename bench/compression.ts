@@ -19,19 +19,18 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
 import {
   CACHE_DIR,
   ROOT,
-  detectPinning,
   freePort,
   porticoFromSource,
   startProcess,
   transpileEntry,
   type Started,
 } from './lib/processes.js';
-import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
+import { loadGeneratorVersion } from './lib/load.js';
+import { getLoad, rotateRows, rowFlags } from './lib/rotating-rows.js';
 import { recordsBody, startRecordsNginx } from './lib/records-nginx.js';
 import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
@@ -74,20 +73,8 @@ interface Row {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
-      connections: { type: 'string', default: '10' },
-      loadgen: { type: 'string' },
-      out: { type: 'string' },
-    },
-  });
-  const durationSec = Number(values.duration);
-  const rounds = Number(values.rounds);
-  const connections = Number(values.connections);
-  const pinning = detectPinning(true);
-  const loadgen = pickLoadGenerator(values.loadgen);
+  const flags = rowFlags({ connections: '10' });
+  const { durationSec, rounds, connections, pinning, loadgen } = flags;
   const started: Started[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-compression-'));
   try {
@@ -195,31 +182,17 @@ routes:
       { id: 'floor-identity', label: 'Node floor, no compression', url: floor, accept: 'gzip, br' },
     ];
     const load = (row: Row, seconds: number) =>
-      runLoad(loadgen, {
-        url: `${row.url}/api/records`,
-        method: 'GET',
-        headers: row.accept === undefined ? {} : { 'accept-encoding': row.accept },
-        connections,
-        durationSec: seconds,
-        core: pinning?.loadCore,
-      });
+      getLoad(
+        flags,
+        `${row.url}/api/records`,
+        seconds,
+        row.accept === undefined ? {} : { 'accept-encoding': row.accept },
+      );
     const sizes = new Map<string, number>();
     for (const row of rows) await load(row, 1); // warm-up: JIT and pools, not measured
     for (const row of rows) sizes.set(row.id, await wireSize(row));
-    const samples = new Map<string, LoadResult[]>(rows.map((r) => [r.id, []]));
-    for (let r = 1; r <= rounds; r++) {
-      const order = rows.map((_, i) => rows[(i + r) % rows.length]!);
-      for (const row of order) {
-        const res = await load(row, durationSec);
-        samples.get(row.id)!.push(res);
-        process.stderr.write(`round ${r} ${row.id.padEnd(17)} ${Math.round(res.rps)} req/s p99 ${res.p99Ms} ms\n`);
-      }
-    }
-    const rps = (id: string) => median(samples.get(id)!.map((x) => x.rps));
-    const spread = (id: string) => {
-      const s = samples.get(id)!.map((x) => Math.round(x.rps));
-      return `${Math.min(...s)}-${Math.max(...s)}`;
-    };
+    const figures = await rotateRows(rows, { rounds, durationSec, warmUp: async () => undefined, measure: load });
+    const rps = (id: string) => figures.get(id)!.rps;
     const m = describeMachine();
     const ratio = (a: string, b: string) => (rps(a) / rps(b)).toFixed(2);
     const lines = [
@@ -242,8 +215,8 @@ routes:
       '| row | req/s (spread) | p99 ms | bytes on the wire |',
       '|---|---|---|---|',
       ...rows.map((row) => {
-        const s = samples.get(row.id)!;
-        return `| ${row.label} | ${Math.round(rps(row.id))} (${spread(row.id)}) | ${median(s.map((x) => x.p99Ms))} | ${sizes.get(row.id)} |`;
+        const f = figures.get(row.id)!;
+        return `| ${row.label} | ${Math.round(f.rps)} (${f.spread}) | ${f.p99} | ${sizes.get(row.id)} |`;
       }),
       '',
       `- br: Portico ${ratio('portico-br', 'node-br')}x the plain Node proxy (goal >= 0.9x); ${ratio('portico-br', 'node-br-oneshot')}x the one-shot one.`,
@@ -257,7 +230,7 @@ routes:
       `- Without compression: Portico ${ratio('portico-identity', 'floor-identity')}x the Node floor.`,
       '',
     ];
-    emitResults(lines.join('\n'), values.out);
+    emitResults(lines.join('\n'), flags.out);
   } finally {
     for (const s of started.reverse()) await s.stop();
     rmSync(dir, { recursive: true, force: true });
