@@ -139,6 +139,7 @@ class PorticoGateway implements Gateway {
       spilledBytes: () => registries.spill.bytes,
       admission: () => admissionStats(registries.admission, this.current),
       httpCache: () => registries.httpCache.stats(),
+      ...(registries.cacheBroadcast === undefined ? {} : { cacheBroadcast: () => registries.cacheBroadcast!.stats() }),
       ...(registries.redis === undefined ? {} : { redisUp: () => registries.redis!.isConnected }),
       logLinesDropped: () => droppedLogLines(logger),
     });
@@ -279,7 +280,7 @@ class PorticoGateway implements Gateway {
         httpCache: () => this.registries.httpCache.stats(),
       },
       // The shared level of the configuration being served: none while cache.redis is off.
-      purge: (target) => purgeCache(this.registries.httpCache, this.deps.sharedCacheLevel?.store, target),
+      purge: (target) => purgeCache(this.registries.httpCache, this.deps.sharedCacheLevel, target),
     });
   }
 

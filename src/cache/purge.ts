@@ -19,19 +19,28 @@ export interface PurgeResult {
   readonly redis?: number | null;
 }
 
-/** Drops `target` from both levels. */
+/** The shared level as a purge uses it: the store, and the broadcast to the other replicas' memory (cache/broadcast.ts). */
+export interface PurgeLevel {
+  readonly store: SharedCacheStore;
+  readonly broadcast?: { purged(target: PurgeTarget): void } | undefined;
+}
+
+/** Drops `target` from both levels, then tells the other replicas to drop it from their memory. */
 export async function purgeCache(
   store: CacheStore,
-  shared: SharedCacheStore | undefined,
+  shared: PurgeLevel | undefined,
   target: PurgeTarget,
 ): Promise<PurgeResult> {
   const memory = store.purge((primary, routeId) => matches(target, primary, routeId));
   if (shared === undefined) return { memory };
-  const redis = await shared.purge(sharedPurge(target));
+  const redis = await shared.store.purge(sharedPurge(target));
+  // After Redis: a replica that drops its copy and looks in Redis must not find the old one there.
+  shared.broadcast?.purged(target);
   return { memory, redis: redis ?? null };
 }
 
-function matches(target: PurgeTarget, primary: string, routeId: string | undefined): boolean {
+/** Whether the stored answers of `primary` (stored by route `routeId`) are what `target` names. */
+export function matches(target: PurgeTarget, primary: string, routeId: string | undefined): boolean {
   const cut = primary.indexOf('\u0000');
   if (target.host !== undefined && primary.slice(0, cut) !== target.host) return false;
   const path = primary.slice(cut + 1);

@@ -41,6 +41,8 @@ export interface CacheStore {
   purgePrefix(prefix: string): number;
   /** Forgets the primary keys `drop` names (given the key and the route that stored it); the count of answers forgotten. */
   purge(drop: (primary: string, routeId: string | undefined) => boolean): number;
+  /** Forgets everything (a replica that may have missed purges: cache/broadcast.ts); the count of answers forgotten. */
+  clear(): number;
   readonly stats: () => { entries: number; bytes: number };
 }
 
@@ -88,6 +90,12 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
       let n = 0;
       for (const [key, variants] of [...lru.entries()])
         if (drop(key, variants.routeId) && lru.delete(key)) n += variants.entries.size;
+      return n;
+    },
+    clear() {
+      let n = 0;
+      for (const variants of lru.values()) n += variants.entries.size;
+      lru.clear();
       return n;
     },
     stats: () => ({ entries: [...lru.values()].reduce((n, v) => n + v.entries.size, 0), bytes: lru.calculatedSize }),

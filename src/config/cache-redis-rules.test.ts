@@ -12,15 +12,16 @@ function load(config: string) {
 }
 
 describe('config.cache.redis', () => {
-  it('is off by default; true or an object turns it on with a 1 MiB entry limit unless set', () => {
+  it('is off by default; true or an object turns it on with a 1 MiB entry limit and the broadcast unless set', () => {
     const off = load('  cache: {}\n');
     assert.ok(off.ok);
     assert.equal(off.config.settings.cache.redis, false);
     assert.equal(sharedCacheSettings(off.config.settings.cache), undefined);
     for (const [value, expected] of [
-      ['true', { maxEntryBytes: 1024 * 1024 }],
-      ['{}', { maxEntryBytes: 1024 * 1024 }],
-      ['{ maxEntryBytes: 4096 }', { maxEntryBytes: 4096 }],
+      ['true', { maxEntryBytes: 1024 * 1024, broadcast: true }],
+      ['{}', { maxEntryBytes: 1024 * 1024, broadcast: true }],
+      ['{ maxEntryBytes: 4096 }', { maxEntryBytes: 4096, broadcast: true }],
+      ['{ broadcast: false }', { maxEntryBytes: 1024 * 1024, broadcast: false }],
       ['{ enabled: false, maxEntryBytes: 4096 }', undefined],
     ] as const) {
       const r = load(`${REDIS}  cache: { redis: ${value} }\n`);
@@ -41,6 +42,9 @@ describe('config.cache.redis', () => {
     assert.deepEqual(problems(`${REDIS}  cache: { redis: { maxEntryBytes: 0, keyPrefix: "x" } }\n`), [
       'g.yaml:5:36: config.cache.redis.maxEntryBytes: must be at least 1',
       'g.yaml:5:39: config.cache.redis: unknown key "keyPrefix"',
+    ]);
+    assert.deepEqual(problems(`${REDIS}  cache: { redis: { broadcast: "yes" } }\n`), [
+      'g.yaml:5:32: config.cache.redis.broadcast: expected a boolean, got the string "yes" (YAML 1.2 reads this as text: write true or false)',
     ]);
   });
 });

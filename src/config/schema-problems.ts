@@ -140,6 +140,19 @@ function schemaProblem(
         message: `${name}: must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters long' : ''}`,
       });
       return;
+    case 'invalid_union': {
+      // `true` or an object (cache.redis): the value is an object, so the object's own issues
+      // (one key of the wrong type) say more than "Invalid input".
+      const branch = issue.errors.find((branchIssues) => branchIssues.every((i) => i.path.length > 0));
+      if (branch !== undefined && branch.length > 0) {
+        for (const inner of branch)
+          schemaProblem({ ...inner, path: [...path, ...inner.path] }, raw, parsed, problems, hinted);
+        return;
+      }
+      if (valueAt(raw, path) === undefined) missingKey(path);
+      else problems.push({ ...where(path), message: `${name}: ${issue.message}` });
+      return;
+    }
     default:
       if (valueAt(raw, path) === undefined) missingKey(path);
       else problems.push({ ...where(path), message: `${name}: ${issue.message}` });

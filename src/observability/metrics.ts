@@ -24,6 +24,7 @@ import { requestMetrics } from './metrics/requests.js';
 import { streamMetrics } from './metrics/streams.js';
 import { spillMetrics } from './metrics/spill.js';
 import { cacheMetrics } from './metrics/cache.js';
+import { cacheBroadcastMetrics } from './metrics/cache-broadcast.js';
 import { targetMetrics } from './metrics/targets.js';
 import { trafficMetrics } from './metrics/traffic.js';
 import type { MetricHandlers, Metrics, MetricsModule, MetricsSources } from './metrics/types.js';
@@ -44,6 +45,7 @@ const MODULES: readonly MetricsModule[] = [
   spillMetrics,
   admissionMetrics,
   cacheMetrics,
+  cacheBroadcastMetrics,
   targetMetrics,
   redisMetrics,
   trafficMetrics,

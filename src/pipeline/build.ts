@@ -56,7 +56,7 @@ export function routeLayers(route: CompiledRoute, deps: PipelineDeps): Layer[] {
   if (route.refusesClient !== undefined) layers.push(ipRulesLayer(route.refusesClient));
   // An unsafe request invalidates what the cache holds for its URI (RFC 9111 4.4), whatever its route.
   if (deps.httpCache !== undefined && !SAFE_METHODS.has(route.method))
-    layers.push(invalidationLayer(deps.httpCache, deps.sharedCacheLevel?.store));
+    layers.push(invalidationLayer(deps.httpCache, deps.sharedCacheLevel?.store, deps.sharedCacheLevel?.broadcast));
   const plugins = route.plugins.length === 0 ? undefined : routePlugins(route, deps, settings.trustProxy);
   if (plugins?.hooks !== undefined) layers.push(plugins.hooks);
   // Outermost after those: every other answer of the route leaves through it.

@@ -29,6 +29,7 @@ import { QUOTA_REDIS_TIMEOUT_MS } from '../config/schema.js';
 import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { compileCompression } from '../layers/compression.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
+import type { CacheBroadcast } from '../cache/broadcast.js';
 import type { SharedCacheStore } from '../cache/redis-store.js';
 import { sharedCacheSettings } from '../config/schema.js';
 import type { CompressionPolicy } from '../response/compression/compress-response.js';
@@ -65,9 +66,18 @@ export interface SharedPipelineDeps {
   readonly httpCache?: CacheStore;
   /** The HTTP cache's level in Redis, for `cache.redis`; undefined without `config.redis`. */
   readonly sharedHttpCache?: SharedCacheStore | undefined;
+  /** Purges and invalidations told to the other replicas; undefined without `cache.redis.broadcast` at start. */
+  readonly cacheBroadcast?: CacheBroadcast | undefined;
   /** The process's requests in flight under admission control (survive reloads); one per config when not given. */
   readonly admission?: AdmissionCounts;
   readonly plugins?: LoadedPlugins; // this configuration's plugins, imported (plugins/load.ts)
+}
+
+/** The HTTP cache's level in Redis, as a configuration uses it. */
+export interface SharedCacheLevel {
+  readonly store: SharedCacheStore;
+  readonly maxEntryBytes: number;
+  readonly broadcast: CacheBroadcast | undefined;
 }
 
 /** What every pipeline may use: the shared parts plus what is compiled once per configuration. */
@@ -78,8 +88,11 @@ export interface PipelineDeps extends SharedPipelineDeps {
   readonly spill: SpillBudget;
   /** The HTTP cache of routes with `cache:`; undefined when no route caches. */
   readonly httpCache: CacheStore | undefined;
-  /** The HTTP cache's shared level and its entry limit when `cache.redis` is on; undefined: memory only. */
-  readonly sharedCacheLevel: { readonly store: SharedCacheStore; readonly maxEntryBytes: number } | undefined;
+  /**
+   * The HTTP cache's shared level and its entry limit when `cache.redis` is on, with the broadcast
+   * to the other replicas when `cache.redis.broadcast` is on too; undefined: memory only.
+   */
+  readonly sharedCacheLevel: SharedCacheLevel | undefined;
   readonly admission: AdmissionCounts;
   /** Where this configuration's rate limits take tokens: `rateLimiter`, or Redis (`rateLimit.store`). */
   readonly rateLimitStore: RateLimitStore;
@@ -135,7 +148,11 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
     sharedCacheLevel:
       sharedCache === undefined || shared.sharedHttpCache === undefined
         ? undefined
-        : { store: shared.sharedHttpCache, maxEntryBytes: sharedCache.maxEntryBytes },
+        : {
+            store: shared.sharedHttpCache,
+            maxEntryBytes: sharedCache.maxEntryBytes,
+            broadcast: sharedCache.broadcast ? shared.cacheBroadcast : undefined,
+          },
     admission: shared.admission ?? createAdmissionCounts(),
     rateLimitStore: settings.rateLimit.store === 'redis' ? (shared.sharedRateLimits ?? rateLimiter) : rateLimiter,
     dropHeaders: requestDropSet(

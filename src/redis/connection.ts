@@ -30,7 +30,7 @@ import { OUTAGE_WORDS, type OutageWords } from './outage-words.js';
  * `config.redis` never carries the client in memory (docs/redis.md).
  */
 const requireModule = createRequire(import.meta.url);
-function redisClass(): typeof RedisClient {
+export function redisClass(): typeof RedisClient {
   return (requireModule('ioredis') as typeof import('ioredis')).Redis;
 }
 
@@ -190,8 +190,13 @@ function clientOptions(settings: RedisSettings, purpose: 'shared' | 'quotas'): R
     // RESP2: understood by every Redis and by managed services that lack HELLO.
     protocol: 2,
     connectionName: purpose === 'shared' ? 'portico' : 'portico-quotas',
-    retryStrategy: (times) => Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(times - 1, 10)),
+    retryStrategy: reconnectDelay,
   };
+}
+
+/** The wait before reconnection attempt `times` (from 1): exponential, at most BACKOFF_MAX_MS. */
+export function reconnectDelay(times: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(times - 1, 10));
 }
 
 /** Where the connection stands in the transition table above, and the backoff after a failed command. */

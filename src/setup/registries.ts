@@ -24,6 +24,8 @@ import { createSpillBudget, type SpillBudget } from '../layers/spill-budget.js';
 import { admissionKey, createAdmissionCounts, type AdmissionCounts } from '../layers/admission-counts.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
 import { createRedisCacheStore, type SharedCacheStore } from '../cache/redis-store.js';
+import { createCacheBroadcast, type CacheBroadcast } from '../cache/broadcast.js';
+import { sharedCacheSettings } from '../config/schema.js';
 import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
 
 export interface Registries {
@@ -51,6 +53,11 @@ export interface Registries {
   readonly httpCache: CacheStore;
   /** The HTTP cache's level in Redis (used by configurations with `cache.redis`); undefined without `config.redis`. */
   readonly sharedHttpCache: SharedCacheStore | undefined;
+  /**
+   * Purges and invalidations told to and heard from the other replicas (`cache.redis.broadcast`
+   * in the configuration the process started with); undefined without it.
+   */
+  readonly cacheBroadcast: CacheBroadcast | undefined;
 }
 
 export interface RegistryOptions {
@@ -89,6 +96,12 @@ export function createRegistries(options: RegistryOptions): Registries {
   const quotaCounters = createQuotaCounters();
   const sharedQuotas =
     redisSettings && createSharedQuotas({ settings: redisSettings, logger, events, fallback: quotaCounters });
+  const httpCache = createCacheStore({ maxBytes: config.settings.cache.maxBytes });
+  // Its subscription is opened at start: a configuration that turns it on later gets it at the next start.
+  const cacheBroadcast =
+    redis !== undefined && sharedCacheSettings(config.settings.cache)?.broadcast === true
+      ? createCacheBroadcast({ redis, store: httpCache, logger })
+      : undefined;
   // No refetch of keys for an unchanged jwksUrl.
   const jwks = createJwksRegistry({ logger, now });
   return {
@@ -105,13 +118,17 @@ export function createRegistries(options: RegistryOptions): Registries {
     jwks,
     spill: createSpillBudget(),
     admission: createAdmissionCounts(),
-    httpCache: createCacheStore({ maxBytes: config.settings.cache.maxBytes }),
+    httpCache,
     sharedHttpCache: redis && createRedisCacheStore({ redis, events }),
+    cacheBroadcast,
   };
 }
 
-/** Closes both connections to `config.redis`: the shared one, and the quotas' own if opened. */
-export async function closeRedis(registries: Pick<Registries, 'redis' | 'sharedQuotas'>): Promise<void> {
+/** Closes the connections to `config.redis`: the shared one, the quotas' own and the cache broadcast's, if opened. */
+export async function closeRedis(
+  registries: Pick<Registries, 'redis' | 'sharedQuotas'> & Partial<Pick<Registries, 'cacheBroadcast'>>,
+): Promise<void> {
+  await registries.cacheBroadcast?.close();
   await registries.redis?.close();
   await registries.sharedQuotas?.close();
 }

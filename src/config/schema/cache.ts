@@ -10,6 +10,12 @@ const SharedCacheSchema = z.strictObject({
     .min(1)
     .default(1024 * 1024)
     .describe('Largest answer written to Redis; a larger one is kept in memory only'),
+  broadcast: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Tell every replica of each purge and invalidation through Redis pub/sub, so each drops it from its memory too; false: other replicas' memory keeps an answer until it expires. Set at start",
+    ),
 });
 
 export const CacheSchema = z.strictObject({
@@ -33,7 +39,7 @@ export const CacheSchema = z.strictObject({
     .union([z.boolean(), SharedCacheSchema])
     .default(false)
     .describe(
-      'A second level in config.redis shared by every replica: true, or { enabled, maxEntryBytes } (default 1 MiB); false: memory only',
+      'A second level in config.redis shared by every replica: true, or { enabled, maxEntryBytes, broadcast } (default 1 MiB, broadcast on); false: memory only',
     ),
 });
 
@@ -71,12 +77,16 @@ export type CacheConfig = z.output<typeof CacheSchema>;
 /** `config.cache.redis` with its defaults; undefined when the second level is off. */
 export interface SharedCacheSettings {
   readonly maxEntryBytes: number;
+  /** Purges and invalidations are published to every replica's memory (cache/broadcast.ts). */
+  readonly broadcast: boolean;
 }
 
 /** The second level's settings from `config.cache` (`redis: true` is `{ enabled: true }`). */
 export function sharedCacheSettings(cache: CacheConfig): SharedCacheSettings | undefined {
   const redis = cache.redis === true ? SharedCacheSchema.parse({}) : cache.redis;
-  return redis === false || !redis.enabled ? undefined : { maxEntryBytes: redis.maxEntryBytes };
+  return redis === false || !redis.enabled
+    ? undefined
+    : { maxEntryBytes: redis.maxEntryBytes, broadcast: redis.broadcast };
 }
 export type RouteCacheConfig = z.output<typeof RouteCacheSchema>;
 

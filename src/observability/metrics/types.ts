@@ -28,6 +28,15 @@ export interface AdmissionStats {
   readonly refused: number;
 }
 
+/** The counts of the HTTP cache's broadcast (cache/broadcast.ts `BroadcastStats`). */
+export interface CacheBroadcastStats {
+  readonly subscribed: boolean;
+  readonly sent: Readonly<Record<'purge' | 'invalidation', number>>;
+  readonly received: Readonly<Record<'purge' | 'invalidation', number>>;
+  readonly malformed: number;
+  readonly resets: Readonly<Record<'resubscribed' | 'backlog', number>>;
+}
+
 /** State read at scrape time; every source is optional. */
 export interface MetricsSources {
   readonly inFlight?: { readonly count: number };
@@ -54,6 +63,8 @@ export interface MetricsSources {
   readonly admission?: () => Iterable<AdmissionStats>;
   /** Entries and bytes in the HTTP cache now (cache/store.ts). */
   readonly httpCache?: () => { readonly entries: number; readonly bytes: number };
+  /** The HTTP cache's broadcast of purges to the other replicas (cache/broadcast.ts); absent without it. */
+  readonly cacheBroadcast?: () => CacheBroadcastStats;
   /** Log lines dropped because the log output could not keep up (log-output.ts `droppedLogLines`). */
   readonly logLinesDropped?: () => number;
 }
