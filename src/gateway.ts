@@ -25,7 +25,7 @@ import type { OtlpExporter } from './observability/otlp.js';
 import type { TunnelOptions } from './endpoints/tunnel.js';
 import { createAdmin, type Admin as AdminListener } from './admin/listener.js';
 import { admissionStats, createRegistries, targetStats, type Registries } from './setup/registries.js';
-import { closeRedis, isWaitingForRedis } from './setup/registries.js';
+import { closeRedis, httpCacheSources, isWaitingForRedis } from './setup/registries.js';
 import { Telemetry } from './setup/telemetry.js';
 import { createListeners, listenOn, type Listeners } from './setup/listeners.js';
 import { warnStartOnlyChanges } from './setup/lifecycle.js';
@@ -138,8 +138,7 @@ class PorticoGateway implements Gateway {
       quotaKeys: () => registries.quotaCounters.size,
       spilledBytes: () => registries.spill.bytes,
       admission: () => admissionStats(registries.admission, this.current),
-      httpCache: () => registries.httpCache.stats(),
-      ...(registries.cacheBroadcast === undefined ? {} : { cacheBroadcast: () => registries.cacheBroadcast!.stats() }),
+      ...httpCacheSources(registries),
       ...(registries.redis === undefined ? {} : { redisUp: () => registries.redis!.isConnected }),
       logLinesDropped: () => droppedLogLines(logger),
     });

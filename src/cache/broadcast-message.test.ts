@@ -53,7 +53,9 @@ describe('the cache broadcast message', () => {
       path: '',
     });
     // The worst case the sender can make still fits the bound the receiver enforces.
-    const worst = Array.from({ length: 4 }, () => boundedTarget({ kind: 'url', host: '"'.repeat(255), path: '\\'.repeat(9999) }));
+    const worst = Array.from({ length: 4 }, () =>
+      boundedTarget({ kind: 'url', host: '"'.repeat(255), path: '\\'.repeat(9999) }),
+    );
     assert.ok(encodeMessage('x'.repeat(64), 'invalidation', worst).length <= MAX_MESSAGE_BYTES);
   });
 

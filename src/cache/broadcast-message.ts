@@ -43,11 +43,13 @@ export function encodeMessage(from: string, cause: BroadcastCause, targets: read
       v: VERSION,
       from,
       cause,
-      targets: targets.slice(0, MAX_TARGETS).map((t) =>
-        t.kind === 'route'
-          ? { kind: t.kind, host: t.host ?? null, routeId: t.routeId }
-          : { kind: t.kind, host: t.host ?? null, path: t.path },
-      ),
+      targets: targets
+        .slice(0, MAX_TARGETS)
+        .map((t) =>
+          t.kind === 'route'
+            ? { kind: t.kind, host: t.host ?? null, routeId: t.routeId }
+            : { kind: t.kind, host: t.host ?? null, path: t.path },
+        ),
     }),
   );
 }

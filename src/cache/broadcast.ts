@@ -29,7 +29,7 @@ import { matches, type PurgeTarget } from './purge.js';
 import type { CacheStore } from './store.js';
 
 /** Targets that need a pass over the memory level, gathered before the whole level goes instead. */
-const MAX_PENDING = 64;
+export const MAX_PENDING = 64;
 
 export type ResetReason = 'resubscribed' | 'backlog';
 
@@ -63,6 +63,36 @@ export interface CacheBroadcastOptions {
   readonly logger: Logger;
 }
 
+/**
+ * What applies the targets of other replicas' messages to `store`: an exact URL at once, the
+ * others gathered into one pass per turn of the event loop; `backlog` is called instead of that
+ * pass when more than MAX_PENDING targets came in one turn (it drops the whole level).
+ */
+export function memoryDropper(store: CacheStore, backlog: () => void): (target: PurgeTarget) => void {
+  let pending: PurgeTarget[] = [];
+  let dropAll = false;
+  const flush = () => {
+    const targets = pending;
+    pending = [];
+    if (dropAll) {
+      dropAll = false;
+      backlog();
+    } else store.purge((primary, routeId) => targets.some((t) => matches(t, primary, routeId)));
+  };
+  return (target) => {
+    if (target.kind === 'url' && target.host !== undefined) {
+      store.delete(`${target.host}\u0000${target.path}`);
+      return;
+    }
+    if (dropAll) return;
+    if (pending.length === MAX_PENDING) {
+      dropAll = true;
+      return;
+    }
+    if (pending.push(target) === 1) setImmediate(flush);
+  };
+}
+
 /** The channel of the cache's messages, under the connection's key prefix. */
 export function broadcastChannel(keyPrefix: string): string {
   return `${keyPrefix}hc:broadcast`;
@@ -79,34 +109,12 @@ export function createCacheBroadcast(options: CacheBroadcastOptions): CacheBroad
     malformed: 0,
     resets: { resubscribed: 0, backlog: 0 },
   };
-  let pending: PurgeTarget[] = [];
-  let dropAll = false;
-
   const reset = (reason: ResetReason) => {
     const dropped = store.clear();
     counts.resets[reason]++;
     logger.info({ reason, dropped }, 'HTTP cache: the memory level was dropped, as purges may have been missed');
   };
-  const flush = () => {
-    const targets = pending;
-    pending = [];
-    if (dropAll) {
-      dropAll = false;
-      reset('backlog');
-    } else store.purge((primary, routeId) => targets.some((t) => matches(t, primary, routeId)));
-  };
-  const apply = (target: PurgeTarget) => {
-    if (target.kind === 'url' && target.host !== undefined) {
-      store.delete(`${target.host}\u0000${target.path}`);
-      return;
-    }
-    if (dropAll) return;
-    if (pending.length === MAX_PENDING) {
-      dropAll = true;
-      return;
-    }
-    if (pending.push(target) === 1) setImmediate(flush);
-  };
+  const apply = memoryDropper(store, () => reset('backlog'));
 
   const subscriber: RedisSubscriber = createRedisSubscriber({
     settings: redis.settings,

@@ -14,7 +14,10 @@ type Path = readonly (string | number)[];
  * Every schema issue as a problem, unknown keys first: a key misspelt is then reported once
  * (with its hint), not also as a required key that is missing.
  */
-export function schemaProblems(issues: readonly z.core.$ZodIssue[], raw: unknown, parsed: ParsedConfig): Problem[] {
+export function schemaProblems(given: readonly z.core.$ZodIssue[], raw: unknown, parsed: ParsedConfig): Problem[] {
+  const issues = given.flatMap(
+    (issue) => (issue.code === 'invalid_union' ? objectBranchIssues(issue) : undefined) ?? [issue],
+  );
   const problems: Problem[] = [];
   const hinted = new Set<string>();
   for (const issue of issues) if (issue.code === 'unrecognized_keys') unknownKeys(issue, parsed, problems, hinted);
@@ -140,19 +143,6 @@ function schemaProblem(
         message: `${name}: must be at most ${String(issue.maximum)}${issue.origin === 'string' ? ' characters long' : ''}`,
       });
       return;
-    case 'invalid_union': {
-      // `true` or an object (cache.redis): the value is an object, so the object's own issues
-      // (one key of the wrong type) say more than "Invalid input".
-      const branch = issue.errors.find((branchIssues) => branchIssues.every((i) => i.path.length > 0));
-      if (branch !== undefined && branch.length > 0) {
-        for (const inner of branch)
-          schemaProblem({ ...inner, path: [...path, ...inner.path] }, raw, parsed, problems, hinted);
-        return;
-      }
-      if (valueAt(raw, path) === undefined) missingKey(path);
-      else problems.push({ ...where(path), message: `${name}: ${issue.message}` });
-      return;
-    }
     default:
       if (valueAt(raw, path) === undefined) missingKey(path);
       else problems.push({ ...where(path), message: `${name}: ${issue.message}` });
@@ -165,6 +155,17 @@ function schemaProblem(
       message: `${formatPath(p.slice(0, -1)) || 'file'}: missing required key "${String(p[p.length - 1])}"`,
     });
   }
+}
+
+/**
+ * `true` or an object (`cache.redis`) given an object with one key wrong: the object branch's own
+ * issues (that key, with its path) say more than the union's "Invalid input". Undefined when no
+ * branch got past the value's own type.
+ */
+function objectBranchIssues(issue: z.core.$ZodIssueInvalidUnion): z.core.$ZodIssue[] | undefined {
+  const { path } = issue;
+  const branch = issue.errors.find((issues) => issues.length > 0 && issues.every((i) => i.path.length > 0));
+  return branch?.map((i) => ({ ...i, path: [...path, ...i.path] }));
 }
 
 /**

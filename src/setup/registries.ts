@@ -26,7 +26,7 @@ import { createCacheStore, type CacheStore } from '../cache/store.js';
 import { createRedisCacheStore, type SharedCacheStore } from '../cache/redis-store.js';
 import { createCacheBroadcast, type CacheBroadcast } from '../cache/broadcast.js';
 import { sharedCacheSettings } from '../config/schema.js';
-import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
+import type { AdmissionStats, MetricsSources, TargetStats } from '../observability/metrics.js';
 
 export interface Registries {
   readonly circuits: CircuitRegistry;
@@ -138,6 +138,17 @@ export function isWaitingForRedis(registries: Pick<Registries, 'redis' | 'shared
   const { redis } = registries;
   const quotas = registries.sharedQuotas?.connection;
   return redis !== undefined && redis.settings.required && (!redis.isConnected || quotas?.isConnected === false);
+}
+
+/** The HTTP cache's metrics sources: what it stores, and its broadcast's counts when it has one. */
+export function httpCacheSources(
+  registries: Pick<Registries, 'httpCache' | 'cacheBroadcast'>,
+): Pick<MetricsSources, 'httpCache' | 'cacheBroadcast'> {
+  const { httpCache, cacheBroadcast } = registries;
+  return {
+    httpCache: () => httpCache.stats(),
+    ...(cacheBroadcast === undefined ? {} : { cacheBroadcast: () => cacheBroadcast.stats() }),
+  };
 }
 
 /** The counts of every named upstream's targets, for metrics and the status page. */

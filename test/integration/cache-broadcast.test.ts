@@ -50,7 +50,7 @@ describe('purges and invalidations reach every replica through Redis', () => {
 config:
   http2: { cleartext: true }
   redis: { url: "${redis.url}", keyPrefix: "${KEY_PREFIX}", commandTimeoutMs: 500 }
-  cache: { redis: true }
+  cache: { redis: { broadcast: true } }
   admin: { port: 0 }
 routes:
   - { method: GET, route: "/items/{id}", service: ${backend.host}, path: "/items/{id}", cache: true }
@@ -101,7 +101,7 @@ routes:
     assert.equal(reply.status, 200, reply.text);
   }
 
-  it('a purge by URL, by prefix and by route on one admin listener empties the other replica\'s memory', async () => {
+  it("a purge by URL, by prefix and by route on one admin listener empties the other replica's memory", async () => {
     for (const [path, target] of [
       ['/api/items/u1', { url: `http://${HOST}/api/items/u1` }],
       ['/api/items/pre-1', { prefix: '/api/items/pre-' }],
@@ -119,7 +119,7 @@ routes:
     assert.equal(await received(one, 'purge'), 0, 'a replica ignores its own messages');
   });
 
-  it('leaves what a purge does not name in the other replica\'s memory', async () => {
+  it("leaves what a purge does not name in the other replica's memory", async () => {
     await fillBoth('/api/items/kept');
     await fillBoth('/api/items/gone');
     const before = await received(two, 'purge');
@@ -142,7 +142,7 @@ routes:
       assert.equal(count(path.slice(4)), 3, 'the GET, the unsafe request, the GET after it');
     });
 
-  it('an unsafe request over HTTP/2 empties the other replica\'s memory, read over HTTP/2', async () => {
+  it("an unsafe request over HTTP/2 empties the other replica's memory, read over HTTP/2", async () => {
     const path = '/api/items/h2';
     await fillBoth(path);
     const before = await received(two, 'invalidation');
