@@ -276,7 +276,7 @@ class PorticoGateway implements Gateway {
         inFlight: this.inFlight,
         callers: (n) => quotaUsage.top(n),
         admission: () => admissionStats(this.registries.admission, this.current),
-        httpCache: () => this.registries.httpCache.stats(),
+        ...httpCacheSources(this.registries),
       },
       // The shared level of the configuration being served: none while cache.redis is off.
       purge: (target) => purgeCache(this.registries.httpCache, this.deps.sharedCacheLevel, target),

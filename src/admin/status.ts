@@ -10,6 +10,7 @@ import { describeRoute } from '../cli/routes-table.js';
 import type { MappingCacheStats } from '../mapping/types.js';
 import type { CircuitSnapshot } from '../circuit/registry.js';
 import type { AdmissionStats, TargetStats } from '../observability/metrics.js';
+import type { CacheBroadcastStats } from '../observability/metrics/types.js';
 import { packageVersion } from '../ops/package-version.js';
 import type { LiveStats } from './live-stats.js';
 import type { BackendStatus, CallerStatus, HttpCacheStatus, RouteStatus, StatusDocument } from './types.js';
@@ -27,6 +28,8 @@ export interface StatusSources {
   admission?(): Iterable<AdmissionStats>;
   /** What the HTTP cache stores now; absent: shown as empty. */
   httpCache?(): { readonly entries: number; readonly bytes: number };
+  /** The counts of the HTTP cache's broadcast to other replicas (cache/broadcast.ts); absent without it. */
+  cacheBroadcast?(): CacheBroadcastStats;
 }
 
 /** Callers shown: a few, whatever the number of consumers, so the page and the API stay small. */
@@ -125,6 +128,18 @@ function httpCacheOf(config: CompiledConfig, sources: StatusSources, live: LiveS
     hitRatio: lookups === 0 ? null : Math.round((hits / lookups) * 1000) / 1000,
     entries: stored.entries,
     bytes: stored.bytes,
+    broadcast: broadcastOf(sources.cacheBroadcast?.()),
+  };
+}
+
+/** The broadcast's counts, each summed over its causes or reasons; null without a broadcast. */
+function broadcastOf(stats: CacheBroadcastStats | undefined): HttpCacheStatus['broadcast'] {
+  if (stats === undefined) return null;
+  return {
+    subscribed: stats.subscribed,
+    sent: stats.sent.purge + stats.sent.invalidation,
+    received: stats.received.purge + stats.received.invalidation,
+    resets: stats.resets.resubscribed + stats.resets.backlog,
   };
 }
 

@@ -215,4 +215,15 @@ export interface HttpCacheStatus {
   /** Stored now (`portico_cache_entries`, `portico_cache_bytes`). */
   readonly entries: number;
   readonly bytes: number;
+  /**
+   * Purges told to and heard from other replicas since the start (`portico_cache_broadcast_*`,
+   * summed over causes), and the times the memory level was dropped whole; null without
+   * `cache.redis.broadcast`.
+   */
+  readonly broadcast: {
+    readonly subscribed: boolean;
+    readonly sent: number;
+    readonly received: number;
+    readonly resets: number;
+  } | null;
 }

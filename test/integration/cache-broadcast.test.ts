@@ -17,6 +17,7 @@ import { adminRequest } from '../support/admin.js';
 import { h2request } from '../support/http2.js';
 import { closeAll } from '../support/close-all.js';
 import { waitFor } from '../support/wait-for.js';
+import type { StatusDocument } from '../../src/admin/types.js';
 
 /** Replicas behind one name: the cache keys answers by Host, so both are sent the same one. */
 const HOST = 'api.example.test';
@@ -117,6 +118,14 @@ routes:
     }
     assert.ok((await sent(one, 'purge')) >= 3);
     assert.equal(await received(one, 'purge'), 0, 'a replica ignores its own messages');
+    // The status document shows the same counts.
+    const status = async (gw: TestGateway) =>
+      ((await adminRequest(gw.gateway.adminAddress()!.port, '/api/status')).json() as StatusDocument).httpCache
+        .broadcast;
+    const [ofOne, ofTwo] = [await status(one), await status(two)];
+    assert.equal(ofOne?.subscribed, true);
+    assert.ok(ofOne!.sent >= 3 && ofOne!.received === 0, JSON.stringify(ofOne));
+    assert.ok(ofTwo!.received >= 3 && ofTwo!.sent === 0, JSON.stringify(ofTwo));
   });
 
   it("leaves what a purge does not name in the other replica's memory", async () => {

@@ -69,6 +69,11 @@ function renderHttpCache(c) {
     : c.shared
       ? 'Since the gateway started; answers are shared with other replicas through Redis.'
       : 'Since the gateway started; answers are kept in this process only.';
+  const b = c.broadcast;
+  if (c.enabled && b !== null)
+    $('http-cache-note').textContent += b.subscribed
+      ? ` Purges told to other replicas: ${b.sent}, heard from them: ${b.received}; memory dropped ${b.resets} times.`
+      : " Not hearing other replicas' purges (Redis subscription down): memory is dropped when it is back.";
   $('c-hits').textContent = String(c.hits);
   $('c-misses').textContent = String(c.misses);
   $('c-stale').textContent = String(c.stale);
