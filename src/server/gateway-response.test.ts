@@ -2,9 +2,16 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connect, constants, createServer as createH2Server, type Http2ServerResponse } from 'node:http2';
+import {
+  connect,
+  constants,
+  createServer as createH2Server,
+  type Http2ServerResponse,
+  type ServerOptions,
+} from 'node:http2';
 import { createLogger } from '../observability/logger.js';
 import { GatewayH2Response, GatewayResponse, loggedH2Response, stampRequestId } from './gateway-response.js';
+import { GatewayH2Request } from './http2-request.js';
 
 /** A real server with the gateway's response class, answering with `write`. */
 async function serve(write: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
@@ -166,5 +173,111 @@ describe('GatewayH2Response: a head node:http2 refuses', () => {
     });
     assert.equal(r.status, 200);
     assert.equal(r.reset, constants.NGHTTP2_INTERNAL_ERROR);
+  });
+});
+
+describe('GatewayH2Response: the head sent with stream.respond', () => {
+  /** One h2c request; `write` answers it; the head, body, trailers, and whether Node asked for trailers. */
+  async function h2Exchange(
+    write: (res: Http2ServerResponse) => void,
+    requestHeaders: Record<string, string> = {},
+  ): Promise<{
+    head: Record<string, unknown>;
+    body: string;
+    trailers?: Record<string, unknown>;
+    asked: boolean;
+    statusAfter: number;
+  }> {
+    let asked = false;
+    let statusAfter = 0;
+    const server = createH2Server(
+      // The gateway's request class marks gRPC calls (server/http2-request.ts).
+      { Http2ServerRequest: GatewayH2Request, Http2ServerResponse: GatewayH2Response } as ServerOptions,
+      (_req, res) => {
+        stampRequestId(res as unknown as ServerResponse, 'req-3');
+        res.stream.on('wantTrailers', () => (asked = true));
+        write(res);
+        statusAfter = res.statusCode;
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const stream = client.request({ ':path': '/', ...requestHeaders });
+      let body = '';
+      let trailers: Record<string, unknown> | undefined;
+      stream.setEncoding('utf8');
+      stream.on('data', (c: string) => (body += c));
+      stream.on('trailers', (t) => (trailers = t));
+      const [head] = await Promise.all([
+        new Promise<Record<string, unknown>>((resolve) => stream.once('response', (h) => resolve(h))),
+        new Promise((resolve) => stream.once('close', resolve)),
+      ]);
+      return { head, body, trailers, asked, statusAfter };
+    } finally {
+      client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('asks for no trailers when the answer has none (no empty DATA frame after the body)', async () => {
+    const r = await h2Exchange((res) => res.writeHead(200, Object.freeze({ 'content-type': 'text/plain' })).end('x'));
+    assert.equal(r.head[':status'], 200);
+    assert.equal(r.head['content-type'], 'text/plain');
+    assert.equal(r.head['x-request-id'], 'req-3');
+    assert.equal(r.body, 'x');
+    assert.equal(r.asked, false);
+  });
+
+  it('merges setHeader fields under the writer’s, and reports the status it sent', async () => {
+    const r = await h2Exchange((res) => {
+      res.setHeader('x-a', '1');
+      res.setHeader('Content-Type', 'text/html');
+      res.writeHead(202, { 'Content-Type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] }).end('y');
+    });
+    assert.equal(r.head[':status'], 202);
+    assert.equal(r.head['x-a'], '1');
+    assert.equal(r.head['content-type'], 'text/plain');
+    assert.deepEqual(r.head['set-cookie'], ['a=1', 'b=2']);
+    assert.equal(r.statusAfter, 202);
+    assert.equal(r.asked, false);
+  });
+
+  it('writes the implicit head of end() with the status and fields set before', async () => {
+    const r = await h2Exchange((res) => {
+      res.statusCode = 201;
+      res.setHeader('x-b', '2');
+      res.end('z');
+    });
+    assert.equal(r.head[':status'], 201);
+    assert.equal(r.head['x-b'], '2');
+    assert.equal(r.head['x-request-id'], 'req-3');
+    assert.equal(r.body, 'z');
+  });
+
+  it('sends the trailers a gRPC answer adds after its head', async () => {
+    const r = await h2Exchange((res) => {
+      res.writeHead(200, { 'content-type': 'application/grpc' });
+      res.write('\0\0\0\0\0');
+      res.addTrailers({ 'grpc-status': '0' });
+      res.end();
+    });
+    assert.equal(r.head['content-type'], 'application/grpc');
+    assert.equal(r.trailers?.['grpc-status'], '0');
+  });
+
+  it('sends the trailers added to any answer of a gRPC call (a status after a non-gRPC head)', async () => {
+    const r = await h2Exchange(
+      (res) => {
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        res.write('down');
+        res.addTrailers({ 'grpc-status': '14' });
+        res.end();
+      },
+      { 'content-type': 'application/grpc', ':method': 'POST' },
+    );
+    assert.equal(r.head[':status'], 503);
+    assert.equal(r.trailers?.['grpc-status'], '14');
+    assert.equal(r.asked, true);
   });
 });

@@ -7,10 +7,11 @@
  * object a caller passes is never modified: some are shared constants.
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
-import { Http2ServerResponse, constants } from 'node:http2';
+import { Http2ServerResponse, constants, type ServerStreamResponseOptions } from 'node:http2';
 import type { Logger } from '../observability/logger.js';
 import { errorResponse } from '../response/send-error.js';
-import { answersAsGrpc, sendGrpcError } from '../response/grpc-status.js';
+import { answersAsGrpc, isGrpcContentType, sendGrpcError } from '../response/grpc-status.js';
+import { isGrpcStream } from './http2-request.js';
 import type { ErrorHook, ErrorHookSlot } from '../response/error-hooks.js';
 import type { CompressionSlot } from '../response/compression/answer-slot.js';
 
@@ -51,23 +52,69 @@ export class GatewayH2Response extends Http2ServerResponse implements ErrorHookS
   errorHook: ErrorHook | undefined = undefined;
   /** The answer's compression on a route that compresses (response/compression/compress-response.ts): a field, like errorHook. */
   compressedAnswer: object | undefined = undefined;
+  /** True once a field was set with `setHeader`/`appendHeader`: the head then starts from them. */
+  private ownFields = false;
 
   override setHeader(name: string, value: number | string | readonly string[]): void {
-    if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) super.setHeader(name, value);
+    if (CONNECTION_SPECIFIC.has(name.toLowerCase())) return;
+    this.ownFields = true;
+    super.setHeader(name, value);
   }
 
+  override appendHeader(name: string, value: string | string[]): void {
+    this.ownFields = true;
+    super.appendHeader(name, value);
+  }
+
+  /**
+   * Sends the head with `stream.respond` itself rather than through the compatibility API, which
+   * copies and validates every field into its own object and then always asks for trailers
+   * (`waitForTrailers`): Node then sends an empty DATA frame after every body to end the stream.
+   * Trailers are asked for only on a gRPC call or a gRPC answer, the only ones the gateway adds
+   * trailers to (endpoints/grpc.ts, response/grpc-status.ts). `respond` copies the head and
+   * checks its fields (names, connection-specific fields, single-value fields), so a writer's
+   * shared headers object is never modified. The compatibility response's own `write`, `end`
+   * and `flushHeaders` come here for an implicit head.
+   */
   override writeHead(statusCode: number, reasonOrHeaders?: string | Headers, maybeHeaders?: Headers): this {
+    const { stream } = this;
+    if (stream.destroyed || stream.closed) return this;
     // HTTP/2 has no reason phrase: it is left out.
-    let headers = typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders;
-    if (headers !== undefined && !Array.isArray(headers)) headers = withoutConnectionSpecific(headers);
-    const id = this.requestId;
+    const headers = typeof reasonOrHeaders === 'string' ? maybeHeaders : reasonOrHeaders;
     try {
-      if (id !== undefined && !namesRequestId(headers)) super.setHeader('x-request-id', id);
-      return super.writeHead(statusCode, headers as OutgoingHttpHeaders);
+      if (stream.headersSent) throw Object.assign(new Error('Response has already been initiated.'), HEADERS_SENT);
+      const head = this.head(statusCode, headers);
+      this.statusCode = statusCode;
+      const options: ServerStreamResponseOptions & { sendDate: boolean } = {
+        endStream: this.writableEnded,
+        waitForTrailers: isGrpcStream(stream) || isGrpcContentType(firstString(head['content-type'])),
+        // Read by `respond` as the compatibility API passes it (not in the typings).
+        sendDate: this.sendDate,
+      };
+      stream.respond(head, options);
+      return this;
     } catch (err) {
       this.headRefused(err);
       return this;
     }
+  }
+
+  /** The fields set before, under the writer's `headers` (theirs win, as in `writeHead`), and the id. */
+  private head(statusCode: number, headers: Headers | undefined): OutgoingHttpHeaders {
+    const head: OutgoingHttpHeaders = this.ownFields ? this.getHeaders() : {};
+    if (headers !== undefined) {
+      if (!Array.isArray(headers)) {
+        for (const name in headers) {
+          const value = headers[name];
+          const key = name.toLowerCase();
+          if (value !== undefined && value !== null && !CONNECTION_SPECIFIC.has(key)) head[key] = value;
+        }
+      } else appendFields(head, headers);
+    }
+    const id = this.requestId;
+    if (id !== undefined && head['x-request-id'] === undefined) head['x-request-id'] = id;
+    head[':status'] = statusCode;
+    return head;
   }
 
   /** Where a refused head is logged; the listener's class says (server/public-listener.ts). */
@@ -150,13 +197,34 @@ function namesRequestId(headers: Headers | undefined): boolean {
 const CONNECTION_SPECIFIC_NAMES = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
 const CONNECTION_SPECIFIC = new Set(CONNECTION_SPECIFIC_NAMES);
 
-/** `headers` itself when it has none of those fields (every proxied answer), else a copy without them. */
-function withoutConnectionSpecific(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  if (!CONNECTION_SPECIFIC_NAMES.some((name) => headers[name] !== undefined)) return headers;
-  const copy = { ...headers };
-  for (const name of CONNECTION_SPECIFIC_NAMES) delete copy[name];
-  return copy;
+/**
+ * A writer's header array into `head`: pairs (`[[name, value]]`) or flat (`[name, value, ...]`).
+ * Its names replace the fields set before, and a name given twice keeps every value, as Node's
+ * `writeHead` does with an array.
+ */
+function appendFields(head: OutgoingHttpHeaders, headers: OutgoingHttpHeader[]): void {
+  const pairs = headers.length > 0 && Array.isArray(headers[0]);
+  const step = pairs ? 1 : 2;
+  const fresh = new Set<string>();
+  for (let i = 0; i < headers.length; i += step) {
+    const name = String(pairs ? (headers[i] as unknown as OutgoingHttpHeader[])[0] : headers[i]).toLowerCase();
+    const value = (pairs ? (headers[i] as unknown as OutgoingHttpHeader[])[1] : headers[i + 1]) as OutgoingHttpHeader;
+    if (value === undefined || value === null || CONNECTION_SPECIFIC.has(name)) continue;
+    const before = fresh.has(name) ? head[name] : undefined;
+    fresh.add(name);
+    if (before === undefined) head[name] = value;
+    else head[name] = ([] as string[]).concat(before as string, value as string);
+  }
 }
+
+/** The first value of a field that may be given as several. */
+function firstString(value: OutgoingHttpHeader | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? (value[0] as string | undefined) : String(value);
+}
+
+/** What Node's own `writeHead` throws for a second head. */
+const HEADERS_SENT = { code: 'ERR_HTTP2_HEADERS_SENT' };
 
 /** Marks `res` with the request id (falls back to a header for another response class). */
 export function stampRequestId(res: ServerResponse, requestId: string): void {

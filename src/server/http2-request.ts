@@ -13,6 +13,7 @@
  */
 import { Http2ServerRequest, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { ReadableOptions } from 'node:stream';
+import { isGrpcContentType } from '../response/grpc-status.js';
 
 const FORWARDABLE = Symbol('portico.forwardableRawHeaders');
 
@@ -29,6 +30,8 @@ export class GatewayH2Request extends Http2ServerRequest {
     if (headers['content-length'] === undefined && !stream.endAfterHeaders) headers['transfer-encoding'] = 'chunked';
     this[FORWARDABLE] = forwardable(rawHeaders, authority);
     this.hostConflict = typeof authority === 'string' && hostDiffers(rawHeaders, authority);
+    const type = headers['content-type'];
+    if (type !== undefined && isGrpcContentType(type)) grpcStreams.add(stream);
   }
 
   [FORWARDABLE]: string[];
@@ -47,6 +50,17 @@ Object.defineProperty(GatewayH2Request.prototype, 'rawHeaders', {
     return this[FORWARDABLE];
   },
 });
+
+/**
+ * The streams of gRPC calls: their answers may end with trailers whatever their head says, so
+ * their head asks Node for them (server/gateway-response.ts); no other answer pays for that.
+ */
+const grpcStreams = new WeakSet<ServerHttp2Stream>();
+
+/** Whether `stream` carries a gRPC call (by its request's `content-type`). */
+export function isGrpcStream(stream: ServerHttp2Stream): boolean {
+  return grpcStreams.has(stream);
+}
 
 /** `raw` without pseudo-headers, `host` first from `authority` when given, cookies joined. */
 export function forwardable(raw: readonly string[], authority: string | undefined): string[] {
