@@ -28,8 +28,26 @@ export class GatewayH2Request extends Http2ServerRequest {
     const authority = headers[':authority'];
     if (typeof authority === 'string') headers.host = authority;
     if (headers['content-length'] === undefined && !stream.endAfterHeaders) headers['transfer-encoding'] = 'chunked';
-    this[FORWARDABLE] = forwardable(rawHeaders, authority);
-    this.hostConflict = typeof authority === 'string' && hostDiffers(rawHeaders, authority);
+    // One pass over the fields for both: the list to forward, and whether its host is in doubt.
+    const out: string[] = typeof authority === 'string' ? ['host', authority] : [];
+    let cookie: string | undefined;
+    let hosts = 0;
+    let conflict = false;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]!;
+      const value = rawHeaders[i + 1]!;
+      if (name.charCodeAt(0) === COLON) continue;
+      if (name === 'cookie') cookie = cookie === undefined ? value : `${cookie}; ${value}`;
+      else if (name !== 'host') out.push(name, value);
+      else {
+        hosts++;
+        if (typeof authority !== 'string') out.push(name, value);
+        else if (value.toLowerCase() !== authority.toLowerCase()) conflict = true;
+      }
+    }
+    if (cookie !== undefined) out.push('cookie', cookie);
+    this[FORWARDABLE] = out;
+    this.hostConflict = conflict || hosts > 1;
     const type = headers['content-type'];
     if (type !== undefined && isGrpcContentType(type)) grpcStreams.add(stream);
   }
@@ -37,7 +55,8 @@ export class GatewayH2Request extends Http2ServerRequest {
   [FORWARDABLE]: string[];
   /**
    * A `host` field names another host than `:authority` (RFC 9113 8.3.1: malformed), or comes
-   * twice: refused like a bad Host (server/protocol-checks.ts), never resolved by picking one.
+   * twice (with or without `:authority`): refused like a bad Host (server/protocol-checks.ts),
+   * never resolved by picking one. HTTP/2 field names are lowercase (RFC 9113 8.2.1).
    */
   readonly hostConflict: boolean;
 }
@@ -62,29 +81,4 @@ export function isGrpcStream(stream: ServerHttp2Stream): boolean {
   return grpcStreams.has(stream);
 }
 
-/** `raw` without pseudo-headers, `host` first from `authority` when given, cookies joined. */
-export function forwardable(raw: readonly string[], authority: string | undefined): string[] {
-  const out: string[] = authority === undefined ? [] : ['host', authority];
-  let cookie: string | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    const value = raw[i + 1]!;
-    if (name.charCodeAt(0) === COLON) continue;
-    if (name === 'cookie') cookie = cookie === undefined ? value : `${cookie}; ${value}`;
-    else if (name !== 'host' || authority === undefined) out.push(name, value);
-  }
-  if (cookie !== undefined) out.push('cookie', cookie);
-  return out;
-}
-
 const COLON = 0x3a;
-
-/** True when `raw` holds a `host` field other than `authority` (case aside), or several. */
-function hostDiffers(raw: readonly string[], authority: string): boolean {
-  let seen = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i] !== 'host') continue;
-    if (++seen > 1 || raw[i + 1]!.toLowerCase() !== authority.toLowerCase()) return true;
-  }
-  return false;
-}

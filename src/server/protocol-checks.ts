@@ -77,8 +77,11 @@ function hasOneValidHost(req: IncomingMessage): boolean {
  * `:authority`; undefined when it is fine.
  */
 export function hostRefusal(req: IncomingMessage): 'GW_BAD_HOST' | undefined {
-  if (req instanceof GatewayH2Request)
-    return req.headers.host !== undefined && !req.hostConflict && hasOneValidHost(req) ? undefined : 'GW_BAD_HOST';
+  if (req instanceof GatewayH2Request) {
+    // Several host fields were counted when the request was made (server/http2-request.ts).
+    const host = req.headers.host;
+    return host !== undefined && !req.hostConflict && VALID_HOST.test(host) ? undefined : 'GW_BAD_HOST';
+  }
   return hasOneValidHost(req) ? undefined : 'GW_BAD_HOST';
 }
 
