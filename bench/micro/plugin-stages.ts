@@ -54,7 +54,7 @@ function pipeline(withPlugin: boolean): { step: Step; route: Exchange['route'] }
   // The endpoint's part of a plugin's work: the head hook, as the backend call runs it.
   const end: Step = (ex: Exchange) => {
     const hook = ex.onResponseHead;
-    if (hook !== undefined) hook(200, { 'content-type': 'application/json' });
+    if (hook !== undefined) hook.onResponseHead(200, { 'content-type': 'application/json' });
     return Promise.resolve();
   };
   return { step: compose(routeLayers(route, deps), end), route };

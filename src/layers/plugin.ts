@@ -11,9 +11,9 @@
  * Plugins run in the route's order (`config.plugins`, then the route's own); the first that
  * answers ends the request. Failures and timeouts are src/plugins/run.ts's.
  */
-import type { Exchange, Layer } from '../pipeline/types.js';
+import type { Exchange, Layer, ResponseHeadHook } from '../pipeline/types.js';
 import { ERRORS } from '../response/errors.js';
-import type { PendingError } from '../response/error-hooks.js';
+import type { ErrorHook, PendingError } from '../response/error-hooks.js';
 import { interceptErrors } from '../response/error-hooks.js';
 import { sendError } from '../response/send-error.js';
 import {
@@ -103,17 +103,48 @@ export function pluginStageLayer(
   };
 }
 
-/** Installs the route's `onResponse` and `onError` hooks on each exchange. */
+/**
+ * Installs the route's `onResponse` and `onError` hooks on each exchange: one object per request
+ * that is both hooks, where two closures (and the scope they share) cost three.
+ */
 export function pluginHooksLayer(
   onResponse: readonly LoadedPlugin[],
   onError: readonly LoadedPlugin[],
   deps: PluginLayerDeps,
 ): Layer {
+  const route: RouteHooks = { onResponse, onError, deps };
+  const watchesHead = onResponse.length > 0;
+  const watchesErrors = onError.length > 0;
   return (next) => (ex) => {
-    if (onResponse.length > 0) ex.onResponseHead = (status, headers) => runHead(ex, onResponse, status, headers, deps);
-    if (onError.length > 0) interceptErrors(ex.res, (error) => void runErrors(ex, onError, error, deps));
+    const hooks = new RequestHooks(ex, route);
+    if (watchesHead) ex.onResponseHead = hooks;
+    if (watchesErrors) interceptErrors(ex.res, hooks);
     return next(ex);
   };
+}
+
+/** What a route's hooks are, made once per route. */
+interface RouteHooks {
+  readonly onResponse: readonly LoadedPlugin[];
+  readonly onError: readonly LoadedPlugin[];
+  readonly deps: PluginLayerDeps;
+}
+
+/** The route's hooks on one request: the backend call and `sendError` call them. */
+class RequestHooks implements ResponseHeadHook, ErrorHook {
+  readonly #ex: Exchange;
+  readonly #route: RouteHooks;
+
+  constructor(ex: Exchange, route: RouteHooks) {
+    this.#ex = ex;
+    this.#route = route;
+  }
+  onResponseHead(status: number, headers: Record<string, string | string[]>): boolean | Promise<boolean> {
+    return runHead(this.#ex, this.#route.onResponse, status, headers, this.#route.deps);
+  }
+  onGatewayError(error: PendingError): void {
+    void runErrors(this.#ex, this.#route.onError, error, this.#route.deps);
+  }
 }
 
 /** The `onResponse` plugins on the head: true to write it, false when a failure answered instead. */
@@ -129,13 +160,26 @@ function runHead(
   for (let i = from; i < plugins.length; i++) {
     const lp = plugins[i]!;
     const outcome = invoke(lp, 'onResponse', new ResponseContext(view, lp, deps.logger, status, headers), ex, deps);
-    if (isPromise(outcome))
-      return outcome.then((settled) =>
-        headDone(ex, lp, settled, deps) ? runHead(ex, plugins, status, headers, deps, i + 1) : false,
-      );
+    if (isPromise(outcome)) return finishHead(ex, plugins, status, headers, deps, i, outcome);
     if (!headDone(ex, lp, outcome, deps)) return false;
   }
   return true;
+}
+
+/**
+ * The head after a plugin's promise: its outcome, then the plugins after it. Its own function:
+ * a closure in `runHead` would make V8 allocate runHead's scope on every head, synchronous or not.
+ */
+async function finishHead(
+  ex: Exchange,
+  plugins: readonly LoadedPlugin[],
+  status: number,
+  headers: Record<string, string | string[]>,
+  deps: PluginLayerDeps,
+  i: number,
+  pending: Promise<Outcome>,
+): Promise<boolean> {
+  return headDone(ex, plugins[i]!, await pending, deps) && runHead(ex, plugins, status, headers, deps, i + 1);
 }
 
 /**

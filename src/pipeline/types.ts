@@ -111,13 +111,13 @@ export interface UpstreamEdits {
 
 /**
  * The response head as the backend sent it, before it goes out: a route's `onResponse` plugins.
- * Returns true to write the head (edited in place), false when the plugins answered instead (the
- * backend's answer is dropped), or a promise of either.
+ * `onResponseHead` returns true to write the head (edited in place), false when the plugins
+ * answered instead (the backend's answer is dropped), or a promise of either. An object with a
+ * method, not a function: the route's hooks of one request are one object (layers/plugin.ts).
  */
-export type ResponseHeadHook = (
-  status: number,
-  headers: Record<string, string | string[]>,
-) => boolean | Promise<boolean>;
+export interface ResponseHeadHook {
+  onResponseHead(status: number, headers: Record<string, string | string[]>): boolean | Promise<boolean>;
+}
 
 /** One client request on its way through a route's pipeline. */
 export interface Exchange {

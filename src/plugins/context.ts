@@ -8,7 +8,7 @@ import type { Exchange, UpstreamEdits } from '../pipeline/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { Upstream } from '../upstream/types.js';
 import { backendPath } from '../upstream/call/route-call.js';
-import { foldHeaderName } from '../upstream/trust-boundary.js';
+import { checkedName, checkedValue } from './header-checks.js';
 import type {
   GatewayErrorInfo,
   PluginLogger,
@@ -120,42 +120,6 @@ export class Context implements StageContext<unknown> {
   }
 }
 
-/** A header name as HTTP allows it (RFC 9110 5.1). */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-
-/** A value without CR, LF or NUL: a plugin cannot split a header or a response. */
-const VALUE = /^[^\r\n\0]*$/;
-
-/** Names the framing of a message depends on: the gateway's to set, on either side. */
-export const MESSAGE_FRAMING: ReadonlySet<string> = new Set([
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'upgrade',
-  'trailer',
-  'te',
-]);
-
-/** What a plugin may not set on the request to the backend: the framing, and the backend's Host. */
-const FRAMING: ReadonlySet<string> = new Set([...MESSAGE_FRAMING, 'host']);
-function checkedName(name: unknown, refused: (folded: string) => boolean, side: string): string {
-  if (typeof name !== 'string' || !TOKEN.test(name)) throw new TypeError(`not a header name: ${String(name)}`);
-  const lower = name.toLowerCase();
-  if (FRAMING.has(lower) || refused(foldHeaderName(lower)))
-    throw new TypeError(
-      `a plugin may not set or remove the ${side} header "${name}": the gateway sets it or strips it (docs/plugins.md#the-trust-boundary)`,
-    );
-  return lower;
-}
-
-function checkedValue(value: unknown): string {
-  if (typeof value !== 'string' || !VALUE.test(value))
-    throw new TypeError('a header value must be text without CR, LF or NUL');
-  return value;
-}
-
 /**
  * What `upstream.setTarget` may choose on a route: the configuration's named upstreams, or none
  * where the route's kind makes no call a target could change (docs/plugins.md#choosing-the-backend).
@@ -208,9 +172,12 @@ class UpstreamEditor implements UpstreamRequest {
   }
 }
 
-/** Context of `beforeUpstream`. */
+/** Context of `beforeUpstream`; its editor is made when a plugin first reads `upstream`. */
 export class UpstreamContext extends Context {
-  readonly upstream: UpstreamRequest;
+  readonly #ex: Exchange;
+  readonly #drop: ReadonlySet<string>;
+  readonly #choice: TargetChoice;
+  #upstream: UpstreamEditor | undefined;
 
   constructor(
     request: RequestView,
@@ -221,7 +188,12 @@ export class UpstreamContext extends Context {
     choice: TargetChoice,
   ) {
     super(request, lp, logger);
-    this.upstream = new UpstreamEditor(ex, drop, choice);
+    this.#ex = ex;
+    this.#drop = drop;
+    this.#choice = choice;
+  }
+  get upstream(): UpstreamRequest {
+    return (this.#upstream ??= new UpstreamEditor(this.#ex, this.#drop, this.#choice));
   }
 }
 
@@ -251,9 +223,11 @@ function isGatewayResponseHeader(folded: string): boolean {
   return folded === 'x-request-id';
 }
 
-/** Context of `onResponse`. */
+/** Context of `onResponse`; its view of the head is made when a plugin first reads `response`. */
 export class ResponseContext extends Context {
-  readonly response: ResponseHead;
+  readonly #status: number;
+  readonly #headers: Record<string, string | string[]>;
+  #response: ResponseHeadView | undefined;
 
   constructor(
     request: RequestView,
@@ -263,7 +237,11 @@ export class ResponseContext extends Context {
     headers: Record<string, string | string[]>,
   ) {
     super(request, lp, logger);
-    this.response = new ResponseHeadView(status, headers);
+    this.#status = status;
+    this.#headers = headers;
+  }
+  get response(): ResponseHead {
+    return (this.#response ??= new ResponseHeadView(this.#status, this.#headers));
   }
 }
 

@@ -15,7 +15,7 @@ import { ERRORS, type ErrorCode } from '../response/errors.js';
 import { sendError } from '../response/send-error.js';
 import type { LoadedPlugin, PluginStage } from './types.js';
 // A plugin's Response: the gateway sets its framing itself, from the body.
-import { MESSAGE_FRAMING } from './context.js';
+import { MESSAGE_FRAMING } from './header-checks.js';
 
 /** What running plugins needs, made once per configuration. */
 export interface PluginRunDeps {
@@ -58,6 +58,23 @@ export function invoke(
     if (timed) reportRun(deps, ex, lp, stage, started);
     return result;
   }
+  return settleInTime(result, lp, stage, ex, deps, timed, started);
+}
+
+/**
+ * A stage's promise raced against its plugin's time limit. Its own function, not a closure in
+ * `invoke`: a closure there would make V8 allocate invoke's scope on every call, synchronous
+ * stages included (measured: 70 bytes per stage and request).
+ */
+function settleInTime(
+  result: PromiseLike<unknown>,
+  lp: LoadedPlugin,
+  stage: PluginStage,
+  ex: Exchange,
+  deps: PluginRunDeps,
+  timed: boolean,
+  started: number,
+): Promise<Outcome> {
   return new Promise<Outcome>((resolve) => {
     let done = false;
     const timer = setTimeout(() => {

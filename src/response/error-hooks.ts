@@ -18,8 +18,14 @@ export interface PendingError {
   readonly details: Readonly<Record<string, unknown>> | undefined;
 }
 
-/** Takes over the writing of an error: it must write an answer on the response, now or later. */
-export type ErrorHook = (error: PendingError) => void;
+/**
+ * Takes over the writing of an error: it must write an answer on the response, now or later. An
+ * object with a method rather than a function, so that a route's per-request hooks are one object
+ * (layers/plugin.ts) and not a closure each.
+ */
+export interface ErrorHook {
+  onGatewayError(error: PendingError): void;
+}
 
 /** The field the gateway's response classes declare for the hook. */
 export interface ErrorHookSlot {

@@ -28,7 +28,7 @@ export function sendError(
   }
   // A route's plugins watch its errors (response/error-hooks.ts): they write the answer.
   const hook = takeErrorHook(res);
-  if (hook !== undefined) return hook({ code, extraHeaders, message, details });
+  if (hook !== undefined) return hook.onGatewayError({ code, extraHeaders, message, details });
   const body =
     message === undefined && details === undefined
       ? BODIES.get(code)!

@@ -148,7 +148,7 @@ export abstract class BackendCall extends OutboundCall<RouteCall> {
     // The route's onResponse plugins (src/layers/plugin.ts) edit the head before it goes out.
     const hook = ex.onResponseHead;
     if (hook !== undefined) {
-      const go = hook(statusCode, headers);
+      const go = hook.onResponseHead(statusCode, headers);
       if (go === false) return this.dropAnswer();
       if (go !== true) {
         // The backend waits, paused, while the plugins run: their own time limit bounds the wait,
