@@ -34,6 +34,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
+import { describeDescriptors, descriptorLimit } from './lib/descriptors.js';
 import { describeMachine, load1 } from './lib/machine.js';
 import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { runOpenLoop, type OpenLoopResult } from './lib/open-loop.js';
@@ -71,6 +72,8 @@ interface Memory {
 /** A proxy process under measurement. */
 interface Proxy {
   readonly port: number;
+  /** Its process (nginx: the worker), for the descriptor report when connections fail. */
+  readonly pid: number;
   memory(): Promise<Memory>;
   stop(): Promise<void>;
 }
@@ -79,6 +82,7 @@ interface PhaseResult {
   readonly before: Memory;
   readonly after: Memory;
   readonly acceptMs: number;
+  /** Connections opened and held (the phase's N). */
   readonly opened: number;
   /** Connections the proxy closed while they were held. */
   readonly lost: number;
@@ -87,7 +91,10 @@ interface PhaseResult {
 }
 
 interface Run {
+  /** Idle keep-alive connections to open. */
   readonly n: number;
+  /** Tunnels to open: N, or fewer when a proxy process cannot hold 2 N descriptors (see main). */
+  readonly tunnels: number;
   readonly seconds: number;
   readonly rate: number;
   readonly pinning: Pinning | undefined;
@@ -125,7 +132,7 @@ function probeFlags(): string[] {
 }
 
 function nodeProxy(started: Started, port: number, heapFile: string): Proxy {
-  return { port, memory: () => probedMemory(started.pid, heapFile), stop: () => started.stop() };
+  return { port, pid: started.pid, memory: () => probedMemory(started.pid, heapFile), stop: () => started.stop() };
 }
 
 /**
@@ -201,8 +208,9 @@ async function startFloor(run: Run, wsTarget: string): Promise<Proxy> {
 async function startNginxProxy(run: Run, wsTarget: string): Promise<Proxy> {
   const port = await freePort();
   const conf = join(run.dir, 'nginx-proxy.conf');
-  // Every tunnel is two connections; the worker gets the descriptors for them.
-  const connections = 2 * run.n + 2048;
+  // Every tunnel is two connections; the worker gets the descriptors for them (at most the hard
+  // limit it inherits: nginx warns and keeps that one when it cannot raise it).
+  const connections = 2 * Math.max(run.n, run.tunnels) + 2048;
   writeFileSync(
     conf,
     [
@@ -260,6 +268,7 @@ async function startNginxProxy(run: Run, wsTarget: string): Promise<Proxy> {
   );
   return {
     port,
+    pid: worker,
     memory: async () => ({ rssMb: rssMb(worker) ?? NaN, heapMb: undefined }),
     stop: () => started.stop(),
   };
@@ -330,17 +339,33 @@ function openTunnel(url: string, onLost: () => void): Promise<WebSocket> {
   });
 }
 
-/** Opens `n` with `open`, BATCH at a time; resolves with the time it took. */
-async function openMany(n: number, open: (onLost: () => void) => Promise<{ destroy?(): void; terminate?(): void }>) {
+type Client = { destroy?(): void; terminate?(): void };
+const closeClient = (c: Client) => (c.terminate ?? c.destroy)!.call(c);
+
+/**
+ * Opens `n` with `open`, BATCH at a time; resolves with the time it took. When one fails, the
+ * error names every process's descriptors (`describe`), read while the others are still held:
+ * a proxy out of descriptors resets connections (see bench/lib/descriptors.ts), and the reset
+ * alone does not say which process ran out.
+ */
+async function openMany(n: number, open: (onLost: () => void) => Promise<Client>, describe: () => string) {
   let lost = 0;
-  const all: { destroy?(): void; terminate?(): void }[] = [];
+  const all: Client[] = [];
   const started = performance.now();
-  for (let i = 0; i < n; i += BATCH)
-    all.push(...(await Promise.all(Array.from({ length: Math.min(BATCH, n - i) }, () => open(() => lost++)))));
+  for (let i = 0; i < n; i += BATCH) {
+    const batch = await Promise.allSettled(Array.from({ length: Math.min(BATCH, n - i) }, () => open(() => lost++)));
+    for (const r of batch) if (r.status === 'fulfilled') all.push(r.value);
+    const failed = batch.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed === undefined) continue;
+    const report = describe();
+    for (const c of all) closeClient(c);
+    const why = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+    throw new Error(`a connection failed with ${all.length} of ${n} open (${why}); descriptors then:\n${report}`);
+  }
   const ms = performance.now() - started;
   const held: Held = {
     close: () => {
-      for (const c of all) (c.terminate ?? c.destroy)!.call(c);
+      for (const c of all) closeClient(c);
     },
     lost: () => lost,
   };
@@ -361,14 +386,31 @@ function load(run: Run, proxy: Proxy, seconds: number): Promise<OpenLoopResult> 
   });
 }
 
-async function measure(run: Run, id: CandidateId, phase: Phase, wsTarget: string): Promise<PhaseResult> {
-  const proxy = await STARTERS[id](run, wsTarget);
+/** A candidate's ws echo backend: its `host:port`, and its process. */
+interface WsBackend {
+  readonly target: string;
+  readonly pid: number;
+}
+
+async function measure(run: Run, id: CandidateId, phase: Phase, ws: WsBackend): Promise<PhaseResult> {
+  const proxy = await STARTERS[id](run, ws.target);
+  const n = phase === 'idle' ? run.n : run.tunnels;
+  const describe = () =>
+    describeDescriptors(
+      [
+        { name: `${id} proxy`, pid: proxy.pid },
+        { name: 'ws echo backend', pid: ws.pid },
+        { name: 'bench (the clients)', pid: process.pid },
+        // A failed batch may have closed up to two descriptors a connection before this runs.
+      ],
+      2 * BATCH + 16,
+    );
   try {
     const wsUrl = `ws://127.0.0.1:${proxy.port}/api/echo`;
-    const open = (n: number) =>
+    const open = (count: number) =>
       phase === 'idle'
-        ? openMany(n, (lost) => openIdle(proxy.port, lost))
-        : openMany(n, (lost) => openTunnel(wsUrl, lost));
+        ? openMany(count, (lost) => openIdle(proxy.port, lost), describe)
+        : openMany(count, (lost) => openTunnel(wsUrl, lost), describe);
     // Warm-up: every code path the phase takes has run, so the baseline holds the code.
     const warm = await open(WARM_UP);
     await load(run, proxy, 1);
@@ -376,16 +418,18 @@ async function measure(run: Run, id: CandidateId, phase: Phase, wsTarget: string
     await sleep(1_000);
     const before = await proxy.memory();
     const quiet = await load(run, proxy, run.seconds);
-    const { held, ms } = await open(run.n);
+    const { held, ms } = await open(n).catch((err: Error) => {
+      throw new Error(`${id} ${phase}: ${err.message}`);
+    });
     await sleep(1_000);
     const after = await proxy.memory();
     const loaded = await load(run, proxy, run.seconds);
     const lost = held.lost();
     held.close();
     process.stderr.write(
-      `${id} ${phase}: ${run.n} in ${Math.round(ms)} ms, RSS ${before.rssMb.toFixed(1)} -> ${after.rssMb.toFixed(1)} MB, p99 ${quiet.p99Ms} -> ${loaded.p99Ms} ms\n`,
+      `${id} ${phase}: ${n} in ${Math.round(ms)} ms, RSS ${before.rssMb.toFixed(1)} -> ${after.rssMb.toFixed(1)} MB, p99 ${quiet.p99Ms} -> ${loaded.p99Ms} ms\n`,
     );
-    return { before, after, acceptMs: ms, opened: run.n, lost, quiet, loaded };
+    return { before, after, acceptMs: ms, opened: n, lost, quiet, loaded };
   } finally {
     await proxy.stop();
   }
@@ -396,6 +440,7 @@ async function measure(run: Run, id: CandidateId, phase: Phase, wsTarget: string
 const kb = (deltaMb: number, n: number) => ((deltaMb * 1024) / n).toFixed(1);
 
 function table(phase: Phase, results: ReadonlyMap<CandidateId, PhaseResult>, n: number): string[] {
+  // Every candidate opens the same N in a phase (main sizes it to the descriptor limit).
   const what = phase === 'idle' ? 'idle keep-alive connection' : 'open tunnel';
   const floor = results.get('floor');
   const perRss = (r: PhaseResult) => ((r.after.rssMb - r.before.rssMb) * 1024) / n;
@@ -414,10 +459,29 @@ function table(phase: Phase, results: ReadonlyMap<CandidateId, PhaseResult>, n: 
   return lines;
 }
 
-/** Raises this process's descriptor limit (children inherit it); false when it cannot. */
-function raiseFdLimit(wanted: number): boolean {
+/** Sets this process's descriptor limit (children inherit it); false when it cannot. */
+function setFdLimit(wanted: number): boolean {
   const r = spawnSync('prlimit', ['--pid', String(process.pid), `--nofile=${wanted}:${wanted}`], { stdio: 'ignore' });
   return r.status === 0;
+}
+
+/**
+ * Descriptors a process needs beyond its connections: stdio, the listeners, epoll, libuv's
+ * reserve, the proxy's backend pool and the load generator's 16 connections, with room to spare.
+ */
+const FD_RESERVE = 100;
+
+/**
+ * How many connections each phase can open under a descriptor limit of `limit` for every
+ * process: an idle client is one descriptor in the proxy and one in this process; a tunnel is
+ * two in the proxy (client and backend), one in the ws backend and one here. So one proxy
+ * process holds at most (limit - reserve) / 2 tunnels: 9,950 under 20,000.
+ */
+function phaseSizes(wanted: number, limit: number): { idle: number; tunnels: number } {
+  return {
+    idle: Math.min(wanted, limit - FD_RESERVE),
+    tunnels: Math.min(wanted, Math.floor((limit - FD_RESERVE) / 2 / BATCH) * BATCH),
+  };
 }
 
 async function main(): Promise<void> {
@@ -430,6 +494,9 @@ async function main(): Promise<void> {
       candidates: { type: 'string', default: 'portico,floor,nginx' },
       'no-pin': { type: 'boolean', default: false },
       out: { type: 'string' },
+      // Lowers every process's descriptor limit: checks at small N what a run at the
+      // machine's limit does (`--connections 1000 --fd-limit 1500`: 700 tunnels).
+      'fd-limit': { type: 'string' },
     },
   });
   const n = values.quick ? 1000 : Number(values.connections);
@@ -439,8 +506,16 @@ async function main(): Promise<void> {
   for (const id of ids) if (!(id in STARTERS)) throw new Error(`unknown candidate ${id} (portico, floor, nginx)`);
   const nginx = findNginx();
   if (nginx === undefined) throw new Error('nginx is needed (apt-get install -y nginx): backend and reference proxy');
-  const fdLimit = 4 * n + 4096;
-  const raised = raiseFdLimit(fdLimit);
+  // A tunnel is two descriptors in the proxy: ask for room for N of them. When the hard limit
+  // stands in the way (prlimit refused), the tunnel phase opens what one proxy holds.
+  const wantedLimit = values['fd-limit'] === undefined ? 4 * n + 4096 : Number(values['fd-limit']);
+  const raised = setFdLimit(wantedLimit);
+  const fdLimit = descriptorLimit(process.pid) ?? wantedLimit;
+  const sizes = phaseSizes(n, fdLimit);
+  if (sizes.idle < n || sizes.tunnels < n)
+    process.stderr.write(
+      `descriptor limit ${fdLimit}: ${sizes.idle} idle connections and ${sizes.tunnels} tunnels instead of ${n}\n`,
+    );
   const pinning = detectPinning(!values['no-pin']);
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-connections-'));
   const m = describeMachine();
@@ -453,7 +528,17 @@ async function main(): Promise<void> {
     started.push(backend);
     const wsEntry = transpileEntry(resolve(ROOT, 'bench/ws-echo-backend.ts'));
     const porticoMain = ids.includes('portico') ? compileGateway() : '';
-    const run: Run = { n, seconds, rate, pinning, dir, backendPort: backend.port, nginx, porticoMain };
+    const run: Run = {
+      n: sizes.idle,
+      tunnels: sizes.tunnels,
+      seconds,
+      rate,
+      pinning,
+      dir,
+      backendPort: backend.port,
+      nginx,
+      porticoMain,
+    };
     for (const [k, id] of ids.entries()) {
       // A backend of its own per candidate, at an address of its own (see the header).
       const address = `127.0.0.${11 + k}`;
@@ -465,8 +550,8 @@ async function main(): Promise<void> {
         ready: { kind: 'stdout-line' },
       });
       started.push(ws);
-      const target = `${address}:${ws.port}`;
-      for (const phase of ['idle', 'tunnels'] as const) results[phase].set(id, await measure(run, id, phase, target));
+      const backend = { target: `${address}:${ws.port}`, pid: ws.pid };
+      for (const phase of ['idle', 'tunnels'] as const) results[phase].set(id, await measure(run, id, phase, backend));
       await ws.stop();
     }
   } finally {
@@ -478,16 +563,16 @@ async function main(): Promise<void> {
     '',
     `Machine: ${m.cpuModel}, ${m.nproc} CPUs, kernel ${m.kernel}; Node ${m.node}; ${nginxVersion(nginx)} (backend and reference proxy, one worker each); 1-minute load average ${startLoad.toFixed(2)} at the start.`,
     `Command: \`node --import tsx bench/connections.ts ${process.argv.slice(2).join(' ')}\`. Portico: the current sources compiled by tsc.`,
-    `${pinning ? `Proxies on core ${pinning.proxyCore}; backends, Portico's log drain and the load on core ${pinning.loadCore}; clients held by the bench process` : 'no CPU pinning'}. Descriptor limit ${raised ? `raised to ${fdLimit}` : 'not raised (prlimit refused): large runs may fail with EMFILE'}.`,
-    `Others' p99: an open-loop GET /api/small at ${rate} requests/s for ${seconds} s (latency from each request's due time), before the ${n} were opened and while they are held. Memory after a full collection (Node) and 1 s of rest; per connection = delta / ${n}.`,
+    `${pinning ? `Proxies on core ${pinning.proxyCore}; backends, Portico's log drain and the load on core ${pinning.loadCore}; clients held by the bench process` : 'no CPU pinning'}. Descriptor limit ${fdLimit} for every process${raised ? '' : ` (prlimit refused ${wantedLimit})`}${sizes.tunnels < n ? `: a tunnel is two descriptors in the proxy, so one proxy process holds at most ${sizes.tunnels} tunnels, and the tunnel phase opened ${sizes.tunnels}, not ${n}` : ''}${sizes.idle < n ? `; the idle phase opened ${sizes.idle}` : ''}.`,
+    `Others' p99: an open-loop GET /api/small at ${rate} requests/s for ${seconds} s (latency from each request's due time), before the N were opened and while they are held. Memory after a full collection (Node) and 1 s of rest; per connection = delta / N.`,
     '',
-    `## ${n} idle keep-alive clients (each made one GET first)`,
+    `## ${sizes.idle} idle keep-alive clients (each made one GET first)`,
     '',
-    ...table('idle', results.idle, n),
+    ...table('idle', results.idle, sizes.idle),
     '',
-    `## ${n} open WebSocket tunnels (each echoed one message)`,
+    `## ${sizes.tunnels} open WebSocket tunnels (each echoed one message)`,
     '',
-    ...table('tunnels', results.tunnels, n),
+    ...table('tunnels', results.tunnels, sizes.tunnels),
     '',
     'Goals (docs/performance.md "Scale in connections"): Portico\'s memory per idle connection and per idle tunnel <= 1.2x the Node floor\'s ("vs floor"), others\' p99 with them open within 1.10x of without ("ratio").',
     '',
