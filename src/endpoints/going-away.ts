@@ -16,33 +16,62 @@ import { closeFrame, FrameBoundary } from './frame-boundary.js';
 /** RFC 6455 7.4.1: the endpoint is going away (a server shutting down). */
 export const GOING_AWAY_FRAME = closeFrame(1001, 'going away');
 
+/** The going-away state of the backend socket it follows: the follower below is shared. */
+const FOLLOWED = Symbol('portico.goingAway');
+
+interface FollowedSocket extends Duplex {
+  [FOLLOWED]?: GoingAway;
+}
+
 /**
- * Follows the frames `backend` sends to `client` (after `sent`, the bytes already relayed);
- * returns the function that sends the client the going-away close frame at the next frame end.
+ * Follows the frames `backend` sends to `client` (after `sent`, the bytes already relayed), and
+ * sends the client the going-away close frame at the next frame end when `endStream` is called
+ * (it registers with the drain as it is: ./open-streams.ts). One object per tunnel, the frame
+ * boundary's fields its own, and one `data` listener shared by every tunnel: each open tunnel
+ * has one of these (docs/performance.md "Scale in connections").
  */
-export function goingAwayFor(client: Duplex, backend: Duplex, sent: Buffer): () => void {
-  const boundary = new FrameBoundary();
-  boundary.advance(sent);
-  const follow = (chunk: Buffer) => void boundary.advance(chunk);
-  backend.on('data', follow);
-  let gone = false;
-  return () => {
+export class GoingAway extends FrameBoundary {
+  private gone = false;
+  /** Set at drain time: the backend's bytes after the close frame are dropped. */
+  closing = false;
+
+  constructor(
+    readonly client: Duplex,
+    readonly backend: Duplex,
+    sent: Buffer,
+  ) {
+    super();
+    this.advance(sent);
+    (backend as FollowedSocket)[FOLLOWED] = this;
+    backend.on('data', followFrames);
+  }
+
+  endStream(): void {
+    const { client, backend } = this;
     // A tunnel closing already (its token expired: ./tunnel-expiry.ts) gets no second close frame.
-    if (gone || client.destroyed || !client.writable) return;
-    gone = true;
+    if (this.gone || client.destroyed || !client.writable) return;
+    this.gone = true;
     backend.unpipe(client);
-    backend.off('data', follow);
-    let closing = boundary.atBoundary;
-    if (closing) client.write(GOING_AWAY_FRAME);
+    backend.off('data', followFrames);
+    this.closing = this.atBoundary;
+    if (this.closing) client.write(GOING_AWAY_FRAME);
     // Keeps reading the backend (its close reply, then its end) and relays the rest of its current frame.
-    backend.on('data', (chunk: Buffer) => {
-      if (closing) return;
-      const n = boundary.advance(chunk, true);
-      client.write(n === chunk.length ? chunk : chunk.subarray(0, n));
-      if (!boundary.atBoundary) return;
-      closing = true;
-      client.write(GOING_AWAY_FRAME);
-    });
+    backend.on('data', finishFrame);
     backend.resume();
-  };
+  }
+}
+
+function followFrames(this: FollowedSocket, chunk: Buffer): void {
+  this[FOLLOWED]!.advance(chunk);
+}
+
+/** After `endStream`: the rest of the backend's current frame, then the close frame, then nothing. */
+function finishFrame(this: FollowedSocket, chunk: Buffer): void {
+  const g = this[FOLLOWED]!;
+  if (g.closing) return;
+  const n = g.advance(chunk, true);
+  g.client.write(n === chunk.length ? chunk : chunk.subarray(0, n));
+  if (!g.atBoundary) return;
+  g.closing = true;
+  g.client.write(GOING_AWAY_FRAME);
 }

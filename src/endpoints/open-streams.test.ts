@@ -44,4 +44,26 @@ describe('open streams', () => {
     await Promise.resolve();
     assert.deepEqual(ended, ['b', 'late']);
   });
+
+  it('tracks an object by its endStream method: no closure per stream (an open tunnel)', () => {
+    const streams = createOpenStreams();
+    const ended: string[] = [];
+    const tunnel = {
+      name: 't',
+      endStream() {
+        ended.push(this.name);
+      },
+    };
+    const other = {
+      name: 'u',
+      endStream() {
+        ended.push(this.name);
+      },
+    };
+    streams.track(tunnel);
+    streams.track(other);
+    streams.remove(other);
+    streams.endAll();
+    assert.deepEqual(ended, ['t']);
+  });
 });

@@ -47,6 +47,12 @@ const NO_BYTES = Buffer.alloc(0);
 /** Why a tunnel closed: a side went (`closed`), or side `a` / `b` stopped reading for too long. */
 export type TunnelEnd = 'closed' | 'a-stalled' | 'b-stalled';
 
+/**
+ * Told once, when both sides are closed: a function, or an object whose `tunnelClosed` is (a
+ * caller that keeps per-tunnel state in one object needs no closure for it).
+ */
+export type TunnelClosed = ((end: TunnelEnd) => void) | { tunnelClosed(end: TunnelEnd): void };
+
 export interface TunnelOptions {
   /** Overrides STALL_MS (tests). */
   readonly stallMs?: number;
@@ -54,6 +60,20 @@ export interface TunnelOptions {
   readonly closeGraceMs?: number;
   /** Overrides PROBE_MS (tests). */
   readonly probeMs?: number;
+}
+
+interface TunnelBounds {
+  readonly stallMs: number;
+  readonly graceMs: number;
+  readonly probeMs: number;
+}
+
+const DEFAULT_BOUNDS: TunnelBounds = { stallMs: STALL_MS, graceMs: CLOSE_GRACE_MS, probeMs: PROBE_MS };
+
+function boundsOf(options: TunnelOptions): TunnelBounds {
+  const { stallMs, closeGraceMs, probeMs } = options;
+  if (stallMs === undefined && closeGraceMs === undefined && probeMs === undefined) return DEFAULT_BOUNDS;
+  return { stallMs: stallMs ?? STALL_MS, graceMs: closeGraceMs ?? CLOSE_GRACE_MS, probeMs: probeMs ?? PROBE_MS };
 }
 
 /** Which tunnel a socket belongs to: the listeners below are shared by every tunnel. */
@@ -82,10 +102,9 @@ class Tunnel {
   constructor(
     readonly a: Duplex,
     readonly b: Duplex,
-    readonly onClose: ((end: TunnelEnd) => void) | undefined,
-    readonly stallMs: number,
-    readonly graceMs: number,
-    readonly probeMs: number,
+    readonly onClose: TunnelClosed | undefined,
+    /** Its bounds: one object shared by every tunnel that keeps the defaults. */
+    readonly bounds: TunnelBounds,
   ) {}
 
   other(s: Duplex): Duplex {
@@ -94,15 +113,8 @@ class Tunnel {
 }
 
 /** Joins `a` and `b` both ways until either goes. `onClose` runs once, when both are closed. */
-export function tunnel(a: Duplex, b: Duplex, onClose?: (end: TunnelEnd) => void, options: TunnelOptions = {}): void {
-  const t = new Tunnel(
-    a,
-    b,
-    onClose,
-    options.stallMs ?? STALL_MS,
-    options.closeGraceMs ?? CLOSE_GRACE_MS,
-    options.probeMs ?? PROBE_MS,
-  );
+export function tunnel(a: Duplex, b: Duplex, onClose?: TunnelClosed, options: TunnelOptions = {}): void {
+  const t = new Tunnel(a, b, onClose, boundsOf(options));
   for (const s of [a, b] as TunnelSide[]) {
     s[TUNNEL] = t;
     s.setNoDelay?.(true);
@@ -148,7 +160,9 @@ function onSideClose(this: Duplex): void {
   clearTimeout(t.graceTimer);
   stopStall(t, t.a);
   stopStall(t, t.b);
-  t.onClose?.(t.end);
+  const { onClose } = t;
+  if (typeof onClose === 'function') onClose(t.end);
+  else onClose?.tunnelClosed(t.end);
 }
 
 /** The other side ended or closed: `to` flushes what it can within the grace period, or goes at once. */
@@ -160,7 +174,7 @@ function gone(t: Tunnel, to: Duplex, closed: boolean): void {
     return;
   }
   if (t.graceTimer === undefined) {
-    t.graceTimer = setTimeout(destroyBoth, t.graceMs, t);
+    t.graceTimer = setTimeout(destroyBoth, t.bounds.graceMs, t);
     t.graceTimer.unref();
   }
   if (!closed) return; // a FIN: pipe() ends `to`; the other direction may still deliver (a close frame reply)
@@ -183,9 +197,9 @@ function onSidePause(this: Duplex): void {
   const to = t.other(this);
   const fromA = this === t.a;
   if ((fromA ? t.stallToB : t.stallToA) !== undefined || !to.writableNeedDrain) return;
-  const stall = setTimeout(stalled, t.stallMs, t, to);
+  const stall = setTimeout(stalled, t.bounds.stallMs, t, to);
   stall.unref();
-  const probe = setInterval(probeReset, t.probeMs, this);
+  const probe = setInterval(probeReset, t.bounds.probeMs, this);
   probe.unref();
   if (fromA) {
     t.stallToB = stall;

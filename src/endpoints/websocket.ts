@@ -32,9 +32,9 @@ import { downstreamResponseHeaders } from '../upstream/headers/forward-headers.j
 import type { RequestDropSet } from '../upstream/trust-boundary.js';
 import { editHeaderList, editHeaderRecord } from '../upstream/headers/header-edits.js';
 import { switchProtocols } from '../server/socket-response.js';
-import { CLOSE_GRACE_MS, tunnel, type TunnelOptions } from './tunnel.js';
+import { CLOSE_GRACE_MS, tunnel, type TunnelEnd, type TunnelOptions } from './tunnel.js';
 import { closeAtExpiry } from './tunnel-expiry.js';
-import { goingAwayFor } from './going-away.js';
+import { GoingAway } from './going-away.js';
 import type { OpenStreams } from './open-streams.js';
 
 export interface WebSocketOptions {
@@ -164,6 +164,11 @@ function expiryOf(claims: Exchange['claims'], toleranceSec: number): number | un
   return typeof exp === 'number' && Number.isFinite(exp) ? (exp + toleranceSec) * 1000 : undefined;
 }
 
+/** node:net's cache of `remoteAddress` and `remotePort` (lib/net.js `_getpeername`). */
+interface PeerAddressCache {
+  _peername?: unknown;
+}
+
 interface TunnelEnds {
   readonly socket: Duplex;
   readonly backend: Duplex;
@@ -178,49 +183,70 @@ interface TunnelEnds {
  */
 function openTunnel(ex: Exchange, ends: TunnelEnds, options: WebSocketOptions): void {
   const closeAt = options.tokenExpiry && expiryOf(ex.claims, options.tokenExpiry.toleranceSec);
+  // The tunnel listens for the client socket's errors from now on (both sides go on one).
+  const { errorListener } = ex.upgrade!;
+  if (errorListener !== undefined) ends.socket.removeListener('error', errorListener);
+  // Node keeps the peer address on the socket once read (the client's address, for the
+  // handshake's forwarding headers and log): an object and a string each open tunnel would
+  // hold for nothing. Node reads it again from the connection if anything asks later.
+  (ends.socket as PeerAddressCache)._peername = undefined;
   relay(ex.requestId, ex.route.id, ends, options, closeAt);
+}
+
+/**
+ * An open tunnel's state beyond the tunnel's own: what its close report needs, copied out of the
+ * exchange, and the frame following of the going-away close (./going-away.ts), in one object
+ * that registers itself with the drain and with the tunnel: no closure per tunnel.
+ */
+class WebSocketTunnel extends GoingAway {
+  readonly opened = performance.now();
+  /** Closed at its token's expiry (./tunnel-expiry.ts), logged as such. */
+  expired = false;
+
+  constructor(
+    readonly requestId: string,
+    readonly routeId: string,
+    readonly options: WebSocketOptions,
+    ends: TunnelEnds,
+  ) {
+    super(ends.socket, ends.backend, ends.backendHead);
+  }
+
+  tunnelClosed(end: TunnelEnd): void {
+    const { events, logger, streams } = this.options;
+    const { routeId } = this;
+    streams?.remove(this);
+    const durationMs = performance.now() - this.opened;
+    events.emit('stream:close', { kind: 'websocket', routeId, durationMs });
+    const fields = { reqId: this.requestId, route: routeId, durationMs: Math.round(durationMs) };
+    if (this.expired) logger.debug({ ...fields, reason: 'token expired' }, 'websocket tunnel closed');
+    else if (end === 'closed') logger.debug(fields, 'websocket tunnel closed');
+    // A side that stopped reading is worth an operator's look: a stuck backend or client.
+    else
+      logger.info(
+        { ...fields, notReading: end === 'a-stalled' ? 'client' : 'backend' },
+        'websocket tunnel closed: one side stopped reading',
+      );
+  }
 }
 
 function relay(
   requestId: string,
   routeId: string,
-  { socket, backend, backendHead }: TunnelEnds,
+  ends: TunnelEnds,
   options: WebSocketOptions,
   closeAt: number | undefined,
 ): void {
-  const { events, logger, streams } = options;
-  let goingAway: (() => void) | undefined;
-  const opened = performance.now();
-  let expired = false;
-  events.emit('stream:open', { kind: 'websocket', routeId });
-  tunnel(
-    socket,
-    backend,
-    (end) => {
-      if (goingAway !== undefined) streams?.remove(goingAway);
-      const durationMs = performance.now() - opened;
-      events.emit('stream:close', { kind: 'websocket', routeId, durationMs });
-      const fields = { reqId: requestId, route: routeId, durationMs: Math.round(durationMs) };
-      if (expired) logger.debug({ ...fields, reason: 'token expired' }, 'websocket tunnel closed');
-      else if (end === 'closed') logger.debug(fields, 'websocket tunnel closed');
-      // A side that stopped reading is worth an operator's look: a stuck backend or client.
-      else
-        logger.info(
-          { ...fields, notReading: end === 'a-stalled' ? 'client' : 'backend' },
-          'websocket tunnel closed: one side stopped reading',
-        );
-    },
-    options.tunnel,
-  );
-  if (streams !== undefined) {
-    goingAway = goingAwayFor(socket, backend, backendHead);
-    streams.track(goingAway);
-  }
+  const { socket, backend, backendHead } = ends;
+  options.events.emit('stream:open', { kind: 'websocket', routeId });
+  const open = new WebSocketTunnel(requestId, routeId, options, ends);
+  tunnel(socket, backend, open, options.tunnel);
+  options.streams?.track(open);
   if (closeAt === undefined) return;
   closeAtExpiry(socket, backend, {
     inMs: closeAt - Date.now(),
     relayed: backendHead,
     graceMs: options.tunnel?.closeGraceMs ?? CLOSE_GRACE_MS,
-    onExpire: () => (expired = true),
+    onExpire: () => (open.expired = true),
   });
 }

@@ -87,6 +87,12 @@ export interface UpgradeRequest {
   readonly head: Buffer;
   /** True once the endpoint answered 101 and took the socket over for the tunnel. */
   switched: boolean;
+  /**
+   * The socket's error listener until a tunnel listens for its errors (server/upgrade.ts), one
+   * function shared by every upgrade: the tunnel removes it, so that an open tunnel's socket
+   * carries one listener fewer (docs/performance.md "Scale in connections").
+   */
+  readonly errorListener?: (err: Error) => void;
 }
 
 /** The authenticated caller, for limits and quotas by consumer (layers/rate-limit.ts). */

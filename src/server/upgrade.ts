@@ -76,7 +76,7 @@ export function createUpgradeHandler(deps: UpgradeHandlerDeps): UpgradeHandler {
     // A pipelined answer still going out on this connection goes first, whole.
     afterAnswersBefore(socket, req, () => {
       const res = responseOnSocket(deps.Response, req, socket);
-      deps.handler(req, res, { socket, head, switched: false });
+      deps.handler(req, res, { socket, head, switched: false, errorListener: onSocketError });
     });
   };
 

@@ -110,13 +110,25 @@ export function upgradeCall(call: RouteCall, ex: Exchange, answer: UpgradeAnswer
   });
 }
 
+/** The pool a client socket's upgrade call is counted on, for the shared `close` listener below. */
+const CALL_POOL = Symbol('portico.upgradePool');
+
+interface CountedSocket extends Duplex {
+  [CALL_POOL]?: BackendPool;
+}
+
 /**
- * Keeps the call counted on its pool until the client's connection closes. A function of its own:
- * a closure made in `upgradeCall` would hold its whole scope (the exchange, its request and
- * response) for as long as the tunnel is open.
+ * Keeps the call counted on its pool until the client's connection closes. One listener shared
+ * by every upgrade, which finds the pool on the socket: a closure per call would cost every open
+ * tunnel a function and its context (and one made in `upgradeCall` would hold the exchange).
  */
-function endsWithClient(socket: Duplex, pool: BackendPool): void {
-  socket.on('close', () => callEnded(pool));
+function endsWithClient(socket: CountedSocket, pool: BackendPool): void {
+  socket[CALL_POOL] = pool;
+  socket.on('close', releaseCallPool);
+}
+
+function releaseCallPool(this: CountedSocket): void {
+  callEnded(this[CALL_POOL]!);
 }
 
 /**
