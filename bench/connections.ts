@@ -445,15 +445,18 @@ function table(phase: Phase, results: ReadonlyMap<CandidateId, PhaseResult>, n: 
   const floor = results.get('floor');
   const perRss = (r: PhaseResult) => ((r.after.rssMb - r.before.rssMb) * 1024) / n;
   const lines = [
-    `| candidate | RSS before MB | RSS with ${n} MB | RSS KB per ${what} | vs floor | heap KB per ${what} | accept ms (${n}, ${BATCH} at a time) | others' p99 ms without | with | ratio | lost |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| candidate | RSS before MB | RSS with ${n} MB | RSS KB per ${what} | vs floor | heap KB per ${what} | heap vs floor | accept ms (${n}, ${BATCH} at a time) | others' p99 ms without | with | ratio | lost |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const [id, r] of results) {
     const heap =
       r.before.heapMb === undefined || r.after.heapMb === undefined ? '-' : kb(r.after.heapMb - r.before.heapMb, n);
     const vs = floor === undefined ? '-' : `${(perRss(r) / perRss(floor)).toFixed(2)}x`;
+    const heapDelta = (x: PhaseResult) => (x.after.heapMb ?? NaN) - (x.before.heapMb ?? NaN);
+    const heapVs =
+      floor === undefined || r.before.heapMb === undefined ? '-' : `${(heapDelta(r) / heapDelta(floor)).toFixed(2)}x`;
     lines.push(
-      `| ${LABELS[id]} | ${r.before.rssMb.toFixed(1)} | ${r.after.rssMb.toFixed(1)} | ${kb(r.after.rssMb - r.before.rssMb, n)} | ${vs} | ${heap} | ${Math.round(r.acceptMs)} | ${r.quiet.p99Ms.toFixed(2)} | ${r.loaded.p99Ms.toFixed(2)} | ${(r.loaded.p99Ms / r.quiet.p99Ms).toFixed(2)}x | ${r.lost} |`,
+      `| ${LABELS[id]} | ${r.before.rssMb.toFixed(1)} | ${r.after.rssMb.toFixed(1)} | ${kb(r.after.rssMb - r.before.rssMb, n)} | ${vs} | ${heap} | ${heapVs} | ${Math.round(r.acceptMs)} | ${r.quiet.p99Ms.toFixed(2)} | ${r.loaded.p99Ms.toFixed(2)} | ${(r.loaded.p99Ms / r.quiet.p99Ms).toFixed(2)}x | ${r.lost} |`,
     );
   }
   return lines;
@@ -574,7 +577,7 @@ async function main(): Promise<void> {
     '',
     ...table('tunnels', results.tunnels, sizes.tunnels),
     '',
-    'Goals (docs/performance.md "Scale in connections"): Portico\'s memory per idle connection and per idle tunnel <= 1.2x the Node floor\'s ("vs floor"), others\' p99 with them open within 1.10x of without ("ratio").',
+    'Goals (docs/performance.md "Scale in connections"): Portico\'s memory per idle connection and per idle tunnel <= 1.2x the Node floor\'s ("vs floor" by RSS, "heap vs floor" by V8 heap), others\' p99 with them open within 1.10x of without ("ratio").',
     '',
   ];
   emitResults(lines.join('\n'), values.out);
