@@ -18,6 +18,7 @@
  *   made only for the route found.
  */
 import { METHOD_COUNT } from './method-set.js';
+import { paramsMaker, type ValueSource } from './params-maker.js';
 import { MAX_PARAM_LENGTH, segmentHash } from './tree-match.js';
 import { TreeNode, type PatternEdge, type SegmentTree, type TreeLeaf } from './tree-node.js';
 import type { RouteEntry } from './types.js';
@@ -48,13 +49,14 @@ export function addToTree(
   const segments = clientPath.slice(1).split('/');
   if (isPrefix) segments.pop();
   const names: string[] = [];
+  const sources: ValueSource[] = [];
   let node = tree.root;
-  for (const segment of segments) node = child(node, segment, names);
+  for (const segment of segments) node = child(node, segment, names, sources);
   const leaf: TreeLeaf = {
     entry,
     names,
     slashes: segments.length + 1,
-    makeParams: paramsMaker(isPrefix ? [...names, '*'] : names),
+    makeParams: paramsMaker(names, sources, isPrefix),
   };
   if (isPrefix) {
     node.prefixes ??= new Array<TreeLeaf | null>(METHOD_COUNT).fill(null);
@@ -66,16 +68,6 @@ export function addToTree(
     node.leaves[method] ??= leaf;
     node.leafMethods |= 1 << method;
   }
-}
-
-/**
- * A function making the params object of `names` from the walk's values, as one object literal:
- * objects of one shape per route, made faster than by assigning keys one by one. The names are
- * template names (letters, digits, `_`, `$`, `-`), quoted by JSON.stringify all the same.
- */
-function paramsMaker(names: readonly string[]): (values: readonly string[]) => Record<string, string> {
-  const fields = names.map((name, i) => `${JSON.stringify(name)}: v[${i}]`);
-  return new Function('v', `return { ${fields.join(', ')} };`) as (values: readonly string[]) => Record<string, string>;
 }
 
 /**
@@ -102,14 +94,16 @@ export function finishTree(tree: SegmentTree): void {
       node.statics = null;
       if (kids.length <= FEW) node.kids = kids;
       else {
-        node.byHash = new Map();
+        // A power of two at least twice the edges: most buckets hold one edge, and a mask picks one.
+        let size = 8;
+        while (size < kids.length * 2) size *= 2;
+        const table: (TreeNode[] | null)[] = new Array<TreeNode[] | null>(size).fill(null);
         for (const kid of kids) {
           const slash = kid.edge.indexOf('/');
-          const h = segmentHash(kid.edge, 0, slash < 0 ? kid.edge.length : slash);
-          const bucket = node.byHash.get(h);
-          if (bucket === undefined) node.byHash.set(h, [kid]);
-          else bucket.push(kid);
+          const at = segmentHash(kid.edge, 0, slash < 0 ? kid.edge.length : slash) & (size - 1);
+          (table[at] ??= []).push(kid);
         }
+        node.byHash = table;
       }
     }
     node.patterns?.forEach((e) => visit(e.node));
@@ -131,8 +125,11 @@ function isPassage(node: TreeNode): boolean {
 
 const WHOLE_PARAM = /^\{([^}]+)\}$/;
 
-/** The child of `node` for one route segment, made if new; the segment's parameter names join `names`. */
-function child(node: TreeNode, segment: string, names: string[]): TreeNode {
+/**
+ * The child of `node` for one route segment, made if new; the segment's parameter names join
+ * `names`, and where their values will come from `sources`.
+ */
+function child(node: TreeNode, segment: string, names: string[], sources: ValueSource[]): TreeNode {
   if (!segment.includes('{')) {
     // The path is compared decoded but for reserved escapes, `%25` among them.
     const literal = segment.replaceAll('%', '%25');
@@ -144,10 +141,12 @@ function child(node: TreeNode, segment: string, names: string[]): TreeNode {
   const whole = WHOLE_PARAM.exec(segment);
   if (whole !== null) {
     names.push(whole[1]!);
+    sources.push('segment');
     return (node.param ??= new TreeNode());
   }
   const pattern = compilePattern(segment);
   names.push(...pattern.names);
+  sources.push(...pattern.names.map((): ValueSource => 'capture'));
   const { names: _, ...shape } = pattern;
   node.patterns ??= [];
   let edge = node.patterns.find((e) => e.key === pattern.key);

@@ -41,9 +41,6 @@ const prefixStarts: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 const prefixEnds: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 const prefixCaptured: string[] = ['', '', '', '', '', '', '', ''];
 
-/** The values of the route found, for its makeParams. */
-const values: string[] = ['', '', '', '', '', '', '', ''];
-
 const BAD_REST: Match = Object.freeze({ kind: 'bad-path' });
 
 /** The result of the last matchTree that returned undefined: the methods that would take the path. */
@@ -108,8 +105,7 @@ function walk(node: TreeNode, path: string, pos: number, count: number): TreeLea
       if (leaf !== null) return leaf;
     }
     if (patterns !== null || param !== null) {
-      let end = path.indexOf('/', start);
-      if (end < 0) end = path.length;
+      const end = segmentEnd(path, start);
       if (patterns !== null) {
         const leaf = walkPatterns(patterns, path, start, end, count);
         if (leaf !== null) return leaf;
@@ -183,15 +179,14 @@ function matchPattern(edge: PatternEdge, segment: string, count: number): number
 
 /** The match of a route without `*` found by the walk. */
 function found(leaf: TreeLeaf, path: string): Match {
-  const bad = takeValues(leaf, path, starts, ends, captured);
-  if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
-  return { kind: 'found', entry: leaf.entry, params: leaf.makeParams(values) };
+  const params = leaf.makeParams(path, starts, ends, captured, w.decoding, '');
+  // The maker refused a value, so one of them is bad.
+  if (params === null) return { kind: 'bad-parameter', param: badParameter(leaf, path, starts, ends, captured)! };
+  return { kind: 'found', entry: leaf.entry, params };
 }
 
 /** The named parameters as for any route, and `*`: the rest of the raw path, made safe. */
 function prefixMatch(leaf: TreeLeaf, path: string, raw: string): Match {
-  const bad = takeValues(leaf, path, prefixStarts, prefixEnds, prefixCaptured);
-  if (bad !== undefined) return { kind: 'bad-parameter', param: bad };
   // The walk compared the decoded path; the rest is cut from the raw one, after the prefix's own
   // slashes (an encoded slash stays encoded in both, so they count the same slashes).
   let at = w.prefixAt;
@@ -200,17 +195,22 @@ function prefixMatch(leaf: TreeLeaf, path: string, raw: string): Match {
     for (let n = 0; n < leaf.slashes; n++) at = raw.indexOf('/', at) + 1;
   }
   const rest = isPlainRest(raw, at) ? raw.slice(at) : safeRest(raw.slice(at));
-  if (rest === undefined) return BAD_REST;
-  values[leaf.names.length] = rest;
-  return { kind: 'found', entry: leaf.entry, params: leaf.makeParams(values) };
+  const params =
+    rest === undefined
+      ? null
+      : leaf.makeParams(path, prefixStarts, prefixEnds, prefixCaptured, w.decoding, rest);
+  if (params !== null) return { kind: 'found', entry: leaf.entry, params };
+  // A bad parameter is reported before a bad rest, whichever the maker met.
+  const bad = badParameter(leaf, path, prefixStarts, prefixEnds, prefixCaptured);
+  return bad === undefined ? BAD_REST : { kind: 'bad-parameter', param: bad };
 }
 
 /**
- * Makes the values of `leaf`'s parameters strings in `values`, from where the walk saw them; the
- * name of the first whose decoded value is a dot-segment, refused: encoding it is not enough, as
- * many backends decode `%2E%2E` before they normalise the path.
+ * The name of `leaf`'s first parameter whose decoded value is a dot-segment, refused: encoding it
+ * is not enough, as many backends decode `%2E%2E` before they normalise the path. Off the hot
+ * path: called once the route's maker has refused a value (./params-maker.ts).
  */
-function takeValues(
+function badParameter(
   leaf: TreeLeaf,
   path: string,
   from: readonly number[],
@@ -227,7 +227,6 @@ function takeValues(
       if (w.decoding) value = decodeReserved(value);
     }
     if (isDotSegmentValue(value)) return names[i];
-    values[i] = value;
   }
   return undefined;
 }
@@ -242,15 +241,21 @@ function fewChild(kids: readonly TreeNode[], path: string, start: number): TreeN
 }
 
 /** The child among many literal edges, found by the hash of the segment at `start`. */
-function hashedChild(byHash: Map<number, TreeNode[]>, path: string, start: number): TreeNode | null {
-  let end = path.indexOf('/', start);
-  if (end < 0) end = path.length;
-  const bucket = byHash.get(segmentHash(path, start, end));
-  if (bucket === undefined) return null;
+function hashedChild(byHash: readonly (TreeNode[] | null)[], path: string, start: number): TreeNode | null {
+  const bucket = byHash[segmentHash(path, start, segmentEnd(path, start)) & (byHash.length - 1)]!;
+  if (bucket === null) return null;
   return fewChild(bucket, path, start);
 }
 
 const SLASH = 47;
+
+/** The end of the segment at `start`: the next `/`, or the path's end. */
+function segmentEnd(path: string, start: number): number {
+  // indexOf, not a loop over the codes: a loop costs more instructions for all but the shortest
+  // segments (charCodeAt checks the string's representation on every code).
+  const end = path.indexOf('/', start);
+  return end < 0 ? path.length : end;
+}
 
 /**
  * Whether `edge` is the text of `path` at `start`, ending the path or followed by a `/`. Compared
@@ -266,7 +271,7 @@ function startsEdge(path: string, start: number, edge: string): boolean {
 
 /**
  * A small-integer hash of `text[start..end)`: its length and four of its codes (the first two, the
- * middle one, the last). A map keyed by it finds a literal segment among many without slicing the
+ * middle one, the last). A table indexed by it finds a literal segment among many without slicing the
  * path into a new string, whose own hash V8 computes anew for every request, and in constant time:
  * segments that share a hash share a bucket, compared one by one.
  */

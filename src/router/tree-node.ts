@@ -3,6 +3,7 @@
  * is a TreeNode with all its fields set from the start, so the walk reads one object shape
  * (monomorphic property loads); a field a node does not use is null or 0.
  */
+import type { ParamsMaker } from './params-maker.js';
 import type { RouteEntry } from './types.js';
 
 /** A route in the tree; the walk that found it left its values' places in tree-match.ts. */
@@ -12,8 +13,8 @@ export interface TreeLeaf {
   readonly names: readonly string[];
   /** For a prefix route: the `/`s before its rest (the prefix's own segments + the leading one). */
   readonly slashes: number;
-  /** The params object of the walk's values (and the rest, as `*`), made by code compiled for these names. */
-  readonly makeParams: (values: readonly string[]) => Record<string, string>;
+  /** The params object from the walk's places (and the rest, as `*`): code compiled for these names. */
+  readonly makeParams: ParamsMaker;
 }
 
 export interface PatternEdge {
@@ -37,8 +38,12 @@ export class TreeNode {
   statics: Map<string, TreeNode> | null = null;
   /** The literal children when few, compared in place (their `edge`). */
   kids: TreeNode[] | null = null;
-  /** The literal children when many, by the segmentHash of their edge's first segment. */
-  byHash: Map<number, TreeNode[]> | null = null;
+  /**
+   * The literal children when many, by the segmentHash of their edge's first segment masked to the
+   * table's size (a power of two): an array index, not a map look-up; the edges of one slot are
+   * compared one by one.
+   */
+  byHash: (TreeNode[] | null)[] | null = null;
   patterns: PatternEdge[] | null = null;
   param: TreeNode | null = null;
   /** The route of each method (by method index) whose path ends here. */
