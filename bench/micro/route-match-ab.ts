@@ -20,7 +20,9 @@ type Create = (entries: readonly RouteEntry[]) => RouteTable;
 
 const beforeDir = process.env.ROUTER_BEFORE;
 if (beforeDir === undefined) throw new Error('set ROUTER_BEFORE to the src/ directory of the build to compare with');
-const before = (await import(pathToFileURL(resolve(beforeDir, 'router/route-table.ts')).href)) as { createRouteTable: Create };
+const before = (await import(pathToFileURL(resolve(beforeDir, 'router/route-table.ts')).href)) as {
+  createRouteTable: Create;
+};
 
 const noop = async () => {};
 const configs = [fiftyRoutesYaml(), thousandExactRoutesYaml(), thousandMixedRoutesYaml()].map(compile);
@@ -63,6 +65,8 @@ process.stdout.write(`${'row'.padEnd(width)}  before ns  after ns  after/before 
 builds.before.forEach(([name], row) => {
   const b = median(times.before[row]!);
   const a = median(times.after[row]!);
-  process.stdout.write(`${name.padEnd(width)}  ${b.toFixed(1).padStart(9)}  ${a.toFixed(1).padStart(8)}  ${(a / b).toFixed(2).padStart(12)}\n`);
+  process.stdout.write(
+    `${name.padEnd(width)}  ${b.toFixed(1).padStart(9)}  ${a.toFixed(1).padStart(8)}  ${(a / b).toFixed(2).padStart(12)}\n`,
+  );
 });
 if (consumeSink() === Symbol.for('never')) process.stdout.write('\n');
