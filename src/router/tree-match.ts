@@ -196,9 +196,7 @@ function prefixMatch(leaf: TreeLeaf, path: string, raw: string): Match {
   }
   const rest = isPlainRest(raw, at) ? raw.slice(at) : safeRest(raw.slice(at));
   const params =
-    rest === undefined
-      ? null
-      : leaf.makeParams(path, prefixStarts, prefixEnds, prefixCaptured, w.decoding, rest);
+    rest === undefined ? null : leaf.makeParams(path, prefixStarts, prefixEnds, prefixCaptured, w.decoding, rest);
   if (params !== null) return { kind: 'found', entry: leaf.entry, params };
   // A bad parameter is reported before a bad rest, whichever the maker met.
   const bad = badParameter(leaf, path, prefixStarts, prefixEnds, prefixCaptured);
