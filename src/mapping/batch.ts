@@ -134,16 +134,14 @@ class BatchScan extends Scanner {
     let valueEnd = -1;
     if (t.charCodeAt(p) === 0x7d /* } */) return p + 1;
     for (;;) {
-      if (t.charCodeAt(p) !== 0x22 /* " */) fail();
       const keyStart = p;
-      const keyEnd = this.string(p);
-      p = this.ws(keyEnd);
-      if (t.charCodeAt(p) !== 0x3a /* : */) fail();
-      const at = this.ws(p + 1);
+      const at = this.memberHead(p);
+      const keyEnd = this.keyEnd;
+      const escaped = this.keyEscaped;
       p = this.skipValue(at);
       const length = keyEnd - keyStart - 2;
-      const plain = length === key.length && t.startsWith(key, keyStart + 1);
-      if (plain || (length > key.length && stringValue(t, keyStart, keyEnd) === key)) {
+      const plain = !escaped && length === key.length && t.startsWith(key, keyStart + 1);
+      if (plain || (escaped && length > key.length && stringValue(t, keyStart, keyEnd) === key)) {
         valueStart = at;
         valueEnd = p;
       }

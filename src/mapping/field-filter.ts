@@ -108,8 +108,6 @@ function level(tree: PathTree, rename: ReadonlyMap<string, string>): Level {
 /** One filtering pass over a body; `p` is where the scan is between the methods. */
 class FilterScan extends Scanner {
   private p = 0;
-  /** Whether the last key scanned held an escape. */
-  private escaped = false;
 
   constructor(
     text: string,
@@ -171,13 +169,9 @@ class FilterScan extends Scanner {
     let pieces: string[] | undefined;
     let replaced: boolean[] | undefined;
     for (;;) {
-      if (t.charCodeAt(p) !== 0x22 /* " */) fail();
       const keyStart = p;
-      const keyEnd = this.key(p);
-      p = this.ws(keyEnd);
-      if (t.charCodeAt(p) !== 0x3a /* : */) fail();
-      const valueStart = this.ws(p + 1);
-      const i = this.match(at, keyStart, keyEnd);
+      const valueStart = this.memberHead(p);
+      const i = this.match(at, keyStart, this.keyEnd);
       const rule = i < 0 ? undefined : at.rules[i];
       const kept = allow ? rule !== undefined : rule !== true;
       let piece: string | undefined;
@@ -218,18 +212,10 @@ class FilterScan extends Scanner {
     return `{${out}}`;
   }
 
-  /** A key at `p` (its quote): the offset after it; `escaped` tells whether it held an escape. */
-  private key(p: number): number {
-    const close = this.text.indexOf('"', p + 1);
-    this.escaped = !(close >= 0 && close < this.specialAt(p + 1));
-    // An escape, a control character or the end of the text: the strict scan decides.
-    return this.escaped ? this.string(p) : close + 1;
-  }
-
-  /** The index in `at.names` of the key `[keyStart, keyEnd)` (quotes included), or -1. */
+  /** The index in `at.names` of the key `[keyStart, keyEnd)` (quotes included) `memberHead` just read, or -1. */
   private match(at: Level, keyStart: number, keyEnd: number): number {
     const t = this.text;
-    if (this.escaped || at.byName !== undefined) {
+    if (this.keyEscaped || at.byName !== undefined) {
       const name = stringValue(t, keyStart, keyEnd);
       return at.byName !== undefined ? (at.byName.get(name) ?? -1) : at.names.indexOf(name);
     }

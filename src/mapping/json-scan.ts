@@ -83,6 +83,11 @@ export class Scanner {
   private nextSpecial = -1;
   private specialFrom = 0;
 
+  /** Set by `memberHead`: the offset just after the key's closing quote. */
+  keyEnd = 0;
+  /** Set by `memberHead`: whether the key held an escape (its name then needs unescaping). */
+  keyEscaped = false;
+
   constructor(readonly text: string) {}
 
   /** The first backslash or control character at or after `p`: searched natively, remembered. */
@@ -134,15 +139,12 @@ export class Scanner {
     let p = this.ws(start + 1);
     if (t.charCodeAt(p) === 0x7d /* } */) return { start, end: p + 1, members };
     for (;;) {
-      if (t.charCodeAt(p) !== 0x22 /* " */) fail();
       const keyStart = p;
-      const keyEnd = this.string(p);
-      p = this.ws(keyEnd);
-      if (t.charCodeAt(p) !== 0x3a /* : */) fail();
-      const valueStart = this.ws(p + 1);
+      const valueStart = this.memberHead(p);
+      const name = this.keyName(keyStart);
       const kind = this.kindAt(valueStart);
       const valueEnd = this.skipValue(valueStart);
-      members.push({ keyStart, name: stringValue(t, keyStart, keyEnd), valueStart, valueEnd, kind });
+      members.push({ keyStart, name, valueStart, valueEnd, kind });
       p = this.ws(valueEnd);
       const d = t.charCodeAt(p);
       if (d === 0x2c /* , */) p = this.ws(p + 1);
@@ -180,7 +182,7 @@ export class Scanner {
         if (t.charCodeAt(p) === (isObject ? 0x7d /* } */ : 0x5d) /* ] */) p++;
         else {
           stack.push(isObject);
-          if (isObject) p = this.keyAndColon(p);
+          if (isObject) p = this.memberHead(p);
           afterValue = false;
         }
       } else p = this.primitive(p);
@@ -193,7 +195,7 @@ export class Scanner {
         const isObject = stack[stack.length - 1]!;
         if (d === 0x2c /* , */) {
           p = this.ws(p + 1);
-          if (isObject) p = this.keyAndColon(p);
+          if (isObject) p = this.memberHead(p);
           break;
         }
         if (d === (isObject ? 0x7d /* } */ : 0x5d) /* ] */) {
@@ -206,12 +208,33 @@ export class Scanner {
     }
   }
 
-  /** `"key" :` then whitespace; returns where the value starts. */
-  keyAndColon(p: number): number {
-    if (this.text.charCodeAt(p) !== 0x22 /* " */) fail();
-    p = this.ws(this.string(p));
-    if (this.text.charCodeAt(p) !== 0x3a /* : */) fail();
+  /**
+   * The head of an object member, `"key" ws : ws`, with `p` at the key's opening quote: returns
+   * where the value starts, and leaves `keyEnd` and `keyEscaped` describing the key. Every scan
+   * reads its members through here (the item scan, the batch answer's, the field filter's).
+   */
+  memberHead(p: number): number {
+    const t = this.text;
+    if (t.charCodeAt(p) !== 0x22 /* " */) fail();
+    // Most keys hold no escape: their end is the next quote, when no backslash or control
+    // character comes before it; any other key is read by the strict string scan.
+    const close = t.indexOf('"', p + 1);
+    const plain = close >= 0 && close < this.specialAt(p + 1);
+    const keyEnd = plain ? close + 1 : this.string(p);
+    this.keyEnd = keyEnd;
+    // Past the strict scan, a key that missed the fast path held a backslash (a control character fails).
+    this.keyEscaped = !plain;
+    p = this.ws(keyEnd);
+    if (t.charCodeAt(p) !== 0x3a /* : */) fail();
     return this.ws(p + 1);
+  }
+
+  /** The name of the key `memberHead` just read, `keyStart` being its opening quote. */
+  keyName(keyStart: number): string {
+    const t = this.text;
+    return this.keyEscaped
+      ? (JSON.parse(t.slice(keyStart, this.keyEnd)) as string)
+      : t.slice(keyStart + 1, this.keyEnd - 1);
   }
 
   primitive(p: number): number {
