@@ -70,8 +70,8 @@ export const fail = (): never => {
 const LITERALS = ['true', 'false', 'null'] as const;
 
 const isDigit = (c: number): boolean => c >= 0x30 /* 0 */ && c <= 0x39; /* 9 */
-const isHex = (c: number): boolean =>
-  isDigit(c) || (c >= 0x41 /* A */ && c <= 0x46) /* F */ || (c >= 0x61 && c <= 0x66);
+/** One escape of a string literal, read where a backslash stands (sticky). */
+const ESCAPE = /\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})/y;
 
 /** A backslash or a control character: what a string literal's fast path must not meet. */
 // eslint-disable-next-line no-control-regex -- control characters are what it looks for
@@ -216,14 +216,12 @@ export class Scanner {
   memberHead(p: number): number {
     const t = this.text;
     if (t.charCodeAt(p) !== 0x22 /* " */) fail();
-    // Most keys hold no escape: their end is the next quote, when no backslash or control
-    // character comes before it; any other key is read by the strict string scan.
+    // Most keys hold no escape (see `string`); any other key is read by the strict scan.
     const close = t.indexOf('"', p + 1);
     const plain = close >= 0 && close < this.specialAt(p + 1);
     const keyEnd = plain ? close + 1 : this.string(p);
     this.keyEnd = keyEnd;
-    // Past the strict scan, a key that missed the fast path held a backslash (a control character fails).
-    this.keyEscaped = !plain;
+    this.keyEscaped = !plain; // past the strict scan, it held a backslash (a control character fails)
     p = this.ws(keyEnd);
     if (t.charCodeAt(p) !== 0x3a /* : */) fail();
     return this.ws(p + 1);
@@ -259,28 +257,9 @@ export class Scanner {
       if (c === 0x22 /* " */) return p + 1;
       if (Number.isNaN(c) || c < 0x20) fail();
       if (c === 0x5c /* \ */) {
-        const e = t.charCodeAt(p + 1);
-        if (e === 0x75 /* u */) {
-          if (!(
-            isHex(t.charCodeAt(p + 2)) &&
-            isHex(t.charCodeAt(p + 3)) &&
-            isHex(t.charCodeAt(p + 4)) &&
-            isHex(t.charCodeAt(p + 5))
-          ))
-            fail();
-          p += 6;
-        } else if (
-          e === 0x22 /* " */ ||
-          e === 0x5c /* \ */ ||
-          e === 0x2f /* / */ ||
-          e === 0x62 /* b */ ||
-          e === 0x66 /* f */ ||
-          e === 0x6e /* n */ ||
-          e === 0x72 /* r */ ||
-          e === 0x74 /* t */
-        ) {
-          p += 2;
-        } else fail();
+        ESCAPE.lastIndex = p;
+        if (!ESCAPE.test(t)) fail();
+        p = ESCAPE.lastIndex;
       } else p++;
     }
   }
