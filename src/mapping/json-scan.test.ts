@@ -86,6 +86,12 @@ describe('scanItems', () => {
     it(`undefined for ${JSON.stringify(text)}`, () => assert.equal(scanItems(text), undefined));
   }
 
+  it('names each member from its own key when items differ in keys, order or escapes', () => {
+    const text = '[{"a":1,"ab":2},{"ab":3,"a":4},{"a\\u0062":5,"a":6},{"ab":7},{"b":8,"a":9,"c":0}]';
+    const names = scanItems(text)!.map((item) => item.members.map((m) => m.name));
+    assert.deepEqual(names, [['a', 'ab'], ['ab', 'a'], ['ab', 'a'], ['ab'], ['b', 'a', 'c']]);
+  });
+
   it('accepts an empty array (no items)', () => assert.deepEqual(scanItems('[]'), []));
 
   it('survives deep nesting without recursion', () => {

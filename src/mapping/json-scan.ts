@@ -12,6 +12,10 @@
  * `verbatimModuleSyntax`) is a load at every comparison of the scanner's loops.
  */
 
+import { fail, scanOrUndefined } from './scan-fail.js';
+
+export { fail, scanOrUndefined } from './scan-fail.js';
+
 export type ValueKind = 'string' | 'number' | 'true' | 'false' | 'null' | 'object' | 'array';
 
 /** One `"key": value` of an item, as offsets into the text (end offsets are exclusive). */
@@ -37,12 +41,7 @@ export interface ObjectSpan {
  * or an array of objects (that body is then returned unchanged: docs/design-decisions.md).
  */
 export function scanItems(text: string): ObjectSpan[] | undefined {
-  try {
-    return new Scanner(text).items();
-  } catch (err) {
-    if (err instanceof NotMappable) return undefined;
-    throw err;
-  }
+  return scanOrUndefined(() => new Scanner(text).items());
 }
 
 /** Unescapes a JSON string literal given by its span (quotes included). */
@@ -50,22 +49,6 @@ export function stringValue(text: string, start: number, end: number): string {
   const inner = text.slice(start + 1, end - 1);
   return inner.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : inner;
 }
-
-/** Runs a scan that throws on text that is not valid JSON (`fail`): undefined for such text. */
-export function scanOrUndefined<T>(scan: () => T): T | undefined {
-  try {
-    return scan();
-  } catch (err) {
-    if (err instanceof NotMappable) return undefined;
-    throw err;
-  }
-}
-
-class NotMappable extends Error {}
-/** Gives up a scan: the text is not valid JSON, or not of the shape the scan accepts. */
-export const fail = (): never => {
-  throw new NotMappable();
-};
 
 const LITERALS = ['true', 'false', 'null'] as const;
 
@@ -116,7 +99,8 @@ export class Scanner {
       else {
         for (;;) {
           if (t.charCodeAt(p) !== 0x7b /* { */) fail();
-          const item = this.object(p);
+          // The items of an array mostly share their keys, in order: each reuses the names before it.
+          const item = this.object(p, items.length > 0 ? items[items.length - 1]!.members : undefined);
           items.push(item);
           p = this.ws(item.end);
           const d = t.charCodeAt(p);
@@ -133,7 +117,7 @@ export class Scanner {
   }
 
   /** An object whose top-level members are recorded; `p` is at its `{`. */
-  object(start: number): ObjectSpan {
+  object(start: number, like?: readonly MemberSpan[]): ObjectSpan {
     const t = this.text;
     const members: MemberSpan[] = [];
     let p = this.ws(start + 1);
@@ -141,7 +125,7 @@ export class Scanner {
     for (;;) {
       const keyStart = p;
       const valueStart = this.memberHead(p);
-      const name = this.keyName(keyStart);
+      const name = this.sameName(like?.[members.length], keyStart) ?? this.keyName(keyStart);
       const kind = this.kindAt(valueStart);
       const valueEnd = this.skipValue(valueStart);
       members.push({ keyStart, name, valueStart, valueEnd, kind });
@@ -225,6 +209,13 @@ export class Scanner {
     p = this.ws(keyEnd);
     if (t.charCodeAt(p) !== 0x3a /* : */) fail();
     return this.ws(p + 1);
+  }
+
+  /** The name of `member` when the key `memberHead` just read is written the same (no new string). */
+  private sameName(member: MemberSpan | undefined, keyStart: number): string | undefined {
+    if (member === undefined || this.keyEscaped) return undefined;
+    const name = member.name;
+    return name.length === this.keyEnd - keyStart - 2 && this.text.startsWith(name, keyStart + 1) ? name : undefined;
   }
 
   /** The name of the key `memberHead` just read, `keyStart` being its opening quote. */

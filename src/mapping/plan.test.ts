@@ -6,6 +6,7 @@ import { parseTemplate } from '../config/syntax/template.js';
 import { compileUrlBuilder } from '../upstream/target-url.js';
 import { parseService } from '../config/syntax/service.js';
 import { scanItems } from './json-scan.js';
+import { compileBatch } from './batch.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames } from './plan.js';
 
 function rule(index: number, path: string, service = '127.0.0.1:9000', tag = `t${index}`): CompiledMappingRule {
@@ -87,6 +88,28 @@ describe('planCalls', () => {
     assert.deepEqual(p.urls, ['http://127.0.0.1:9000/u/1', 'http://127.0.0.1:9000/v/1', 'http://127.0.0.1:9000/u/2']);
     assert.deepEqual(p.callOf, [0, 1, 2, -1, -1, -1, 0, 1, -1, -1]);
     assert.equal(p.overLimit, 5);
+  });
+
+  it('a batched rule plans its values; their URLs, read later, are the per-value ones; dot-segments skipped', () => {
+    const batched: CompiledMappingRule = {
+      ...rule(0, '/u/{a}?v=1'),
+      batch: compileBatch({ path: '/u?ids={values}', separator: ',', key: 'id', max: 10 }),
+    };
+    const text = '[{"a":"x y"},{"a":".."},{"a":7},{"a":"x y"},{"constructor":1}]';
+    const p = planCalls(text, scanItems(text)!, [batched], new Set(['a']));
+    assert.deepEqual(
+      p.calls.map((c) => c.value),
+      ['x y', '7'],
+    );
+    assert.deepEqual(
+      p.calls.map((c) => [c.path, c.url]),
+      [
+        ['/u/x%20y?v=1', 'http://127.0.0.1:9000/u/x%20y?v=1'],
+        ['/u/7?v=1', 'http://127.0.0.1:9000/u/7?v=1'],
+      ],
+    );
+    assert.deepEqual([...p.callOf], [0, -1, 1, 0, -1]);
+    assert.equal(p.dotSegments, 1);
   });
 
   it('MAX_MAPPING_CALLS_PER_RESPONSE is the default limit', () => {

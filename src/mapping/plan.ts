@@ -104,22 +104,29 @@ export function planCalls(
       if (key === undefined) continue;
       let index = byValues[r]!.get(key);
       if (index === undefined) {
-        const values = valuesOf(text, rule.path.params, found);
-        if (hasDotSegment(values)) {
+        const params = rule.path.params;
+        // With one placeholder the key is its value: no record of values until a path is built.
+        const values = params.length === 1 ? undefined : valuesOf(text, params, found);
+        if (values === undefined ? isDotSegmentValue(key) : hasDotSegment(values)) {
           dotSegments++;
           continue;
         }
-        const path = rule.buildPath(values);
-        const url = rule.origin.key + path;
-        index = byUrl?.get(url);
+        const value = values === undefined ? key : values[params[0]!]!;
+        // A batched rule's per-value URL is only a cache key or a log's: built when first read.
+        // With several rules the URL dedupes calls across rules, so it is built now.
+        const call =
+          rule.batch !== undefined && byUrl === undefined
+            ? new BatchedValueCall(rule, value, values)
+            : eagerCall(rule, value, values);
+        index = byUrl?.get(call.url);
         if (index === undefined) {
           if (calls.length >= maxCalls) {
             overLimit++;
             continue;
           }
           index = calls.length;
-          calls.push({ url, path, rule, value: values[rule.path.params[0]!] ?? '' });
-          byUrl?.set(url, index);
+          calls.push(call);
+          byUrl?.set(call.url, index);
         }
         byValues[r]!.set(key, index);
       }
@@ -127,6 +134,46 @@ export function planCalls(
     }
   }
   return { calls, callOf, overLimit, dotSegments };
+}
+
+/** A call whose path and URL are built at once (what a call made per value needs). */
+function eagerCall(
+  rule: CompiledMappingRule,
+  value: string,
+  values: Record<string, string> | undefined,
+): PlannedCall {
+  const path = rule.buildPath(values ?? oneValue(rule, value));
+  return { url: rule.origin.key + path, path, rule, value };
+}
+
+/**
+ * A value of a batched rule: it is asked for in a batch call (batch.ts), so its own URL serves
+ * only as its cache entry's key and in a failure's log, and is built on first read, if ever.
+ */
+class BatchedValueCall implements PlannedCall {
+  private built: string | undefined;
+
+  constructor(
+    readonly rule: CompiledMappingRule,
+    readonly value: string,
+    private readonly values: Record<string, string> | undefined,
+  ) {}
+
+  get path(): string {
+    return (this.built ??= this.rule.buildPath(this.values ?? oneValue(this.rule, this.value)));
+  }
+
+  get url(): string {
+    return this.rule.origin.key + this.path;
+  }
+}
+
+/** The values of a rule with one placeholder, as its path builder takes them. */
+function oneValue(rule: CompiledMappingRule, value: string): Record<string, string> {
+  // No prototype: a field named `constructor` must not resolve by accident.
+  const values = Object.create(null) as Record<string, string>;
+  values[rule.path.params[0]!] = value;
+  return values;
 }
 
 /** The members of one item found for the rules' fields, by field name (a read-only map view). */
