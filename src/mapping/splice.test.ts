@@ -26,6 +26,20 @@ describe('spliceItems', () => {
     );
   });
 
+  it('mixes appended tags, removed keys and replaced members across the items of one body', () => {
+    assert.equal(
+      apply(
+        '[{"a":1},{"a":2,"k":3},{"a":4},{"t":0,"b":5},{"c":6}]',
+        { set: { t: '"x"' } },
+        { set: { t: '"y"' }, remove: ['k'] },
+        { set: { t: '"z"', u: '1' } },
+        { set: { t: '"w"' } },
+        undefined,
+      ),
+      '[{"a":1,"t":"x"},{"a":2,"t":"y"},{"a":4,"t":"z","u":1},{"t":"w","b":5},{"c":6}]',
+    );
+  });
+
   it('fills an empty object', () => {
     assert.equal(apply('{ }', { set: { t: 'true' } }), '{"t":true }');
   });

@@ -29,34 +29,61 @@ export function spliceItems(
   items: readonly ObjectSpan[],
   edits: readonly (ItemEdit | undefined)[],
 ): string {
+  const parts: string[] = [];
   const ops: Op[] = [];
+  const keys = new TagKeys();
+  let cursor = 0;
   for (let i = 0; i < items.length; i++) {
     const edit = edits[i];
-    if (edit !== undefined && (edit.set.size > 0 || edit.remove.size > 0)) itemOps(items[i]!, edit, ops);
+    if (edit === undefined || (edit.set.size === 0 && edit.remove.size === 0)) continue;
+    const item = items[i]!;
+    const members = item.members;
+    const n = members.length;
+    // The common case, new tags and no key removed: the tags go in after the last member, with no
+    // edit recorded in between.
+    if (edit.remove.size === 0 && n > 0 && !setsAMember(members, edit)) {
+      const end = members[n - 1]!.valueEnd;
+      parts.push(text.slice(cursor, end));
+      for (const [tag, json] of edit.set) parts.push(keys.of(tag), json);
+      cursor = end;
+      continue;
+    }
+    itemOps(item, edit, ops);
+    for (const op of ops) {
+      parts.push(text.slice(cursor, op.at), op.text);
+      cursor = op.to;
+    }
+    ops.length = 0;
   }
-  if (ops.length === 0) return text;
-  const parts: string[] = [];
-  let cursor = 0;
-  for (const op of ops) {
-    parts.push(text.slice(cursor, op.at), op.text);
-    cursor = op.to;
-  }
+  if (parts.length === 0) return text;
   parts.push(text.slice(cursor));
   return parts.join('');
+}
+
+/** Whether the edit sets a tag the item already has as a member. */
+function setsAMember(members: ObjectSpan['members'], edit: ItemEdit): boolean {
+  for (let k = 0; k < members.length; k++) if (edit.set.has(members[k]!.name)) return true;
+  return false;
+}
+
+/** `,"tag":` for each tag, written once per response rather than once per item. */
+class TagKeys {
+  private tag: string | undefined;
+  private key = '';
+
+  of(tag: string): string {
+    if (tag !== this.tag) {
+      this.tag = tag;
+      this.key = `,${JSON.stringify(tag)}:`;
+    }
+    return this.key;
+  }
 }
 
 /** Pushes one item's edits, in text order, onto `ops`. */
 function itemOps(item: ObjectSpan, edit: ItemEdit, ops: Op[]): void {
   const members = item.members;
   const n = members.length;
-  // The common case, new tags and no key removed: one insertion after the last member.
-  if (edit.remove.size === 0 && n > 0 && !members.some((m) => edit.set.has(m.name))) {
-    let added = '';
-    for (const [tag, json] of edit.set) added += `,${JSON.stringify(tag)}:${json}`;
-    const end = members[n - 1]!.valueEnd;
-    ops.push({ at: end, to: end, text: added });
-    return;
-  }
   const kept = members.map((m) => edit.set.has(m.name) || !edit.remove.has(m.name));
   let lastKept = -1;
   for (let i = n - 1; i >= 0; i--) {

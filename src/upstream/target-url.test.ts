@@ -37,6 +37,9 @@ describe('compileUrlBuilder', () => {
     assert.equal(encodeValue('..'), '%2E%2E');
     assert.equal(encodeValue('.'), '%2E');
     assert.equal(encodeValue('a.b'), 'a.b');
+    // What encodeURIComponent leaves alone stays as it is; anything else is encoded as it encodes it.
+    for (const v of ["Az09-_.!~*'()", '', 'x y', 'a/b', 'é', 'a%20', 'k=v&w', '[1]'])
+      assert.equal(encodeValue(v), encodeURIComponent(v));
   });
   it('returns the fixed path when there are no placeholders', () => {
     assert.equal(compileUrlBuilder(template('/static?x=1'))({}), '/static?x=1');

@@ -8,13 +8,18 @@ import { queryKey } from '../config/syntax/template.js';
 import type { UrlBuilder } from './types.js';
 import { mayOverrideMethod, queryPartPasses } from './trust-boundary.js';
 
+/** The characters encodeURIComponent leaves as they are (`\w` is ASCII letters, digits and `_`). */
+const UNESCAPED = /^[\w.!~*'()-]*$/;
+const ONLY_DOTS = /^\.+$/;
+
 /**
  * Percent-encodes one substituted value. encodeURIComponent leaves `.` alone, so a value that is
  * only dots (`.` or `..`) would still be a path segment a backend may normalise: encode those too.
  */
 export function encodeValue(value: string): string {
-  const encoded = encodeURIComponent(value);
-  return /^\.+$/.test(encoded) ? encoded.replaceAll('.', '%2E') : encoded;
+  // Most values (ids, numbers, slugs) hold only what encodeURIComponent leaves alone: no new string.
+  if (!UNESCAPED.test(value)) return encodeURIComponent(value);
+  return ONLY_DOTS.test(value) ? value.replaceAll('.', '%2E') : value;
 }
 
 /**
