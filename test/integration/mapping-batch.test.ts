@@ -7,12 +7,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:http2';
 import { request } from 'undici';
 import { json, startBackend, type TestBackend } from '../support/backend.js';
 import { startGateway, type TestGateway } from '../support/gateway.js';
 import { loadConfigText } from '../../src/config/load.js';
 import { formatProblem } from '../../src/config/problems.js';
 import { closeAll } from '../support/close-all.js';
+import { h2request } from '../support/http2.js';
 
 const ITEMS = 250;
 
@@ -48,6 +50,7 @@ describe('batched mapping', () => {
     });
     gw = await startGateway(`
 config:
+  http2: { cleartext: true }
   mappingCache:
     enabled: true
     ttlSec: 60
@@ -126,6 +129,59 @@ routes:
     ]);
     const warning = gw.logs.find((l) => l.msg === 'mapping failed' && l.route === 'GET /odd');
     assert.equal(warning?.reason, 'not in the batch answer');
+  });
+});
+
+describe('batched mapping over HTTP/2', () => {
+  it('answers the same enriched body as over HTTP/1.1, its content-length in bytes', async () => {
+    const posts = await startBackend((_req, res) =>
+      json(res, 200, [
+        { id: 1, authorId: 'é' },
+        { id: 2, authorId: 'b' },
+      ]),
+    );
+    const users = await startBackend((req, res) => {
+      const ids = (new URL(req.url ?? '/', 'http://x').searchParams.get('ids') ?? '').split(',');
+      json(
+        res,
+        200,
+        ids.map((id) => ({ id, name: `👤 ${id}` })),
+      );
+    });
+    const gw = await startGateway(`
+config:
+  http2: { cleartext: true }
+routes:
+  - method: GET
+    route: /posts
+    service: ${posts.host}
+    path: /posts
+    public: true
+    mapping:
+      - path: /users/{authorId}
+        service: ${users.host}
+        tag: author
+        batch: { path: "/users?ids={values}", key: id }
+`);
+    const session = connect(gw.url);
+    try {
+      const expected = [
+        { id: 1, authorId: 'é', author: { id: 'é', name: '👤 é' } },
+        { id: 2, authorId: 'b', author: { id: 'b', name: '👤 b' } },
+      ];
+      const h1 = await request(`${gw.url}/api/posts`);
+      const h1Body = await h1.body.text();
+      assert.deepEqual(JSON.parse(h1Body), expected);
+      assert.equal(h1.headers['content-length'], String(Buffer.byteLength(h1Body)));
+      const h2 = await h2request(session, '/api/posts');
+      assert.equal(h2.status, 200);
+      assert.equal(h2.body, h1Body);
+      assert.equal(h2.headers['content-length'], String(Buffer.byteLength(h2.body)));
+      assert.equal(users.seen.length, 2);
+    } finally {
+      session.close();
+      await closeAll(gw, posts, users);
+    }
   });
 });
 
