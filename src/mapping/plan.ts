@@ -137,11 +137,7 @@ export function planCalls(
 }
 
 /** A call whose path and URL are built at once (what a call made per value needs). */
-function eagerCall(
-  rule: CompiledMappingRule,
-  value: string,
-  values: Record<string, string> | undefined,
-): PlannedCall {
+function eagerCall(rule: CompiledMappingRule, value: string, values: Record<string, string> | undefined): PlannedCall {
   const path = rule.buildPath(values ?? oneValue(rule, value));
   return { url: rule.origin.key + path, path, rule, value };
 }
