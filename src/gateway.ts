@@ -6,8 +6,10 @@ import type { Server } from 'node:http';
 import type { Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/types.js';
-import { createRouteTable, type RouteTable } from './router/route-table.js';
-import { buildPipeline, createPipelineDeps, type PipelineDeps } from './pipeline/build.js';
+import { routeTableWork, type RouteTable } from './router/route-table.js';
+import { buildPipeline, type PipelineDeps } from './pipeline/build.js';
+import { createPipelineDepsWork } from './pipeline/deps.js';
+import { mapEach, runInSlices, runWhole, type Work } from './config/sliced-work.js';
 import type { UpstreamRegistry } from './upstream/upstream.js';
 import type { LookupAll } from './upstream/dns-targets.js';
 import { originsOf, type CircuitRegistry } from './circuit/registry.js';
@@ -91,10 +93,22 @@ export interface Gateway {
   /** Swaps in a new configuration (and its plugins, imported anew); in-flight requests finish on the old one. */
   reload(config: CompiledConfig, plugins?: GatewayOptions['plugins']): void;
   /**
+   * `reload`, with the pipelines and route table built in slices of a few ms while the running
+   * configuration goes on serving (config/sliced-work.ts); swapped at once when built. A throw
+   * while building leaves the running configuration in place.
+   */
+  reloadInSlices(config: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void>;
+  /**
    * Stops accepting (after the drain delay, if given), lets in-flight requests finish (bounded),
    * closes idle connections once they are quiet, then the pools (docs/lifecycle.md "Stopping").
    */
   close(options?: CloseOptions): Promise<void>;
+}
+
+/** A configuration's pipelines and route table, ready to be swapped in. */
+interface BuiltConfig {
+  readonly deps: PipelineDeps;
+  readonly table: RouteTable;
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
@@ -196,10 +210,25 @@ class PorticoGateway implements Gateway {
 
   reload(next: CompiledConfig, plugins?: GatewayOptions['plugins']): void {
     this.registries.upstreams.useTls(next.upstreamTls); // before the pipelines take their upstreams
-    const nextDeps = this.pipelineDeps(next, plugins);
-    const nextTable = this.buildTable(nextDeps);
-    this.table = nextTable;
-    this.deps = nextDeps;
+    this.swap(next, runWhole(this.buildWork(next, plugins)));
+  }
+
+  async reloadInSlices(next: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void> {
+    const { upstreams } = this.registries;
+    // Pools the new pipelines replace stay open until the swap: the running ones still call them.
+    const release = upstreams.holdRetired();
+    try {
+      upstreams.useTls(next.upstreamTls); // before the pipelines take their upstreams
+      this.swap(next, await runInSlices(this.buildWork(next, plugins)));
+    } finally {
+      release();
+    }
+  }
+
+  /** Serves `next` from now on, with its pipelines and table built. */
+  private swap(next: CompiledConfig, built: { deps: PipelineDeps; table: RouteTable }): void {
+    this.table = built.table;
+    this.deps = built.deps;
     this.current = next;
     this.consumers.follow(next.consumersFile);
     const { circuits, mappingCache, redis } = this.registries;
@@ -284,8 +313,12 @@ class PorticoGateway implements Gateway {
   }
 
   private pipelineDeps(config: CompiledConfig, plugins: GatewayOptions['plugins']): PipelineDeps {
+    return runWhole(this.pipelineDepsWork(config, plugins));
+  }
+
+  private pipelineDepsWork(config: CompiledConfig, plugins: GatewayOptions['plugins']): Work<PipelineDeps> {
     // Every registry is the process-wide part of each configuration's pipelines (SharedPipelineDeps).
-    return createPipelineDeps(config, {
+    return createPipelineDepsWork(config, {
       ...this.registries,
       events: this.events,
       logger: this.logger,
@@ -295,6 +328,18 @@ class PorticoGateway implements Gateway {
   }
 
   private buildTable(deps: PipelineDeps): RouteTable {
-    return createRouteTable(deps.config.routes.map((route) => ({ route, run: buildPipeline(route, deps) })));
+    return runWhole(this.tableWork(deps));
+  }
+
+  /** The pipelines of every route, then the route table, interruptible after each route. */
+  private *tableWork(deps: PipelineDeps): Work<RouteTable> {
+    const entries = yield* mapEach(deps.config.routes, (route) => ({ route, run: buildPipeline(route, deps) }));
+    return yield* routeTableWork(entries);
+  }
+
+  /** A configuration's pipelines and table, built beside the running ones (nothing is swapped). */
+  private *buildWork(config: CompiledConfig, plugins: GatewayOptions['plugins']): Work<BuiltConfig> {
+    const deps = yield* this.pipelineDepsWork(config, plugins);
+    return { deps, table: yield* this.tableWork(deps) };
   }
 }

@@ -32,6 +32,7 @@ import { compileConsumers } from './consumers-file.js';
 import { compileClientTls, overGlobal } from './client-tls.js';
 import { withTainhaKeys } from './tainha.js';
 import { parseStickyKey } from './syntax/sticky-key.js';
+import { mapEach, runWhole, type Work } from './sliced-work.js';
 
 /** Methods a retry cannot make do their work twice (RFC 9110 9.2.2). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -47,6 +48,11 @@ interface RouteContext {
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
 export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
+  return runWhole(compileConfigWork(file, fileName));
+}
+
+/** `compileConfig` as interruptible work (./sliced-work.ts), after each route: a reload runs it in slices. */
+export function* compileConfigWork(file: GatewayFile, fileName: string): Work<CompiledConfig> {
   const settings = withTainhaKeys(file.config);
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
   const baseDir = dirname(fileName);
@@ -65,7 +71,7 @@ export function compileConfig(file: GatewayFile, fileName: string): CompiledConf
     baseDir,
     originOf: (service) => named.get(service) ?? mustService(service),
   };
-  const routes = file.routes.map((r, index) => compileRoute(r, index, context));
+  const routes = yield* mapEach(file.routes, (r, index) => compileRoute(r, index, context));
   const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, baseDir);
   const plugins = (file.plugins ?? []).map((p) =>
     Object.freeze({

@@ -6,7 +6,9 @@
 import type { CompiledConfig, LoadResult } from './types.js';
 import { parseConfigFile, parseConfigText, type ParsedConfig } from './parse.js';
 import { validateConfig } from './validate.js';
-import { compileConfig } from './compile.js';
+import { compileConfig, compileConfigWork } from './compile.js';
+import { nextTurn, runInSlices } from './sliced-work.js';
+import type { GatewayFile } from './schema.js';
 import { resolveTracing, writtenTelemetryKeys } from './otel-env.js';
 
 /** Reads, validates and compiles a file: the one entry point of `start`, `check` and reload. */
@@ -17,10 +19,11 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
 }
 
 /**
- * `loadConfig` for a reload, while requests are being served: the parse, the validation and the
- * compilation each run in one stretch, and the event loop answers the requests that came
- * meanwhile between them, so a request waits for one step rather than for the whole load
- * (docs/performance.md#scale-in-routes). Same result as `loadConfig`.
+ * `loadConfig` while requests are being served, on this thread: the parse and the validation each
+ * run in one stretch, the compilation in slices of a few ms (./sliced-work.ts), and the event loop
+ * answers the requests that came meanwhile between them (docs/performance.md#scale-in-routes).
+ * Same result as `loadConfig`. A reload parses and validates on a worker thread instead
+ * (./load-off-thread.ts), and comes here when no worker can start.
  */
 export async function loadConfigInSteps(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadResult> {
   const parsed = parseConfigFile(file, env);
@@ -28,13 +31,15 @@ export async function loadConfigInSteps(file: string, env: NodeJS.ProcessEnv = p
   const v = validateConfig(parsed);
   if (!v.ok) return v;
   await nextTurn();
-  return { ok: true, config: withTracing(compileConfig(v.config, file), parsed, env), notices: v.notices };
+  return { ok: true, config: withTracing(await compileInSlices(v.config, file), parsed, env), notices: v.notices };
 }
 
-/** Resolves after the event loop has polled for I/O once (setImmediate runs after the poll phase). */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+/** `compileConfig` in slices of a few ms, the event loop turning between them. */
+export function compileInSlices(file: GatewayFile, fileName: string): Promise<CompiledConfig> {
+  return runInSlices(compileConfigWork(file, fileName));
 }
+
+export { nextTurn };
 
 /** The same from text (tests, embedding). */
 export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.ProcessEnv = process.env): LoadResult {
@@ -43,12 +48,21 @@ export function loadConfigText(text: string, file = 'gateway.yaml', env: NodeJS.
   return v.ok ? { ok: true, config: withTracing(compileConfig(v.config, file), parsed, env), notices: v.notices } : v;
 }
 
+/** Where a load finds the positions of the plugin entries, and which telemetry keys the file wrote. */
+export interface LoadedText {
+  readonly locate: ParsedConfig['locate'];
+  readonly locateKey: ParsedConfig['locateKey'];
+  /** The keys of `config.telemetry` the file set (./otel-env.ts `writtenTelemetryKeys`). */
+  readonly telemetryKeys?: ReadonlySet<string>;
+  readonly value?: unknown;
+}
+
 /**
  * Adds the tracing settings (the file's keys win, OTEL_* variables fill the rest) and the
  * positions of the plugin entries, so that the options a plugin's schema refuses, checked once
  * its module is imported (src/plugins/load.ts), are reported at their line like any other key.
  */
-function withTracing(config: CompiledConfig, parsed: ParsedConfig, env: NodeJS.ProcessEnv): CompiledConfig {
+export function withTracing(config: CompiledConfig, parsed: LoadedText, env: NodeJS.ProcessEnv): CompiledConfig {
   return Object.freeze({
     ...config,
     plugins: Object.freeze(
@@ -60,6 +74,10 @@ function withTracing(config: CompiledConfig, parsed: ParsedConfig, env: NodeJS.P
         }),
       ),
     ),
-    tracing: resolveTracing(config.settings.telemetry, writtenTelemetryKeys(parsed.value), env),
+    tracing: resolveTracing(
+      config.settings.telemetry,
+      parsed.telemetryKeys ?? writtenTelemetryKeys(parsed.value),
+      env,
+    ),
   });
 }

@@ -27,6 +27,12 @@ export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 /** Reads and parses `file`; a missing or unreadable file is a single problem at 1:1. */
 export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): ParsedConfig {
+  const text = readConfigText(file);
+  return typeof text === 'string' ? parseConfigText(text, file, env) : text;
+}
+
+/** The text of `file`, or what stops it being read as a single problem at 1:1. */
+export function readConfigText(file: string): string | ParsedConfig {
   let text: string;
   try {
     // Checked before reading: a configuration is small, and the whole file is held in memory.
@@ -45,7 +51,7 @@ export function parseConfigFile(file: string, env: NodeJS.ProcessEnv = process.e
       );
     return unparsable(file, `cannot read file (${(err as Error).message})`);
   }
-  return parseConfigText(text, file, env);
+  return text;
 }
 
 /** Line and column of an offset in the text `lineCounter` has counted. */

@@ -1,12 +1,14 @@
 /**
  * Hot reload (docs/design-decisions.md: SIGHUP, or a file change under `--watch`). The new file is read,
- * validated and compiled first; only a configuration with no problem replaces the running one,
+ * validated and compiled first (parsed and validated on a worker thread, the rest in slices of a
+ * few ms: docs/performance.md "Scale in routes"); only a configuration with no problem replaces the running one,
  * by one reference swap in the gateway (in-flight requests and open streams finish on the table
  * they started with). An invalid file is logged with every problem and changes nothing.
  */
 import { readFileSync, watch } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadConfigInSteps, nextTurn } from '../config/load.js';
+import { nextTurn } from '../config/load.js';
+import { loadConfigOffThread } from '../config/load-off-thread.js';
 import type { CompiledConfig } from '../config/types.js';
 import { formatProblem } from '../config/problems.js';
 import { loadPlugins } from '../plugins/load.js';
@@ -17,7 +19,8 @@ import type { Logger } from '../observability/logger.js';
 export interface Reloadable {
   readonly events: EventBus;
   readonly logger: Logger;
-  reload(config: CompiledConfig, plugins?: LoadedPlugins): void;
+  /** Builds `config` beside the running configuration, in slices, then swaps it in. */
+  reloadInSlices(config: CompiledConfig, plugins?: LoadedPlugins): Promise<void>;
 }
 
 /** The reload under way of each target, which the next one waits for. */
@@ -45,16 +48,16 @@ export function reloadFromFile(
 }
 
 async function reloadNow(target: Reloadable, file: string, env: NodeJS.ProcessEnv, why: string): Promise<boolean> {
-  const loaded = await loadConfigInSteps(file, env);
+  const loaded = await loadConfigOffThread(file, env);
   const next = loaded.ok ? await withPlugins(loaded.config) : loaded;
   if (!next.ok) {
     target.events.emit('config:reload', { file, ok: false, problems: next.problems.map(formatProblem) });
     return false;
   }
-  // The build of the pipelines and route table is one more stretch: requests come first.
+  // Requests come first; then the pipelines and route table are built in slices too.
   await nextTurn();
   try {
-    target.reload(next.config, next.plugins);
+    await target.reloadInSlices(next.config, next.plugins);
   } catch (err) {
     // A bug in building the new table: the old one is still in place.
     target.logger.error({ err, why }, 'reload failed; keeping the running configuration');

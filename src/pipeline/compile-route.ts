@@ -14,15 +14,19 @@ import { compileFieldFilter } from '../mapping/field-filter.js';
 import { compileBatch } from '../mapping/batch.js';
 import { clientRefusal, type ClientRefusal } from '../layers/ip-rules.js';
 import { createClientIpResolver } from '../server/client-ip.js';
+import { mapEach, runWhole, type Work } from '../config/sliced-work.js';
 
 /** The configuration with every route compiled; its other parts are shared, not copied. */
 export function compileRoutes(config: CompiledConfig): PipelineConfig {
+  return runWhole(compileRoutesWork(config));
+}
+
+/** `compileRoutes` as interruptible work (config/sliced-work.ts), after each route: a reload runs it in slices. */
+export function* compileRoutesWork(config: CompiledConfig): Work<PipelineConfig> {
   const rolesClaim = config.settings.auth.rolesClaim;
   const refusal = ipRulesCompiler(config);
-  return Object.freeze({
-    ...config,
-    routes: Object.freeze(config.routes.map((r) => compileRoute(r, rolesClaim, refusal))),
-  });
+  const routes = yield* mapEach(config.routes, (r) => compileRoute(r, rolesClaim, refusal));
+  return Object.freeze({ ...config, routes: Object.freeze(routes) });
 }
 
 /**

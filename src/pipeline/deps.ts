@@ -9,7 +9,8 @@ import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
 import type { PipelineConfig } from './types.js';
-import { compileRoutes } from './compile-route.js';
+import { compileRoutesWork } from './compile-route.js';
+import { runWhole, type Work } from '../config/sliced-work.js';
 import { requestDropSet, type RequestDropSet } from '../upstream/trust-boundary.js';
 import { clientKey, createClientIpResolver, createTrustTest, type ClientIpResolver } from '../server/client-ip.js';
 import { createAuthenticator } from '../auth/authenticator.js';
@@ -120,8 +121,13 @@ export interface PipelineDeps extends SharedPipelineDeps {
 
 /** Compiles what the pipelines of `config` share: made once per configuration, swapped on reload. */
 export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelineDeps): PipelineDeps {
+  return runWhole(createPipelineDepsWork(config, shared));
+}
+
+/** `createPipelineDeps` as interruptible work (config/sliced-work.ts), after each route compiled. */
+export function* createPipelineDepsWork(config: CompiledConfig, shared: SharedPipelineDeps): Work<PipelineDeps> {
   const { settings } = config;
-  const compiled = compileRoutes(config);
+  const compiled = yield* compileRoutesWork(config);
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
   const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(settings, shared) : undefined;
   const rateLimiter = shared.rateLimiter ?? createRateLimiter();

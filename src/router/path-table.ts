@@ -6,7 +6,8 @@
  * segment); then prefix routes, the longest first. A route found with a literal path answers with
  * a match made once, when the table is built.
  */
-import { addToTree, createSegmentTree, finishTree, type SegmentTree } from './segment-tree.js';
+import { addToTree, createSegmentTree, finishTreeWork, type SegmentTree } from './segment-tree.js';
+import { runWhole, type Work } from '../config/sliced-work.js';
 import { matchTree, missedMethods } from './tree-match.js';
 import { METHOD_COUNT, methodBit, methodIndex } from './method-set.js';
 import type { Match, RouteEntry } from './types.js';
@@ -64,6 +65,11 @@ export class PathTable {
  * HEAD whatever the order of the file or the names of their parameters.
  */
 export function createPathTable(entries: readonly RouteEntry[]): PathTable {
+  return runWhole(pathTableWork(entries));
+}
+
+/** `createPathTable` as interruptible work (config/sliced-work.ts), after each route placed. */
+export function* pathTableWork(entries: readonly RouteEntry[]): Work<PathTable> {
   const literal = new Map<string, LiteralPath>();
   const tree = createSegmentTree();
   let hasTree = false;
@@ -72,6 +78,7 @@ export function createPathTable(entries: readonly RouteEntry[]): PathTable {
       const { method, clientPath, isPrefix } = entry.route;
       if (pass === 1 && method !== 'GET') continue;
       const index = methodIndex(pass === 0 ? method : 'HEAD');
+      yield;
       if (isPrefix || clientPath.includes('{')) {
         addToTree(tree, index, entry, clientPath, isPrefix);
         hasTree = true;
@@ -86,6 +93,6 @@ export function createPathTable(entries: readonly RouteEntry[]): PathTable {
       routes.matches[index] ??= Object.freeze({ kind: 'found', entry, params: NO_PARAMS });
       routes.methods |= methodBit(index);
     }
-  if (hasTree) finishTree(tree);
+  if (hasTree) yield* finishTreeWork(tree);
   return new PathTable(literal, hasTree ? tree : null);
 }

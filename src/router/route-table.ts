@@ -7,7 +7,8 @@
  * more than plain characters.
  */
 import type { Match, RouteEntry } from './types.js';
-import { createPathTable, type PathTable } from './path-table.js';
+import { pathTableWork, type PathTable } from './path-table.js';
+import { runWhole, type Work } from '../config/sliced-work.js';
 import { methodBit, methodIndex, missFor } from './method-set.js';
 import { requestHostName } from './host-name.js';
 import { needsReading, readRequestPath } from './request-path.js';
@@ -25,9 +26,14 @@ const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
 
 /** Builds the table. */
 export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
+  return runWhole(routeTableWork(entries));
+}
+
+/** `createRouteTable` as interruptible work (config/sliced-work.ts), after each route placed. */
+export function* routeTableWork(entries: readonly RouteEntry[]): Work<RouteTable> {
   if (!entries.some((e) => e.route.hosts.length > 0)) {
     // The Host is never read.
-    const only = createPathTable(entries);
+    const only = yield* pathTableWork(entries);
     return {
       entries,
       match(method, target) {
@@ -40,7 +46,7 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
       },
     };
   }
-  const { exact, wildcard, fallback } = hostTables(entries);
+  const { exact, wildcard, fallback } = yield* hostTables(entries);
   const groupsOf = createHostCache((host): HostGroups => {
     const name = requestHostName(host);
     const dot = name.indexOf('.');
@@ -105,11 +111,11 @@ function createHostCache(groupsOf: (host: string | undefined) => HostGroups): (h
  * `hosts:` for every host (undefined when there are none). A request tries its exact host's, then
  * its wildcard's, then the routes without hosts: the first group with a route for it answers.
  */
-function hostTables(entries: readonly RouteEntry[]): {
+function* hostTables(entries: readonly RouteEntry[]): Work<{
   exact: Map<string, PathTable>;
   wildcard: Map<string, PathTable>;
   fallback: PathTable | undefined;
-} {
+}> {
   const everyHost = entries.filter((e) => e.route.hosts.length === 0);
   const byPattern = new Map<string, RouteEntry[]>();
   for (const e of entries)
@@ -121,8 +127,8 @@ function hostTables(entries: readonly RouteEntry[]): {
   const exact = new Map<string, PathTable>();
   const wildcard = new Map<string, PathTable>();
   for (const [pattern, list] of byPattern) {
-    if (pattern.startsWith('*.')) wildcard.set(pattern.slice(2), createPathTable(list));
-    else exact.set(pattern, createPathTable(list));
+    if (pattern.startsWith('*.')) wildcard.set(pattern.slice(2), yield* pathTableWork(list));
+    else exact.set(pattern, yield* pathTableWork(list));
   }
-  return { exact, wildcard, fallback: everyHost.length > 0 ? createPathTable(everyHost) : undefined };
+  return { exact, wildcard, fallback: everyHost.length > 0 ? yield* pathTableWork(everyHost) : undefined };
 }

@@ -17,6 +17,7 @@
  * - The walk (./tree-match.ts) keeps where each parameter's value is, not the value: strings are
  *   made only for the route found.
  */
+import { runWhole, type Work } from '../config/sliced-work.js';
 import { METHOD_COUNT } from './method-set.js';
 import { paramsMaker, type ValueSource } from './params-maker.js';
 import { MAX_PARAM_LENGTH, segmentHash } from './tree-match.js';
@@ -76,7 +77,12 @@ export function addToTree(
  * hash of their first segment.
  */
 export function finishTree(tree: SegmentTree): void {
-  const visit = (node: TreeNode): void => {
+  runWhole(finishTreeWork(tree));
+}
+
+/** `finishTree` as interruptible work (config/sliced-work.ts), after each node. */
+export function* finishTreeWork(tree: SegmentTree): Work<void> {
+  function* visit(node: TreeNode): Work<void> {
     if (node.statics !== null) {
       const kids: TreeNode[] = [];
       for (const [literal, next] of node.statics) {
@@ -89,7 +95,7 @@ export function finishTree(tree: SegmentTree): void {
         }
         to.edge = text;
         kids.push(to);
-        visit(to);
+        yield* visit(to);
       }
       node.statics = null;
       if (kids.length <= FEW) node.kids = kids;
@@ -106,10 +112,11 @@ export function finishTree(tree: SegmentTree): void {
         node.byHash = table;
       }
     }
-    node.patterns?.forEach((e) => visit(e.node));
-    if (node.param !== null) visit(node.param);
-  };
-  visit(tree.root);
+    for (const e of node.patterns ?? []) yield* visit(e.node);
+    if (node.param !== null) yield* visit(node.param);
+    yield;
+  }
+  yield* visit(tree.root);
 }
 
 /** A node that only leads on to one literal segment: no route ends or forks there. */

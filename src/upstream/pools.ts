@@ -32,6 +32,8 @@ export class PoolMaker {
   private readonly streamPools = new Set<BackendPool>();
   /** Retired pools still finishing their calls: shutdown cuts them like the streams. */
   private readonly retiring = new Set<BackendPool>();
+  /** Pools retired while `holdRetired` holds them, closed at its release. */
+  private held: BackendPool[] | undefined;
 
   constructor(private readonly connections: number) {}
 
@@ -81,6 +83,24 @@ export class PoolMaker {
   retire(pool: BackendPool): void {
     if (!this.pools.delete(pool) && !this.streamPools.delete(pool)) return;
     this.retiring.add(pool);
+    if (this.held !== undefined) this.held.push(pool);
+    else this.close1(pool);
+  }
+
+  /**
+   * Until the function returned is called, retired pools stay open: a reload built in slices
+   * (docs/performance.md "Scale in routes") replaces a service's pools while the running
+   * configuration, which still calls them, serves requests; they close once it is swapped out.
+   */
+  holdRetired(): () => void {
+    const held: BackendPool[] = (this.held ??= []);
+    return () => {
+      if (this.held === held) this.held = undefined;
+      for (const pool of held.splice(0)) this.close1(pool);
+    };
+  }
+
+  private close1(pool: BackendPool): void {
     void pool.dispatcher
       .close()
       .catch(() => pool.dispatcher.destroy())

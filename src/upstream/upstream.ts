@@ -40,6 +40,11 @@ export interface UpstreamRegistry {
    * TLS changed gets a new Upstream with new pools at its next `forOrigin`, and its old pools drain.
    */
   useTls(tls: ClientTls | undefined): void;
+  /**
+   * Until the function returned is called, the pools `forOrigin` and target changes retire stay
+   * open, for the configuration still served while a reload builds in slices (PoolMaker.holdRetired).
+   */
+  holdRetired(): () => void;
   all(): Iterable<Upstream>;
   /**
    * The pool copies for a route's mirror go out on (docs/routing.md "Mirroring"): one per origin,
@@ -87,6 +92,10 @@ class Registry implements UpstreamRegistry {
 
   useTls(tls: ClientTls | undefined): void {
     this.tls = tls;
+  }
+
+  holdRetired(): () => void {
+    return this.pools.holdRetired();
   }
 
   private keepsTls(origin: Origin): boolean {
