@@ -4,6 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, loadConfigInSteps } from './load.js';
+import { loadConfigOffThread } from './load-off-thread.js';
+import { ROUTES_PER_MESSAGE } from './load-messages.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-load-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,5 +57,59 @@ describe('loadConfigInSteps', () => {
     };
     assert.equal(await turnsDuring(() => loadConfig(file, {})), 0);
     assert.ok((await turnsDuring(() => loadConfigInSteps(file, {}))) >= 2);
+  });
+});
+
+describe('loadConfigOffThread', () => {
+  it('gives what loadConfig gives: a valid file, one with problems, ${ENV} values, a missing file', async () => {
+    const valid = routesFile(ROUTES_PER_MESSAGE * 2 + 7);
+    const invalid = routesFile(3, '  - { method: FETCH, route: /x, service: "127.0.0.1:9" }\n');
+    const withEnv = join(dir, 'env.yaml');
+    writeFileSync(
+      withEnv,
+      'config:\n  port: ${PORT:-8080}\nroutes:\n  - { method: GET, route: /a, service: "${HOST}", path: /a, public: true }\n',
+    );
+    const env = { HOST: '127.0.0.1:9', PORT: '9090' };
+    for (const file of [valid, invalid, withEnv, join(dir, 'missing.yaml')]) {
+      const offThread = await loadConfigOffThread(file, env);
+      const atOnce = loadConfig(file, env);
+      assert.equal(offThread.ok, atOnce.ok, file);
+      assert.deepEqual(data(offThread), data(atOnce), file);
+    }
+    const loaded = await loadConfigOffThread(withEnv, env);
+    assert.ok(loaded.ok);
+    assert.equal(loaded.config.settings.port, 9090);
+    assert.equal(loaded.config.routes[0]!.service, '127.0.0.1:9');
+  });
+
+  it('locates plugin entries in the file the worker read', async () => {
+    const file = join(dir, 'plugins.yaml');
+    writeFileSync(
+      file,
+      'plugins:\n  - name: stamp\n    module: ./stamp.mjs\n    options:\n      header: x-stamp\nroutes:\n  - { method: GET, route: /a, service: "127.0.0.1:9", path: /a, public: true, plugins: [stamp] }\n',
+    );
+    const offThread = await loadConfigOffThread(file, {});
+    const atOnce = loadConfig(file, {});
+    assert.ok(offThread.ok && atOnce.ok);
+    const [worker, here] = [offThread.config.plugins[0]!, atOnce.config.plugins[0]!];
+    assert.deepEqual(worker.locate(['options', 'header']), here.locate(['options', 'header']));
+    assert.deepEqual(worker.locate(['options'], 'header'), { line: 5, col: 7 });
+  });
+
+  it('holds the event loop only while reading back and compiling slices: it turns throughout', async () => {
+    const file = routesFile(ROUTES_PER_MESSAGE * 4);
+    let turns = 0;
+    let done = false;
+    const tick = () => {
+      if (done) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const loaded = await loadConfigOffThread(file, {});
+    done = true;
+    assert.ok(loaded.ok);
+    // At least one turn for each message of routes the worker posted, one after the other.
+    assert.ok(turns >= 4, `${turns} turns`);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Hot reload in process (ops/reload.ts): valid, invalid (the running configuration
  * stays, every problem logged), in-flight requests finish on their configuration, state survives,
- * and a load loop sees zero errors while the file is reloaded 20 times.
+ * a load loop sees zero errors while the file is reloaded 20 times, and a large file is built in
+ * slices while the running configuration answers (HTTP/1.1 and HTTP/2).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,8 @@ import { startGateway, type TestGateway } from '../support/gateway.js';
 import { get } from '../support/http.js';
 import { waitFor } from '../support/wait-for.js';
 import { reloadFromFile } from '../../src/ops/reload.js';
+import { connect } from 'node:http2';
+import { h2request } from '../support/http2.js';
 
 describe('hot reload', () => {
   let backend: TestBackend;
@@ -200,5 +203,78 @@ config:
     assert.ok(ok > 100, `only ${ok} requests completed`);
     assert.equal((await get(`${gw.url}/api/extra20`)).status, 200);
     assert.equal((await get(`${gw.url}/api/extra19`)).status, 404);
+  });
+});
+
+describe('hot reload of a large file', () => {
+  let backend: TestBackend;
+  let gw: TestGateway;
+  let dir: string;
+  let file: string;
+  /** `/items/{id}` to `/v{version}/items/{id}`, among `count` other routes. */
+  const config = (version: number, count: number) => {
+    const lines = [
+      'routes:',
+      `  - { method: GET, route: "/items/{id}", service: "${backend.host}", path: "/v${version}/items/{id}", public: true }`,
+    ];
+    for (let i = 0; i < count; i++)
+      lines.push(
+        `  - { method: GET, route: "/r${i}/items/{id}", service: "${backend.host}", path: "/r${i}/{id}", public: true${i % 2 === 0 ? `, hosts: [t${i}.example.com]` : ''} }`,
+      );
+    return `${lines.join('\n')}\nconfig:\n  http2: { cleartext: true }\n`;
+  };
+  before(async () => {
+    backend = await startBackend((req, res) => json(res, 200, { url: req.url }));
+    dir = mkdtempSync(join(tmpdir(), 'portico-reload-large-'));
+    file = join(dir, 'gateway.yaml');
+    gw = await startGateway(config(0, 10));
+  });
+  after(async () => {
+    await gw?.close();
+    await backend?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers on the running configuration while 4,000 routes are loaded and built, then on the new one', async () => {
+    const session = connect(gw.url);
+    const pool = new Pool(gw.url, { connections: 4, pipelining: 1 });
+    try {
+      const versionOf = async (h2: boolean, n: number): Promise<string> => {
+        const path = `/api/items/${n}`;
+        const { status, body } = h2
+          ? await h2request(session, path)
+          : await pool.request({ path, method: 'GET' }).then(async (r) => ({
+              status: r.statusCode,
+              body: await r.body.text(),
+            }));
+        assert.equal(status, 200, body);
+        return (JSON.parse(body) as { url: string }).url.split('/')[1]!;
+      };
+      writeFileSync(file, config(1, 4000));
+      let reloaded = false;
+      const reload = reloadFromFile(gw.gateway, file, {}, 'large file').then((ok) => {
+        reloaded = true;
+        return ok;
+      });
+      // Requests sent and answered before the reload is done: the old table answers them.
+      const during: string[] = [];
+      for (let n = 0; !reloaded; n++) {
+        const [h1, h2] = await Promise.all([versionOf(false, n), versionOf(true, n)]);
+        if (!reloaded) during.push(h1, h2);
+      }
+      assert.equal(await reload, true);
+      assert.ok(during.length >= 4, `only ${during.length} answers while reloading`);
+      assert.deepEqual(new Set(during.slice(0, 2)), new Set(['v0']));
+      assert.deepEqual(
+        during.filter((v) => v !== 'v0' && v !== 'v1'),
+        [],
+      );
+      assert.equal(await versionOf(false, 1), 'v1');
+      assert.equal(await versionOf(true, 2), 'v1');
+      assert.equal((await get(`${gw.url}/api/r3999/items/7`)).status, 200);
+    } finally {
+      session.close();
+      await pool.close();
+    }
   });
 });
