@@ -9,19 +9,26 @@
  * - lookup: ns per `match` for each kind, on paths made as a request makes them (new strings);
  * - start: `portico start` as a child process, from spawn to `/ready` answering (tsx included: the
  *   10-route row is the floor);
- * - reload: SIGHUP to the child's "reloaded" log line (both clocks are this machine's).
+ * - reload: SIGHUP to the child's "reloaded" log line (both clocks are this machine's);
+ * - stall: the longest the event loop is held during a reload in this process, with the load and
+ *   build each in one call (`loadConfig`, `gateway.reload`) and as a reload does them (parse and
+ *   validation on a worker thread, the rest in slices: `loadConfigOffThread`, `reloadInSlices`).
  *
  * Then a reload under load, on one route of the largest configuration for `--seconds` each:
  * - autocannon, once quiet and once with a SIGHUP every `--reload-every` seconds: req/s, the
  *   capacity a reload takes away. Its latencies are not the measure: closed-loop, a client waits
  *   for its answer before sending the next request, so a stall of the event loop delays only one
  *   request per connection (50 of some 80,000) and hides below its p99 (coordinated omission);
- * - the open-loop client (bench/open-loop-client.ts) at `--load-share` of that quiet capacity,
- *   once quiet and once with the SIGHUPs: every request counted from when it was due, so a
- *   request held back by a reload shows in p99, p99.9 and max. The p99 ratio is of these two.
+ * - the open-loop client (bench/open-loop-client.ts): first a sweep of short quiet runs at
+ *   `--sweep-shares` of autocannon's capacity, for the highest rate below which every p99 stays
+ *   within `--stable-factor` of the lowest rate's (beyond it the latency is a queue); then, at
+ *   `--load-share` of that sustainable rate, `--rounds` rounds of a quiet run and a run with the
+ *   SIGHUPs, interleaved: every request counted from when it was due, so a request held back by
+ *   a reload shows in p99, p99.9 and max. The p99 ratio is of the two runs of each round.
  *
  *   node --expose-gc --import tsx bench/routes-scale.ts [--sizes 10,1000,10000] [--seconds 10]
- *        [--reload-every 2] [--connections 50] [--load-share 0.7] [--no-load]
+ *        [--reload-every 2] [--connections 50] [--load-share 0.55] [--sweep-shares 0.1,...,0.7]
+ *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -31,6 +38,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load.js';
+import { loadConfigOffThread } from '../src/config/load-off-thread.js';
 import { formatProblem } from '../src/config/problems.js';
 import { createGateway } from '../src/gateway.js';
 import { createRouteTable, type RouteTable } from '../src/router/route-table.js';
@@ -45,7 +53,11 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     'reload-every': { type: 'string', default: '2' },
     connections: { type: 'string', default: '50' },
-    'load-share': { type: 'string', default: '0.7' },
+    'load-share': { type: 'string', default: '0.55' },
+    'sweep-shares': { type: 'string', default: '0.1,0.2,0.3,0.4,0.5,0.6,0.7' },
+    'sweep-seconds': { type: 'string', default: '3' },
+    'stable-factor': { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
     'no-load': { type: 'boolean', default: false },
   },
 });
@@ -89,6 +101,8 @@ interface InProcess {
   heapBytes: number;
   rssBytes: number;
   lookupNs: Record<string, number>;
+  stallWholeMs: number;
+  stallSlicedMs: number;
 }
 
 function median(xs: number[]): number {
@@ -120,6 +134,24 @@ async function inProcess(count: number): Promise<InProcess> {
   const gateway = createGateway({ config: loaded.config, logger: silent });
   gc!();
   const after = process.memoryUsage();
+  // The longest stretch the event loop is held during a reload: whole (load and build in one
+  // call each, as before) against a reload's own way (worker, then slices), the median of 3.
+  const wholeStalls: number[] = [];
+  const slicedStalls: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    wholeStalls.push(
+      await stallDuring(async () => {
+        const next = loadConfig(file, {});
+        if (next.ok) gateway.reload(next.config);
+      }),
+    );
+    slicedStalls.push(
+      await stallDuring(async () => {
+        const next = await loadConfigOffThread(file, {});
+        if (next.ok) await gateway.reloadInSlices(next.config);
+      }),
+    );
+  }
   await gateway.close();
   const i = Math.floor(count / 8);
   const host = `t${i % 10 === 0 ? i + 1 : i}.example.com`;
@@ -138,7 +170,23 @@ async function inProcess(count: number): Promise<InProcess> {
     heapBytes: after.heapUsed - before.heapUsed,
     rssBytes: after.rss - before.rss,
     lookupNs,
+    stallWholeMs: median(wholeStalls),
+    stallSlicedMs: median(slicedStalls),
   };
+}
+
+/** The longest gap between ticks of a 1 ms timer while `run` runs, in ms. */
+async function stallDuring(run: () => Promise<void>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  await run();
+  clearInterval(timer);
+  return Math.max(longest, performance.now() - last);
 }
 
 /** ns per match, with the path and host as new strings each time (as a request brings them). */
@@ -198,9 +246,9 @@ async function stopChild(child: ChildProcess): Promise<void> {
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 console.log(`routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}`);
 console.log(
-  '| routes | load ms | build ms | heap MB | heap B/route | RSS MB | exact ns | param ns | prefix ns | host ns | start ms | reload ms |',
+  '| routes | load ms | build ms | heap MB | heap B/route | RSS MB | exact ns | param ns | prefix ns | host ns | start ms | reload ms | stall ms whole | stall ms sliced |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 let base: InProcess | undefined;
 for (const count of sizes) {
   const p = await inProcess(count);
@@ -211,7 +259,7 @@ for (const count of sizes) {
   const perRoute = count === sizes[0] ? '-' : ((p.heapBytes - base.heapBytes) / (count - sizes[0]!)).toFixed(0);
   const ns = (k: string) => p.lookupNs[k]!.toFixed(0);
   console.log(
-    `| ${count} | ${p.loadMs.toFixed(0)} | ${p.buildMs.toFixed(0)} | ${mb(p.heapBytes)} | ${perRoute} | ${mb(p.rssBytes)} | ${ns('exact')} | ${ns('param')} | ${ns('prefix')} | ${ns('host')} | ${startMs.toFixed(0)} | ${median(reloads).toFixed(0)} |`,
+    `| ${count} | ${p.loadMs.toFixed(0)} | ${p.buildMs.toFixed(0)} | ${mb(p.heapBytes)} | ${perRoute} | ${mb(p.rssBytes)} | ${ns('exact')} | ${ns('param')} | ${ns('prefix')} | ${ns('host')} | ${startMs.toFixed(0)} | ${median(reloads).toFixed(0)} | ${p.stallWholeMs.toFixed(1)} | ${p.stallSlicedMs.toFixed(1)} |`,
   );
 }
 
@@ -223,23 +271,53 @@ if (!values['no-load']) {
   /** `run` with a SIGHUP every `--reload-every` seconds meanwhile; the reloads counted. */
   const withReloads = async <T>(run: () => Promise<T>): Promise<{ result: T; reloads: number }> => {
     let reloads = 0;
+    let signals = 0;
+    let allDone = () => {};
     const onData = (chunk: Buffer) => {
-      if (chunk.toString().includes('"reloaded"')) reloads++;
+      for (const line of chunk.toString().split('\n')) if (line.includes('"reloaded"') && ++reloads >= signals) allDone();
     };
     child.stdout!.on('data', onData);
-    const timer = setInterval(() => child.kill('SIGHUP'), reloadEvery * 1000);
+    const timer = setInterval(() => {
+      signals++;
+      child.kill('SIGHUP');
+    }, reloadEvery * 1000);
     const result = await run();
     clearInterval(timer);
+    // A reload still under way ends before the next run, which it would otherwise slow down.
+    if (reloads < signals) await new Promise<void>((resolve) => (allDone = resolve));
     child.stdout!.off('data', onData);
     return { result, reloads };
   };
   const quiet = await autocannon(url, [], connections, seconds);
   const busy = await withReloads(() => autocannon(url, [], connections, seconds));
-  const rate = Math.round(quiet.requests.average * Number(values['load-share']));
-  const open = (): Promise<OpenLoopResult> =>
-    runOpenLoop({ url, method: 'GET', headers: {}, rate, durationSec: seconds, connections: 256, core: undefined });
-  const openQuiet = await open();
-  const openBusy = await withReloads(open);
+  const open = (rate: number, durationSec = seconds): Promise<OpenLoopResult> =>
+    runOpenLoop({ url, method: 'GET', headers: {}, rate, durationSec, connections: 256, core: undefined });
+
+  // The open-loop rate: far from saturation, or the quiet p99 is a queue, not a latency. Quiet
+  // runs of `--sweep-seconds` at rising shares of autocannon's capacity; the sustainable rate is
+  // the highest whose p99 stays within `--stable-factor` of the lowest rate's p99, with no error;
+  // the load is `--load-share` of it ("full load" in the issue's words: busy, not queueing).
+  const sweep: { rate: number; r: OpenLoopResult }[] = [];
+  for (const share of values['sweep-shares'].split(',').map(Number)) {
+    const rate = Math.round(quiet.requests.average * share);
+    sweep.push({ rate, r: await open(rate, Number(values['sweep-seconds'])) });
+  }
+  const floorP99 = sweep[0]!.r.p99Ms;
+  const isStable = (r: OpenLoopResult) =>
+    r.p99Ms <= floorP99 * Number(values['stable-factor']) && r.errors === 0 && r.badStatus === 0;
+  // The rates up to the first that is not stable.
+  const firstUnstable = sweep.findIndex(({ r }) => !isStable(r));
+  const stable = firstUnstable < 0 ? sweep : sweep.slice(0, Math.max(firstUnstable, 1));
+  const sustainable = stable.at(-1)!.rate;
+  const rate = Math.round(sustainable * Number(values['load-share']));
+
+  // Quiet and reloading runs at the same rate, interleaved round by round.
+  const rounds: { quiet: OpenLoopResult; busy: OpenLoopResult; reloads: number }[] = [];
+  for (let round = 0; round < Number(values.rounds); round++) {
+    const q = await open(rate);
+    const b = await withReloads(() => open(rate));
+    rounds.push({ quiet: q, busy: b.result, reloads: b.reloads });
+  }
   await stopChild(child);
   console.log(`\nreload under load, ${count} routes, ${seconds} s each, SIGHUP every ${reloadEvery} s:`);
   console.log(`closed loop (autocannon, ${connections} connections): capacity`);
@@ -252,19 +330,26 @@ if (!values['no-load']) {
     console.log(
       `| ${name} | ${r.requests.average.toFixed(0)} | ${r.latency.p99} | ${r.latency.max} | ${r.non2xx} | ${r.errors} |`,
     );
-  console.log(`open loop at ${rate} req/s (${values['load-share']} of the quiet capacity): latency from due time`);
-  console.log('| run | req/s | p50 ms | p99 ms | p99.9 ms | max ms | bad status | errors |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (const [name, r] of [
-    ['no reload', openQuiet],
-    [`reloading (${openBusy.reloads} reloads)`, openBusy.result],
-  ] as const)
+  console.log(`open loop, quiet, ${values['sweep-seconds']} s per rate: where the latency stays a latency`);
+  console.log('| rate req/s | share of autocannon | p50 ms | p99 ms | max ms | errors | stable |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const { rate: r0, r } of sweep)
     console.log(
-      `| ${name} | ${r.rps.toFixed(0)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.p999Ms.toFixed(2)} | ${r.maxMs.toFixed(2)} | ${r.badStatus} | ${r.errors} |`,
+      `| ${r0} | ${(r0 / quiet.requests.average).toFixed(2)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.maxMs.toFixed(2)} | ${r.errors + r.badStatus} | ${stable.some((x) => x.r === r) ? 'yes' : 'no'} |`,
     );
-  console.log(
-    `p99 ratio (reloading / quiet, open loop): ${(openBusy.result.p99Ms / Math.max(openQuiet.p99Ms, 0.001)).toFixed(2)}`,
-  );
+  console.log(`sustainable ${sustainable} req/s; load ${rate} req/s (${values['load-share']} of it)`);
+  console.log(`open loop at ${rate} req/s, quiet then reloading, per round: latency from due time`);
+  console.log('| round | quiet p50 | quiet p99 | reloading p50 | reloading p99 | p99.9 | max ms | reloads | errors | p99 ratio |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  const ratios: number[] = [];
+  rounds.forEach(({ quiet: q, busy: b, reloads }, i) => {
+    const ratio = b.p99Ms / Math.max(q.p99Ms, 0.001);
+    ratios.push(ratio);
+    console.log(
+      `| ${i + 1} | ${q.p50Ms.toFixed(2)} | ${q.p99Ms.toFixed(2)} | ${b.p50Ms.toFixed(2)} | ${b.p99Ms.toFixed(2)} | ${b.p999Ms.toFixed(2)} | ${b.maxMs.toFixed(2)} | ${reloads} | ${b.errors + b.badStatus + q.errors + q.badStatus} | ${ratio.toFixed(2)} |`,
+    );
+  });
+  console.log(`p99 ratio (reloading / quiet, open loop), median of ${rounds.length} rounds: ${median(ratios).toFixed(2)}`);
 }
 
 backend.close();

@@ -1,6 +1,5 @@
 /**
- * What the worker of ./load-worker.ts sends ./load-off-thread.ts: plain data only. The main thread
- * sends 'more' for each next message of routes.
+ * What ./load-off-thread.ts and its worker (./load-worker.ts) send each other: plain data only.
  */
 import type { Problem } from './problems.js';
 import type { GatewayFile, RouteConfig } from './schema.js';
@@ -11,10 +10,10 @@ import type { GatewayFile, RouteConfig } from './schema.js';
  */
 export const ROUTES_PER_MESSAGE = 250;
 
-export interface LoadRequest {
-  readonly file: string;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
+/** A file to load, or the next message of routes of the last one. */
+export type ToLoadWorker =
+  | { readonly kind: 'load'; readonly file: string; readonly env: Readonly<Record<string, string | undefined>> }
+  | { readonly kind: 'more' };
 
 export type LoadMessage =
   | { readonly kind: 'problems'; readonly problems: readonly Problem[] }

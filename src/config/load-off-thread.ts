@@ -3,9 +3,9 @@
  * routes"): the file is read, parsed and validated on a worker thread (./load-worker.ts), whose
  * parse and validation are single stretches of tens to hundreds of ms that cannot be cut; the
  * main thread only reads back the validated file, a few hundred routes per message, and compiles
- * it in slices of a few ms (./sliced-work.ts). A reload is rare: one worker per reload, gone
- * when it has answered. Same result as `loadConfig`; when no worker can start, the same steps
- * run on this thread (`loadConfigInSteps`).
+ * it in slices of a few ms (./sliced-work.ts). The worker is started by the first reload and
+ * kept a minute after each (`KEEP_WARM_MS`). Same result as `loadConfig`; when no worker can
+ * start, the same steps run on this thread (`loadConfigInSteps`).
  */
 import { Worker } from 'node:worker_threads';
 import type { CompiledConfig, LoadResult } from './types.js';
@@ -13,18 +13,7 @@ import type { Problem } from './problems.js';
 import type { GatewayFile, RouteConfig } from './schema.js';
 import { parseConfigText, type ParsedConfig } from './parse.js';
 import { compileInSlices, loadConfigInSteps, withTracing, type LoadedText } from './load.js';
-import type { LoadMessage, LoadRequest } from './load-messages.js';
-
-/** The worker, whose module is beside this one. */
-function startWorker(workerData: LoadRequest): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./load-worker.js', import.meta.url), { workerData });
-  // The sources run through tsx (tests, benches, a checkout): Node 20 does not carry a loader given
-  // by --import into a worker, so the worker registers tsx before importing its module.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./load-worker.ts', import.meta.url).href;
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData });
-}
+import type { LoadMessage, ToLoadWorker } from './load-messages.js';
 
 type Validated =
   | { readonly ok: true; readonly file: GatewayFile; readonly notices: readonly Problem[]; readonly text: LoadedText }
@@ -44,39 +33,85 @@ export async function loadConfigOffThread(file: string, env: NodeJS.ProcessEnv =
   return { ok: true, config: withTracing(config, validated.text, env), notices: validated.notices };
 }
 
+/**
+ * How long a worker is kept after a load, for the next: starting one loads the modules of
+ * parsing and validation anew (hundreds of ms), and reloads come in bursts (an editor's saves,
+ * a deployment's SIGHUPs). It holds no handle that keeps the process alive.
+ */
+const KEEP_WARM_MS = 60_000;
+
+/** The worker kept after its last load, and the timer that ends it. */
+let warm: { readonly worker: Worker; timer?: NodeJS.Timeout } | undefined;
+/** One load at a time on the worker: the loads already asked for. */
+let queue: Promise<unknown> = Promise.resolve();
+
+/** The worker, whose module is beside this one. */
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./load-worker.js', import.meta.url));
+  // The sources run through tsx (tests, benches, a checkout): Node 20 does not carry a loader given
+  // by --import into a worker, so the worker registers tsx before importing its module.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./load-worker.ts', import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(bootstrap, { eval: true });
+}
+
 /** The worker's answer; rejects when the worker failed before answering. */
 function validateOnWorker(file: string, env: NodeJS.ProcessEnv): Promise<Validated> {
-  const request: LoadRequest = { file, env: { ...env } };
+  const asked = queue.then(() => askWorker(file, env));
+  queue = asked.catch(() => {});
+  return asked;
+}
+
+function askWorker(file: string, env: NodeJS.ProcessEnv): Promise<Validated> {
+  const kept = (warm ??= { worker: startWorker() });
+  const { worker } = kept;
+  clearTimeout(kept.timer);
+  worker.ref();
   return new Promise((resolve, reject) => {
-    const worker = startWorker(request);
     let head: Extract<LoadMessage, { kind: 'head' }> | undefined;
     const routes: RouteConfig[] = [];
-    worker.on('message', (message: LoadMessage) => {
+    const settle = (answer: Validated | Error) => {
+      worker.off('message', onMessage);
+      worker.off('error', settle);
+      worker.off('exit', onExit);
+      if (answer instanceof Error) {
+        if (warm === kept) warm = undefined;
+        void worker.terminate();
+        return reject(answer);
+      }
+      worker.unref();
+      kept.timer = setTimeout(() => {
+        if (warm === kept) warm = undefined;
+        void worker.terminate();
+      }, KEEP_WARM_MS).unref();
+      resolve(answer);
+    };
+    const onExit = (code: number) => settle(new Error(`the configuration worker exited (${code}) without an answer`));
+    const more = () => worker.postMessage({ kind: 'more' } satisfies ToLoadWorker);
+    const onMessage = (message: LoadMessage) => {
       switch (message.kind) {
         case 'problems':
-          resolve({ ok: false, problems: message.problems });
-          break;
+          return settle({ ok: false, problems: message.problems });
         case 'head':
           head = message;
-          worker.postMessage('more');
-          break;
+          return more();
         case 'routes':
           for (const route of message.routes) routes.push(route);
-          worker.postMessage('more');
-          break;
+          return more();
         case 'end':
-          void worker.terminate();
-          resolve({
+          return settle({
             ok: true,
             file: { ...head!.file, routes },
             notices: head!.notices,
             text: locatedLater(head!.text, file, env, new Set(head!.telemetryKeys)),
           });
       }
-    });
-    // Either after an answer (then nothing changes) or instead of one.
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the configuration worker exited (${code}) without an answer`)));
+    };
+    worker.on('message', onMessage);
+    worker.once('error', settle);
+    worker.once('exit', onExit);
+    worker.postMessage({ kind: 'load', file, env: { ...env } } satisfies ToLoadWorker);
   });
 }
 

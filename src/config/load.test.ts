@@ -92,8 +92,8 @@ describe('loadConfigOffThread', () => {
     const atOnce = loadConfig(file, {});
     assert.ok(offThread.ok && atOnce.ok);
     const [worker, here] = [offThread.config.plugins[0]!, atOnce.config.plugins[0]!];
-    assert.deepEqual(worker.locate(['options', 'header']), here.locate(['options', 'header']));
-    assert.deepEqual(worker.locate(['options'], 'header'), { line: 5, col: 7 });
+    assert.deepEqual(worker.locate!(['options', 'header']), here.locate!(['options', 'header']));
+    assert.deepEqual(worker.locate!(['options'], 'header'), { line: 5, col: 7 });
   });
 
   it('holds the event loop only while reading back and compiling slices: it turns throughout', async () => {
