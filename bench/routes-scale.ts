@@ -274,7 +274,8 @@ if (!values['no-load']) {
     let signals = 0;
     let allDone = () => {};
     const onData = (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) if (line.includes('"reloaded"') && ++reloads >= signals) allDone();
+      for (const line of chunk.toString().split('\n'))
+        if (line.includes('"reloaded"') && ++reloads >= signals) allDone();
     };
     child.stdout!.on('data', onData);
     const timer = setInterval(() => {
@@ -339,7 +340,9 @@ if (!values['no-load']) {
     );
   console.log(`sustainable ${sustainable} req/s; load ${rate} req/s (${values['load-share']} of it)`);
   console.log(`open loop at ${rate} req/s, quiet then reloading, per round: latency from due time`);
-  console.log('| round | quiet p50 | quiet p99 | reloading p50 | reloading p99 | p99.9 | max ms | reloads | errors | p99 ratio |');
+  console.log(
+    '| round | quiet p50 | quiet p99 | reloading p50 | reloading p99 | p99.9 | max ms | reloads | errors | p99 ratio |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   const ratios: number[] = [];
   rounds.forEach(({ quiet: q, busy: b, reloads }, i) => {
@@ -349,7 +352,9 @@ if (!values['no-load']) {
       `| ${i + 1} | ${q.p50Ms.toFixed(2)} | ${q.p99Ms.toFixed(2)} | ${b.p50Ms.toFixed(2)} | ${b.p99Ms.toFixed(2)} | ${b.p999Ms.toFixed(2)} | ${b.maxMs.toFixed(2)} | ${reloads} | ${b.errors + b.badStatus + q.errors + q.badStatus} | ${ratio.toFixed(2)} |`,
     );
   });
-  console.log(`p99 ratio (reloading / quiet, open loop), median of ${rounds.length} rounds: ${median(ratios).toFixed(2)}`);
+  console.log(
+    `p99 ratio (reloading / quiet, open loop), median of ${rounds.length} rounds: ${median(ratios).toFixed(2)}`,
+  );
 }
 
 backend.close();

@@ -74,10 +74,6 @@ export function withTracing(config: CompiledConfig, parsed: LoadedText, env: Nod
         }),
       ),
     ),
-    tracing: resolveTracing(
-      config.settings.telemetry,
-      parsed.telemetryKeys ?? writtenTelemetryKeys(parsed.value),
-      env,
-    ),
+    tracing: resolveTracing(config.settings.telemetry, parsed.telemetryKeys ?? writtenTelemetryKeys(parsed.value), env),
   });
 }
