@@ -6,10 +6,10 @@ import type { Server } from 'node:http';
 import type { Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/types.js';
-import { routeTableWork, type RouteTable } from './router/route-table.js';
-import { buildPipeline, type PipelineDeps } from './pipeline/build.js';
-import { createPipelineDepsWork } from './pipeline/deps.js';
-import { mapEach, runInSlices, runWhole, type Work } from './config/sliced-work.js';
+import type { RouteTable } from './router/route-table.js';
+import type { PipelineDeps } from './pipeline/build.js';
+import { runInSlices, runWhole, type Work } from './config/sliced-work.js';
+import { buildConfigWork, type BuiltConfig } from './setup/configuration-build.js';
 import type { UpstreamRegistry } from './upstream/upstream.js';
 import type { LookupAll } from './upstream/dns-targets.js';
 import { originsOf, type CircuitRegistry } from './circuit/registry.js';
@@ -105,12 +105,6 @@ export interface Gateway {
   close(options?: CloseOptions): Promise<void>;
 }
 
-/** A configuration's pipelines and route table, ready to be swapped in. */
-interface BuiltConfig {
-  readonly deps: PipelineDeps;
-  readonly table: RouteTable;
-}
-
 export function createGateway(options: GatewayOptions): Gateway {
   return new PorticoGateway(options);
 }
@@ -157,8 +151,7 @@ class PorticoGateway implements Gateway {
       logLinesDropped: () => droppedLogLines(logger),
     });
     this.telemetry.apply(this.current);
-    this.deps = this.pipelineDeps(this.current, options.plugins);
-    this.table = this.buildTable(this.deps);
+    ({ deps: this.deps, table: this.table } = runWhole(this.buildWork(this.current, options.plugins)));
     const keepAliveMs = () => this.current.settings.timeouts.keepAliveSec * 1000;
     this.listeners = createListeners(this.current, this.requestHandler(), () => this.table, keepAliveMs, logger);
     this.server = this.listeners.server;
@@ -226,7 +219,7 @@ class PorticoGateway implements Gateway {
   }
 
   /** Serves `next` from now on, with its pipelines and table built. */
-  private swap(next: CompiledConfig, built: { deps: PipelineDeps; table: RouteTable }): void {
+  private swap(next: CompiledConfig, built: BuiltConfig): void {
     this.table = built.table;
     this.deps = built.deps;
     this.current = next;
@@ -312,34 +305,15 @@ class PorticoGateway implements Gateway {
     });
   }
 
-  private pipelineDeps(config: CompiledConfig, plugins: GatewayOptions['plugins']): PipelineDeps {
-    return runWhole(this.pipelineDepsWork(config, plugins));
-  }
-
-  private pipelineDepsWork(config: CompiledConfig, plugins: GatewayOptions['plugins']): Work<PipelineDeps> {
+  /** The pipelines and route table of `config`, built beside the running ones (nothing is swapped). */
+  private buildWork(config: CompiledConfig, plugins: GatewayOptions['plugins']): Work<BuiltConfig> {
     // Every registry is the process-wide part of each configuration's pipelines (SharedPipelineDeps).
-    return createPipelineDepsWork(config, {
+    return buildConfigWork(config, {
       ...this.registries,
       events: this.events,
       logger: this.logger,
       ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
       plugins,
     });
-  }
-
-  private buildTable(deps: PipelineDeps): RouteTable {
-    return runWhole(this.tableWork(deps));
-  }
-
-  /** The pipelines of every route, then the route table, interruptible after each route. */
-  private *tableWork(deps: PipelineDeps): Work<RouteTable> {
-    const entries = yield* mapEach(deps.config.routes, (route) => ({ route, run: buildPipeline(route, deps) }));
-    return yield* routeTableWork(entries);
-  }
-
-  /** A configuration's pipelines and table, built beside the running ones (nothing is swapped). */
-  private *buildWork(config: CompiledConfig, plugins: GatewayOptions['plugins']): Work<BuiltConfig> {
-    const deps = yield* this.pipelineDepsWork(config, plugins);
-    return { deps, table: yield* this.tableWork(deps) };
   }
 }
