@@ -6,10 +6,8 @@ import type { Server } from 'node:http';
 import type { Server as TlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { CompiledConfig } from './config/types.js';
-import type { RouteTable } from './router/route-table.js';
-import type { PipelineDeps } from './pipeline/build.js';
-import { runInSlices, runWhole, type Work } from './config/sliced-work.js';
-import { buildConfigWork, type BuiltConfig } from './setup/configuration-build.js';
+import { runWhole, type Work } from './config/sliced-work.js';
+import { buildConfigWork, buildInSlices, type BuiltConfig } from './setup/configuration-build.js';
 import type { UpstreamRegistry } from './upstream/upstream.js';
 import type { LookupAll } from './upstream/dns-targets.js';
 import { originsOf, type CircuitRegistry } from './circuit/registry.js';
@@ -92,11 +90,7 @@ export interface Gateway {
   adminAddress(): AddressInfo | undefined;
   /** Swaps in a new configuration (and its plugins, imported anew); in-flight requests finish on the old one. */
   reload(config: CompiledConfig, plugins?: GatewayOptions['plugins']): void;
-  /**
-   * `reload`, with the pipelines and route table built in slices of a few ms while the running
-   * configuration goes on serving (config/sliced-work.ts); swapped at once when built. A throw
-   * while building leaves the running configuration in place.
-   */
+  /** `reload`, built in slices of a few ms while the running configuration serves (config/sliced-work.ts). */
   reloadInSlices(config: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void>;
   /**
    * Stops accepting (after the drain delay, if given), lets in-flight requests finish (bounded),
@@ -124,8 +118,8 @@ class PorticoGateway implements Gateway {
   private readonly admin: AdminListener | undefined;
   private readonly inFlight = { count: 0 };
   private current: CompiledConfig;
-  private deps: PipelineDeps;
-  private table: RouteTable;
+  private deps: BuiltConfig['deps'];
+  private table: BuiltConfig['table'];
   private draining = false;
   private acceptsTunnels = true;
   /** The consumers file reloads on its own into the served configuration's key store. */
@@ -202,23 +196,14 @@ class PorticoGateway implements Gateway {
   }
 
   reload(next: CompiledConfig, plugins?: GatewayOptions['plugins']): void {
-    this.registries.upstreams.useTls(next.upstreamTls); // before the pipelines take their upstreams
     this.swap(next, runWhole(this.buildWork(next, plugins)));
   }
 
-  async reloadInSlices(next: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void> {
-    const { upstreams } = this.registries;
-    // Pools the new pipelines replace stay open until the swap: the running ones still call them.
-    const release = upstreams.holdRetired();
-    try {
-      upstreams.useTls(next.upstreamTls); // before the pipelines take their upstreams
-      this.swap(next, await runInSlices(this.buildWork(next, plugins)));
-    } finally {
-      release();
-    }
+  reloadInSlices(next: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void> {
+    const swap = (built: BuiltConfig) => this.swap(next, built);
+    return buildInSlices(this.registries.upstreams, this.buildWork(next, plugins), swap);
   }
 
-  /** Serves `next` from now on, with its pipelines and table built. */
   private swap(next: CompiledConfig, built: BuiltConfig): void {
     this.table = built.table;
     this.deps = built.deps;
@@ -305,15 +290,11 @@ class PorticoGateway implements Gateway {
     });
   }
 
-  /** The pipelines and route table of `config`, built beside the running ones (nothing is swapped). */
+  /** `config` built beside the running one; every registry is the process-wide part of its pipelines. */
   private buildWork(config: CompiledConfig, plugins: GatewayOptions['plugins']): Work<BuiltConfig> {
-    // Every registry is the process-wide part of each configuration's pipelines (SharedPipelineDeps).
-    return buildConfigWork(config, {
-      ...this.registries,
-      events: this.events,
-      logger: this.logger,
-      ...(this.options.tunnel === undefined ? {} : { tunnel: this.options.tunnel }),
-      plugins,
-    });
+    this.registries.upstreams.useTls(config.upstreamTls); // before the pipelines take their upstreams
+    const { events, logger, options } = this;
+    const tunnel = options.tunnel === undefined ? {} : { tunnel: options.tunnel };
+    return buildConfigWork(config, { ...this.registries, events, logger, ...tunnel, plugins });
   }
 }

@@ -47,10 +47,8 @@ interface RouteContext {
 }
 
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
-export function compileConfig(file: GatewayFile, fileName: string): CompiledConfig {
-  return runWhole(compileConfigWork(file, fileName));
-}
-
+export const compileConfig = (file: GatewayFile, fileName: string): CompiledConfig =>
+  runWhole(compileConfigWork(file, fileName));
 /** `compileConfig` as interruptible work (./sliced-work.ts), after each route: a reload runs it in slices. */
 export function* compileConfigWork(file: GatewayFile, fileName: string): Work<CompiledConfig> {
   const settings = withTainhaKeys(file.config);

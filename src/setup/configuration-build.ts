@@ -4,7 +4,8 @@
  * start-up runs it whole, a reload in slices of a few ms while the running configuration serves.
  */
 import type { CompiledConfig } from '../config/types.js';
-import { mapEach, type Work } from '../config/sliced-work.js';
+import { mapEach, runInSlices, type Work } from '../config/sliced-work.js';
+import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { buildPipeline, type PipelineDeps, type SharedPipelineDeps } from '../pipeline/build.js';
 import { createPipelineDepsWork } from '../pipeline/deps.js';
 import { routeTableWork, type RouteTable } from '../router/route-table.js';
@@ -19,4 +20,22 @@ export function* buildConfigWork(config: CompiledConfig, shared: SharedPipelineD
   const deps = yield* createPipelineDepsWork(config, shared);
   const entries = yield* mapEach(deps.config.routes, (route) => ({ route, run: buildPipeline(route, deps) }));
   return { deps, table: yield* routeTableWork(entries) };
+}
+
+/**
+ * Runs `work` in slices while the running configuration serves, then `swap`s the result in. The
+ * pools the new pipelines replace (a changed upstream TLS) stay open until the swap: the running
+ * pipelines still call them. A throw while building leaves the running configuration in place.
+ */
+export async function buildInSlices(
+  upstreams: UpstreamRegistry,
+  work: Work<BuiltConfig>,
+  swap: (built: BuiltConfig) => void,
+): Promise<void> {
+  const release = upstreams.holdRetired();
+  try {
+    swap(await runInSlices(work));
+  } finally {
+    release();
+  }
 }
