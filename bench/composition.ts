@@ -23,20 +23,19 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   CACHE_DIR,
   ROOT,
-  detectPinning,
   freePort,
   porticoFromSource,
   startProcess,
   transpileEntry,
   type Started,
 } from './lib/processes.js';
-import { loadGeneratorVersion, pickLoadGenerator, runLoad, type LoadResult } from './lib/load.js';
+import { loadGeneratorVersion } from './lib/load.js';
+import { getLoad, rotateRows, rowFlags } from './lib/rotating-rows.js';
 import { describeMachine } from './lib/machine.js';
-import { emitResults, median, runBench } from './lib/report.js';
+import { emitResults, runBench } from './lib/report.js';
 
 interface Variant {
   readonly id: string;
@@ -120,20 +119,8 @@ function counter(text: string, name: string, match: string): number {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      duration: { type: 'string', default: '5' },
-      rounds: { type: 'string', default: '3' },
-      connections: { type: 'string', default: '10' },
-      loadgen: { type: 'string' },
-      out: { type: 'string' },
-    },
-  });
-  const durationSec = Number(values.duration);
-  const rounds = Number(values.rounds);
-  const connections = Number(values.connections);
-  const pinning = detectPinning(true);
-  const loadgen = pickLoadGenerator(values.loadgen);
+  const flags = rowFlags({ connections: '10' });
+  const { durationSec, rounds, connections, pinning, loadgen } = flags;
   const started: Started[] = [];
   try {
     const backend = await startProcess({
@@ -168,52 +155,31 @@ async function main(): Promise<void> {
     });
     started.push(hand);
     const base = `http://127.0.0.1:${port}`;
-    const load = (path: string, seconds: number, via?: 'hand') =>
-      runLoad(loadgen, {
-        url: `${via === 'hand' ? `http://127.0.0.1:${hand.port}` : base}/api${path}`,
-        method: 'GET',
-        headers: {},
-        connections,
-        durationSec: seconds,
-        core: pinning?.loadCore,
-      });
+    const load = (v: Variant, seconds: number) =>
+      getLoad(flags, `${v.via === 'hand' ? `http://127.0.0.1:${hand.port}` : base}/api${v.path}`, seconds);
     const metrics = async () => (await fetch(`${base}/metrics`)).text();
 
-    for (const v of VARIANTS) await load(v.path, 1, v.via); // warm-up: JIT and pools, not measured
-    const samples = new Map<string, LoadResult[]>(VARIANTS.map((v) => [v.id, []]));
     let batchRequests = 0;
     let batchCalls = 0;
-    for (let r = 1; r <= rounds; r++) {
-      const order = VARIANTS.map((_, i) => VARIANTS[(i + r) % VARIANTS.length]!);
-      for (const v of order) {
-        const before = v.id === 'batched' ? await metrics() : '';
-        const res = await load(v.path, durationSec, v.via);
-        if (v.id === 'batched') {
-          const after = await metrics();
-          const route = 'route="/batched"';
-          batchRequests +=
-            counter(after, 'portico_request_duration_seconds_count', route) -
-            counter(before, 'portico_request_duration_seconds_count', route);
-          batchCalls +=
-            counter(after, 'portico_mapping_calls_total', route) -
-            counter(before, 'portico_mapping_calls_total', route);
-        }
-        samples.get(v.id)!.push(res);
-        process.stderr.write(
-          `round ${r} ${v.id.padEnd(15)} ${Math.round(res.rps)} req/s p50 ${res.p50Ms} ms p99 ${res.p99Ms} ms\n`,
-        );
-      }
-    }
-
-    const row = (id: string) => {
-      const s = samples.get(id)!;
-      return {
-        rps: median(s.map((x) => x.rps)),
-        p50: median(s.map((x) => x.p50Ms)),
-        p99: median(s.map((x) => x.p99Ms)),
-        bad: s.reduce((n, x) => n + x.errors + x.badStatus, 0),
-      };
-    };
+    const figures = await rotateRows(VARIANTS, {
+      rounds,
+      durationSec,
+      measure: async (v, seconds) => {
+        if (v.id !== 'batched') return load(v, seconds);
+        const before = await metrics();
+        const res = await load(v, seconds);
+        const after = await metrics();
+        const route = 'route="/batched"';
+        batchRequests +=
+          counter(after, 'portico_request_duration_seconds_count', route) -
+          counter(before, 'portico_request_duration_seconds_count', route);
+        batchCalls +=
+          counter(after, 'portico_mapping_calls_total', route) - counter(before, 'portico_mapping_calls_total', route);
+        return res;
+      },
+      warmUp: (v) => load(v, 1),
+    });
+    const row = (id: string) => figures.get(id)!;
     const batchBudget = row('primary').p50 + row('batch-endpoint').p50;
     const batchRatio = row('batched').p50 / batchBudget;
     const aggRatio = row('aggregate').p50 / row('single-20ms').p50;
@@ -244,7 +210,7 @@ async function main(): Promise<void> {
       `- Batched mapping vs the hand-written proxy: ${batchVsHand.toFixed(2)}x its req/s (goal >= 1.0x), p50 ${batchP50VsHand.toFixed(2)}x its p50: ${verdict(batchVsHand >= 1)}.`,
       '',
     ];
-    emitResults(lines.join('\n'), values.out);
+    emitResults(lines.join('\n'), flags.out);
   } finally {
     for (const s of started.reverse()) await s.stop();
   }
