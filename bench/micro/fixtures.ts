@@ -2,6 +2,7 @@
 import { loadConfigText } from '../../src/config/load.js';
 import { compileRoutes } from '../../src/pipeline/compile-route.js';
 import type { PipelineConfig } from '../../src/pipeline/types.js';
+import type { RouteEntry, RouteTable } from '../../src/router/route-table.js';
 
 /** Compiles YAML or throws with the problems (a bench fixture that does not load is a bug). */
 export function compile(yaml: string): PipelineConfig {
@@ -81,4 +82,33 @@ export function thousandMixedRoutesYaml(): string {
     lines.push(...routeLines('GET', `/h${i}/items`, `/v1/h${i}/items`, host));
   }
   return lines.join('\n') + '\n';
+}
+
+/** The router builder a lookup table of rows is made with (one build or another of src/router). */
+export type CreateRouteTable = (entries: readonly RouteEntry[]) => RouteTable;
+
+/**
+ * The lookups of route-match.ts, by label, on the tables `create` builds from the three fixtures
+ * above: the 50-route rows, the 1,000 exact routes' baseline, and each kind among 1,000 mixed.
+ */
+export function lookupRows(create: CreateRouteTable): [string, () => unknown][] {
+  const noop = async () => {};
+  const [fifty, exact, mixed] = [fiftyRoutesYaml(), thousandExactRoutesYaml(), thousandMixedRoutesYaml()].map((yaml) =>
+    create(compile(yaml).routes.map((route): RouteEntry => ({ route, run: noop }))),
+  );
+  const host = 't117.example.com:8080';
+  const wild = 'a.w120.example.com';
+  return [
+    ['GET static', () => fifty!.match('GET', '/api/stores', undefined)],
+    ['GET 1 param', () => fifty!.match('GET', '/api/payments/8812', undefined)],
+    ['GET 2 params', () => fifty!.match('GET', '/api/reviews/77/history/3', undefined)],
+    ['miss, 404', () => fifty!.match('GET', '/api/nothing/here', undefined)],
+    ['wrong method, 405', () => fifty!.match('DELETE', '/api/users/1', undefined)],
+    ['1,000 exact: GET exact', () => exact!.match('GET', '/api/r617/items', host)],
+    ['1,000 mixed: GET exact', () => mixed!.match('GET', '/api/e117/items', host)],
+    ['1,000 mixed: GET param', () => mixed!.match('GET', '/api/p117/items/42', host)],
+    ['1,000 mixed: GET prefix', () => mixed!.match('GET', '/api/s117/css/site.css', host)],
+    ['1,000 mixed: GET host', () => mixed!.match('GET', '/api/h117/items', host)],
+    ['1,000 mixed: GET *.host', () => mixed!.match('GET', '/api/h120/items', wild)],
+  ];
 }

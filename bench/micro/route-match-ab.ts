@@ -11,43 +11,17 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { RouteEntry, RouteTable } from '../../src/router/route-table.js';
 import * as after from '../../src/router/route-table.js';
-import { compile, fiftyRoutesYaml, thousandExactRoutesYaml, thousandMixedRoutesYaml } from './fixtures.js';
+import { lookupRows, type CreateRouteTable } from './fixtures.js';
 import { budgetMs, consumeSink, measure } from './measure.js';
-
-type Create = (entries: readonly RouteEntry[]) => RouteTable;
 
 const beforeDir = process.env.ROUTER_BEFORE;
 if (beforeDir === undefined) throw new Error('set ROUTER_BEFORE to the src/ directory of the build to compare with');
 const before = (await import(pathToFileURL(resolve(beforeDir, 'router/route-table.ts')).href)) as {
-  createRouteTable: Create;
+  createRouteTable: CreateRouteTable;
 };
 
-const noop = async () => {};
-const configs = [fiftyRoutesYaml(), thousandExactRoutesYaml(), thousandMixedRoutesYaml()].map(compile);
-const host = 't117.example.com:8080';
-const wild = 'a.w120.example.com';
-
-/** The rows of one build: the same lookups as route-match.ts. */
-function rowsOf(create: Create): [string, () => unknown][] {
-  const [fifty, exact, mixed] = configs.map((c) => create(c.routes.map((route): RouteEntry => ({ route, run: noop }))));
-  return [
-    ['GET static', () => fifty!.match('GET', '/api/stores', undefined)],
-    ['GET 1 param', () => fifty!.match('GET', '/api/payments/8812', undefined)],
-    ['GET 2 params', () => fifty!.match('GET', '/api/reviews/77/history/3', undefined)],
-    ['miss, 404', () => fifty!.match('GET', '/api/nothing/here', undefined)],
-    ['wrong method, 405', () => fifty!.match('DELETE', '/api/users/1', undefined)],
-    ['1,000 exact: GET exact', () => exact!.match('GET', '/api/r617/items', host)],
-    ['1,000 mixed: GET exact', () => mixed!.match('GET', '/api/e117/items', host)],
-    ['1,000 mixed: GET param', () => mixed!.match('GET', '/api/p117/items/42', host)],
-    ['1,000 mixed: GET prefix', () => mixed!.match('GET', '/api/s117/css/site.css', host)],
-    ['1,000 mixed: GET host', () => mixed!.match('GET', '/api/h117/items', host)],
-    ['1,000 mixed: GET *.host', () => mixed!.match('GET', '/api/h120/items', wild)],
-  ];
-}
-
-const builds = { before: rowsOf(before.createRouteTable), after: rowsOf(after.createRouteTable) };
+const builds = { before: lookupRows(before.createRouteTable), after: lookupRows(after.createRouteTable) };
 const rounds = Number(process.env.ROUNDS ?? 6);
 const budget = budgetMs();
 const times: Record<'before' | 'after', number[][]> = { before: [], after: [] };

@@ -16,28 +16,10 @@
  * summary / N is instructions per lookup (the empty row's included).
  */
 import { getPriority } from 'node:os';
-import { createRouteTable, type RouteEntry } from '../../src/router/route-table.js';
-import { compile, fiftyRoutesYaml, thousandExactRoutesYaml, thousandMixedRoutesYaml } from './fixtures.js';
+import { createRouteTable } from '../../src/router/route-table.js';
+import { lookupRows } from './fixtures.js';
 
-const noop = async () => {};
-const [fifty, exact, mixed] = [fiftyRoutesYaml(), thousandExactRoutesYaml(), thousandMixedRoutesYaml()].map((yaml) =>
-  createRouteTable(compile(yaml).routes.map((route): RouteEntry => ({ route, run: noop }))),
-);
-const host = 't117.example.com:8080';
-const wild = 'a.w120.example.com';
-const rows: [string, () => unknown][] = [
-  ['GET static', () => fifty!.match('GET', '/api/stores', undefined)],
-  ['GET 1 param', () => fifty!.match('GET', '/api/payments/8812', undefined)],
-  ['GET 2 params', () => fifty!.match('GET', '/api/reviews/77/history/3', undefined)],
-  ['miss, 404', () => fifty!.match('GET', '/api/nothing/here', undefined)],
-  ['wrong method, 405', () => fifty!.match('DELETE', '/api/users/1', undefined)],
-  ['1,000 exact: GET exact', () => exact!.match('GET', '/api/r617/items', host)],
-  ['1,000 mixed: GET exact', () => mixed!.match('GET', '/api/e117/items', host)],
-  ['1,000 mixed: GET param', () => mixed!.match('GET', '/api/p117/items/42', host)],
-  ['1,000 mixed: GET prefix', () => mixed!.match('GET', '/api/s117/css/site.css', host)],
-  ['1,000 mixed: GET host', () => mixed!.match('GET', '/api/h117/items', host)],
-  ['1,000 mixed: GET *.host', () => mixed!.match('GET', '/api/h120/items', wild)],
-];
+const rows = lookupRows(createRouteTable);
 const n = Number(process.argv[2] ?? 100000);
 const empty = (): undefined => undefined;
 let sink: unknown;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { loadConfig, loadConfigInSteps } from './load.js';
 import { loadConfigOffThread } from './load-off-thread.js';
 import { ROUTES_PER_MESSAGE } from './load-messages.js';
+import { turnsDuring } from '../../test/support/event-loop-turns.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-load-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,19 +43,6 @@ describe('loadConfigInSteps', () => {
 
   it('lets the event loop turn between its steps, where loadConfig holds it throughout', async () => {
     const file = routesFile(500);
-    const turnsDuring = async (load: () => unknown): Promise<number> => {
-      let turns = 0;
-      let done = false;
-      const tick = () => {
-        if (done) return;
-        turns++;
-        setImmediate(tick);
-      };
-      setImmediate(tick);
-      await load();
-      done = true;
-      return turns;
-    };
     assert.equal(await turnsDuring(() => loadConfig(file, {})), 0);
     assert.ok((await turnsDuring(() => loadConfigInSteps(file, {}))) >= 2);
   });
@@ -98,17 +86,9 @@ describe('loadConfigOffThread', () => {
 
   it('holds the event loop only while reading back and compiling slices: it turns throughout', async () => {
     const file = routesFile(ROUTES_PER_MESSAGE * 4);
-    let turns = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      turns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
-    const loaded = await loadConfigOffThread(file, {});
-    done = true;
-    assert.ok(loaded.ok);
+    let loaded: Awaited<ReturnType<typeof loadConfigOffThread>> | undefined;
+    const turns = await turnsDuring(async () => (loaded = await loadConfigOffThread(file, {})));
+    assert.ok(loaded?.ok);
     // At least one turn for each message of routes the worker posted, one after the other.
     assert.ok(turns >= 4, `${turns} turns`);
   });

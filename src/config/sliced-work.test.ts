@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mapEach, runInSlices, runWhole, SLICE_MS, type Work } from './sliced-work.js';
+import { turnsDuring } from '../../test/support/event-loop-turns.js';
 
 /** Work of `items` pieces, each holding the thread for at least 1 ms; returns their squares. */
 function* busyWork(items: number): Work<number[]> {
@@ -12,21 +13,6 @@ function* busyWork(items: number): Work<number[]> {
       return i * i;
     },
   );
-}
-
-/** How many times the event loop turned (setImmediate) while `run` was under way. */
-async function turnsDuring(run: () => unknown): Promise<number> {
-  let turns = 0;
-  let done = false;
-  const tick = () => {
-    if (done) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  await run();
-  done = true;
-  return turns;
 }
 
 describe('sliced work', () => {

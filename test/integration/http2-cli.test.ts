@@ -72,6 +72,8 @@ describe('HTTP/2 through the CLI', () => {
   let portico: PorticoProcess;
   let configFile: string;
   let caPem: Buffer;
+  /** Sends the rest of the download held by `/download/<MB>/held`. */
+  let releaseHeld: () => void = () => {};
 
   before(async () => {
     ca = createTestCa();
@@ -87,7 +89,8 @@ describe('HTTP/2 through the CLI', () => {
           req.on('end', () => json(res, 200, { bytes }));
           return;
         }
-        // GET /download/<MB>/<ms between chunks>
+        // GET /download/<MB>/<ms between chunks>, or /download/<MB>/held: one chunk, then the rest
+        // once the test calls releaseHeld().
         const [, , mb, pause] = (req.url ?? '').split('/');
         let left = Number(mb) * MB;
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(left) });
@@ -100,6 +103,12 @@ describe('HTTP/2 through the CLI', () => {
             if (!more) return void res.once('drain', next);
           }
         };
+        if (pause === 'held') {
+          left -= CHUNK.length;
+          res.write(CHUNK);
+          releaseHeld = next;
+          return;
+        }
         next();
       },
       { bufferBody: false },
@@ -152,8 +161,9 @@ routes:
     try {
       await countBody(old.request({ ':path': '/api/download/1/0' }));
       const oldPrint = fingerprint(old);
-      // 8 MB at one 64 KB chunk every 10 ms: over a second, spanning the reload.
-      const long = old.request({ ':path': '/api/download/8/10' });
+      // Held by the backend after its first chunk until the new certificate is in use, however
+      // long the reload takes (its first one starts the worker that parses the file).
+      const long = old.request({ ':path': '/api/download/8/held' });
       const download = countBody(long);
       await once(long, 'data');
 
@@ -172,6 +182,7 @@ routes:
         fresh.close();
       }
       assert.ok(!long.closed, 'the long download was still going when the new certificate was in use');
+      releaseHeld();
       assert.deepEqual(await download, { status: 200, bytes: 8 * MB });
       assert.equal(fingerprint(old), oldPrint);
     } finally {
