@@ -110,14 +110,11 @@ class BatchScan extends Scanner {
     else {
       for (;;) {
         if (t.charCodeAt(p) !== 0x7b /* { */) fail();
-        p = this.item(p, out);
-        p = this.ws(p);
-        const d = t.charCodeAt(p);
-        if (d === 0x2c /* , */) p = this.ws(p + 1);
-        else if (d === 0x5d /* ] */) {
-          p++;
+        p = this.elementAfter(this.item(p, out));
+        if (p < 0) {
+          p = this.listEnd;
           break;
-        } else fail();
+        }
       }
     }
     if (this.ws(p) !== t.length) fail();

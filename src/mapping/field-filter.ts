@@ -135,13 +135,11 @@ class FilterScan extends Scanner {
           if (t.charCodeAt(p) !== 0x7b /* { */) fail();
           out += t.slice(cursor, p) + this.filtered(p, top, this.c.hasRename);
           cursor = this.p;
-          p = this.ws(cursor);
-          const d = t.charCodeAt(p);
-          if (d === 0x2c /* , */) p = this.ws(p + 1);
-          else if (d === 0x5d /* ] */) {
-            p++;
+          p = this.elementAfter(cursor);
+          if (p < 0) {
+            p = this.listEnd;
             break;
-          } else fail();
+          }
         }
       }
     } else fail();

@@ -68,6 +68,8 @@ export class Scanner {
 
   /** Set by `memberHead`: the offset just after the key's closing quote. */
   keyEnd = 0;
+  /** Set by `elementAfter` at an array's `]`: the offset just after it. */
+  listEnd = 0;
   /** Set by `memberHead`: whether the key held an escape (its name then needs unescaping). */
   keyEscaped = false;
 
@@ -102,17 +104,11 @@ export class Scanner {
           // The items of an array mostly share their keys, in order: each reuses the names before it.
           const item = this.object(p, items.length > 0 ? items[items.length - 1]!.members : undefined);
           items.push(item);
-          p = this.ws(item.end);
-          const d = t.charCodeAt(p);
-          if (d === 0x2c /* , */) p = this.ws(p + 1);
-          else if (d === 0x5d /* ] */) {
-            p++;
-            break;
-          } else fail();
+          if ((p = this.elementAfter(item.end)) < 0) break;
         }
       }
     } else return fail();
-    if (this.ws(p) !== t.length) fail();
+    if (this.ws(p < 0 ? this.listEnd : p) !== t.length) fail();
     return items;
   }
 
@@ -190,6 +186,17 @@ export class Scanner {
         fail();
       }
     }
+  }
+
+  /** After an array element ending at `p`: the next one's start past `,`, or -1 at `]` (see listEnd). */
+  elementAfter(p: number): number {
+    const t = this.text;
+    p = this.ws(p);
+    const d = t.charCodeAt(p);
+    if (d === 0x2c /* , */) return this.ws(p + 1);
+    if (d !== 0x5d /* ] */) fail();
+    this.listEnd = p + 1;
+    return -1;
   }
 
   /**

@@ -194,8 +194,7 @@ function namesRequestId(headers: Headers | undefined): boolean {
   return false;
 }
 
-const CONNECTION_SPECIFIC_NAMES = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
-const CONNECTION_SPECIFIC = new Set(CONNECTION_SPECIFIC_NAMES);
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
 /**
  * A writer's header array into `head`: pairs (`[[name, value]]`) or flat (`[name, value, ...]`).
