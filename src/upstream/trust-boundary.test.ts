@@ -50,6 +50,21 @@ describe('routeDropSet', () => {
     assert.equal(routeDropSet(base, { kind: 'standard', allowUnderscores: true }).underscores, true);
     assert.equal(routeDropSet(base, { kind: 'standard', allowUnderscores: false }).underscores, false);
   });
+  it('gives the routes of one variant one set, each variant and each configuration its own', () => {
+    const standard = { kind: 'standard', allowUnderscores: false } as const;
+    assert.equal(routeDropSet(base, standard), routeDropSet(base, { ...standard, kind: 'websocket' }));
+    const variants = new Set(
+      (['standard', 'mapping', 'aggregate'] as const).flatMap((kind) =>
+        [false, true].flatMap((allowUnderscores) =>
+          [false, true].map((caches) => routeDropSet(base, { kind, allowUnderscores, caches })),
+        ),
+      ),
+    );
+    assert.equal(variants.size, 12);
+    const other = requestDropSet(['x-other']);
+    assert.notEqual(routeDropSet(other, standard), routeDropSet(base, standard));
+    assert.ok(routeDropSet(other, standard).has('x-other'));
+  });
 });
 
 describe('underscore spellings (upstreamRequestHeaders)', () => {
