@@ -1,7 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, loadConfigInSteps } from './load.js';
 import { loadConfigOffThread } from './load-off-thread.js';
@@ -91,5 +91,17 @@ describe('loadConfigOffThread', () => {
     assert.ok(loaded?.ok);
     // At least one turn for each message of routes the worker posted, one after the other.
     assert.ok(turns >= 4, `${turns} turns`);
+  });
+
+  it('runs the worker at a lower priority than the main thread, and leaves the process as it was', async () => {
+    const before = getPriority();
+    assert.ok((await loadConfigOffThread(routesFile(3), {})).ok);
+    assert.equal(getPriority(), before);
+    if (process.platform !== 'linux') return;
+    // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value; the worker is kept warm.
+    const nices = readdirSync('/proc/self/task').map((tid) =>
+      Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]),
+    );
+    assert.ok(nices.includes(Math.max(before, 10)), `thread nice values ${nices.join(',')}`);
   });
 });
