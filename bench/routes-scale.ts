@@ -46,6 +46,7 @@ import { createLogger } from '../src/observability/logger.js';
 import { ROOT } from './lib/processes.js';
 import { autocannon, freePort, waitHealthy } from './lib/child-gateway.js';
 import { runOpenLoop, type OpenLoopResult } from './lib/open-loop.js';
+import { mixedRoutesYaml } from './lib/routes-yaml.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,22 +67,6 @@ const seconds = Number(values.seconds);
 const reloadEvery = Number(values['reload-every']);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc');
-
-/** `count` routes, a quarter of each kind, all to `service`; route i of each kind is `/e{i}/items`... */
-export function mixedRoutesYaml(count: number, service: string): string {
-  const lines = ['routes:'];
-  const route = (route: string, path: string, hosts?: string) =>
-    lines.push(
-      `  - { method: GET, route: "${route}", service: "${service}", path: "${path}", public: true${hosts === undefined ? '' : `, hosts: [${hosts}]`} }`,
-    );
-  for (let i = 0; i < count / 4; i++) {
-    route(`/e${i}/items`, `/e${i}/items`);
-    route(`/p${i}/items/{id}`, `/p${i}/items/{id}`);
-    route(`/s${i}/*`, `/s${i}/*`);
-    route(`/h${i}/items`, `/h${i}/items`, i % 10 === 0 ? `"*.w${i}.example.com"` : `t${i}.example.com`);
-  }
-  return lines.join('\n') + '\n';
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-routes-scale-'));
 const backend = createServer((_req, res) => res.end('ok'));

@@ -1,0 +1,118 @@
+/**
+ * Where a reload of many routes holds the event loop (docs/performance.md "Scale in routes"): in
+ * this process, with the V8 settings `portico start` applies (src/cli/v8-tuning.ts) and the
+ * reload `portico start` runs on SIGHUP (`reloadFromFile`: parse and validation on the worker,
+ * compile and build in slices). For each reload after a first one that starts the worker:
+ *
+ * - wall ms, and the main thread's busy ms (event-loop utilization, this thread only);
+ * - the longest gap of a 1 ms timer (what a request arriving then waits at worst), and the
+ *   event-loop delay histogram's p99 and max (perf_hooks.monitorEventLoopDelay);
+ * - the garbage collections of this thread from the signal to `--settle-ms` after the swap (the
+ *   old configuration's collection comes after it): count, sum and longest pause, minor and major;
+ * - the heap used before, at the end and after the settle.
+ *
+ * Times are CPU-bound and the machine may be shared: compare builds by interleaving runs, and read
+ * the GC counts and bytes, which noise does not move. `taskset -c 0 node ...` puts the worker on
+ * the main thread's core, as a gateway pinned to one core has it.
+ *
+ *   node --expose-gc --import tsx bench/reload-stalls.ts [--routes 10000] [--reloads 5] [--settle-ms 500]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay, PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
+import { applyV8Tuning } from '../src/cli/v8-tuning.js';
+import { loadConfig } from '../src/config/load.js';
+import { createGateway } from '../src/gateway.js';
+import { createLogger } from '../src/observability/logger.js';
+import { reloadFromFile } from '../src/ops/reload.js';
+import { mixedRoutesYaml } from './lib/routes-yaml.js';
+
+const { values } = parseArgs({
+  options: {
+    routes: { type: 'string', default: '10000' },
+    reloads: { type: 'string', default: '5' },
+    'settle-ms': { type: 'string', default: '500' },
+  },
+});
+applyV8Tuning(process.execArgv, process.env.NODE_OPTIONS);
+const count = Number(values.routes);
+const settleMs = Number(values['settle-ms']);
+const dir = mkdtempSync(join(tmpdir(), 'portico-reload-stalls-'));
+const file = join(dir, 'routes.yaml');
+writeFileSync(file, mixedRoutesYaml(count, '127.0.0.1:9'));
+const loaded = loadConfig(file, {});
+if (!loaded.ok) throw new Error('the generated configuration does not load');
+const gateway = createGateway({ config: loaded.config, logger: createLogger({ level: 'silent' }) });
+
+interface GcStats {
+  n: number;
+  ms: number;
+  max: number;
+}
+const gcs: { kind: 'minor' | 'major'; ms: number }[] = [];
+const observer = new PerformanceObserver((list) => {
+  for (const e of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[])
+    // kind 1 is a scavenge (NODE_PERFORMANCE_GC_MINOR); 2 major, 4 incremental, 8 weak callbacks.
+    gcs.push({ kind: e.detail?.kind === 1 ? 'minor' : 'major', ms: e.duration });
+});
+observer.observe({ entryTypes: ['gc'] });
+const stats = (kind: 'minor' | 'major'): GcStats => {
+  const of = gcs.filter((g) => g.kind === kind);
+  return { n: of.length, ms: of.reduce((s, g) => s + g.ms, 0), max: Math.max(0, ...of.map((g) => g.ms)) };
+};
+
+async function oneReload() {
+  const heapBefore = process.memoryUsage().heapUsed;
+  gcs.length = 0;
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const elu = performance.eventLoopUtilization();
+  const started = performance.now();
+  if (!(await reloadFromFile(gateway, file, {}, 'bench'))) throw new Error('reload failed');
+  const wallMs = performance.now() - started;
+  const busyMs = performance.eventLoopUtilization(elu).active;
+  const heapEnd = process.memoryUsage().heapUsed;
+  await new Promise((r) => setTimeout(r, settleMs));
+  clearInterval(timer);
+  delay.disable();
+  await new Promise((r) => setImmediate(r)); // the observer's last entries
+  const heapSettled = process.memoryUsage().heapUsed;
+  return {
+    wallMs,
+    busyMs,
+    stallMs: Math.max(longest, performance.now() - last),
+    delayP99: delay.percentile(99) / 1e6,
+    delayMax: delay.max / 1e6,
+    minor: stats('minor'),
+    major: stats('major'),
+    mb: [heapBefore, heapEnd, heapSettled].map((b) => (b / 1048576).toFixed(0)).join(' / '),
+  };
+}
+
+await oneReload(); // starts the worker
+const f = (x: number) => x.toFixed(1);
+console.log(`reload-stalls: ${count} routes, Node ${process.version}, settle ${settleMs} ms`);
+console.log(
+  '| reload | wall ms | main busy ms | longest gap ms | delay p99 / max ms | minor GC n / sum / max ms | major GC n / sum / max ms | heap MB before / end / settled |',
+);
+console.log('|---|---:|---:|---:|---|---|---|---|');
+for (let i = 1; i <= Number(values.reloads); i++) {
+  const r = await oneReload();
+  const gc = (s: GcStats) => `${s.n} / ${f(s.ms)} / ${f(s.max)}`;
+  console.log(
+    `| ${i} | ${f(r.wallMs)} | ${f(r.busyMs)} | ${f(r.stallMs)} | ${f(r.delayP99)} / ${f(r.delayMax)} | ${gc(r.minor)} | ${gc(r.major)} | ${r.mb} |`,
+  );
+}
+observer.disconnect();
+await gateway.close();
+rmSync(dir, { recursive: true, force: true });
+// The configuration worker is kept warm for a minute (unref'd); nothing else holds the process.
