@@ -11,6 +11,9 @@
  *   old configuration's collection comes after it): count, sum and longest pause, minor and major;
  * - the heap used before, at the end and after the settle.
  *
+ * - with `--allocations`, one more reload under the sampling heap profiler (every object, collected
+ *   or not): the bytes this thread allocated, per route, which noise does not move.
+ *
  * Times are CPU-bound and the machine may be shared: compare builds by interleaving runs, and read
  * the GC counts and bytes, which noise does not move. `taskset -c 0 node ...` puts the worker on
  * the main thread's core, as a gateway pinned to one core has it.
@@ -21,7 +24,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { applyV8Tuning } from '../src/cli/v8-tuning.js';
 import { loadConfig } from '../src/config/load.js';
 import { createGateway } from '../src/gateway.js';
@@ -34,6 +39,7 @@ const { values } = parseArgs({
     routes: { type: 'string', default: '10000' },
     reloads: { type: 'string', default: '5' },
     'settle-ms': { type: 'string', default: '500' },
+    allocations: { type: 'boolean', default: false },
   },
 });
 applyV8Tuning(process.execArgv, process.env.NODE_OPTIONS);
@@ -63,7 +69,10 @@ const stats = (kind: 'minor' | 'major'): GcStats => {
   return { n: of.length, ms: of.reduce((s, g) => s + g.ms, 0), max: Math.max(0, ...of.map((g) => g.ms)) };
 };
 
+const youngMb = () => (getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) / 1048576;
+
 async function oneReload() {
+  const youngBefore = youngMb();
   const heapBefore = process.memoryUsage().heapUsed;
   gcs.length = 0;
   let last = performance.now();
@@ -94,24 +103,41 @@ async function oneReload() {
     delayMax: delay.max / 1e6,
     minor: stats('minor'),
     major: stats('major'),
+    young: `${youngBefore} / ${youngMb()}`,
     mb: [heapBefore, heapEnd, heapSettled].map((b) => (b / 1048576).toFixed(0)).join(' / '),
   };
+}
+
+/** Bytes allocated on this thread by one reload (sampled every 1 KB on average), as `N MB, N B/route`. */
+async function allocatedBytes(): Promise<string> {
+  const session = new Session();
+  session.connect();
+  const flags = { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 1024, ...flags } as never);
+  if (!(await reloadFromFile(gateway, file, {}, 'bench'))) throw new Error('reload failed');
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  session.disconnect();
+  type Node = { selfSize: number; children: Node[] };
+  const sum = (n: Node): number => n.children.reduce((s, c) => s + sum(c), n.selfSize);
+  const bytes = sum(profile.head as Node);
+  return `${(bytes / 1048576).toFixed(1)} MB, ${(bytes / count).toFixed(0)} B/route`;
 }
 
 await oneReload(); // starts the worker
 const f = (x: number) => x.toFixed(1);
 console.log(`reload-stalls: ${count} routes, Node ${process.version}, settle ${settleMs} ms`);
 console.log(
-  '| reload | wall ms | main busy ms | longest gap ms | delay p99 / max ms | minor GC n / sum / max ms | major GC n / sum / max ms | heap MB before / end / settled |',
+  '| reload | wall ms | main busy ms | longest gap ms | delay p99 / max ms | minor GC n / sum / max ms | major GC n / sum / max ms | heap MB before / end / settled | young generation MB before / after |',
 );
-console.log('|---|---:|---:|---:|---|---|---|---|');
+console.log('|---|---:|---:|---:|---|---|---|---|---|');
 for (let i = 1; i <= Number(values.reloads); i++) {
   const r = await oneReload();
   const gc = (s: GcStats) => `${s.n} / ${f(s.ms)} / ${f(s.max)}`;
   console.log(
-    `| ${i} | ${f(r.wallMs)} | ${f(r.busyMs)} | ${f(r.stallMs)} | ${f(r.delayP99)} / ${f(r.delayMax)} | ${gc(r.minor)} | ${gc(r.major)} | ${r.mb} |`,
+    `| ${i} | ${f(r.wallMs)} | ${f(r.busyMs)} | ${f(r.stallMs)} | ${f(r.delayP99)} / ${f(r.delayMax)} | ${gc(r.minor)} | ${gc(r.major)} | ${r.mb} | ${r.young} |`,
   );
 }
+if (values.allocations) console.log(`allocated by this thread in a reload: ${await allocatedBytes()}`);
 observer.disconnect();
 await gateway.close();
 rmSync(dir, { recursive: true, force: true });

@@ -29,6 +29,10 @@
  *   node --expose-gc --import tsx bench/routes-scale.ts [--sizes 10,1000,10000] [--seconds 10]
  *        [--reload-every 2] [--connections 50] [--load-share 0.55] [--sweep-shares 0.1,...,0.7]
  *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load]
+ *        [--gateway-node-options=--max-semi-space-size=4]
+ *
+ * `--gateway-node-options=...` are node's options for the gateway child (space-separated), for an A/B
+ * of V8 settings the CLI cannot make at run time, such as the young generation's size.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -60,9 +64,11 @@ const { values } = parseArgs({
     'stable-factor': { type: 'string', default: '2' },
     rounds: { type: 'string', default: '3' },
     'no-load': { type: 'boolean', default: false },
+    'gateway-node-options': { type: 'string', default: '' },
   },
 });
 const sizes = values.sizes.split(',').map(Number);
+const gatewayNodeOptions = values['gateway-node-options'].split(' ').filter((o) => o !== '');
 const seconds = Number(values.seconds);
 const reloadEvery = Number(values['reload-every']);
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -197,7 +203,17 @@ async function startChild(file: string): Promise<{ child: ChildProcess; port: nu
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'start', '--config', file, '--port', String(port)],
+    [
+      ...gatewayNodeOptions,
+      '--import',
+      'tsx',
+      join(ROOT, 'src/cli/main.ts'),
+      'start',
+      '--config',
+      file,
+      '--port',
+      String(port),
+    ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_LOG_LEVEL: 'info' } },
   );
   // The access log goes to stdout too: read it all, or a full pipe would stall the gateway.
@@ -229,7 +245,9 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-console.log(`routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}`);
+console.log(
+  `routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}; gateway node options: ${gatewayNodeOptions.join(' ') || 'none'}`,
+);
 console.log(
   '| routes | load ms | build ms | heap MB | heap B/route | RSS MB | exact ns | param ns | prefix ns | host ns | start ms | reload ms | stall ms whole | stall ms sliced |',
 );
