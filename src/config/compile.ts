@@ -63,12 +63,14 @@ export function* compileConfigWork(file: GatewayFile, fileName: string): Work<Co
       return [name, upstreamOrigin(compileUpstream(name, u, tls))];
     }),
   );
-  const context: RouteContext = {
-    settings,
-    prefix,
-    baseDir,
-    originOf: (service) => named.get(service) ?? mustService(service),
+  // And one per service string: the routes to one service share its origin, parsed once.
+  const parsed = new Map<string, Origin>();
+  const originOf = (service: string) => {
+    let origin = named.get(service) ?? parsed.get(service);
+    if (origin === undefined) parsed.set(service, (origin = mustService(service)));
+    return origin;
   };
+  const context: RouteContext = { settings, prefix, baseDir, originOf };
   const routes = yield* mapEach(file.routes, (r, index) => compileRoute(r, index, context));
   const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, baseDir);
   const plugins = (file.plugins ?? []).map((p) =>
@@ -287,14 +289,11 @@ function compileTls(t: NonNullable<GatewayFile['config']['tls']>, baseDir: strin
   };
 }
 
-function mustTemplate(source: string): Template {
-  const t = parseTemplate(source);
-  if ('error' in t) throw new Error(`unvalidated template: ${t.error}`);
-  return t;
-}
+const mustTemplate = (source: string): Template => must<Template>(parseTemplate(source), 'template');
+const mustService = (service: string): Origin => must<Origin>(parseService(service), 'service');
 
-function mustService(service: string): Origin {
-  const o = parseService(service);
-  if ('error' in o) throw new Error(`unvalidated service: ${o.error}`);
-  return o;
+/** What validation already parsed without error; throws only on a bug. */
+function must<T extends object>(result: T | { readonly error: string }, what: string): T {
+  if ('error' in result) throw new Error(`unvalidated ${what}: ${result.error}`);
+  return result as T;
 }

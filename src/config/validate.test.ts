@@ -42,6 +42,16 @@ describe('config defaults (docs/design-decisions.md "Configuration")', () => {
     assert.throws(() => ((r.config.routes as unknown as unknown[]).length = 0), TypeError);
   });
 
+  it('gives the routes that name one service one origin', () => {
+    const other = '  - { method: GET, route: /c, service: "localhost:3001", path: /c }\n';
+    const r = loadConfigText(`routes:\n${ROUTE}${ROUTE.replace('/a', '/b').replace('/a', '/b')}${other}`, 'g.yaml', {});
+    assert.ok(r.ok);
+    const [a, b, c] = r.config.routes;
+    assert.equal(a!.origin, b!.origin);
+    assert.notEqual(a!.origin, c!.origin);
+    assert.deepEqual([a!.origin.key, c!.origin.key], ['http://localhost:3000', 'http://localhost:3001']);
+  });
+
   it('protects routes with defaultProtected unless public', () => {
     const r = loadConfigText(
       `routes:\n${ROUTE}  - { method: GET, route: /b, service: x, path: /b, public: true }\nconfig: { auth: { secret: s, defaultProtected: true } }`,
