@@ -143,8 +143,8 @@ export function routeDropSet(
 ): RequestDropSet {
   const group = route.kind === 'aggregate' ? 2 : route.kind === 'mapping' || route.kind === 'sse' ? 1 : 0;
   const key = group * 4 + (route.allowUnderscores ? 2 : 0) + (route.caches === true ? 1 : 0);
-  // Read-only and the same for every route of one kind group: one set per variant (at most 12)
-  // instead of one per route, which at 10,000 routes was 12 MB a reload to build and collect.
+  // Read-only and the same for every route of one variant: one set per variant (at most 12), not
+  // a copy of about 30 names per route for a reload of many routes to build and then collect.
   let made = routeSets.get(drop);
   if (made === undefined) routeSets.set(drop, (made = []));
   return (made[key] ??= makeRouteDropSet(drop, group, route.allowUnderscores, route.caches === true));
