@@ -1,7 +1,7 @@
 /**
  * Batched mapping on the bodies of bench/composition.ts, in process: the primary answer of 100
  * items over 100 distinct `authorId`s and the batch endpoint's answer of 100 users, through the
- * pure pipeline of src/mapping/shape-json.ts and fetch-calls.ts without I/O (scanItems ->
+ * pure pipeline of src/mapping/shape-json.ts and fetch-calls.ts without I/O (scanItemTable ->
  * planCalls -> batchCalls -> batchObjects -> buildItemEdits -> spliceItems), next to what the
  * hand-written proxy of bench/node-json-shaping.ts does with the same bodies (`JSON.parse` both,
  * match, assign, `JSON.stringify`). The CPU a batched response costs beyond its two calls.
@@ -9,7 +9,7 @@
  */
 import type { CompiledMappingRule } from '../../src/pipeline/types.js';
 import type { MappingOutcome } from '../../src/mapping/types.js';
-import { scanItems } from '../../src/mapping/json-scan.js';
+import { scanItemTable } from '../../src/mapping/json-scan.js';
 import { planCalls, ruleFieldNames } from '../../src/mapping/plan.js';
 import { batchCalls, batchObjects } from '../../src/mapping/batch.js';
 import { spliceItems } from '../../src/mapping/splice.js';
@@ -55,7 +55,7 @@ export function usersBody(ids: readonly string[]): string {
 /** Portico's CPU work for one batched response; `answer` stands for the batch call's answer. */
 export function porticoBatched(text: string, rule: CompiledMappingRule, answer: (path: string) => string): string {
   const rules = [rule];
-  const items = scanItems(text)!;
+  const items = scanItemTable(text)!;
   const plan = planCalls(text, items, rules, ruleFieldNames(rules));
   const outcomes: MappingOutcome[] = new Array(plan.calls.length);
   for (const b of batchCalls(
@@ -69,7 +69,7 @@ export function porticoBatched(text: string, rule: CompiledMappingRule, answer: 
       outcomes[k] = json === undefined ? { ok: false, reason: 'not in the batch answer' } : { ok: true, json };
     }
   }
-  const { edits } = buildItemEdits(items.length, rules, plan.callOf, outcomes, tagPrefixBytes(rules));
+  const { edits } = buildItemEdits(items.count, rules, plan.callOf, outcomes, tagPrefixBytes(rules));
   return spliceItems(text, items, edits);
 }
 

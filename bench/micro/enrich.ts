@@ -1,6 +1,6 @@
 /**
  * Enrichment of N items by M rules with every mapping call a cache hit: the pure pipeline of
- * src/mapping/shape-json.ts without I/O (scanItems -> planCalls -> cache lookups -> buildItemEdits ->
+ * src/mapping/shape-json.ts without I/O (scanItemTable -> planCalls -> cache lookups -> buildItemEdits ->
  * spliceItems). This is the gateway's CPU cost per mapped response once the cache is warm; the
  * `Promise.all` over the outcomes and the body read/write are left out.
  * Standalone: `node --import tsx bench/micro/enrich.ts`.
@@ -8,7 +8,7 @@
 import type { CompiledMappingRule } from '../../src/pipeline/types.js';
 import { createMappingCache } from '../../src/mapping/cache.js';
 import { type MappingCache, type MappingOutcome } from '../../src/mapping/types.js';
-import { scanItems } from '../../src/mapping/json-scan.js';
+import { scanItemTable } from '../../src/mapping/json-scan.js';
 import { planCalls, ruleFieldNames } from '../../src/mapping/plan.js';
 import { spliceItems } from '../../src/mapping/splice.js';
 import { buildItemEdits, tagPrefixBytes } from '../../src/mapping/edits.js';
@@ -58,10 +58,10 @@ function enrichOnce(
   fieldNames: ReadonlySet<string>,
   cache: MappingCache,
 ): string {
-  const items = scanItems(text)!;
+  const items = scanItemTable(text)!;
   const plan = planCalls(text, items, rules, fieldNames);
   const outcomes = plan.calls.map((c) => cache.load(c.url, miss) as MappingOutcome);
-  const { edits } = buildItemEdits(items.length, rules, plan.callOf, outcomes, tagPrefixBytes(rules));
+  const { edits } = buildItemEdits(items.count, rules, plan.callOf, outcomes, tagPrefixBytes(rules));
   return spliceItems(text, items, edits);
 }
 
@@ -73,7 +73,7 @@ async function enrichCase(n: number, m: number, distinct: number, budget: number
   const fieldNames = ruleFieldNames(rules);
   const text = body(n, distinct);
   const cache = createMappingCache({ enabled: true, ttlSec: 3600, maxSize: 10_000, store: 'local' });
-  const items = scanItems(text)!;
+  const items = scanItemTable(text)!;
   const plan = planCalls(text, items, rules, fieldNames);
   for (const c of plan.calls)
     await cache.load(c.url, async () => ({
@@ -99,12 +99,12 @@ export const suite: MicroSuite = {
     const text = body(100, 10);
     const rules = rulesOf(2);
     const fieldNames = ruleFieldNames(rules);
-    const items = scanItems(text)!;
+    const items = scanItemTable(text)!;
     return [
       await enrichCase(10, 1, 10, budget),
       await enrichCase(100, 2, 10, budget),
       await enrichCase(1000, 3, 50, budget),
-      measure('  of which scanItems alone (100 items)', () => scanItems(text), budget / 2),
+      measure('  of which scanItemTable alone (100 items)', () => scanItemTable(text), budget / 2),
       measure(
         '  of which planCalls alone (100 items x 2 rules)',
         () => planCalls(text, items, rules, fieldNames),

@@ -92,6 +92,28 @@ describe('scanItems', () => {
     assert.deepEqual(names, [['a', 'ab'], ['ab', 'a'], ['ab', 'a'], ['ab'], ['b', 'a', 'c']]);
   });
 
+  it('names a member by its own key when its value is an object with keys of its own', () => {
+    const text = '[{"a":{"x":1},"b":2},{"c":{"y":{"z":3}},"b":4}]';
+    const names = scanItems(text)!.map((item) => item.members.map((m) => m.name));
+    assert.deepEqual(names, [
+      ['a', 'b'],
+      ['c', 'b'],
+    ]);
+  });
+
+  it('keeps every member of a body with more members than its first guess', () => {
+    const text = JSON.stringify(Array.from({ length: 300 }, (_, i) => ({ [`k${i}`]: i, v: [i] })));
+    const items = scanItems(text)!;
+    assert.equal(items.length, 300);
+    assert.deepEqual(
+      items[299]!.members.map((m) => [m.name, text.slice(m.valueStart, m.valueEnd)]),
+      [
+        ['k299', '299'],
+        ['v', '[299]'],
+      ],
+    );
+  });
+
   it('accepts an empty array (no items)', () => assert.deepEqual(scanItems('[]'), []));
 
   it('survives deep nesting without recursion', () => {

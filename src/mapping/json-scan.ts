@@ -13,35 +13,24 @@
  */
 
 import { fail, scanOrUndefined } from './scan-fail.js';
+import { ItemTable, type ObjectSpan } from './item-table.js';
 
 export { fail, scanOrUndefined } from './scan-fail.js';
 
-export type ValueKind = 'string' | 'number' | 'true' | 'false' | 'null' | 'object' | 'array';
-
-/** One `"key": value` of an item, as offsets into the text (end offsets are exclusive). */
-export interface MemberSpan {
-  /** Offset of the key's opening quote. */
-  readonly keyStart: number;
-  /** The key, unescaped. */
-  readonly name: string;
-  readonly valueStart: number;
-  readonly valueEnd: number;
-  readonly kind: ValueKind;
-}
-
-/** One object item: `start` is its `{`, `end` is just after its `}`. */
-export interface ObjectSpan {
-  readonly start: number;
-  readonly end: number;
-  readonly members: readonly MemberSpan[];
-}
+export type { MemberSpan, ObjectSpan, ValueKind } from './item-table.js';
 
 /**
  * The items of a primary body, or undefined when the text is not valid JSON or is not an object
  * or an array of objects (that body is then returned unchanged: docs/design-decisions.md).
  */
-export function scanItems(text: string): ObjectSpan[] | undefined {
+export function scanItemTable(text: string): ItemTable | undefined {
   return scanOrUndefined(() => new Scanner(text).items());
+}
+
+/** The items of `scanItemTable` as objects. */
+export function scanItems(text: string): ObjectSpan[] | undefined {
+  const table = scanItemTable(text);
+  return table === undefined ? undefined : Array.from({ length: table.count }, (_, i) => table.span(i));
 }
 
 /** Unescapes a JSON string literal given by its span (quotes included). */
@@ -85,63 +74,65 @@ export class Scanner {
     return this.nextSpecial;
   }
 
-  items(): ObjectSpan[] {
+  items(): ItemTable {
     const t = this.text;
+    // Arrays of records of a few short fields take about 12 bytes a member.
+    const table = new ItemTable(t.length >> 3);
     let p = this.ws(0);
     const c = t.charCodeAt(p);
-    let items: ObjectSpan[];
-    if (c === 0x7b /* { */) {
-      const item = this.object(p);
-      items = [item];
-      p = item.end;
-    } else if (c === 0x5b /* [ */) {
-      items = [];
+    if (c === 0x7b /* { */) p = this.object(p, table);
+    else if (c === 0x5b /* [ */) {
       p = this.ws(p + 1);
       if (t.charCodeAt(p) === 0x5d /* ] */) p++;
       else {
         for (;;) {
           if (t.charCodeAt(p) !== 0x7b /* { */) fail();
-          // The items of an array mostly share their keys, in order: each reuses the names before it.
-          const item = this.object(p, items.length > 0 ? items[items.length - 1]!.members : undefined);
-          items.push(item);
-          if ((p = this.elementAfter(item.end)) < 0) break;
+          if ((p = this.elementAfter(this.object(p, table))) < 0) break;
         }
       }
     } else return fail();
     if (this.ws(p < 0 ? this.listEnd : p) !== t.length) fail();
-    return items;
+    return table;
   }
 
-  /** An object whose top-level members are recorded; `p` is at its `{`. */
-  object(start: number, like?: readonly MemberSpan[]): ObjectSpan {
+  /** An object whose top-level members go into `table`; `start` is at its `{`. Returns its end. */
+  private object(start: number, table: ItemTable): number {
     const t = this.text;
-    const members: MemberSpan[] = [];
+    // The items of an array mostly share their keys, in order: each reuses the names before it.
+    const like = table.count > 0 ? table.first(table.count - 1) : -1;
+    const likeEnd = table.first(table.count);
+    table.addItem(start);
     let p = this.ws(start + 1);
-    if (t.charCodeAt(p) === 0x7d /* } */) return { start, end: p + 1, members };
-    for (;;) {
-      const keyStart = p;
-      const valueStart = this.memberHead(p);
-      const name = this.sameName(like?.[members.length], keyStart) ?? this.keyName(keyStart);
-      const kind = this.kindAt(valueStart);
-      const valueEnd = this.skipValue(valueStart);
-      members.push({ keyStart, name, valueStart, valueEnd, kind });
-      p = this.ws(valueEnd);
-      const d = t.charCodeAt(p);
-      if (d === 0x2c /* , */) p = this.ws(p + 1);
-      else if (d === 0x7d /* } */) return { start, end: p + 1, members };
-      else fail();
+    if (t.charCodeAt(p) !== 0x7d /* } */) {
+      for (let k = 0; ; k++) {
+        const keyStart = p;
+        const valueStart = this.memberHead(p);
+        // The key is read before the value: a nested object's keys move `keyEnd`.
+        const same = like >= 0 && like + k < likeEnd && this.sameName(table.name(like + k), keyStart);
+        const name = same ? '' : this.keyName(keyStart);
+        const valueEnd = this.skipValue(valueStart);
+        table.addMember(keyStart, valueStart, valueEnd, this.kindAt(valueStart), same ? like + k : -1, name);
+        p = this.ws(valueEnd);
+        const d = t.charCodeAt(p);
+        if (d === 0x2c /* , */) p = this.ws(p + 1);
+        else if (d === 0x7d /* } */) break;
+        else fail();
+      }
     }
+    table.endItem(p + 1);
+    return p + 1;
   }
 
-  kindAt(p: number): ValueKind {
+  /** The code (item-table.ts) of the kind of value at `p`. */
+  kindAt(p: number): number {
     const c = this.text.charCodeAt(p);
-    if (c === 0x22 /* " */) return 'string';
-    if (c === 0x7b /* { */) return 'object';
-    if (c === 0x5b /* [ */) return 'array';
-    if (c === 0x74 /* t */) return 'true';
-    if (c === 0x66 /* f */) return 'false';
-    if (c === 0x6e /* n */) return 'null';
-    return 'number';
+    if (c === 0x22 /* " */) return 0; // string
+    if (c === 0x7b /* { */) return 5; // object
+    if (c === 0x5b /* [ */) return 6; // array
+    if (c === 0x74 /* t */) return 2; // true
+    if (c === 0x66 /* f */) return 3; // false
+    if (c === 0x6e /* n */) return 4; // null
+    return 1; // number
   }
 
   /** Skips any value starting at `p` (no whitespace before it); returns the offset after it. */
@@ -218,11 +209,10 @@ export class Scanner {
     return this.ws(p + 1);
   }
 
-  /** The name of `member` when the key `memberHead` just read is written the same (no new string). */
-  private sameName(member: MemberSpan | undefined, keyStart: number): string | undefined {
-    if (member === undefined || this.keyEscaped) return undefined;
-    const name = member.name;
-    return name.length === this.keyEnd - keyStart - 2 && this.text.startsWith(name, keyStart + 1) ? name : undefined;
+  /** Whether the key `memberHead` just read is `name` written the same (then no new string). */
+  private sameName(name: string, keyStart: number): boolean {
+    if (this.keyEscaped) return false;
+    return name.length === this.keyEnd - keyStart - 2 && this.text.startsWith(name, keyStart + 1);
   }
 
   /** The name of the key `memberHead` just read, `keyStart` being its opening quote. */

@@ -5,7 +5,7 @@ import type { Origin, Template } from '../config/types.js';
 import { parseTemplate } from '../config/syntax/template.js';
 import { compileUrlBuilder } from '../upstream/target-url.js';
 import { parseService } from '../config/syntax/service.js';
-import { scanItems } from './json-scan.js';
+import { scanItemTable } from './json-scan.js';
 import { compileBatch } from './batch.js';
 import { MAX_MAPPING_CALLS_PER_RESPONSE, planCalls, ruleFieldNames } from './plan.js';
 
@@ -24,7 +24,7 @@ function rule(index: number, path: string, service = '127.0.0.1:9000', tag = `t$
 }
 
 function plan(text: string, rules: CompiledMappingRule[], maxCalls?: number) {
-  const items = scanItems(text)!;
+  const items = scanItemTable(text)!;
   const p = planCalls(text, items, rules, ruleFieldNames(rules), maxCalls);
   return { urls: p.calls.map((c) => c.url), callOf: [...p.callOf], overLimit: p.overLimit };
 }
@@ -59,7 +59,7 @@ describe('planCalls', () => {
 
   it('skips dot-segment values and counts them; dots inside a name are kept', () => {
     const text = '[{"a":".."},{"a":"."},{"a":"..\\/x"},{"a":"x\\\\.."},{"a":"a..b"},{"a":"..."}]';
-    const p = planCalls(text, scanItems(text)!, [rule(0, '/u/{a}')], new Set(['a']));
+    const p = planCalls(text, scanItemTable(text)!, [rule(0, '/u/{a}')], new Set(['a']));
     assert.deepEqual(
       p.calls.map((c) => c.path),
       ['/u/a..b', '/u/%2E%2E%2E'],
@@ -96,7 +96,7 @@ describe('planCalls', () => {
       batch: compileBatch({ path: '/u?ids={values}', separator: ',', key: 'id', max: 10 }),
     };
     const text = '[{"a":"x y"},{"a":".."},{"a":7},{"a":"x y"},{"constructor":1}]';
-    const p = planCalls(text, scanItems(text)!, [batched], new Set(['a']));
+    const p = planCalls(text, scanItemTable(text)!, [batched], new Set(['a']));
     assert.deepEqual(
       p.calls.map((c) => c.value),
       ['x y', '7'],

@@ -5,7 +5,8 @@
  */
 import type { CompiledMappingRule } from '../pipeline/types.js';
 import { isDotSegmentValue } from '../upstream/target-url.js';
-import { stringValue, type MemberSpan, type ObjectSpan } from './json-scan.js';
+import { stringValue, type MemberSpan } from './json-scan.js';
+import type { ItemTable } from './item-table.js';
 
 /** One distinct mapping call. */
 export interface PlannedCall {
@@ -46,13 +47,17 @@ export function ruleFieldNames(rules: readonly CompiledMappingRule[]): ReadonlyS
  * written (`1000000` stays `1000000`), anything else (null, object, array) skips the rule.
  */
 export function placeholderValue(text: string, m: MemberSpan): string | undefined {
-  switch (m.kind) {
+  return valueText(text, m.kind, m.valueStart, m.valueEnd);
+}
+
+function valueText(text: string, kind: MemberSpan['kind'], start: number, end: number): string | undefined {
+  switch (kind) {
     case 'string':
-      return stringValue(text, m.valueStart, m.valueEnd);
+      return stringValue(text, start, end);
     case 'number':
     case 'true':
     case 'false':
-      return text.slice(m.valueStart, m.valueEnd);
+      return text.slice(start, end);
     default:
       return undefined;
   }
@@ -64,30 +69,29 @@ export function placeholderValue(text: string, m: MemberSpan): string | undefine
  */
 export function planCalls(
   text: string,
-  items: readonly ObjectSpan[],
+  items: ItemTable,
   rules: readonly CompiledMappingRule[],
   fieldNames: ReadonlySet<string>,
   maxCalls = MAX_MAPPING_CALLS_PER_RESPONSE,
 ): MappingPlan {
   let overLimit = 0;
   let dotSegments = 0;
-  const callOf = new Int32Array(items.length * rules.length).fill(-1);
+  const callOf = new Int32Array(items.count * rules.length).fill(-1);
   const calls: PlannedCall[] = [];
   // With one rule, distinct values are distinct URLs: no second map by URL.
   const byUrl = rules.length > 1 ? new Map<string, number>() : undefined;
   const byValues = rules.map(() => new Map<string, number>());
   // The fields are few: a member's name is compared with each, not hashed into a map.
   const names = [...fieldNames];
-  const slots: (MemberSpan | undefined)[] = new Array<MemberSpan | undefined>(names.length);
-  const found = new SlotView(names, slots);
-  for (let i = 0; i < items.length; i++) {
+  // Member indexes into `items`, -1 for none.
+  const slots = new Int32Array(names.length);
+  const found = new SlotView(text, items, names, slots);
+  for (let i = 0; i < items.count; i++) {
     // The last occurrence of a duplicated key wins, as with JSON.parse.
-    slots.fill(undefined);
+    slots.fill(-1);
     let any = false;
-    const members = items[i]!.members;
-    for (let k = 0; k < members.length; k++) {
-      const m = members[k]!;
-      const name = m.name;
+    for (let m = items.first(i), last = items.first(i + 1); m < last; m++) {
+      const name = items.name(m);
       for (let f = 0; f < names.length; f++) {
         if (names[f] === name) {
           slots[f] = m;
@@ -99,14 +103,14 @@ export function planCalls(
     if (!any) continue;
     for (let r = 0; r < rules.length; r++) {
       const rule = rules[r]!;
-      const key = valuesKey(text, rule.path.params, found);
+      const key = valuesKey(rule.path.params, found);
       // Every placeholder of the path must resolve, else the rule is skipped silently.
       if (key === undefined) continue;
       let index = byValues[r]!.get(key);
       if (index === undefined) {
         const params = rule.path.params;
         // With one placeholder the key is its value: no record of values until a path is built.
-        const values = params.length === 1 ? undefined : valuesOf(text, params, found);
+        const values = params.length === 1 ? undefined : valuesOf(params, found);
         if (values === undefined ? isDotSegmentValue(key) : hasDotSegment(values)) {
           dotSegments++;
           continue;
@@ -172,16 +176,25 @@ function oneValue(rule: CompiledMappingRule, value: string): Record<string, stri
   return values;
 }
 
-/** The members of one item found for the rules' fields, by field name (a read-only map view). */
+/** The placeholder values of one item's members found for the rules' fields, by field name. */
 class SlotView {
   constructor(
+    private readonly text: string,
+    private readonly items: ItemTable,
     private readonly names: readonly string[],
-    private readonly slots: readonly (MemberSpan | undefined)[],
+    private readonly slots: Int32Array,
   ) {}
 
-  get(name: string): MemberSpan | undefined {
+  /** The field's placeholder value (`placeholderValue`), or undefined when absent or not a scalar. */
+  value(name: string): string | undefined {
     const names = this.names;
-    for (let f = 0; f < names.length; f++) if (names[f] === name) return this.slots[f];
+    for (let f = 0; f < names.length; f++) {
+      if (names[f] !== name) continue;
+      const m = this.slots[f]!;
+      if (m < 0) return undefined;
+      const items = this.items;
+      return valueText(this.text, items.kind(m), items.valueStart(m), items.valueEnd(m));
+    }
     return undefined;
   }
 }
@@ -193,24 +206,20 @@ function hasDotSegment(values: Readonly<Record<string, string>>): boolean {
 }
 
 /** A key for the rule's placeholder values (length-prefixed when several), or undefined. */
-function valuesKey(text: string, params: readonly string[], found: SlotView): string | undefined {
-  if (params.length === 1) {
-    const m = found.get(params[0]!);
-    return m === undefined ? undefined : placeholderValue(text, m);
-  }
+function valuesKey(params: readonly string[], found: SlotView): string | undefined {
+  if (params.length === 1) return found.value(params[0]!);
   let key = '';
   for (let p = 0; p < params.length; p++) {
-    const m = found.get(params[p]!);
-    const v = m === undefined ? undefined : placeholderValue(text, m);
+    const v = found.value(params[p]!);
     if (v === undefined) return undefined;
     key += `${v.length}:${v}`;
   }
   return key;
 }
 
-function valuesOf(text: string, params: readonly string[], found: SlotView): Record<string, string> {
+function valuesOf(params: readonly string[], found: SlotView): Record<string, string> {
   // No prototype: a field named `constructor` must not resolve by accident.
   const values = Object.create(null) as Record<string, string>;
-  for (const p of params) values[p] = placeholderValue(text, found.get(p)!)!;
+  for (const p of params) values[p] = found.value(p)!;
   return values;
 }

@@ -12,7 +12,8 @@
 import type { CompiledMappingRule, CompiledRoute, Exchange } from '../pipeline/types.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
-import { scanItems, type ObjectSpan } from './json-scan.js';
+import { scanItemTable } from './json-scan.js';
+import type { ItemTable } from './item-table.js';
 import {
   MAX_MAPPING_CALLS_PER_RESPONSE,
   planCalls,
@@ -74,8 +75,8 @@ async function enrich(
   size: number,
   signal: AbortSignal,
 ): Promise<string | undefined> {
-  const items = scanItems(text);
-  if (items === undefined || items.length === 0) return undefined;
+  const items = scanItemTable(text);
+  if (items === undefined || items.count === 0) return undefined;
   const plan = planCalls(text, items, m.rules, m.fieldNames);
   warnSkipped(m, ex, plan);
   if (plan.calls.length === 0) return undefined;
@@ -106,14 +107,14 @@ function spliceOutcomes(
   ex: Exchange,
   text: string,
   size: number,
-  items: readonly ObjectSpan[],
+  items: ItemTable,
   plan: MappingPlan,
   outcomes: readonly MappingOutcome[],
 ): string | undefined {
   // A tag's JSON (up to maxMappingBodyBytes) is copied into every item that shares its URL:
   // the output is counted before it is built, and is never built past its bound.
   const { edits, addedBytes, failures, failedItems } = buildItemEdits(
-    items.length,
+    items.count,
     m.rules,
     plan.callOf,
     outcomes,

@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { scanItems } from './json-scan.js';
+import { scanItemTable } from './json-scan.js';
 import { spliceItems, type ItemEdit } from './splice.js';
 
 function apply(
   text: string,
   ...edits: (Partial<{ set: Record<string, string>; remove: string[] }> | undefined)[]
 ): string {
-  const items = scanItems(text)!;
+  const items = scanItemTable(text)!;
   const full: (ItemEdit | undefined)[] = edits.map((e) =>
     e === undefined ? undefined : { set: new Map(Object.entries(e.set ?? {})), remove: new Set(e.remove ?? []) },
   );

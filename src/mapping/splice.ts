@@ -3,7 +3,7 @@
  * the tags set and the keys removed (docs/design-decisions.md "Response mapping"). Everything else, whitespace
  * included, is copied from the original text.
  */
-import type { ObjectSpan } from './json-scan.js';
+import type { ItemTable, ObjectSpan } from './item-table.js';
 
 /** What happens to one item. */
 export interface ItemEdit {
@@ -24,31 +24,25 @@ interface Op {
  * Applies the edits to their items. An existing key named like a tag keeps its place and gets the
  * new value (as `item[tag] = value` would do); new tags are appended after the last kept member.
  */
-export function spliceItems(
-  text: string,
-  items: readonly ObjectSpan[],
-  edits: readonly (ItemEdit | undefined)[],
-): string {
+export function spliceItems(text: string, items: ItemTable, edits: readonly (ItemEdit | undefined)[]): string {
   const parts: string[] = [];
   const ops: Op[] = [];
   const keys = new TagKeys();
   let cursor = 0;
-  for (let i = 0; i < items.length; i++) {
+  for (let i = 0; i < items.count; i++) {
     const edit = edits[i];
     if (edit === undefined || (edit.set.size === 0 && edit.remove.size === 0)) continue;
-    const item = items[i]!;
-    const members = item.members;
-    const n = members.length;
+    const last = items.first(i + 1) - 1;
     // The common case, new tags and no key removed: the tags go in after the last member, with no
     // edit recorded in between.
-    if (edit.remove.size === 0 && n > 0 && !setsAMember(members, edit)) {
-      const end = members[n - 1]!.valueEnd;
+    if (edit.remove.size === 0 && last >= items.first(i) && !setsAMember(items, i, edit)) {
+      const end = items.valueEnd(last);
       parts.push(text.slice(cursor, end));
       for (const [tag, json] of edit.set) parts.push(keys.of(tag), json);
       cursor = end;
       continue;
     }
-    itemOps(item, edit, ops);
+    itemOps(items.span(i), edit, ops);
     for (const op of ops) {
       parts.push(text.slice(cursor, op.at), op.text);
       cursor = op.to;
@@ -60,9 +54,9 @@ export function spliceItems(
   return parts.join('');
 }
 
-/** Whether the edit sets a tag the item already has as a member. */
-function setsAMember(members: ObjectSpan['members'], edit: ItemEdit): boolean {
-  for (let k = 0; k < members.length; k++) if (edit.set.has(members[k]!.name)) return true;
+/** Whether the edit sets a tag item i already has as a member. */
+function setsAMember(items: ItemTable, i: number, edit: ItemEdit): boolean {
+  for (let m = items.first(i), last = items.first(i + 1); m < last; m++) if (edit.set.has(items.name(m))) return true;
   return false;
 }
 
