@@ -4,7 +4,6 @@
  * objects) is buffered and shaped (shape-json.ts: mapping calls, splicing, field rules). Anything
  * else is relayed unchanged (docs/design-decisions.md "Response mapping").
  */
-import { setMaxListeners } from 'node:events';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { Logger } from '../observability/logger.js';
 import { BufferedJsonCall, describeNewBody } from './buffered-json-call.js';
@@ -14,6 +13,7 @@ import { decodeBody, utf8Text } from '../upstream/call/read-body.js';
 import { createJsonShaper } from '../mapping/shape-json.js';
 import type { JsonShapingOptions } from '../mapping/types.js';
 import { answerCompleted } from '../response/answer-completed.js';
+import { CallerLeft, type CallerSignal } from '../upstream/call/caller-signal.js';
 
 export { createJsonShaper, type ShapeJson } from '../mapping/shape-json.js';
 export type { JsonShapingOptions } from '../mapping/types.js';
@@ -34,7 +34,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     ex: Exchange,
     raw: Buffer,
     contentEncoding: string | string[] | undefined,
-    signal: AbortSignal,
+    signal: CallerSignal,
   ): Promise<string | undefined> {
     const decoded = await decodeBody(raw, contentEncoding, maxBodyBytes);
     if (decoded === undefined) return undefined;
@@ -49,7 +49,7 @@ export function mappingEndpoint(route: CompiledRoute, options: MappingEndpointOp
     status: number,
     headers: Record<string, string | string[]>,
     raw: Buffer,
-    signal: AbortSignal,
+    signal: CallerSignal,
   ): Promise<void> {
     const { res } = ex;
     // Sent as the string it is: Node writes the head and a string body in one write, where a
@@ -88,7 +88,7 @@ interface MappedAnswer {
     status: number,
     headers: Record<string, string | string[]>,
     raw: Buffer,
-    signal: AbortSignal,
+    signal: CallerSignal,
   ): Promise<void>;
   readonly logger: Logger;
 }
@@ -100,7 +100,7 @@ interface MappedAnswer {
  */
 class PrimaryCall extends BufferedJsonCall {
   /** Aborted when the client leaves during enrichment: the mapping calls made only for it stop. */
-  private mappings: AbortController | undefined;
+  private mappings: CallerLeft | undefined;
 
   constructor(
     ex: Exchange,
@@ -117,13 +117,12 @@ class PrimaryCall extends BufferedJsonCall {
   }
 
   protected useBody(ex: Exchange, body: Buffer): void {
-    const mappings = new AbortController();
-    // Every uncached mapping call of the response listens to this signal.
-    setMaxListeners(0, mappings.signal);
+    // Every uncached mapping call of the response listens to it.
+    const mappings = new CallerLeft();
     this.mappings = mappings;
     const { mapped } = this;
     mapped
-      .sendEnriched(ex, this.status, this.headers, body, mappings.signal)
+      .sendEnriched(ex, this.status, this.headers, body, mappings)
       .catch((err: unknown) => {
         mapped.logger.error({ reqId: ex.requestId, route: ex.route.id, err }, 'mapped answer failed');
         if (!ex.res.writableEnded) ex.res.destroy();
@@ -135,7 +134,7 @@ class PrimaryCall extends BufferedJsonCall {
   protected override clientClosed(): void {
     // Called for every closed response: an answered client has nothing left to cancel.
     if (this.ex === undefined || answerCompleted(this.ex.res)) return;
-    this.mappings?.abort();
+    this.mappings?.leave();
     super.clientClosed();
   }
 }

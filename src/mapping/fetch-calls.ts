@@ -17,6 +17,7 @@ import { batchCalls, batchObjects } from './batch.js';
 import type { PlannedCall } from './plan.js';
 import { createLimiter, type Limiter } from './limit.js';
 import type { JsonShapingOptions, MappingCache, MappingOutcome } from './types.js';
+import type { CallerSignal } from '../upstream/call/caller-signal.js';
 
 /** What one route's mapping calls need, resolved once at config load. */
 export interface RouteCalls {
@@ -70,7 +71,7 @@ export async function fetchAll(
   rc: RouteCalls,
   ex: Exchange,
   calls: readonly PlannedCall[],
-  signal: AbortSignal,
+  signal: CallerSignal,
 ): Promise<MappingOutcome[]> {
   const { cache, upstreams, originSlot, maxInFlight } = rc;
   const traceOf = rc.propagateTrace ? ex.req : undefined;
@@ -146,28 +147,46 @@ async function fetchBatch(
   const batch = rule.batch!;
   const target = rc.upstreams[rule.index]!;
   const results: MappingOutcome[] = new Array(wanted.length);
-  const cached = cache === undefined ? [] : await cache.lookup(wanted.map((c) => c.url));
-  // Values to ask for -> the position of their call (planned calls are distinct, so are their values).
-  const ask = new Map<string, number>();
-  wanted.forEach((call, k) => {
-    const json = cached[k];
-    if (json !== undefined) results[k] = { ok: true, json };
-    else ask.set(call.value, k);
-  });
-  const settle = (values: readonly string[], outcome: (value: string) => MappingOutcome) => {
-    for (const v of values) results[ask.get(v)!] = outcome(v);
-  };
+  const cached = cache === undefined ? undefined : await cache.lookup(wanted.map((c) => c.url));
+  // The values to ask for, and (with a cache) the position of each one's call: the batch calls
+  // take them in order, so a batch's values are found by position, with no map by value.
+  let ask: string[];
+  let askAt: number[] | undefined;
+  if (cached === undefined) ask = wanted.map((call) => call.value);
+  else {
+    ask = [];
+    askAt = [];
+    for (let k = 0; k < wanted.length; k++) {
+      const json = cached[k];
+      if (json !== undefined) {
+        results[k] = { ok: true, json };
+      } else {
+        ask.push(wanted[k]!.value);
+        askAt.push(k);
+      }
+    }
+  }
+  let from = 0;
   await Promise.all(
-    batchCalls(batch, [...ask.keys()]).map(async (b) => {
+    batchCalls(batch, ask).map(async (b) => {
+      const at = from;
+      from += b.values.length;
+      // `outcome` gets each value and the position of its call in `wanted`.
+      const settle = (outcome: (value: string, k: number) => MappingOutcome) => {
+        for (let j = 0; j < b.values.length; j++) {
+          const k = askAt === undefined ? at + j : askAt[at + j]!;
+          results[k] = outcome(b.values[j]!, k);
+        }
+      };
       // Any call of the rule names its origin's concurrency slot.
       const answer = await limited(wanted[0]!, () => callJson(target, b.path, { ...options, validated: true }));
-      if (!answer.ok) return settle(b.values, () => answer);
+      if (!answer.ok) return settle(() => answer);
       const objects = batchObjects(answer.json, batch.key);
-      if (objects === undefined) return settle(b.values, () => NOT_A_BATCH);
-      settle(b.values, (v) => {
+      if (objects === undefined) return settle(() => NOT_A_BATCH);
+      settle((v, k) => {
         const json = objects.get(v);
         if (json === undefined) return NOT_RETURNED;
-        cache?.store(wanted[ask.get(v)!]!.url, json);
+        cache?.store(wanted[k]!.url, json);
         return { ok: true, json };
       });
     }),

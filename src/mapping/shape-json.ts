@@ -24,13 +24,14 @@ import {
 import { spliceItems } from './splice.js';
 import { buildItemEdits, tagPrefixBytes, type ItemEdits } from './edits.js';
 import type { JsonShapingOptions, MappingOutcome } from './types.js';
+import type { CallerSignal } from '../upstream/call/caller-signal.js';
 import { createRouteCalls, fetchAll, type RouteCalls } from './fetch-calls.js';
 
 /**
  * A route's JSON text after its mapping rules, then its field rules (`response`); undefined when
  * they change nothing. `size` is the text's length in bytes. Never rejects for a failed mapping.
  */
-export type ShapeJson = (ex: Exchange, text: string, size: number, signal: AbortSignal) => Promise<string | undefined>;
+export type ShapeJson = (ex: Exchange, text: string, size: number, signal: CallerSignal) => Promise<string | undefined>;
 
 /** What enriching one route's answers needs, resolved once at config load. */
 interface RouteMapping {
@@ -73,7 +74,7 @@ async function enrich(
   ex: Exchange,
   text: string,
   size: number,
-  signal: AbortSignal,
+  signal: CallerSignal,
 ): Promise<string | undefined> {
   const items = scanItemTable(text);
   if (items === undefined || items.count === 0) return undefined;

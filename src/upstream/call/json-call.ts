@@ -27,6 +27,7 @@ import { settlePermit } from '../../circuit/settle.js';
 import { appendTraceHeaders } from '../../observability/trace-context.js';
 import { classifyUpstreamError } from '../upstream-error.js';
 import { OutboundCall, type CallPlan } from './outbound-call.js';
+import type { CallerSignal } from './caller-signal.js';
 import { callDeadlines } from './deadlines.js';
 import { ClientGone } from './failure.js';
 import { reportAnswer, type ReadReport } from './request.js';
@@ -41,7 +42,7 @@ export interface JsonCallOptions {
   /** Largest answer accepted. */
   readonly maxBytes: number;
   /** Aborted when nobody needs the answer any more (the client left); absent for shared calls. */
-  readonly signal?: AbortSignal | undefined;
+  readonly signal?: CallerSignal | undefined;
   /**
    * The client request whose trace the call continues (a child span id is drawn only when the
    * call is really made); undefined when `telemetry.propagation` is off.
