@@ -80,43 +80,53 @@ export function finishTree(tree: SegmentTree): void {
   runWhole(finishTreeWork(tree));
 }
 
-/** `finishTree` as interruptible work (config/sliced-work.ts), after each node. */
+/**
+ * `finishTree` as interruptible work (config/sliced-work.ts), after each node. One loop over a
+ * stack of the nodes still to finish: a generator per node, delegated to at every level, would
+ * allocate per node and per level what a reload of many routes then has to collect. A node is
+ * finished before the nodes below it, which it may join into its edges unfinished.
+ */
 export function* finishTreeWork(tree: SegmentTree): Work<void> {
-  function* visit(node: TreeNode): Work<void> {
-    if (node.statics !== null) {
-      const kids: TreeNode[] = [];
-      for (const [literal, next] of node.statics) {
-        let text = literal;
-        let to = next;
-        while (isPassage(to)) {
-          const [onward, after] = [...to.statics!][0]!;
-          text += '/' + onward;
-          to = after;
-        }
-        to.edge = text;
-        kids.push(to);
-        yield* visit(to);
-      }
-      node.statics = null;
-      if (kids.length <= FEW) node.kids = kids;
-      else {
-        // A power of two at least twice the edges: most buckets hold one edge, and a mask picks one.
-        let size = 8;
-        while (size < kids.length * 2) size *= 2;
-        const table: (TreeNode[] | null)[] = new Array<TreeNode[] | null>(size).fill(null);
-        for (const kid of kids) {
-          const slash = kid.edge.indexOf('/');
-          const at = segmentHash(kid.edge, 0, slash < 0 ? kid.edge.length : slash) & (size - 1);
-          (table[at] ??= []).push(kid);
-        }
-        node.byHash = table;
-      }
-    }
-    for (const e of node.patterns ?? []) yield* visit(e.node);
-    if (node.param !== null) yield* visit(node.param);
+  const pending: TreeNode[] = [tree.root];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    finishNode(node, pending);
     yield;
   }
-  yield* visit(tree.root);
+}
+
+/** Joins `node`'s passages into its edges and indexes them; the nodes it leads to join `pending`. */
+function finishNode(node: TreeNode, pending: TreeNode[]): void {
+  if (node.statics !== null) {
+    const kids: TreeNode[] = [];
+    node.statics.forEach((next, literal) => {
+      let text = literal;
+      let to = next;
+      while (isPassage(to)) {
+        const [onward, after] = to.statics!.entries().next().value!;
+        text += '/' + onward;
+        to = after;
+      }
+      to.edge = text;
+      kids.push(to);
+    });
+    node.statics = null;
+    if (kids.length <= FEW) node.kids = kids;
+    else {
+      // A power of two at least twice the edges: most buckets hold one edge, and a mask picks one.
+      let size = 8;
+      while (size < kids.length * 2) size *= 2;
+      const table: (TreeNode[] | null)[] = new Array<TreeNode[] | null>(size).fill(null);
+      for (const kid of kids) {
+        const slash = kid.edge.indexOf('/');
+        const at = segmentHash(kid.edge, 0, slash < 0 ? kid.edge.length : slash) & (size - 1);
+        (table[at] ??= []).push(kid);
+      }
+      node.byHash = table;
+    }
+    for (const kid of kids) pending.push(kid);
+  }
+  for (const e of node.patterns ?? []) pending.push(e.node);
+  if (node.param !== null) pending.push(node.param);
 }
 
 /** A node that only leads on to one literal segment: no route ends or forks there. */
