@@ -5,6 +5,8 @@
  * compile and build in slices). For each reload after a first one that starts the worker:
  *
  * - wall ms, and the main thread's busy ms (event-loop utilization, this thread only);
+ * - on Linux, the ms the main thread waited runnable for a CPU (/proc/thread-self/schedstat): the
+ *   share of the reload another thread (the worker, the machine's others) held its core;
  * - the longest gap of a 1 ms timer (what a request arriving then waits at worst), and the
  *   event-loop delay histogram's p99 and max (perf_hooks.monitorEventLoopDelay);
  * - the garbage collections of this thread from the signal to `--settle-ms` after the swap (the
@@ -20,7 +22,7 @@
  *
  *   node --expose-gc --import tsx bench/reload-stalls.ts [--routes 10000] [--reloads 5] [--settle-ms 500]
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -71,6 +73,15 @@ const stats = (kind: 'minor' | 'major'): GcStats => {
 
 const youngMb = () => (getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0) / 1048576;
 
+/** ns this thread has waited runnable for a CPU (Linux schedstat, field 2); 0 elsewhere. */
+const waitedNs = () => {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]);
+  } catch {
+    return 0;
+  }
+};
+
 async function oneReload() {
   const youngBefore = youngMb();
   const heapBefore = process.memoryUsage().heapUsed;
@@ -85,10 +96,12 @@ async function oneReload() {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const elu = performance.eventLoopUtilization();
+  const waited = waitedNs();
   const started = performance.now();
   if (!(await reloadFromFile(gateway, file, {}, 'bench'))) throw new Error('reload failed');
   const wallMs = performance.now() - started;
   const busyMs = performance.eventLoopUtilization(elu).active;
+  const waitMs = (waitedNs() - waited) / 1e6;
   const heapEnd = process.memoryUsage().heapUsed;
   await new Promise((r) => setTimeout(r, settleMs));
   clearInterval(timer);
@@ -98,6 +111,7 @@ async function oneReload() {
   return {
     wallMs,
     busyMs,
+    waitMs,
     stallMs: Math.max(longest, performance.now() - last),
     delayP99: delay.percentile(99) / 1e6,
     delayMax: delay.max / 1e6,
@@ -127,14 +141,14 @@ await oneReload(); // starts the worker
 const f = (x: number) => x.toFixed(1);
 console.log(`reload-stalls: ${count} routes, Node ${process.version}, settle ${settleMs} ms`);
 console.log(
-  '| reload | wall ms | main busy ms | longest gap ms | delay p99 / max ms | minor GC n / sum / max ms | major GC n / sum / max ms | heap MB before / end / settled | young generation MB before / after |',
+  '| reload | wall ms | main busy ms | main waiting for a CPU ms | longest gap ms | delay p99 / max ms | minor GC n / sum / max ms | major GC n / sum / max ms | heap MB before / end / settled | young generation MB before / after |',
 );
-console.log('|---|---:|---:|---:|---|---|---|---|---|');
+console.log('|---|---:|---:|---:|---:|---|---|---|---|---|');
 for (let i = 1; i <= Number(values.reloads); i++) {
   const r = await oneReload();
   const gc = (s: GcStats) => `${s.n} / ${f(s.ms)} / ${f(s.max)}`;
   console.log(
-    `| ${i} | ${f(r.wallMs)} | ${f(r.busyMs)} | ${f(r.stallMs)} | ${f(r.delayP99)} / ${f(r.delayMax)} | ${gc(r.minor)} | ${gc(r.major)} | ${r.mb} | ${r.young} |`,
+    `| ${i} | ${f(r.wallMs)} | ${f(r.busyMs)} | ${f(r.waitMs)} | ${f(r.stallMs)} | ${f(r.delayP99)} / ${f(r.delayMax)} | ${gc(r.minor)} | ${gc(r.major)} | ${r.mb} | ${r.young} |`,
   );
 }
 if (values.allocations) console.log(`allocated by this thread in a reload: ${await allocatedBytes()}`);
