@@ -1,8 +1,10 @@
 /**
  * The code that makes a route's params object once the walk (./tree-match.ts) has found the route,
  * compiled when the table is built. The walk left where each value is (`starts[i]` to `ends[i]` in
- * the path, or `captured[i]` for a mixed segment's capture); the maker slices each value once, in
- * a local, decodes it only when the path kept reserved escapes, refuses a dot-segment, and returns
+ * the path, or `captured[i]` for a mixed segment's capture) and whether it may be a dot-segment
+ * (`dotted[i]`: it holds a `.`, seen as the walk read the segment, or it is a capture); the maker
+ * slices each value once, in a local, decodes it only when the path kept reserved escapes, refuses
+ * a dot-segment (isDotSegmentValue, asked only of a value with a `.`), and returns
  * one object literal: an object of one shape per route, no intermediate array of values (a store
  * of each new string into a long-lived array costs a write barrier per value), no loop over names.
  * Routes with the same parameters share one maker (`{id}` routes all call one function, so its
@@ -20,6 +22,7 @@ export type ParamsMaker = (
   starts: readonly number[],
   ends: readonly number[],
   captured: readonly string[],
+  dotted: readonly number[],
   decode: boolean,
   rest: string,
 ) => Record<string, string> | null;
@@ -46,22 +49,10 @@ function compileMaker(names: readonly string[], sources: readonly ValueSource[],
   names.forEach((name, i) => {
     if (sources[i] === 'capture') lines.push(`const v${i} = c[${i}];`);
     else lines.push(`let v${i} = p.slice(s[${i}], e[${i}]);`, `if (d) v${i} = decode(v${i});`);
-    lines.push(`if (mayBeDotSegment(v${i}) && isDot(v${i})) return null;`);
+    lines.push(`if (x[${i}] !== 0 && isDot(v${i})) return null;`);
     fields.push(`${JSON.stringify(name)}: v${i}`);
   });
   if (isPrefix) fields.push(`"*": r`);
-  const body = `'use strict';\nreturn function makeParams(p, s, e, c, d, r) {\n${lines.join('\n')}\nreturn { ${fields.join(', ')} };\n};`;
-  return new Function('decode', 'mayBeDotSegment', 'isDot', body)(
-    decodeReserved,
-    mayBeDotSegment,
-    isDotSegmentValue,
-  ) as ParamsMaker;
-}
-
-/**
- * False when `value` cannot be a dot-segment: it has no `.` (most values: ids, names) and answers
- * in one search, without isDotSegmentValue's.
- */
-export function mayBeDotSegment(value: string): boolean {
-  return value.indexOf('.') >= 0;
+  const body = `'use strict';\nreturn function makeParams(p, s, e, c, x, d, r) {\n${lines.join('\n')}\nreturn { ${fields.join(', ')} };\n};`;
+  return new Function('decode', 'isDot', body)(decodeReserved, isDotSegmentValue) as ParamsMaker;
 }

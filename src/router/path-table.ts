@@ -12,6 +12,9 @@ import { matchTree, missedMethods } from './tree-match.js';
 import { METHOD_COUNT, methodBit, methodIndex } from './method-set.js';
 import type { Match, RouteEntry } from './types.js';
 
+/** The literal paths' lengths are told apart up to this one. */
+const LONG_PATH = 255;
+
 const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 /** The routes of one all-literal path, by method index, and their methods as bits. */
@@ -28,11 +31,17 @@ export class PathTable {
    */
   missed = 0;
   private readonly literal: Map<string, LiteralPath>;
+  /**
+   * 1 at each length (up to LONG_PATH, which stands for every longer one) of an all-literal path:
+   * a path of another length skips the map look-up, whose hash of a new string costs more.
+   */
+  private readonly literalLengths = new Uint8Array(LONG_PATH + 1);
   private readonly tree: SegmentTree | null;
 
   constructor(literal: Map<string, LiteralPath>, tree: SegmentTree | null) {
     this.literal = literal;
     this.tree = tree;
+    for (const path of literal.keys()) this.literalLengths[Math.min(path.length, LONG_PATH)] = 1;
   }
 
   /**
@@ -42,7 +51,8 @@ export class PathTable {
    * reserved escapes (./request-path.ts).
    */
   lookup(index: number, bit: number, path: string, raw: string, decode: boolean): Match | undefined {
-    const literal = this.literal.get(path);
+    const literal =
+      this.literalLengths[path.length < LONG_PATH ? path.length : LONG_PATH] === 0 ? undefined : this.literal.get(path);
     let missed = 0;
     if (literal !== undefined) {
       if ((literal.methods & bit) !== 0) return literal.matches[index];

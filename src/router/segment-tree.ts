@@ -20,7 +20,8 @@
 import { runWhole, type Work } from '../config/sliced-work.js';
 import { METHOD_COUNT } from './method-set.js';
 import { paramsMaker, type ValueSource } from './params-maker.js';
-import { MAX_PARAM_LENGTH, segmentHash } from './tree-match.js';
+import { MAX_PARAM_LENGTH } from './tree-match.js';
+import { segmentHash } from './path-segments.js';
 import { TreeNode, type PatternEdge, type SegmentTree, type TreeLeaf } from './tree-node.js';
 import type { RouteEntry } from './types.js';
 
@@ -107,6 +108,7 @@ function finishNode(node: TreeNode, pending: TreeNode[]): void {
         to = after;
       }
       to.edge = text;
+      to.edgeCodes = Array.from(text, (c) => c.charCodeAt(0));
       kids.push(to);
     });
     node.statics = null;
@@ -117,8 +119,7 @@ function finishNode(node: TreeNode, pending: TreeNode[]): void {
       while (size < kids.length * 2) size *= 2;
       const table: (TreeNode[] | null)[] = new Array<TreeNode[] | null>(size).fill(null);
       for (const kid of kids) {
-        const slash = kid.edge.indexOf('/');
-        const at = segmentHash(kid.edge, 0, slash < 0 ? kid.edge.length : slash) & (size - 1);
+        const at = segmentHash(kid.edge, 0) & (size - 1);
         (table[at] ??= []).push(kid);
       }
       node.byHash = table;

@@ -7,6 +7,7 @@
 import { isDotSegmentValue } from '../upstream/target-url.js';
 import { isPlainRest, safeRest } from './prefix-rest.js';
 import { decodeReserved } from './request-path.js';
+import { scan, segmentEnd, segmentHash, startsEdge } from './path-segments.js';
 import type { PatternEdge, SegmentTree, TreeLeaf, TreeNode } from './tree-node.js';
 import type { Match } from './types.js';
 
@@ -35,11 +36,14 @@ const w = {
 const starts: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 const ends: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 const captured: string[] = ['', '', '', '', '', '', '', ''];
+/** 1 where the value may be a dot-segment (it holds a `.`, or is a capture), else 0. */
+const dotted: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 
 /** The values of the prefix route remembered (copied from those of the walk). */
 const prefixStarts: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 const prefixEnds: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 const prefixCaptured: string[] = ['', '', '', '', '', '', '', ''];
+const prefixDotted: number[] = [0, 0, 0, 0, 0, 0, 0, 0];
 
 const BAD_REST: Match = Object.freeze({ kind: 'bad-path' });
 
@@ -113,6 +117,7 @@ function walk(node: TreeNode, path: string, pos: number, count: number): TreeLea
       if (param !== null && end > start && end - start <= MAX_PARAM_LENGTH) {
         starts[count] = start;
         ends[count] = end;
+        dotted[count] = scan.dot ? 1 : 0;
         if (node.prefixMethods === 0) {
           node = param;
           pos = end;
@@ -139,6 +144,7 @@ function remember(node: TreeNode, pos: number, count: number): void {
     prefixStarts[i] = starts[i]!;
     prefixEnds[i] = ends[i]!;
     prefixCaptured[i] = captured[i]!;
+    prefixDotted[i] = dotted[i]!;
   }
 }
 
@@ -172,6 +178,7 @@ function matchPattern(edge: PatternEdge, segment: string, count: number): number
     const v = m[i];
     if (v === undefined || v === '' || v.length > MAX_PARAM_LENGTH) return -1;
     starts[count] = -1;
+    dotted[count] = 1;
     captured[count++] = v;
   }
   return count;
@@ -179,7 +186,7 @@ function matchPattern(edge: PatternEdge, segment: string, count: number): number
 
 /** The match of a route without `*` found by the walk. */
 function found(leaf: TreeLeaf, path: string): Match {
-  const params = leaf.makeParams(path, starts, ends, captured, w.decoding, '');
+  const params = leaf.makeParams(path, starts, ends, captured, dotted, w.decoding, '');
   // The maker refused a value, so one of them is bad.
   if (params === null) return { kind: 'bad-parameter', param: badParameter(leaf, path, starts, ends, captured)! };
   return { kind: 'found', entry: leaf.entry, params };
@@ -196,7 +203,9 @@ function prefixMatch(leaf: TreeLeaf, path: string, raw: string): Match {
   }
   const rest = isPlainRest(raw, at) ? raw.slice(at) : safeRest(raw.slice(at));
   const params =
-    rest === undefined ? null : leaf.makeParams(path, prefixStarts, prefixEnds, prefixCaptured, w.decoding, rest);
+    rest === undefined
+      ? null
+      : leaf.makeParams(path, prefixStarts, prefixEnds, prefixCaptured, prefixDotted, w.decoding, rest);
   if (params !== null) return { kind: 'found', entry: leaf.entry, params };
   // A bad parameter is reported before a bad rest, whichever the maker met.
   const bad = badParameter(leaf, path, prefixStarts, prefixEnds, prefixCaptured);
@@ -233,52 +242,14 @@ function badParameter(
 function fewChild(kids: readonly TreeNode[], path: string, start: number): TreeNode | null {
   for (let i = 0; i < kids.length; i++) {
     const kid = kids[i]!;
-    if (startsEdge(path, start, kid.edge)) return kid;
+    if (startsEdge(path, start, kid.edgeCodes)) return kid;
   }
   return null;
 }
 
 /** The child among many literal edges, found by the hash of the segment at `start`. */
 function hashedChild(byHash: readonly (TreeNode[] | null)[], path: string, start: number): TreeNode | null {
-  const bucket = byHash[segmentHash(path, start, segmentEnd(path, start)) & (byHash.length - 1)]!;
+  const bucket = byHash[segmentHash(path, start) & (byHash.length - 1)]!;
   if (bucket === null) return null;
   return fewChild(bucket, path, start);
-}
-
-const SLASH = 47;
-
-/** The end of the segment at `start`: the next `/`, or the path's end. */
-function segmentEnd(path: string, start: number): number {
-  // indexOf, not a loop over the codes: a loop costs more instructions for all but the shortest
-  // segments (charCodeAt checks the string's representation on every code).
-  const end = path.indexOf('/', start);
-  return end < 0 ? path.length : end;
-}
-
-/**
- * Whether `edge` is the text of `path` at `start`, ending the path or followed by a `/`. Compared
- * code by code: startsWith at an offset costs more than the few codes of a segment.
- */
-function startsEdge(path: string, start: number, edge: string): boolean {
-  const n = edge.length;
-  const end = start + n;
-  if (end > path.length || (end < path.length && path.charCodeAt(end) !== SLASH)) return false;
-  for (let i = 0; i < n; i++) if (path.charCodeAt(start + i) !== edge.charCodeAt(i)) return false;
-  return true;
-}
-
-/**
- * A small-integer hash of `text[start..end)`: its length and four of its codes (the first two, the
- * middle one, the last). A table indexed by it finds a literal segment among many without slicing the
- * path into a new string, whose own hash V8 computes anew for every request, and in constant time:
- * segments that share a hash share a bucket, compared one by one.
- */
-export function segmentHash(text: string, start: number, end: number): number {
-  const n = end - start;
-  if (n === 0) return 0;
-  const first = text.charCodeAt(start);
-  const second = n > 1 ? text.charCodeAt(start + 1) : 0;
-  const middle = text.charCodeAt(start + (n >> 1));
-  const last = text.charCodeAt(end - 1);
-  return ((((((n * 31 + first) | 0) * 31 + second) * 31 + middle) | 0) * 31 + last) & 0x3fffffff;
 }

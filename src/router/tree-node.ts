@@ -34,6 +34,8 @@ export interface PatternEdge {
 export class TreeNode {
   /** The literal text of the edge leading here (`items`, or `items/latest` once chained); '' else. */
   edge = '';
+  /** The codes of `edge`, compared with the path's: an array element costs less to read than a code of a string. */
+  edgeCodes: number[] = [];
   /** While building: the literal children by segment. */
   statics: Map<string, TreeNode> | null = null;
   /** The literal children when few, compared in place (their `edge`). */
