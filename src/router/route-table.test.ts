@@ -116,6 +116,11 @@ describe('prefix routes', () => {
     // A malformed escape matches no route at all: the router refuses it before any rest is read.
     assert.deepEqual(t.match('GET', '/api/static/%E0%A4%A', undefined), { kind: 'not-found' });
     assert.deepEqual(t.match('GET', '/api/t/..%2F/docs/x', undefined), { kind: 'bad-parameter', param: 'tenant' });
+    // A value longer than the walk reads code by code: its `.` is found past the first 16 codes.
+    assert.deepEqual(t.match('GET', '/api/t/aaaaaaaaaaaaaaaaaaaa%2F../docs/x', undefined), {
+      kind: 'bad-parameter',
+      param: 'tenant',
+    });
     assert.equal(found('GET', '/api/static/a..b/...x/.hidden').params['*'], 'a..b/...x/.hidden');
   });
   it('405 lists the methods of exact and prefix routes', () => {
