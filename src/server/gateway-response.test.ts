@@ -2,16 +2,21 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  connect,
-  constants,
-  createServer as createH2Server,
-  type Http2ServerResponse,
-  type ServerOptions,
-} from 'node:http2';
+import { connect, constants, createServer as createH2Server } from 'node:http2';
 import { createLogger } from '../observability/logger.js';
-import { GatewayH2Response, GatewayResponse, loggedH2Response, stampRequestId } from './gateway-response.js';
-import { GatewayH2Request } from './http2-request.js';
+import { GatewayResponse, stampRequestId } from './gateway-response.js';
+import { GatewayH2Response, loggedH2Response } from './h2-response.js';
+import { serveStreams } from './h2-streams.js';
+
+/** An h2c server answering every stream through `Response` with `handler`. */
+function h2Server(
+  Response: typeof GatewayH2Response,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): ReturnType<typeof createH2Server> {
+  const server = createH2Server();
+  serveStreams(server, handler, Response);
+  return server;
+}
 
 /** A real server with the gateway's response class, answering with `write`. */
 async function serve(write: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
@@ -77,11 +82,9 @@ describe('GatewayResponse', () => {
 describe('GatewayH2Response', () => {
   /** One h2c request to a server with the gateway's response class, answering with `write`. */
   async function h2Head(write: (res: ServerResponse) => void): Promise<Record<string, unknown>> {
-    const server = createH2Server({ Http2ServerResponse: GatewayH2Response }, (_req, res) => {
-      // The gateway's writers see both response classes as a ServerResponse.
-      const gatewayRes = res as unknown as ServerResponse;
-      stampRequestId(gatewayRes, 'req-2');
-      write(gatewayRes);
+    const server = h2Server(GatewayH2Response, (_req, res) => {
+      stampRequestId(res, 'req-2');
+      write(res);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const client = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -118,15 +121,12 @@ describe('GatewayH2Response', () => {
 
 /** A real h2c server with the gateway's HTTP/2 response class, and one request's outcome. */
 async function h2Outcome(
-  write: (res: Http2ServerResponse) => void,
+  write: (res: ServerResponse) => void,
 ): Promise<{ status?: number; code?: string; body: string; reset?: number }> {
-  const server = createH2Server(
-    { Http2ServerResponse: loggedH2Response(createLogger({ level: 'silent' })) },
-    (_req, res) => {
-      stampRequestId(res as unknown as ServerResponse, 'req-2');
-      write(res);
-    },
-  );
+  const server = h2Server(loggedH2Response(createLogger({ level: 'silent' })), (_req, res) => {
+    stampRequestId(res, 'req-2');
+    write(res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const session = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   try {
@@ -179,7 +179,7 @@ describe('GatewayH2Response: a head node:http2 refuses', () => {
 describe('GatewayH2Response: the head sent with stream.respond', () => {
   /** One h2c request; `write` answers it; the head, body, trailers, and whether Node asked for trailers. */
   async function h2Exchange(
-    write: (res: Http2ServerResponse) => void,
+    write: (res: ServerResponse) => void,
     requestHeaders: Record<string, string> = {},
   ): Promise<{
     head: Record<string, unknown>;
@@ -190,16 +190,12 @@ describe('GatewayH2Response: the head sent with stream.respond', () => {
   }> {
     let asked = false;
     let statusAfter = 0;
-    const server = createH2Server(
-      // The gateway's request class marks gRPC calls (server/http2-request.ts).
-      { Http2ServerRequest: GatewayH2Request, Http2ServerResponse: GatewayH2Response } as ServerOptions,
-      (_req, res) => {
-        stampRequestId(res as unknown as ServerResponse, 'req-3');
-        res.stream.on('wantTrailers', () => (asked = true));
-        write(res);
-        statusAfter = res.statusCode;
-      },
-    );
+    const server = h2Server(GatewayH2Response, (_req, res) => {
+      stampRequestId(res, 'req-3');
+      (res as unknown as GatewayH2Response).stream.on('wantTrailers', () => (asked = true));
+      write(res);
+      statusAfter = res.statusCode;
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const client = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     try {

@@ -13,7 +13,6 @@
  */
 import { Http2ServerRequest, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
 import type { ReadableOptions } from 'node:stream';
-import { isGrpcContentType } from '../response/grpc-status.js';
 
 const FORWARDABLE = Symbol('portico.forwardableRawHeaders');
 
@@ -48,8 +47,6 @@ export class GatewayH2Request extends Http2ServerRequest {
     if (cookie !== undefined) out.push('cookie', cookie);
     this[FORWARDABLE] = out;
     this.hostConflict = conflict || hosts > 1;
-    const type = headers['content-type'];
-    if (type !== undefined && isGrpcContentType(type)) grpcStreams.add(stream);
   }
 
   [FORWARDABLE]: string[];
@@ -69,16 +66,5 @@ Object.defineProperty(GatewayH2Request.prototype, 'rawHeaders', {
     return this[FORWARDABLE];
   },
 });
-
-/**
- * The streams of gRPC calls: their answers may end with trailers whatever their head says, so
- * their head asks Node for them (server/gateway-response.ts); no other answer pays for that.
- */
-const grpcStreams = new WeakSet<ServerHttp2Stream>();
-
-/** Whether `stream` carries a gRPC call (by its request's `content-type`). */
-export function isGrpcStream(stream: ServerHttp2Stream): boolean {
-  return grpcStreams.has(stream);
-}
 
 const COLON = 0x3a;

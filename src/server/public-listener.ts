@@ -9,8 +9,8 @@
  *
  * In every case `server` is where HTTP/1.1 connections raise the events the gateway listens to
  * ('upgrade', 'clientError', 'connect') and where the HTTP/1.1 limits are set (server/limits.ts).
- * HTTP/2 requests reach the same handler as compatibility objects (server/http2-request.ts,
- * GatewayH2Response). HTTP/2 connections are tracked here: closed after `keepAliveMs()` without
+ * HTTP/2 requests reach the same handler through node:http2's core stream API, as the gateway's
+ * own request and response objects (server/h2-streams.ts). HTTP/2 connections are tracked here: closed after `keepAliveMs()` without
  * a frame, asked to finish with GOAWAY on drain, destroyed at the end.
  */
 import { createServer, Server, type RequestListener, type ServerOptions } from 'node:http';
@@ -25,9 +25,10 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { GatewaySettings } from '../config/schema.js';
-import { GatewayResponse, loggedH2Response } from './gateway-response.js';
+import { GatewayResponse } from './gateway-response.js';
+import { loggedH2Response } from './h2-response.js';
 import type { Logger } from '../observability/logger.js';
-import { GatewayH2Request } from './http2-request.js';
+import { serveStreams } from './h2-streams.js';
 import { withHsts, type TlsListener } from './tls-listener.js';
 import type { ResponseClass } from './socket-response.js';
 
@@ -77,18 +78,16 @@ export function createPublicListener(options: PublicListenerOptions): PublicList
   const h2Options = {
     settings: { maxConcurrentStreams: http2.maxConcurrentStreams, maxHeaderListSize: options.maxHeaderBytes },
     maxHeaderListPairs: MAX_HEADER_FIELDS,
-    Http2ServerRequest: GatewayH2Request,
-    Http2ServerResponse: tls === undefined ? h2Response : withHsts(h2Response, tls.hsts),
   } as SecureServerOptions;
-  // The compatibility objects stand in for IncomingMessage and ServerResponse (see above).
-  const h2Handler = handler as unknown as Parameters<typeof createSecureServer>[1];
+  const H2Response = tls === undefined ? h2Response : withHsts(h2Response, tls.hsts);
   const http1Response = tls === undefined ? GatewayResponse : withHsts(GatewayResponse, tls.hsts);
 
   let server: Server;
   if (tls === undefined) {
     server = createServer(httpOptions, handler);
     if (http2.cleartext) {
-      const h2 = createCleartextH2Server(h2Options, h2Handler);
+      const h2 = createCleartextH2Server(h2Options);
+      serveStreams(h2, handler, H2Response);
       track(h2);
       acceptPriorKnowledge(server, h2);
     }
@@ -98,7 +97,7 @@ export function createPublicListener(options: PublicListenerOptions): PublicList
       handler,
     ) as unknown as Server;
   } else {
-    // allowHTTP1 adds `http/1.1` after `h2` to the ALPN list.
+    // allowHTTP1 adds `http/1.1` after `h2` to the ALPN list; its requests come as 'request'.
     const h2 = createSecureServer(
       {
         ...tls.options,
@@ -107,8 +106,9 @@ export function createPublicListener(options: PublicListenerOptions): PublicList
         noDelay: true,
         Http1ServerResponse: http1Response,
       },
-      h2Handler,
+      handler as unknown as Parameters<typeof createSecureServer>[1],
     );
+    serveStreams(h2, handler, H2Response);
     // Read by Node when the server starts listening, as for an http.Server.
     Object.assign(h2, { connectionsCheckingInterval: httpOptions.connectionsCheckingInterval });
     track(h2);
