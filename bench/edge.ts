@@ -15,7 +15,7 @@
  * The proxies run on core 0 when `taskset` exists (Portico's stdout drained by another process),
  * the nginx backend and h2load on core 1. Certificates are made with openssl for the run.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -26,7 +26,6 @@ import {
   cpuSeconds,
   detectPinning,
   freePort,
-  pinned,
   porticoFromSource,
   startProcess,
   transpileEntry,
@@ -36,6 +35,7 @@ import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
 import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
+import { h2load, makeCertificate, type H2loadResult } from './lib/h2load.js';
 
 type Proxy = 'portico' | 'floor' | 'nginx';
 /** A row of its own: the Node floor's h2 through node:http2's core API (`--h2-core`). */
@@ -54,76 +54,10 @@ const PROXY_LABELS: Record<Row, string> = {
   nginx: 'nginx',
 };
 
-interface H2loadResult {
-  readonly rps: number;
-  readonly done: number;
-  readonly failed: number;
-  readonly non2xx: number;
-  readonly meanMs: number;
-}
-
-/** Runs h2load pinned to `core` and reads its summary. */
-function h2load(args: readonly string[], core: number | undefined): Promise<H2loadResult> {
-  const [command, argv] = pinned(core, 'h2load', args);
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      const rps = /finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(out);
-      const requests =
-        /requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
-      const status = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
-      const time = /time for request:\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)/.exec(out);
-      if (code !== 0 || rps === null || requests === null || status === null)
-        return reject(new Error(`h2load ${args.join(' ')} failed (${code}):\n${out}`));
-      const unit = time?.[2] === 'us' ? 0.001 : time?.[2] === 's' ? 1000 : 1;
-      resolvePromise({
-        rps: Number(rps[1]),
-        done: Number(requests[1]),
-        failed: Number(requests[3]) + Number(requests[4]),
-        non2xx: Number(status[2]) + Number(status[3]) + Number(status[4]),
-        meanMs: time === null ? NaN : Number(time[1]) * unit,
-      });
-    });
-  });
-}
-
 /** Load at 50 requests in flight for `seconds`. */
 function loadArgs(protocol: Protocol, url: string, seconds: number): string[] {
   const common = ['-D', String(seconds), '--warm-up-time', '1'];
   return protocol === 'h2' ? [...common, '-c', '10', '-m', '5', url] : [...common, '--h1', '-c', '50', '-m', '1', url];
-}
-
-function makeCertificate(dir: string): { cert: string; key: string } {
-  const cert = join(dir, 'edge.crt');
-  const key = join(dir, 'edge.key');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'pipe' },
-  );
-  return { cert, key };
 }
 
 /** The TLS version, cipher and key exchange group a default openssl client gets on `port`. */

@@ -1,0 +1,74 @@
+/**
+ * h2load (Debian's `nghttp2-client`) as the edge benches run it (bench/edge.ts,
+ * bench/edge-cpu.ts), and the certificate they serve TLS with.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { pinned } from './processes.js';
+
+export interface H2loadResult {
+  readonly rps: number;
+  readonly done: number;
+  readonly failed: number;
+  readonly non2xx: number;
+  readonly meanMs: number;
+}
+
+/** Runs h2load pinned to `core` and reads its summary. */
+export function h2load(args: readonly string[], core: number | undefined): Promise<H2loadResult> {
+  const [command, argv] = pinned(core, 'h2load', args);
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const rps = /finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(out);
+      const requests =
+        /requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored/.exec(out);
+      const status = /status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+      const time = /time for request:\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)/.exec(out);
+      if (code !== 0 || rps === null || requests === null || status === null)
+        return reject(new Error(`h2load ${args.join(' ')} failed (${code}):\n${out}`));
+      const unit = time?.[2] === 'us' ? 0.001 : time?.[2] === 's' ? 1000 : 1;
+      resolvePromise({
+        rps: Number(rps[1]),
+        done: Number(requests[1]),
+        failed: Number(requests[3]) + Number(requests[4]),
+        non2xx: Number(status[2]) + Number(status[3]) + Number(status[4]),
+        meanMs: time === null ? NaN : Number(time[1]) * unit,
+      });
+    });
+  });
+}
+
+/** A self-signed ECDSA P-256 certificate for localhost and 127.0.0.1, made with openssl in `dir`. */
+export function makeCertificate(dir: string): { cert: string; key: string } {
+  const cert = join(dir, 'edge.crt');
+  const key = join(dir, 'edge.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'pipe' },
+  );
+  return { cert, key };
+}
