@@ -23,7 +23,7 @@
  *   if a sibling call fails the connection), so streamed unary calls took a connection each and
  *   queued behind each other, where buffered ones share one connection as HTTP/2 streams.
  */
-import type { Http2ServerRequest } from 'node:http2';
+import type { ServerHttp2Stream } from 'node:http2';
 import type { CompiledRoute, Exchange, Step } from '../pipeline/types.js';
 import type { Dispatcher } from 'undici';
 import type { BackendPool } from '../upstream/types.js';
@@ -193,7 +193,8 @@ export function grpcEndpoint(route: CompiledRoute, options: GrpcOptions): Step {
  * comes, as client- and bidi-streaming calls need.
  */
 function startWithBody(ex: Exchange, grpcCall: GrpcCall): void {
-  const req = ex.req as unknown as Http2ServerRequest;
+  // An HTTP/2 request carries its stream (server/http2-request.ts).
+  const req = ex.req as typeof ex.req & { readonly stream?: ServerHttp2Stream };
   const state = req.stream?.state;
   if (ex.res.writableEnded || state?.remoteClose !== 1) return grpcCall.start();
   const chunks: Buffer[] = [];

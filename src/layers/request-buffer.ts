@@ -119,8 +119,8 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
 }
 
 /**
- * True when the client is gone. Node's HTTP/2 compatibility request is never destroyed when its
- * stream is reset, and reads as complete; `aborted` tells, for both protocols.
+ * True when the client is gone. An HTTP/2 request (server/http2-request.ts) is never destroyed
+ * when its stream is reset, and reads as complete; `aborted` tells, for both protocols.
  */
 function clientLeft(req: IncomingMessage): boolean {
   return req.destroyed || (req as { readonly aborted?: boolean }).aborted === true;

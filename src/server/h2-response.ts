@@ -54,7 +54,7 @@ export class GatewayH2Response extends H2Fields implements ErrorHookSlot, Compre
   ) {
     super();
     (stream as AnsweredStream)[RESPONSE] = this;
-    stream.once('close', onStreamClose);
+    stream.on('close', onStreamClose);
   }
 
   override get headersSent(): boolean {

@@ -3,7 +3,7 @@
  * becomes the gateway's own request and response objects (server/http2-request.ts,
  * server/h2-response.ts), handed to the same handler as an HTTP/1.1 request. node:http2's
  * compatibility layer is never set up: it would build a Readable and a Stream per stream and put
- * eleven listeners on it.
+ * eleven listeners on it; the gateway's pair puts three (server/http2-request.ts, h2-response.ts).
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { IncomingHttpHeaders, Http2SecureServer, Http2Server, ServerHttp2Stream } from 'node:http2';
@@ -29,7 +29,7 @@ export function serveStreams(
 ): void {
   server.removeAllListeners('stream');
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, raw: string[]) => {
-    const req = new GatewayH2Request(stream, headers, {}, raw) as unknown as IncomingMessage;
+    const req = new GatewayH2Request(stream, headers, raw) as unknown as IncomingMessage;
     const res = new Response(stream, isGrpcContentType(headers['content-type'])) as unknown as ServerResponse;
     const method = headers[':method'];
     // The gateway is no forward proxy (server/protocol-checks.ts says the same on HTTP/1.1).

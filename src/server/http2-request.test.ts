@@ -1,19 +1,25 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { connect, createServer, type OutgoingHttpHeaders, type ServerOptions } from 'node:http2';
+import { connect, createServer, type OutgoingHttpHeaders } from 'node:http2';
 import { GatewayH2Request } from './http2-request.js';
+import { GatewayH2Response } from './h2-response.js';
+import { serveStreams } from './h2-streams.js';
 import { hostRefusal } from './protocol-checks.js';
-import type { IncomingMessage } from 'node:http';
 
 /** What the gateway reads of one h2c request sent with `headers`: the fields to forward, and the Host check. */
 async function seen(headers: OutgoingHttpHeaders): Promise<{ raw: string[]; conflict: boolean; refusal?: string }> {
   let result: { raw: string[]; conflict: boolean; refusal?: string } | undefined;
-  const server = createServer({ Http2ServerRequest: GatewayH2Request } as ServerOptions, (req, res) => {
-    const gw = req as unknown as GatewayH2Request;
-    result = { raw: gw.rawHeaders, conflict: gw.hostConflict, refusal: hostRefusal(gw as unknown as IncomingMessage) };
-    res.end();
-  });
+  const server = createServer();
+  serveStreams(
+    server,
+    (req, res) => {
+      const gw = req as unknown as GatewayH2Request;
+      result = { raw: gw.rawHeaders, conflict: gw.hostConflict, refusal: hostRefusal(req) };
+      res.end();
+    },
+    GatewayH2Response,
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   try {

@@ -1,8 +1,9 @@
 /**
- * An HTTP/2 request as the gateway's pipeline reads an HTTP/1.1 one. Node's compatibility API
- * (`Http2ServerRequest`) already has the members of `IncomingMessage` the gateway uses; what a
- * proxy forwarding to HTTP/1.1 backends must translate (RFC 9113 8.3.1, 8.2.3) is done here,
- * once per request, so that no later stage has to know which protocol the client spoke:
+ * An HTTP/2 request as the gateway's pipeline reads an HTTP/1.1 one: the members of
+ * `IncomingMessage` the gateway uses, made from a stream's head (server/h2-streams.ts) without
+ * node:http2's compatibility request. What a proxy forwarding to HTTP/1.1 backends must
+ * translate (RFC 9113 8.3.1, 8.2.3) is done here, once per request, so that no later stage has
+ * to know which protocol the client spoke:
  * - `rawHeaders` without the pseudo-headers (`:method`, `:path`...), which no HTTP/1.1 backend
  *   can take, and with `host` from `:authority`;
  * - `headers.host` set from `:authority`;
@@ -11,19 +12,43 @@
  *   `transfer-encoding: chunked` in `headers`, which is how HTTP/1.1 sends a body of unknown
  *   length, so that the size limit counts it and the backend call streams it.
  */
-import { Http2ServerRequest, type IncomingHttpHeaders, type ServerHttp2Stream } from 'node:http2';
-import type { ReadableOptions } from 'node:stream';
+import type { IncomingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { Readable } from 'node:stream';
+import { H2Socket } from './h2-socket.js';
 
-const FORWARDABLE = Symbol('portico.forwardableRawHeaders');
+const REQUEST = Symbol('portico.h2Request');
+type RequestStream = ServerHttp2Stream & { [REQUEST]?: GatewayH2Request };
 
-export class GatewayH2Request extends Http2ServerRequest {
+/**
+ * The body is the request itself, a Readable fed from the stream once someone reads it, as
+ * node:http2's compatibility request does; unlike it, the request puts two listeners on the
+ * stream ('close' and a no-op 'error', one function each for every stream), plus 'data' and
+ * 'end' once the body is read and 'timeout' once a timer is set, none of them a closure.
+ */
+export class GatewayH2Request extends Readable {
+  readonly rawHeaders: string[];
+  /**
+   * A `host` field names another host than `:authority` (RFC 9113 8.3.1: malformed), or comes
+   * twice (with or without `:authority`): refused like a bad Host (server/protocol-checks.ts),
+   * never resolved by picking one. HTTP/2 field names are lowercase (RFC 9113 8.2.1).
+   */
+  readonly hostConflict: boolean;
+  /** True once the client reset the stream before its body ended. */
+  aborted = false;
+  private reading = false;
+  private streamClosed = false;
+  private ownSocket: H2Socket | undefined = undefined;
+
   constructor(
-    stream: ServerHttp2Stream,
-    headers: IncomingHttpHeaders,
-    options: ReadableOptions,
+    readonly stream: ServerHttp2Stream,
+    readonly headers: IncomingHttpHeaders,
     rawHeaders: readonly string[],
   ) {
-    super(stream, headers, options, rawHeaders);
+    super({ autoDestroy: false });
+    (stream as RequestStream)[REQUEST] = this;
+    stream.on('close', onStreamClose);
+    // Errors of the stream are the answer's to see (a reset): never thrown, never the body's.
+    stream.on('error', ignore);
     const authority = headers[':authority'];
     if (typeof authority === 'string') headers.host = authority;
     if (headers['content-length'] === undefined && !stream.endAfterHeaders) headers['transfer-encoding'] = 'chunked';
@@ -45,26 +70,101 @@ export class GatewayH2Request extends Http2ServerRequest {
       }
     }
     if (cookie !== undefined) out.push('cookie', cookie);
-    this[FORWARDABLE] = out;
+    this.rawHeaders = out;
     this.hostConflict = conflict || hosts > 1;
   }
 
-  [FORWARDABLE]: string[];
-  /**
-   * A `host` field names another host than `:authority` (RFC 9113 8.3.1: malformed), or comes
-   * twice (with or without `:authority`): refused like a bad Host (server/protocol-checks.ts),
-   * never resolved by picking one. HTTP/2 field names are lowercase (RFC 9113 8.2.1).
-   */
-  readonly hostConflict: boolean;
+  get method(): string | undefined {
+    return this.headers[':method'] as string | undefined;
+  }
+  set method(method: string) {
+    this.headers[':method'] = method;
+  }
+  get url(): string | undefined {
+    return this.headers[':path'] as string | undefined;
+  }
+  set url(url: string) {
+    this.headers[':path'] = url;
+  }
+  get httpVersionMajor(): number {
+    return 2;
+  }
+  get httpVersionMinor(): number {
+    return 0;
+  }
+  get httpVersion(): string {
+    return '2.0';
+  }
+  /** As IncomingMessage's: the body was all read, or will never be (reset, closed). */
+  get complete(): boolean {
+    return this.aborted || this.readableEnded || this.streamClosed || this.stream.destroyed;
+  }
+  /** The connection as the request sees it (server/h2-socket.ts), made when first asked for. */
+  get socket(): H2Socket {
+    return (this.ownSocket ??= new H2Socket(this.stream));
+  }
+  get connection(): H2Socket {
+    return this.socket;
+  }
+
+  override _read(): void {
+    const { stream } = this;
+    if (this.reading) return void process.nextTick(resumeStream, stream);
+    this.reading = true;
+    stream.on('data', onStreamData);
+    stream.on('end', onStreamEnd);
+  }
+
+  override pause(): this {
+    super.pause();
+    this.stream.pause();
+    return this;
+  }
+
+  override resume(): this {
+    super.resume();
+    this.stream.resume();
+    return this;
+  }
+
+  setTimeout(msecs: number, callback?: () => void): this {
+    if (this.streamClosed) return this;
+    const { stream } = this;
+    if (!stream.listeners('timeout').includes(onStreamTimeout)) stream.on('timeout', onStreamTimeout);
+    stream.setTimeout(msecs, callback);
+    return this;
+  }
+
+  /** The stream closed: the body ends here if it had not, and an unread one is dropped. */
+  streamClose(): void {
+    this.streamClosed = true;
+    if (this.stream.aborted && !this.aborted) {
+      this.aborted = true;
+      this.emit('aborted');
+    }
+    this.push(null);
+    if (!this.reading && !this.readableFlowing) super.resume();
+    this.emit('close');
+  }
 }
 
-// The getter is replaced on the prototype, once: TypeScript types `rawHeaders` as a property,
-// which a subclass cannot redeclare as an accessor, and an own property per request would give
-// every request object a shape of its own.
-Object.defineProperty(GatewayH2Request.prototype, 'rawHeaders', {
-  get(this: GatewayH2Request) {
-    return this[FORWARDABLE];
-  },
-});
+// The stream's listeners: one function each for every request, no closure made per stream.
+function onStreamClose(this: ServerHttp2Stream): void {
+  (this as RequestStream)[REQUEST]?.streamClose();
+}
+function onStreamData(this: ServerHttp2Stream, chunk: Buffer): void {
+  const req = (this as RequestStream)[REQUEST];
+  if (req !== undefined && !req.push(chunk)) this.pause();
+}
+function onStreamEnd(this: ServerHttp2Stream): void {
+  (this as RequestStream)[REQUEST]?.push(null);
+}
+function onStreamTimeout(this: ServerHttp2Stream): void {
+  (this as RequestStream)[REQUEST]?.emit('timeout');
+}
+function resumeStream(stream: ServerHttp2Stream): void {
+  stream.resume();
+}
+function ignore(): void {}
 
 const COLON = 0x3a;

@@ -185,7 +185,7 @@ export function withoutClientAuthorization(req: IncomingMessage): void {
   const kept: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2)
     if (raw[i]!.toLowerCase() !== 'authorization') kept.push(raw[i]!, raw[i + 1]!);
-  // An own property: an HTTP/2 request reads its list through a getter (server/http2-request.ts).
+  // Defined rather than assigned: a request class may have `rawHeaders` as a getter only.
   Object.defineProperty(req, 'rawHeaders', { value: kept, configurable: true, writable: true });
 }
 
