@@ -15,12 +15,7 @@
  * place where a head Node refuses (a backend field HTTP/1.1 allows, such as `http2-settings`, or
  * a single-value field on two lines) is caught, whichever writer wrote it: answered 502 instead.
  */
-import {
-  constants,
-  type OutgoingHttpHeaders,
-  type ServerHttp2Stream,
-  type ServerStreamResponseOptions,
-} from 'node:http2';
+import { type OutgoingHttpHeaders, type ServerHttp2Stream, type ServerStreamResponseOptions } from 'node:http2';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '../observability/logger.js';
 import { errorResponse } from '../response/send-error.js';
@@ -224,10 +219,7 @@ export class GatewayH2Response extends H2Fields implements ErrorHookSlot, Compre
       'response head refused by HTTP/2',
     );
     // A second refusal (the 502's own head) must not loop: the first one replaced `write`.
-    if (stream.headersSent || this.write === ignoredWrite) {
-      stream.close(constants.NGHTTP2_INTERNAL_ERROR);
-      return;
-    }
+    if (stream.headersSent || this.write === ignoredWrite) return resetForRefusedHead(stream);
     this.fields = undefined;
     this.write = ignoredWrite;
     this.destroy = ignoredDestroy as () => this;
@@ -240,12 +232,21 @@ export class GatewayH2Response extends H2Fields implements ErrorHookSlot, Compre
       this.respond({ ...headers, ':status': status }, false);
       stream.end(body);
     } catch {
-      stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      resetForRefusedHead(stream);
     }
   }
 }
 
 const REFUSED_HEAD = 'GW_UPSTREAM_BAD_RESPONSE';
+
+/**
+ * Destroying the stream with an error resets it with INTERNAL_ERROR on Node 20, 22 and 24;
+ * `stream.close(code)` after a DATA frame ends it cleanly on Node 24, and the client would take
+ * the cut answer for a whole one.
+ */
+function resetForRefusedHead(stream: ServerHttp2Stream): void {
+  stream.destroy(new Error('response head refused by HTTP/2'));
+}
 
 // The stream's listeners: one function each for every response, no closure made per stream.
 function onStreamClose(this: ServerHttp2Stream): void {
