@@ -29,7 +29,7 @@ import {
   CACHE_DIR,
   ROOT,
   freePort,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -191,7 +191,7 @@ routes:
       await startProcess({
         name: 'portico',
         command: process.execPath,
-        args: porticoFromSource(file, porticoPort),
+        args: porticoStartArgs(file, porticoPort),
         core: pinning?.proxyCore,
         env: { PORTICO_LOG_LEVEL: 'warn' },
         ready: { kind: 'health', port: porticoPort, path: '/health' },

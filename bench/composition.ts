@@ -27,7 +27,7 @@ import {
   CACHE_DIR,
   ROOT,
   freePort,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
       await startProcess({
         name: 'portico',
         command: process.execPath,
-        args: porticoFromSource(file, port),
+        args: porticoStartArgs(file, port),
         core: pinning?.proxyCore,
         env: { PORTICO_LOG_LEVEL: 'warn' },
         ready: { kind: 'health', port, path: '/health' },

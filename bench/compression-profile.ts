@@ -23,7 +23,7 @@ import {
   ROOT,
   detectPinning,
   freePort,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
 } from './lib/processes.js';
@@ -130,7 +130,7 @@ routes:
     const portico = await startProcess({
       name: 'portico',
       command: process.execPath,
-      args: ['--cpu-prof', '--cpu-prof-dir', profiles.portico, ...porticoFromSource(file, porticoPort)],
+      args: ['--cpu-prof', '--cpu-prof-dir', profiles.portico, ...porticoStartArgs(file, porticoPort)],
       core: pinning?.proxyCore,
       env: { PORTICO_LOG_LEVEL: 'warn' },
       ready: { kind: 'health', port: porticoPort, path: '/health' },

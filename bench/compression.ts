@@ -24,7 +24,7 @@ import {
   CACHE_DIR,
   ROOT,
   freePort,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -115,7 +115,7 @@ routes:
         await startProcess({
           name,
           command: process.execPath,
-          args: porticoFromSource(file, port),
+          args: porticoStartArgs(file, port),
           core: pinning?.proxyCore,
           env: { PORTICO_LOG_LEVEL: 'warn', ...env },
           ready: { kind: 'health', port, path: '/health' },

@@ -10,7 +10,7 @@
  * compatibility API) and the floor's h2 through the core stream API. Each sample is `--requests`
  * requests sent by h2load to one row; the row's CPU time (user + system, from /proc) over it,
  * divided by the requests done, is its CPU per request. Rounds rotate the rows; the table gives
- * each row's median. Goal (issue #40 item 1): Portico's h2 at >= 0.85x the floor's
+ * each row's median. Goal (docs/performance.md "TLS and HTTP/2"): Portico's h2 at >= 0.85x the floor's
  * compatibility-API h2, here as the floor's CPU per request over Portico's.
  * Processes are pinned as in bench/edge.ts when `taskset` exists.
  */

@@ -34,7 +34,7 @@ import {
   detectPinning,
   freePort,
   peakRssMb,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -154,7 +154,7 @@ ${mirrorOf[row.id]}config:
       const p = await startProcess({
         name: `portico ${row.id}`,
         command: process.execPath,
-        args: porticoFromSource(file, port),
+        args: porticoStartArgs(file, port),
         core: pinning?.proxyCore,
         drainCore: pinning?.loadCore,
         ready: { kind: 'health', port, path: '/health' },

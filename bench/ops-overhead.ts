@@ -19,7 +19,7 @@ import {
   CACHE_DIR,
   ROOT,
   detectPinning,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
       const gw = await startProcess({
         name: `portico-${v.id}`,
         command: process.execPath,
-        args: porticoFromSource(file, port),
+        args: porticoStartArgs(file, port),
         core: pinning?.proxyCore,
         env: { PORTICO_LOG_LEVEL: 'warn' },
         ready: { kind: 'health', port, path: '/health' },

@@ -25,7 +25,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { CACHE_DIR, detectPinning, freePort, porticoFromSource, startProcess } from './lib/processes.js';
+import { CACHE_DIR, detectPinning, freePort, porticoStartArgs, startProcess } from './lib/processes.js';
 import { describeMachine, load1 } from './lib/machine.js';
 import { emitResults, runBench } from './lib/report.js';
 
@@ -172,7 +172,7 @@ config:
   const portico = await startProcess({
     name: 'portico',
     command: process.execPath,
-    args: porticoFromSource(file, port),
+    args: porticoStartArgs(file, port),
     core: pinning?.proxyCore,
     env: { PORTICO_LOG_LEVEL: 'warn' },
     ready: { kind: 'health', port, path: '/health' },

@@ -29,7 +29,7 @@ import {
   ROOT,
   detectPinning,
   freePort,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
         await startProcess({
           name: `portico-${name}`,
           command: process.execPath,
-          args: porticoFromSource(file, port),
+          args: porticoStartArgs(file, port),
           core: pinning?.proxyCore,
           env: { PORTICO_LOG_LEVEL: 'warn' },
           ready: { kind: 'health', port, path: '/ready' },

@@ -22,7 +22,7 @@ import {
   CACHE_DIR,
   ROOT,
   freePort,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
       const port = await freePort();
       const file = resolve(CACHE_DIR, `redis-store-${v.id}.yaml`);
       writeFileSync(file, yamlFor(v, backend.port, redis.url));
-      const args = porticoFromSource(file, port);
+      const args = porticoStartArgs(file, port);
       started.push(
         await startProcess({
           name: `portico-${v.id}`,

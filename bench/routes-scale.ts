@@ -47,7 +47,7 @@ import { formatProblem } from '../src/config/problems.js';
 import { createGateway } from '../src/gateway.js';
 import { createRouteTable, type RouteTable } from '../src/router/route-table.js';
 import { createLogger } from '../src/observability/logger.js';
-import { ROOT } from './lib/processes.js';
+import { porticoCli, ROOT } from './lib/processes.js';
 import { autocannon, freePort, waitHealthy } from './lib/child-gateway.js';
 import { runOpenLoop, type OpenLoopResult } from './lib/open-loop.js';
 import { mixedRoutesYaml } from './lib/routes-yaml.js';
@@ -203,17 +203,7 @@ async function startChild(file: string): Promise<{ child: ChildProcess; port: nu
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    [
-      ...gatewayNodeOptions,
-      '--import',
-      'tsx',
-      join(ROOT, 'src/cli/main.ts'),
-      'start',
-      '--config',
-      file,
-      '--port',
-      String(port),
-    ],
+    [...gatewayNodeOptions, ...porticoCli(), 'start', '--config', file, '--port', String(port)],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_LOG_LEVEL: 'info' } },
   );
   // The access log goes to stdout too: read it all, or a full pipe would stall the gateway.

@@ -22,7 +22,7 @@ import {
   cpuSeconds,
   detectPinning,
   freePort,
-  porticoFromSource,
+  porticoStartArgs,
   startProcess,
   transpileEntry,
   type Started,
@@ -47,7 +47,7 @@ async function startPortico(name: string, yaml: string, core: number | undefined
   return startProcess({
     name: `portico ${name}`,
     command: process.execPath,
-    args: porticoFromSource(file, port),
+    args: porticoStartArgs(file, port),
     core,
     drainCore,
     ready: { kind: 'health', port, path: '/health' },

@@ -5,26 +5,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './processes.js';
+import { porticoCli, ROOT } from './processes.js';
 
 export { freePort } from './processes.js';
 
-/** `portico start` from source on 127.0.0.1:`port`; stderr shown, stdout dropped. */
+/** `portico start` (the build when current: processes.ts porticoCli) on 127.0.0.1:`port`; stderr shown, stdout dropped. */
 export function startGateway(config: string, port: number): ChildProcess {
   return spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'src/cli/main.ts'),
-      'start',
-      '--config',
-      config,
-      '--port',
-      String(port),
-      '--host',
-      '127.0.0.1',
-    ],
+    [...porticoCli(), 'start', '--config', config, '--port', String(port), '--host', '127.0.0.1'],
     {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'inherit'],

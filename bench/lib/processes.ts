@@ -8,7 +8,19 @@
  * writer nothing.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import ts from 'typescript';
@@ -46,10 +58,29 @@ export function transpileEntry(file: string): string {
   return out;
 }
 
-/** Node arguments that run `portico start` from source (tsx) with `configFile` on 127.0.0.1:`port`. */
-export function porticoFromSource(configFile: string, port: number): string[] {
-  const main = resolve(ROOT, 'src/cli/main.ts');
-  return ['--import', 'tsx', main, 'start', '--config', configFile, '--host', '127.0.0.1', '--port', String(port)];
+/** Node arguments that run `portico start` (the build when current, see porticoCli) with `configFile` on 127.0.0.1:`port`. */
+export function porticoStartArgs(configFile: string, port: number): string[] {
+  return [...porticoCli(), 'start', '--config', configFile, '--host', '127.0.0.1', '--port', String(port)];
+}
+
+/**
+ * How node runs Portico's CLI: the build (`dist/`) as users run it, when it is at least as new as
+ * every source file; else the sources under tsx, with a warning, since tsx adds work of its own
+ * per request (a name given to every function made at run time: microseconds a request).
+ */
+export function porticoCli(): string[] {
+  const built = resolve(ROOT, 'dist/src/cli/main.js');
+  if (existsSync(built) && statSync(built).mtimeMs >= newestSource(resolve(ROOT, 'src'))) return [built];
+  process.stderr.write('bench: dist/ is missing or older than src/ (npm run build): Portico runs under tsx\n');
+  return ['--import', 'tsx', resolve(ROOT, 'src/cli/main.ts')];
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true }))
+    if (entry.isFile() && entry.name.endsWith('.ts'))
+      newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  return newest;
 }
 
 export interface Started {
