@@ -14,26 +14,16 @@
  * compatibility-API h2, here as the floor's CPU per request over Portico's.
  * Processes are pinned as in bench/edge.ts when `taskset` exists.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  CACHE_DIR,
-  ROOT,
-  cpuSeconds,
-  detectPinning,
-  freePort,
-  startProcess,
-  transpileEntry,
-  type Started,
-} from './lib/processes.js';
+import { ROOT, cpuSeconds, freePort, startProcess, transpileEntry, type Started } from './lib/processes.js';
 import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
-import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
+import { nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { h2load, makeCertificate } from './lib/h2load.js';
+import { edgeSetup, h2load, makeCertificate } from './lib/h2load.js';
 
 interface Row {
   readonly key: string;
@@ -95,13 +85,7 @@ async function main(): Promise<void> {
   });
   const n = Number(values.requests);
   const rounds = Number(values.rounds);
-  const pinning = detectPinning(true);
-  const nginx = findNginx();
-  if (nginx === undefined) throw new Error('nginx is needed (apt-get install -y nginx)');
-  if (spawnSync('h2load', ['--version']).error !== undefined)
-    throw new Error('h2load is needed (apt-get install -y nghttp2-client)');
-  mkdirSync(CACHE_DIR, { recursive: true });
-  const dir = mkdtempSync(join(tmpdir(), 'portico-bench-edge-cpu-'));
+  const { pinning, nginx, dir } = edgeSetup('edge-cpu');
   const started: Started[] = [];
   const m = describeMachine();
   const base = values.base === undefined ? undefined : resolve(values.base);

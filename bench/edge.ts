@@ -15,16 +15,13 @@
  * The proxies run on core 0 when `taskset` exists (Portico's stdout drained by another process),
  * the nginx backend and h2load on core 1. Certificates are made with openssl for the run.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  CACHE_DIR,
   ROOT,
   cpuSeconds,
-  detectPinning,
   freePort,
   porticoStartArgs,
   startProcess,
@@ -33,9 +30,9 @@ import {
 } from './lib/processes.js';
 import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
-import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
+import { nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { h2load, makeCertificate, type H2loadResult } from './lib/h2load.js';
+import { edgeSetup, h2load, makeCertificate, type H2loadResult } from './lib/h2load.js';
 
 type Proxy = 'portico' | 'floor' | 'nginx';
 /** A row of its own: the Node floor's h2 through node:http2's core API (`--h2-core`). */
@@ -175,13 +172,7 @@ async function main(): Promise<void> {
   const durationSec = Number(values.duration);
   const rounds = Number(values.rounds);
   const handshakes = Number(values.handshakes);
-  const pinning = detectPinning(true);
-  const nginx = findNginx();
-  if (nginx === undefined) throw new Error('nginx is needed (apt-get install -y nginx)');
-  if (spawnSync('h2load', ['--version']).error !== undefined)
-    throw new Error('h2load is needed (apt-get install -y nghttp2-client)');
-  mkdirSync(CACHE_DIR, { recursive: true });
-  const dir = mkdtempSync(join(tmpdir(), 'portico-bench-edge-'));
+  const { pinning, nginx, dir } = edgeSetup('edge');
   const started: Started[] = [];
   const m = describeMachine();
   const lines: string[] = [];

@@ -35,6 +35,7 @@ import { createGateway } from '../src/gateway.js';
 import { createLogger } from '../src/observability/logger.js';
 import { reloadFromFile } from '../src/ops/reload.js';
 import { mixedRoutesYaml } from './lib/routes-yaml.js';
+import { watchTimerGaps } from './lib/timer-gaps.js';
 
 const { values } = parseArgs({
   options: {
@@ -86,13 +87,7 @@ async function oneReload() {
   const youngBefore = youngMb();
   const heapBefore = process.memoryUsage().heapUsed;
   gcs.length = 0;
-  let last = performance.now();
-  let longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
+  const stopGaps = watchTimerGaps();
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const elu = performance.eventLoopUtilization();
@@ -104,7 +99,7 @@ async function oneReload() {
   const waitMs = (waitedNs() - waited) / 1e6;
   const heapEnd = process.memoryUsage().heapUsed;
   await new Promise((r) => setTimeout(r, settleMs));
-  clearInterval(timer);
+  const stallMs = stopGaps();
   delay.disable();
   await new Promise((r) => setImmediate(r)); // the observer's last entries
   const heapSettled = process.memoryUsage().heapUsed;
@@ -112,7 +107,7 @@ async function oneReload() {
     wallMs,
     busyMs,
     waitMs,
-    stallMs: Math.max(longest, performance.now() - last),
+    stallMs,
     delayP99: delay.percentile(99) / 1e6,
     delayMax: delay.max / 1e6,
     minor: stats('minor'),

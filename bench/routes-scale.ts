@@ -51,6 +51,7 @@ import { porticoCli, ROOT } from './lib/processes.js';
 import { autocannon, freePort, waitHealthy } from './lib/child-gateway.js';
 import { runOpenLoop, type OpenLoopResult } from './lib/open-loop.js';
 import { mixedRoutesYaml } from './lib/routes-yaml.js';
+import { watchTimerGaps } from './lib/timer-gaps.js';
 
 const { values } = parseArgs({
   options: {
@@ -168,16 +169,9 @@ async function inProcess(count: number): Promise<InProcess> {
 
 /** The longest gap between ticks of a 1 ms timer while `run` runs, in ms. */
 async function stallDuring(run: () => Promise<void>): Promise<number> {
-  let last = performance.now();
-  let longest = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  }, 1);
+  const stop = watchTimerGaps();
   await run();
-  clearInterval(timer);
-  return Math.max(longest, performance.now() - last);
+  return stop();
 }
 
 /** ns per match, with the path and host as new strings each time (as a request brings them). */

@@ -2,9 +2,26 @@
  * h2load (Debian's `nghttp2-client`) as the edge benches run it (bench/edge.ts,
  * bench/edge-cpu.ts), and the certificate they serve TLS with.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pinned } from './processes.js';
+import { findNginx } from './nginx.js';
+import { CACHE_DIR, detectPinning, pinned, type Pinning } from './processes.js';
+
+/**
+ * What an edge bench needs before it starts: the CPU pinning, nginx (the backend) and h2load,
+ * each refused with how to install it when missing, and a temporary directory of its own.
+ */
+export function edgeSetup(name: string): { pinning: Pinning | undefined; nginx: string; dir: string } {
+  const pinning = detectPinning(true);
+  const nginx = findNginx();
+  if (nginx === undefined) throw new Error('nginx is needed (apt-get install -y nginx)');
+  if (spawnSync('h2load', ['--version']).error !== undefined)
+    throw new Error('h2load is needed (apt-get install -y nghttp2-client)');
+  mkdirSync(CACHE_DIR, { recursive: true });
+  return { pinning, nginx, dir: mkdtempSync(join(tmpdir(), `portico-bench-${name}-`)) };
+}
 
 export interface H2loadResult {
   readonly rps: number;
