@@ -18,12 +18,12 @@ import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, cpuSeconds, freePort, startProcess, transpileEntry, type Started } from './lib/processes.js';
+import { ROOT, cpuSeconds, freePort, startProcess, type Started } from './lib/processes.js';
 import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
 import { nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { edgeSetup, h2load, makeCertificate } from './lib/h2load.js';
+import { edgeSetup, h2load, makeCertificate, startFloor } from './lib/h2load.js';
 
 interface Row {
   readonly key: string;
@@ -104,15 +104,8 @@ async function main(): Promise<void> {
     };
     await porticoAt(ROOT, `Portico ${m.commit}${m.dirty ? ' (uncommitted changes)' : ''}`);
     if (base !== undefined) await porticoAt(base, `Portico base ${baseCommit.trim()}`);
-    const floorEntry = transpileEntry(resolve(ROOT, 'bench/node-floor.ts'));
     const floor = async (extra: string[]) => {
-      const s = await startProcess({
-        name: 'node floor',
-        command: process.execPath,
-        args: [floorEntry, `http://127.0.0.1:${backend.port}`, String(await freePort()), ...extra],
-        core: pinning?.proxyCore,
-        ready: { kind: 'stdout-line' },
-      });
+      const s = await startFloor(backend.port, pinning?.proxyCore, extra);
       started.push(s);
       return s;
     };

@@ -17,22 +17,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  ROOT,
-  cpuSeconds,
-  freePort,
-  porticoStartArgs,
-  startProcess,
-  transpileEntry,
-  type Started,
-} from './lib/processes.js';
+import { cpuSeconds, freePort, porticoStartArgs, startProcess, type Started } from './lib/processes.js';
 import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
 import { nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { edgeSetup, h2load, makeCertificate, type H2loadResult } from './lib/h2load.js';
+import { edgeSetup, h2load, makeCertificate, startFloor, type H2loadResult } from './lib/h2load.js';
 
 type Proxy = 'portico' | 'floor' | 'nginx';
 /** A row of its own: the Node floor's h2 through node:http2's core API (`--h2-core`). */
@@ -187,15 +179,8 @@ async function main(): Promise<void> {
     started.push(tlsPortico);
     const proxy = await startNginxProxy(nginx, dir, tls, backend.port, pinning?.proxyCore);
     started.push(proxy.started);
-    const floorEntry = transpileEntry(resolve(ROOT, 'bench/node-floor.ts'));
     const floor = async (extra: string[]) => {
-      const s = await startProcess({
-        name: 'node floor',
-        command: process.execPath,
-        args: [floorEntry, `http://127.0.0.1:${backend.port}`, String(await freePort()), ...extra],
-        core: pinning?.proxyCore,
-        ready: { kind: 'stdout-line' },
-      });
+      const s = await startFloor(backend.port, pinning?.proxyCore, extra);
       started.push(s);
       return s;
     };

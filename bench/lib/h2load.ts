@@ -5,9 +5,19 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { findNginx } from './nginx.js';
-import { CACHE_DIR, detectPinning, pinned, type Pinning } from './processes.js';
+import {
+  CACHE_DIR,
+  detectPinning,
+  freePort,
+  pinned,
+  ROOT,
+  startProcess,
+  transpileEntry,
+  type Pinning,
+  type Started,
+} from './processes.js';
 
 /**
  * What an edge bench needs before it starts: the CPU pinning, nginx (the backend) and h2load,
@@ -88,4 +98,20 @@ export function makeCertificate(dir: string): { cert: string; key: string } {
     { stdio: 'pipe' },
   );
   return { cert, key };
+}
+
+/** The Node floor (bench/node-floor.ts) in front of the backend on `backendPort`, with `extra` flags. */
+export async function startFloor(backendPort: number, core: number | undefined, extra: string[]): Promise<Started> {
+  return startProcess({
+    name: 'node floor',
+    command: process.execPath,
+    args: [
+      transpileEntry(resolve(ROOT, 'bench/node-floor.ts')),
+      `http://127.0.0.1:${backendPort}`,
+      String(await freePort()),
+      ...extra,
+    ],
+    core,
+    ready: { kind: 'stdout-line' },
+  });
 }

@@ -12,9 +12,7 @@ import { sendError } from '../response/send-error.js';
 import { requestIdFor } from '../observability/request-id.js';
 import type { GatewayH2Response } from './h2-response.js';
 import { GatewayH2Request } from './http2-request.js';
-
-/** What the methods a route can have are, for the `Allow` of a CONNECT refusal. */
-const ROUTE_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+import { ROUTE_METHODS } from './protocol-checks.js';
 
 /**
  * Serves the HTTP/2 streams of `server` with `handler`, answering through `Response`. The

@@ -108,7 +108,7 @@ export function protocolRefusal(req: IncomingMessage): ErrorCode | undefined {
 }
 
 /** Methods some route can have: the `Allow` of the refusal of CONNECT. */
-const ROUTE_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
+export const ROUTE_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 
 /**
  * The server's `connect` listener. The gateway is no forward proxy and opens no tunnels: a
