@@ -49,29 +49,42 @@ describe('V8 tuning: young generation cap', () => {
   // A real V8 heap: a child allocates objects that survive a few scavenges (as requests in flight
   // do) and reports the young generation's size, with and without a 2 MB semi-space cap.
   const tuning = fileURLToPath(new URL('./v8-tuning.ts', import.meta.url));
-  const churn = (cap: boolean, burst = false, capMb = 2) => `
+  const churn = (cap: boolean, burst = false, capMb = 2, worker = false) => `
     import { getHeapSpaceStatistics } from 'node:v8';
+    import { once } from 'node:events';
+    import { Worker } from 'node:worker_threads';
     import { capYoungGeneration } from ${JSON.stringify(tuning)};
     if (${cap}) capYoungGeneration(${capMb});
     const alive = [];
-    // A start-up: a long synchronous stretch in which the GC observer cannot run.
+    const churn = async () => {
+      for (let i = 0; i < 4e6; i++) {
+        alive.push({ i, list: [i] });
+        if (alive.length > 20000) alive.length = 0;
+        if (i % 5000 === 0) await new Promise((r) => setImmediate(r));
+      }
+    };
+    // A reload: the gateway has served a while, then a worker thread (the config loader) starts.
+    if (${worker}) {
+      await churn();
+      const w = new Worker('setTimeout(() => {}, 60000)', { eval: true });
+      await once(w, 'online');
+      w.unref();
+    }
+    // A start-up, or a reload's compile: a long synchronous stretch in which the GC observer
+    // cannot run.
     if (${burst}) for (let i = 0; i < 1e6; i++) {
       alive.push({ i, list: [i] });
       if (alive.length > 20000) alive.length = 0;
     }
-    for (let i = 0; i < 4e6; i++) {
-      alive.push({ i, list: [i] });
-      if (alive.length > 20000) alive.length = 0;
-      if (i % 5000 === 0) await new Promise((r) => setImmediate(r));
-    }
+    await churn();
     process.stdout.write(String(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
-  const youngBytes = async (cap: boolean, burst = false, capMb = 2) => {
+  const youngBytes = async (cap: boolean, burst = false, capMb = 2, worker = false) => {
     const { stdout } = await promisify(execFile)(process.execPath, [
       '--import',
       'tsx',
       '--input-type=module',
       '-e',
-      churn(cap, burst, capMb),
+      churn(cap, burst, capMb, worker),
     ]);
     return Number(stdout);
   };
@@ -96,6 +109,13 @@ describe('V8 tuning: young generation cap', () => {
   it('holds the cap through a synchronous start-up that allocates before the event loop turns', async () => {
     // An 8 MB cap: V8 alone grows past it during such a start-up (to 32 MB here).
     const [capped, free] = await Promise.all([youngBytes(true, true, 8), youngBytes(false, true, 8)]);
+    assert.ok(capped <= (V8_MAJOR < 13 ? 16 : 20) * MB, `with the cap the young generation grew to ${capped} bytes`);
+    assert.ok(free >= 2 * capped, `without the cap the young generation grew to ${free} bytes (${capped} with it)`);
+  });
+
+  it('holds the cap after a worker thread starts, which resets the growth factor process-wide', async () => {
+    // Without setting the factor again on the worker's `online`, capped grew like free (32 MB here).
+    const [capped, free] = await Promise.all([youngBytes(true, true, 8, true), youngBytes(false, true, 8, true)]);
     assert.ok(capped <= (V8_MAJOR < 13 ? 16 : 20) * MB, `with the cap the young generation grew to ${capped} bytes`);
     assert.ok(free >= 2 * capped, `without the cap the young generation grew to ${free} bytes (${capped} with it)`);
   });

@@ -101,6 +101,16 @@ export function capYoungGeneration(semiSpaceCapMb: number): void {
   };
   const observer = new PerformanceObserver(adjust);
   observer.observe({ entryTypes: ['gc'] });
+  // The factor is one setting for the whole process, and V8 raises it back to 2 whenever an isolate
+  // configures its heap: a worker thread starting (a reload's config loader) would otherwise let the
+  // main thread's semi-spaces grow past the cap (to 16 MB each during a reload of 10,000 routes).
+  // The worker's heap is configured before it reports `online`.
+  process.on('worker', (worker) =>
+    worker.once('online', () => {
+      factor = 0;
+      adjust();
+    }),
+  );
 }
 
 /** False when `PORTICO_V8_TUNING` turns the tuning off (`off`, `false`, `0`, `no`). */
