@@ -69,7 +69,9 @@ class SpillRefused extends Error {
 }
 
 export function requestBufferLayer(options: RequestBufferOptions): Layer {
-  const dir = options.dir ?? tmpdir();
+  // The OS directory is read when a body spills, not here: os.tmpdir() reads the environment each
+  // call (about 4 us), once per route at every load and reload otherwise.
+  const dir = options.dir;
   const { budget, caps, clientOf } = options.spill;
   return (next) => (ex) => {
     const { req, res } = ex;
@@ -108,7 +110,7 @@ export function requestBufferLayer(options: RequestBufferOptions): Layer {
       (err: unknown) => {
         if (err instanceof SpillRefused) return refuseSpill(ex, options, reservation, err);
         options.logger.error(
-          { reqId: ex.requestId, route: ex.route.id, dir, err },
+          { reqId: ex.requestId, route: ex.route.id, dir: dir ?? tmpdir(), err },
           'cannot buffer the request body to a temporary file',
         );
         ex.errorCode = 'GW_INTERNAL';
@@ -168,7 +170,7 @@ async function closeBody(body: RequestBody | undefined, reservation: SpillReserv
 function readBody(
   req: IncomingMessage,
   memoryBytes: number,
-  dir: string,
+  dir: string | undefined,
   reservation: SpillReservation,
   onSpill: () => void,
 ): Promise<RequestBody | undefined> {
@@ -196,7 +198,7 @@ function readBody(
       // The request is paused while a write is pending, so at most one chunk (a socket read)
       // waits in memory.
       if (file === undefined) onSpill();
-      file ??= createSpillFile(dir);
+      file ??= createSpillFile(dir ?? tmpdir());
       req.pause();
       file.write([...chunks.splice(0), chunk]).then(() => {
         if (!failed) req.resume();
