@@ -26,16 +26,22 @@
  *   SIGHUPs, interleaved: every request counted from when it was due, so a request held back by
  *   a reload shows in p99, p99.9 and max. The p99 ratio is of the two runs of each round.
  *
+ * The backend is nginx when installed (one worker), else a node:http server in this process. The
+ * one in this process answered from the event loop that also reads the gateway's log and runs
+ * autocannon, and its pauses showed in every latency. Nothing is pinned unless `--pin` asks: the
+ * gateway on one core, the backend and the open-loop client on the other. Pinned, the reload's
+ * worker thread shares the gateway's core (as on a one-CPU container).
+ *
  *   node --expose-gc --import tsx bench/routes-scale.ts [--sizes 10,1000,10000] [--seconds 10]
  *        [--reload-every 2] [--connections 50] [--load-share 0.55] [--sweep-shares 0.1,...,0.7]
- *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load]
+ *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load] [--pin]
  *        [--gateway-node-options=--max-semi-space-size=4]
  *
  * `--gateway-node-options=...` are node's options for the gateway child (space-separated), for an A/B
  * of V8 settings the CLI cannot make at run time, such as the young generation's size.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +53,8 @@ import { formatProblem } from '../src/config/problems.js';
 import { createGateway } from '../src/gateway.js';
 import { createRouteTable, type RouteTable } from '../src/router/route-table.js';
 import { createLogger } from '../src/observability/logger.js';
-import { porticoCli, ROOT } from './lib/processes.js';
+import { detectPinning, pinned, porticoCli, ROOT } from './lib/processes.js';
+import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { autocannon, freePort, waitHealthy } from './lib/child-gateway.js';
 import { runOpenLoop, type OpenLoopResult } from './lib/open-loop.js';
 import { mixedRoutesYaml } from './lib/routes-yaml.js';
@@ -66,6 +73,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'no-load': { type: 'boolean', default: false },
     'gateway-node-options': { type: 'string', default: '' },
+    pin: { type: 'boolean', default: false },
   },
 });
 const sizes = values.sizes.split(',').map(Number);
@@ -76,9 +84,14 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc');
 
 const dir = mkdtempSync(join(tmpdir(), 'portico-routes-scale-'));
-const backend = createServer((_req, res) => res.end('ok'));
-await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
-const service = `127.0.0.1:${(backend.address() as AddressInfo).port}`;
+const pinning = detectPinning(values.pin);
+const nginx = findNginx();
+const backend =
+  nginx === undefined
+    ? createServer((_req, res) => res.end('ok'))
+    : await startNginxBackend(nginx, [], pinning?.loadCore, undefined, true);
+if (backend instanceof Server) await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+const service = `127.0.0.1:${backend instanceof Server ? (backend.address() as AddressInfo).port : backend.port}`;
 const silent = createLogger({ level: 'silent' });
 
 function fileOf(count: number): string {
@@ -196,8 +209,15 @@ async function startChild(file: string): Promise<{ child: ChildProcess; port: nu
   const port = await freePort();
   const started = performance.now();
   const child = spawn(
-    process.execPath,
-    [...gatewayNodeOptions, ...porticoCli(), 'start', '--config', file, '--port', String(port)],
+    ...pinned(pinning?.proxyCore, process.execPath, [
+      ...gatewayNodeOptions,
+      ...porticoCli(),
+      'start',
+      '--config',
+      file,
+      '--port',
+      String(port),
+    ]),
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_LOG_LEVEL: 'info' } },
   );
   // The access log goes to stdout too: read it all, or a full pipe would stall the gateway.
@@ -230,7 +250,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 console.log(
-  `routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}; gateway node options: ${gatewayNodeOptions.join(' ') || 'none'}`,
+  `routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}; gateway node options: ${gatewayNodeOptions.join(' ') || 'none'}; backend ${nginx === undefined ? 'node:http in this process' : nginxVersion(nginx)}; ${pinning ? `gateway on core ${pinning.proxyCore}, backend and open-loop client on core ${pinning.loadCore}` : 'no pinning'}`,
 );
 console.log(
   '| routes | load ms | build ms | heap MB | heap B/route | RSS MB | exact ns | param ns | prefix ns | host ns | start ms | reload ms | stall ms whole | stall ms sliced |',
@@ -279,7 +299,7 @@ if (!values['no-load']) {
   const quiet = await autocannon(url, [], connections, seconds);
   const busy = await withReloads(() => autocannon(url, [], connections, seconds));
   const open = (rate: number, durationSec = seconds): Promise<OpenLoopResult> =>
-    runOpenLoop({ url, method: 'GET', headers: {}, rate, durationSec, connections: 256, core: undefined });
+    runOpenLoop({ url, method: 'GET', headers: {}, rate, durationSec, connections: 256, core: pinning?.loadCore });
 
   // The open-loop rate: far from saturation, or the quiet p99 is a queue, not a latency. Quiet
   // runs of `--sweep-seconds` at rising shares of autocannon's capacity; the sustainable rate is
@@ -344,5 +364,6 @@ if (!values['no-load']) {
   );
 }
 
-backend.close();
+if (backend instanceof Server) backend.close();
+else await backend.stop();
 rmSync(dir, { recursive: true, force: true });

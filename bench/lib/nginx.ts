@@ -44,12 +44,17 @@ function staticAnswer(s: BenchScenario): { path: string; method: 'GET' | 'POST';
 /** True when nginx can stand in for bench/backend.ts in this scenario. */
 export const nginxServes = (s: BenchScenario): boolean => staticAnswer(s) !== undefined;
 
-/** nginx.conf for the scenarios nginx serves: one worker, keep-alive, no logs, bodies from files. */
+/**
+ * nginx.conf for the scenarios nginx serves: one worker, keep-alive, no logs, bodies from files.
+ * Any other path is a 404, or a small 200 with `answerEveryPath` (a table of many routes, each
+ * with a path of its own).
+ */
 export function nginxConf(
   dir: string,
   port: number,
   scenarios: readonly BenchScenario[],
   addresses: readonly string[] = ['127.0.0.1'],
+  answerEveryPath = false,
 ): string {
   const locations: string[] = [];
   const seen = new Set<string>();
@@ -100,7 +105,7 @@ export function nginxConf(
     ...addresses.map((a) => `    listen ${a}:${port};`),
     ...locations,
     '    location / {',
-    '      return 404 \'{"ok":false}\';',
+    answerEveryPath ? '      return 200 \'{"ok":true}\';' : '      return 404 \'{"ok":false}\';',
     '    }',
     '  }',
     '}',
@@ -117,13 +122,14 @@ export async function startNginxBackend(
   scenarios: readonly BenchScenario[],
   core: number | undefined,
   addresses?: readonly string[],
+  answerEveryPath = false,
 ): Promise<Started> {
   const dir = mkdtempSync(join(tmpdir(), 'portico-bench-nginx-'));
   // A worker started by root runs as an unprivileged user: it must be able to read the bodies.
   chmodSync(dir, 0o755);
   const port = await freePort();
   const conf = join(dir, 'nginx.conf');
-  writeFileSync(conf, nginxConf(dir, port, scenarios, addresses));
+  writeFileSync(conf, nginxConf(dir, port, scenarios, addresses, answerEveryPath));
   const served = scenarios.find(nginxServes);
   let master: Started;
   try {
