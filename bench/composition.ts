@@ -173,7 +173,8 @@ async function main(): Promise<void> {
       const pid = v.via === 'hand' ? hand.pid : portico.pid;
       const before = cpuSeconds(pid);
       const res = await load(v, seconds);
-      if (seconds === durationSec) cpuUs.get(v.id)!.push(((cpuSeconds(pid) - before) * 1e6) / Math.max(1, res.requests));
+      if (seconds === durationSec)
+        cpuUs.get(v.id)!.push(((cpuSeconds(pid) - before) * 1e6) / Math.max(1, res.requests));
       return res;
     };
     const figures = await rotateRows(VARIANTS, {
@@ -218,7 +219,10 @@ async function main(): Promise<void> {
       '|---|---|---|---|---|---|',
       ...VARIANTS.map((v) => {
         const x = row(v.id);
-        return `| ${v.label} | ${Math.round(x.rps)} | ${x.p50} | ${x.p99} | ${cpu(v.id).toFixed(0)} (${cpuUs.get(v.id)!.map((u) => u.toFixed(0)).join(', ')}) | ${x.bad} |`;
+        return `| ${v.label} | ${Math.round(x.rps)} | ${x.p50} | ${x.p99} | ${cpu(v.id).toFixed(0)} (${cpuUs
+          .get(v.id)!
+          .map((u) => u.toFixed(0))
+          .join(', ')}) | ${x.bad} |`;
       }),
       '',
       `- Batched mapping: ${(batchCalls / Math.max(1, batchRequests)).toFixed(3)} batch calls per request (${batchCalls} calls, ${batchRequests} requests; goal 1); p50 ${row('batched').p50} ms = ${batchRatio.toFixed(2)}x (primary p50 + batch endpoint p50 = ${batchBudget.toFixed(2)} ms; goal <= 1.2x): ${verdict(batchRatio <= 1.2 && batchCalls === batchRequests)}.`,

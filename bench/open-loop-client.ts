@@ -143,7 +143,10 @@ class Connection {
     for (const line of text.split('\r\n').slice(1)) {
       const colon = line.indexOf(':');
       const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim().toLowerCase();
+      const value = line
+        .slice(colon + 1)
+        .trim()
+        .toLowerCase();
       if (name === 'content-length') length = Number(value);
       else if (name === 'transfer-encoding') chunked = value.endsWith('chunked');
       else if (name === 'connection') this.closeAfter = value.includes('close');
