@@ -24,7 +24,8 @@
  *   within `--stable-factor` of the lowest rate's (beyond it the latency is a queue); then, at
  *   `--load-share` of that sustainable rate, `--rounds` rounds of a quiet run and a run with the
  *   SIGHUPs, interleaved: every request counted from when it was due, so a request held back by
- *   a reload shows in p99, p99.9 and max. The p99 ratio is of the two runs of each round.
+ *   a reload shows in p99, p99.9 and max. The p99 ratio is of the two runs of each round; beside
+ *   it, the same ratio on the gateway's own time of each request (its access log's `durationMs`).
  *
  * The backend is nginx when installed (one worker), else a node:http server in this process. The
  * one in this process answered from the event loop that also reads the gateway's log and runs
@@ -226,6 +227,40 @@ async function startChild(file: string): Promise<{ child: ChildProcess; port: nu
   return { child, port, startMs: performance.now() - started };
 }
 
+/** The 99th percentile of `xs` (0 for none). */
+function p99(xs: number[]): number {
+  if (xs.length === 0) return 0;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)]!;
+}
+
+/**
+ * The `durationMs` of the child's access-log lines ("msg":"request") written between `start()` and
+ * `stop()`; a line split across two reads of the pipe is joined first.
+ */
+function recordDurations(child: ChildProcess): { start(): void; stop(): number[] } {
+  let rest = '';
+  let taken: number[] | undefined;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    if (taken === undefined) return;
+    for (const line of lines) {
+      if (!line.includes('"msg":"request"')) continue;
+      const m = /"durationMs":([0-9.]+)/.exec(line);
+      if (m !== null) taken.push(Number(m[1]));
+    }
+  });
+  return {
+    start: () => void (taken = []),
+    stop: () => {
+      const out = taken ?? [];
+      taken = undefined;
+      return out;
+    },
+  };
+}
+
 /** SIGHUP to the "reloaded" log line, in ms. */
 function reloadOnce(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
@@ -320,11 +355,25 @@ if (!values['no-load']) {
   const rate = Math.round(sustainable * Number(values['load-share']));
 
   // Quiet and reloading runs at the same rate, interleaved round by round.
-  const rounds: { quiet: OpenLoopResult; busy: OpenLoopResult; reloads: number }[] = [];
+  // The gateway's own time of each request of a run (its access log's durationMs: request read to
+  // answer finished), beside the client's: what the gateway held, without what came before it read
+  // the request or after it wrote the answer.
+  const spans = recordDurations(child);
+  const rounds: {
+    quiet: OpenLoopResult;
+    busy: OpenLoopResult;
+    reloads: number;
+    gatewayQuiet: number;
+    gatewayBusy: number;
+  }[] = [];
   for (let round = 0; round < Number(values.rounds); round++) {
+    spans.start();
     const q = await open(rate);
+    const gatewayQuiet = p99(spans.stop());
+    spans.start();
     const b = await withReloads(() => open(rate));
-    rounds.push({ quiet: q, busy: b.result, reloads: b.reloads });
+    const gatewayBusy = p99(spans.stop());
+    rounds.push({ quiet: q, busy: b.result, reloads: b.reloads, gatewayQuiet, gatewayBusy });
   }
   await stopChild(child);
   console.log(`\nreload under load, ${count} routes, ${seconds} s each, SIGHUP every ${reloadEvery} s:`);
@@ -348,19 +397,22 @@ if (!values['no-load']) {
   console.log(`sustainable ${sustainable} req/s; load ${rate} req/s (${values['load-share']} of it)`);
   console.log(`open loop at ${rate} req/s, quiet then reloading, per round: latency from due time`);
   console.log(
-    '| round | quiet p50 | quiet p99 | reloading p50 | reloading p99 | p99.9 | max ms | reloads | errors | p99 ratio |',
+    '| round | quiet p50 | quiet p99 | reloading p50 | reloading p99 | p99.9 | max ms | reloads | errors | p99 ratio | gateway p99 quiet / reloading | gateway ratio |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   const ratios: number[] = [];
-  rounds.forEach(({ quiet: q, busy: b, reloads }, i) => {
+  const gatewayRatios: number[] = [];
+  rounds.forEach(({ quiet: q, busy: b, reloads, gatewayQuiet, gatewayBusy }, i) => {
     const ratio = b.p99Ms / Math.max(q.p99Ms, 0.001);
+    const gatewayRatio = gatewayBusy / Math.max(gatewayQuiet, 0.001);
     ratios.push(ratio);
+    gatewayRatios.push(gatewayRatio);
     console.log(
-      `| ${i + 1} | ${q.p50Ms.toFixed(2)} | ${q.p99Ms.toFixed(2)} | ${b.p50Ms.toFixed(2)} | ${b.p99Ms.toFixed(2)} | ${b.p999Ms.toFixed(2)} | ${b.maxMs.toFixed(2)} | ${reloads} | ${b.errors + b.badStatus + q.errors + q.badStatus} | ${ratio.toFixed(2)} |`,
+      `| ${i + 1} | ${q.p50Ms.toFixed(2)} | ${q.p99Ms.toFixed(2)} | ${b.p50Ms.toFixed(2)} | ${b.p99Ms.toFixed(2)} | ${b.p999Ms.toFixed(2)} | ${b.maxMs.toFixed(2)} | ${reloads} | ${b.errors + b.badStatus + q.errors + q.badStatus} | ${ratio.toFixed(2)} | ${gatewayQuiet.toFixed(2)} / ${gatewayBusy.toFixed(2)} | ${gatewayRatio.toFixed(2)} |`,
     );
   });
   console.log(
-    `p99 ratio (reloading / quiet, open loop), median of ${rounds.length} rounds: ${median(ratios).toFixed(2)}`,
+    `p99 ratio (reloading / quiet, open loop), median of ${rounds.length} rounds: ${median(ratios).toFixed(2)}; on the gateway's own time (access log durationMs): ${median(gatewayRatios).toFixed(2)}`,
   );
 }
 
