@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { CACHE_DIR, detectPinning, freePort, porticoStartArgs, startProcess } from './lib/processes.js';
 import { describeMachine, load1 } from './lib/machine.js';
-import { emitResults, runBench } from './lib/report.js';
+import { emitResults, percentile, runBench } from './lib/report.js';
 
 interface Sample {
   readonly status: number;
@@ -66,11 +66,6 @@ async function startQueueingBackend(concurrency: number, serviceMs: number) {
     port: (server.address() as AddressInfo).port,
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
-}
-
-function percentile(sorted: readonly number[], p: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 async function send(agent: Agent, url: string): Promise<number> {

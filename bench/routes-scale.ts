@@ -56,6 +56,7 @@ import { createRouteTable, type RouteTable } from '../src/router/route-table.js'
 import { createLogger } from '../src/observability/logger.js';
 import { detectPinning, pinned, porticoCli, ROOT } from './lib/processes.js';
 import { findNginx, nginxVersion, startNginxBackend } from './lib/nginx.js';
+import { percentile } from './lib/report.js';
 import { autocannon, freePort, waitHealthy } from './lib/child-gateway.js';
 import { runOpenLoop, type OpenLoopResult } from './lib/open-loop.js';
 import { mixedRoutesYaml } from './lib/routes-yaml.js';
@@ -227,13 +228,6 @@ async function startChild(file: string): Promise<{ child: ChildProcess; port: nu
   return { child, port, startMs: performance.now() - started };
 }
 
-/** The 99th percentile of `xs` (0 for none). */
-function p99(xs: number[]): number {
-  if (xs.length === 0) return 0;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)]!;
-}
-
 /**
  * The `durationMs` of the child's access-log lines ("msg":"request") written between `start()` and
  * `stop()`; a line split across two reads of the pipe is joined first.
@@ -242,9 +236,15 @@ function recordDurations(child: ChildProcess): { start(): void; stop(): number[]
   let rest = '';
   let taken: number[] | undefined;
   child.stdout!.on('data', (chunk: Buffer) => {
-    const lines = (rest + chunk.toString()).split('\n');
+    const text = chunk.toString();
+    if (taken === undefined) {
+      // Not recording: only where the next line starts matters.
+      const nl = text.lastIndexOf('\n');
+      rest = nl < 0 ? rest + text : text.slice(nl + 1);
+      return;
+    }
+    const lines = (rest + text).split('\n');
     rest = lines.pop() ?? '';
-    if (taken === undefined) return;
     for (const line of lines) {
       if (!line.includes('"msg":"request"')) continue;
       const m = /"durationMs":([0-9.]+)/.exec(line);
@@ -359,6 +359,11 @@ if (!values['no-load']) {
   // answer finished), beside the client's: what the gateway held, without what came before it read
   // the request or after it wrote the answer.
   const spans = recordDurations(child);
+  const spanP99 = (ms: number[]) =>
+    percentile(
+      ms.sort((a, b) => a - b),
+      99,
+    ) ?? 0;
   const rounds: {
     quiet: OpenLoopResult;
     busy: OpenLoopResult;
@@ -369,10 +374,10 @@ if (!values['no-load']) {
   for (let round = 0; round < Number(values.rounds); round++) {
     spans.start();
     const q = await open(rate);
-    const gatewayQuiet = p99(spans.stop());
+    const gatewayQuiet = spanP99(spans.stop());
     spans.start();
     const b = await withReloads(() => open(rate));
-    const gatewayBusy = p99(spans.stop());
+    const gatewayBusy = spanP99(spans.stop());
     rounds.push({ quiet: q, busy: b.result, reloads: b.reloads, gatewayQuiet, gatewayBusy });
   }
   await stopChild(child);

@@ -33,6 +33,12 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The `p`th percentile (0-100) of ascending `sorted`, nearest rank; undefined for none. */
+export function percentile(sorted: readonly number[], p: number): number | undefined {
+  if (sorted.length === 0) return undefined;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
 /** One table row from a candidate's rounds. */
 export function summarise(id: string, label: string, rounds: readonly RoundSample[], notes: readonly string[]): Row {
   const peaks = rounds.map((r) => r.peakRssMb).filter((v): v is number => v !== undefined);

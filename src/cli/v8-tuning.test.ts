@@ -56,7 +56,7 @@ describe('V8 tuning: young generation cap', () => {
     import { capYoungGeneration } from ${JSON.stringify(tuning)};
     if (${cap}) capYoungGeneration(${capMb});
     const alive = [];
-    const churn = async () => {
+    const allocate = async () => {
       for (let i = 0; i < 4e6; i++) {
         alive.push({ i, list: [i] });
         if (alive.length > 20000) alive.length = 0;
@@ -65,7 +65,7 @@ describe('V8 tuning: young generation cap', () => {
     };
     // A reload: the gateway has served a while, then a worker thread (the config loader) starts.
     if (${worker}) {
-      await churn();
+      await allocate();
       const w = new Worker('setTimeout(() => {}, 60000)', { eval: true });
       await once(w, 'online');
       w.unref();
@@ -76,7 +76,7 @@ describe('V8 tuning: young generation cap', () => {
       alive.push({ i, list: [i] });
       if (alive.length > 20000) alive.length = 0;
     }
-    await churn();
+    await allocate();
     process.stdout.write(String(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
   const youngBytes = async (cap: boolean, burst = false, capMb = 2, worker = false) => {
     const { stdout } = await promisify(execFile)(process.execPath, [

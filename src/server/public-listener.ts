@@ -10,8 +10,9 @@
  * In every case `server` is where HTTP/1.1 connections raise the events the gateway listens to
  * ('upgrade', 'clientError', 'connect') and where the HTTP/1.1 limits are set (server/limits.ts).
  * HTTP/2 requests reach the same handler through node:http2's core stream API, as the gateway's
- * own request and response objects (server/h2-streams.ts). HTTP/2 connections are tracked here: closed after `keepAliveMs()` without
- * a frame, asked to finish with GOAWAY on drain, destroyed at the end.
+ * own request and response objects (server/h2-streams.ts). HTTP/2 connections are tracked here:
+ * closed after `keepAliveMs()` without a frame, asked to finish with GOAWAY on drain, destroyed at
+ * the end.
  */
 import { createServer, Server, type RequestListener, type ServerOptions } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
