@@ -57,9 +57,8 @@ export interface GatewayOptions {
 
 export interface CloseOptions {
   /**
-   * Milliseconds to go on serving, with `/ready` answering 503 and every answer ending its
-   * connection, before the listener stops accepting (`config.shutdown.drainDelaySec` on SIGTERM);
-   * 0 by default.
+   * Milliseconds to go on serving (`/ready` answering 503, every answer ending its connection) before
+   * the listener stops accepting (`config.shutdown.drainDelaySec` on SIGTERM); 0 by default.
    */
   readonly drainDelayMs?: number;
 }
@@ -145,7 +144,7 @@ class PorticoGateway implements Gateway {
       logLinesDropped: () => droppedLogLines(logger),
     });
     this.telemetry.apply(this.current);
-    ({ deps: this.deps, table: this.table } = runWhole(this.buildWork(this.current, options.plugins)));
+    ({ deps: this.deps, table: this.table } = runWhole(this.buildWork(this.current, options.plugins, false)));
     const keepAliveMs = () => this.current.settings.timeouts.keepAliveSec * 1000;
     this.listeners = createListeners(this.current, this.requestHandler(), () => this.table, keepAliveMs, logger);
     this.server = this.listeners.server;
@@ -196,12 +195,12 @@ class PorticoGateway implements Gateway {
   }
 
   reload(next: CompiledConfig, plugins?: GatewayOptions['plugins']): void {
-    this.swap(next, runWhole(this.buildWork(next, plugins)));
+    this.swap(next, runWhole(this.buildWork(next, plugins, true)));
   }
 
   reloadInSlices(next: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void> {
     const swap = (built: BuiltConfig) => this.swap(next, built);
-    return buildInSlices(this.registries.upstreams, this.buildWork(next, plugins), swap);
+    return buildInSlices(this.registries.upstreams, this.buildWork(next, plugins, true), swap);
   }
 
   private swap(next: CompiledConfig, built: BuiltConfig): void {
@@ -290,11 +289,12 @@ class PorticoGateway implements Gateway {
     });
   }
 
-  /** `config` built beside the running one; every registry is the process-wide part of its pipelines. */
-  private buildWork(config: CompiledConfig, plugins: GatewayOptions['plugins']): Work<BuiltConfig> {
+  /** `config` built beside the running one (a reload keeps what did not change); the registries are process-wide. */
+  private buildWork(config: CompiledConfig, plugins: GatewayOptions['plugins'], reload: boolean): Work<BuiltConfig> {
     this.registries.upstreams.useTls(config.upstreamTls); // before the pipelines take their upstreams
     const { events, logger, options } = this;
     const tunnel = options.tunnel === undefined ? {} : { tunnel: options.tunnel };
-    return buildConfigWork(config, { ...this.registries, events, logger, ...tunnel, plugins });
+    const served = reload ? { config: this.current, built: { deps: this.deps, table: this.table } } : undefined;
+    return buildConfigWork(config, { ...this.registries, events, logger, ...tunnel, plugins }, served);
   }
 }

@@ -5,12 +5,10 @@
  * validators, header edits, field filters) is compiled from this data by each feature when the
  * route's pipeline is built (pipeline/compile-route.ts).
  */
-import type { GatewayFile, GatewaySettings, RouteConfig, UpstreamConfig } from './schema.js';
+import type { GatewayFile, GatewaySettings, RouteConfig } from './schema.js';
 import type {
   BackendSpec,
-  ClientTls,
   CompiledConfig,
-  CompiledTls,
   MappingRuleSpec,
   MirrorSpec,
   Origin,
@@ -18,21 +16,18 @@ import type {
   RouteSpec,
   SplitSpec,
   Template,
-  UpstreamSpec,
 } from './types.js';
-import { readCaFile, readCertificatePair } from './tls-files.js';
 import { isPrefixPattern } from './router-path.js';
 import { parseTemplate } from './syntax/template.js';
 import { normalHostPattern } from './syntax/host-pattern.js';
-import { parseService, upstreamOrigin } from './syntax/service.js';
 import { hasFieldRules } from './syntax/field-rules.js';
 import { readSchema } from './json-schema.js';
 import { dirname, resolve } from 'node:path';
-import { compileConsumers } from './consumers-file.js';
-import { compileClientTls, overGlobal } from './client-tls.js';
-import { withTainhaKeys } from './tainha.js';
 import { parseStickyKey } from './syntax/sticky-key.js';
 import { mapEach, runWhole, type Work } from './sliced-work.js';
+import { routeSource, sourceKey, sourceRoute, type RouteSource } from './route-key.js';
+import { headKeyOf, keptFrom, remember, tlsIdsOf } from './compile-memo.js';
+import { compileHead, compileTls, must, mustService } from './compile-head.js';
 
 /** Methods a retry cannot make do their work twice (RFC 9110 9.2.2). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -46,32 +41,56 @@ interface RouteContext {
   readonly originOf: (service: string) => Origin;
 }
 
+/** What a load may hand compilation besides the file (a reload's: ../ops/reload.ts). */
+export interface CompileOptions {
+  /** The routes as the reload's worker sends them (./route-key.ts); absent: `file.routes`, keyed here. */
+  readonly sources?: readonly RouteSource[];
+  /** `headKeyOf(file)`, when the worker made it. */
+  readonly headKey?: string;
+  /** The configuration served now: what the file did not change is kept from it (./compile-memo.ts). */
+  readonly previous?: CompiledConfig;
+}
+
 /** Compiles a validated file. Throws only on a bug: validation already rejected bad input. */
-export const compileConfig = (file: GatewayFile, fileName: string): CompiledConfig =>
-  runWhole(compileConfigWork(file, fileName));
+export const compileConfig = (file: GatewayFile, fileName: string, options?: CompileOptions): CompiledConfig =>
+  runWhole(compileConfigWork(file, fileName, options));
 /** `compileConfig` as interruptible work (./sliced-work.ts), after each route: a reload runs it in slices. */
-export function* compileConfigWork(file: GatewayFile, fileName: string): Work<CompiledConfig> {
-  const settings = withTainhaKeys(file.config);
-  const prefix = settings.basePath === '/' ? '' : settings.basePath;
+export function* compileConfigWork(
+  file: GatewayFile,
+  fileName: string,
+  options: CompileOptions = {},
+): Work<CompiledConfig> {
   const baseDir = dirname(fileName);
-  const upstreamTls = compileClientTls(settings.upstreamTls, baseDir);
-  // One origin per named upstream, shared by every route and rule that names it.
-  const named = new Map(
-    Object.entries(file.upstreams ?? {}).map(([name, u]) => {
-      const tls =
-        u.tls === undefined ? upstreamTls : compileClientTls(overGlobal(u.tls, settings.upstreamTls), baseDir);
-      return [name, upstreamOrigin(compileUpstream(name, u, tls))];
-    }),
-  );
-  // And one per service string: the routes to one service share its origin, parsed once.
-  const parsed = new Map<string, Origin>();
+  const fresh = compileHead(file, baseDir);
+  const head = {
+    headKey: options.headKey ?? headKeyOf(file),
+    fileName,
+    tlsIds: tlsIdsOf(fresh.upstreamTls, fresh.named),
+  };
+  const kept = keptFrom(options.previous, head);
+  const { settings, upstreamTls, named } = kept ?? fresh;
+  const prefix = settings.basePath === '/' ? '' : settings.basePath;
+  // And one origin per service string: the routes to one service share it, parsed once.
+  const parsed = new Map<string, Origin>(kept?.parsed);
   const originOf = (service: string) => {
     let origin = named.get(service) ?? parsed.get(service);
     if (origin === undefined) parsed.set(service, (origin = mustService(service)));
     return origin;
   };
   const context: RouteContext = { settings, prefix, baseDir, originOf };
-  const routes = yield* mapEach(file.routes, (r, index) => compileRoute(r, index, context));
+  const specs = new Map<string, RouteSpec>();
+  const { sources } = options;
+  // By index: a route is the worker's source, or the file's own route keyed here.
+  const routes = yield* mapEach<unknown, RouteSpec>(sources ?? file.routes, (_, index) => {
+    const source = sources === undefined ? routeSource(file.routes[index]!) : sources[index]!;
+    const key = sourceKey(source);
+    const known = kept?.specs.get(key);
+    if (known !== undefined) return remembered(specs, key, known);
+    const r = sources === undefined ? file.routes[index]! : sourceRoute(source);
+    const spec = compileRoute(r, context);
+    // A schema file may change while the route does not: read again at every load.
+    return typeof r.request?.schema === 'string' ? spec : remembered(specs, key, spec);
+  });
   const tls = settings.tls === undefined ? undefined : compileTls(settings.tls, baseDir);
   const plugins = (file.plugins ?? []).map((p) =>
     Object.freeze({
@@ -82,13 +101,15 @@ export function* compileConfigWork(file: GatewayFile, fileName: string): Work<Co
       timeoutMs: p.timeoutMs,
     }),
   );
+  const consumers = kept?.consumers ?? fresh.consumers;
+  const frozenRoutes = Object.freeze(routes);
+  remember(frozenRoutes, { ...head, settings, upstreamTls, named, parsed, consumers, specs });
   return Object.freeze({
     file: fileName,
     settings,
     prefix,
-    routes: Object.freeze(routes),
-    // Validation put a consumers file's list here (validate.ts): what was checked is what is served.
-    consumers: compileConsumers(file.consumers ?? []),
+    routes: frozenRoutes,
+    consumers,
     consumersFile:
       settings.consumersFile === undefined ? undefined : resolve(dirname(fileName), settings.consumersFile),
     upstreamTls,
@@ -98,7 +119,12 @@ export function* compileConfigWork(file: GatewayFile, fileName: string): Work<Co
   });
 }
 
-function compileRoute(r: RouteConfig, index: number, context: RouteContext): RouteSpec {
+function remembered(specs: Map<string, RouteSpec>, key: string, spec: RouteSpec): RouteSpec {
+  specs.set(key, spec);
+  return spec;
+}
+
+function compileRoute(r: RouteConfig, context: RouteContext): RouteSpec {
   const { settings, prefix } = context;
   const backends = (r.backends ?? []).map((b, i): BackendSpec =>
     Object.freeze({
@@ -126,7 +152,6 @@ function compileRoute(r: RouteConfig, index: number, context: RouteContext): Rou
   const fields = fieldRules(r.response);
   return Object.freeze({
     id: `${r.method} ${r.route}`,
-    index,
     method: r.method,
     route: r.route,
     clientPath: prefix + r.route,
@@ -236,64 +261,4 @@ function fieldRules(rules: RouteConfig['response']): RouteSpec['fields'] {
   return hasFieldRules(rules) ? { allow: rules.allow, deny: rules.deny, rename: rules.rename } : undefined;
 }
 
-function compileUpstream(name: string, u: UpstreamConfig, tls: ClientTls): UpstreamSpec {
-  return {
-    name,
-    tls,
-    targets: u.targets.map((t) =>
-      typeof t === 'string'
-        ? { origin: mustService(t), weight: 1 }
-        : { origin: mustService(t.target), weight: t.weight },
-    ),
-    balance: u.balance,
-    http2: u.http2,
-    dnsRefreshMs: u.dnsRefreshSec * 1000,
-    outlier: {
-      enabled: u.outlierDetection.enabled,
-      consecutiveFailures: u.outlierDetection.consecutiveFailures,
-      baseEjectionMs: u.outlierDetection.baseEjectionSec * 1000,
-      maxEjectionPercent: u.outlierDetection.maxEjectionPercent,
-    },
-    ...(u.healthCheck === undefined
-      ? {}
-      : {
-          healthCheck: {
-            path: u.healthCheck.healthPath,
-            intervalMs: u.healthCheck.intervalSec * 1000,
-            timeoutMs: u.healthCheck.timeoutSec * 1000,
-            healthyThreshold: u.healthCheck.healthyThreshold,
-            unhealthyThreshold: u.healthCheck.unhealthyThreshold,
-          },
-        }),
-  };
-}
-
-function compileTls(t: NonNullable<GatewayFile['config']['tls']>, baseDir: string): CompiledTls {
-  const pair = (certFile: string, keyFile: string) => {
-    const read = readCertificatePair(certFile, keyFile, baseDir);
-    if (Array.isArray(read)) throw new Error(`unvalidated TLS files: ${read.map((p) => p.message).join('; ')}`);
-    return read;
-  };
-  const main = pair(t.certFile, t.keyFile);
-  const ca = t.caFile === undefined ? undefined : readCaFile(t.caFile, baseDir);
-  if (Array.isArray(ca)) throw new Error(`unvalidated TLS files: ${ca.map((p) => p.message).join('; ')}`);
-  return {
-    cert: main.cert,
-    key: main.key,
-    minVersion: t.minVersion,
-    sni: Object.entries(t.sni ?? {}).map(([name, f]) => ({ name: name.toLowerCase(), ...pair(f.certFile, f.keyFile) })),
-    ca,
-    clientAuth: t.clientAuth,
-    redirectPort: t.redirectPort,
-    hstsMaxAgeSec: t.hstsMaxAgeSec,
-  };
-}
-
 const mustTemplate = (source: string): Template => must<Template>(parseTemplate(source), 'template');
-const mustService = (service: string): Origin => must<Origin>(parseService(service), 'service');
-
-/** What validation already parsed without error; throws only on a bug. */
-function must<T extends object>(result: T | { readonly error: string }, what: string): T {
-  if ('error' in result) throw new Error(`unvalidated ${what}: ${result.error}`);
-  return result as T;
-}

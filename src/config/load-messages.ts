@@ -2,11 +2,12 @@
  * What ./load-off-thread.ts and its worker (./load-worker.ts) send each other: plain data only.
  */
 import type { Problem } from './problems.js';
-import type { GatewayFile, RouteConfig } from './schema.js';
+import type { GatewayFile } from './schema.js';
+import type { RouteSource } from './route-key.js';
 
 /**
  * Routes per message: each message is taken by the main thread in one stretch (its structured
- * clone read back), a few ms for this many routes of ordinary size.
+ * clone read back), well under a ms for this many routes of ordinary size, sent as JSON text.
  */
 export const ROUTES_PER_MESSAGE = 250;
 
@@ -21,10 +22,12 @@ export type LoadMessage =
       readonly kind: 'head';
       /** The validated file without its routes, which follow in `routes` messages. */
       readonly file: GatewayFile;
+      /** `headKeyOf` the file (./compile-memo.ts). */
+      readonly headKey: string;
       readonly notices: readonly Problem[];
       readonly telemetryKeys: readonly string[];
       /** The file's text when it has plugins, whose options are located once their modules are imported. */
       readonly text: string | undefined;
     }
-  | { readonly kind: 'routes'; readonly routes: readonly RouteConfig[] }
+  | { readonly kind: 'routes'; readonly routes: readonly RouteSource[] }
   | { readonly kind: 'end' };

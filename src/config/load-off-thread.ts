@@ -10,26 +10,43 @@
 import { Worker } from 'node:worker_threads';
 import type { CompiledConfig, LoadResult } from './types.js';
 import type { Problem } from './problems.js';
-import type { GatewayFile, RouteConfig } from './schema.js';
+import type { GatewayFile } from './schema.js';
+import type { RouteSource } from './route-key.js';
 import { parseConfigText, type ParsedConfig } from './parse.js';
 import { compileInSlices, loadConfigInSteps, withTracing, type LoadedText } from './load.js';
 import type { LoadMessage, ToLoadWorker } from './load-messages.js';
 
 type Validated =
-  | { readonly ok: true; readonly file: GatewayFile; readonly notices: readonly Problem[]; readonly text: LoadedText }
+  | {
+      readonly ok: true;
+      /** The file without its routes, which are `sources`. */
+      readonly file: GatewayFile;
+      readonly sources: readonly RouteSource[];
+      readonly headKey: string;
+      readonly notices: readonly Problem[];
+      readonly text: LoadedText;
+    }
   | { readonly ok: false; readonly problems: readonly Problem[] };
 
-/** Reads, validates (on a worker thread) and compiles (here, in slices) `file`. */
-export async function loadConfigOffThread(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadResult> {
+/**
+ * Reads, validates (on a worker thread) and compiles (here, in slices) `file`, keeping what of
+ * `previous` (the configuration served) it did not change (./compile-memo.ts).
+ */
+export async function loadConfigOffThread(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  previous?: CompiledConfig,
+): Promise<LoadResult> {
   let validated: Validated;
   try {
     validated = await validateOnWorker(file, env);
   } catch {
     // No worker (a thread limit, a loader that does not reach workers): the same work, here.
-    return loadConfigInSteps(file, env);
+    return loadConfigInSteps(file, env, previous);
   }
   if (!validated.ok) return validated;
-  const config: CompiledConfig = await compileInSlices(validated.file, file);
+  const { sources, headKey } = validated;
+  const config: CompiledConfig = await compileInSlices(validated.file, file, { sources, headKey, previous });
   return { ok: true, config: withTracing(config, validated.text, env), notices: validated.notices };
 }
 
@@ -70,7 +87,7 @@ function askWorker(file: string, env: NodeJS.ProcessEnv): Promise<Validated> {
   worker.ref();
   return new Promise((resolve, reject) => {
     let head: Extract<LoadMessage, { kind: 'head' }> | undefined;
-    const routes: RouteConfig[] = [];
+    const routes: RouteSource[] = [];
     const settle = (answer: Validated | Error) => {
       worker.off('message', onMessage);
       worker.off('error', settle);
@@ -102,7 +119,9 @@ function askWorker(file: string, env: NodeJS.ProcessEnv): Promise<Validated> {
         case 'end':
           return settle({
             ok: true,
-            file: { ...head!.file, routes },
+            file: head!.file,
+            sources: routes,
+            headKey: head!.headKey,
             notices: head!.notices,
             text: locatedLater(head!.text, file, env, new Set(head!.telemetryKeys)),
           });

@@ -11,6 +11,8 @@ import { readConfigText, parseConfigText } from './parse.js';
 import { validateConfig } from './validate.js';
 import { writtenTelemetryKeys } from './otel-env.js';
 import type { RouteConfig } from './schema.js';
+import { routeSource } from './route-key.js';
+import { headKeyOf } from './compile-memo.js';
 import { ROUTES_PER_MESSAGE, type LoadMessage, type ToLoadWorker } from './load-messages.js';
 
 /**
@@ -52,7 +54,8 @@ port.on('message', (message: ToLoadWorker) => {
     routes = [];
     return post({ kind: 'end' });
   }
-  post({ kind: 'routes', routes: routes.slice(next, (next += ROUTES_PER_MESSAGE)) });
+  // As keys: the main thread compiles again only the routes whose key changed (./compile-memo.ts).
+  post({ kind: 'routes', routes: routes.slice(next, (next += ROUTES_PER_MESSAGE)).map(routeSource) });
 });
 
 function load(file: string, env: NodeJS.ProcessEnv): void {
@@ -65,6 +68,7 @@ function load(file: string, env: NodeJS.ProcessEnv): void {
   post({
     kind: 'head',
     file: { ...v.config, routes: [] },
+    headKey: headKeyOf(v.config),
     notices: v.notices,
     telemetryKeys: [...writtenTelemetryKeys(parsed.value)],
     // Only plugin options are located after validation (./load.ts withTracing), from this text.

@@ -6,7 +6,7 @@
 import type { CompiledConfig, LoadResult } from './types.js';
 import { parseConfigFile, parseConfigText, type ParsedConfig } from './parse.js';
 import { validateConfig } from './validate.js';
-import { compileConfig, compileConfigWork } from './compile.js';
+import { compileConfig, compileConfigWork, type CompileOptions } from './compile.js';
 import { nextTurn, runInSlices } from './sliced-work.js';
 import type { GatewayFile } from './schema.js';
 import { resolveTracing, writtenTelemetryKeys } from './otel-env.js';
@@ -25,18 +25,27 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
  * Same result as `loadConfig`. A reload parses and validates on a worker thread instead
  * (./load-off-thread.ts), and comes here when no worker can start.
  */
-export async function loadConfigInSteps(file: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadResult> {
+export async function loadConfigInSteps(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+  previous?: CompiledConfig,
+): Promise<LoadResult> {
   const parsed = parseConfigFile(file, env);
   await nextTurn();
   const v = validateConfig(parsed);
   if (!v.ok) return v;
   await nextTurn();
-  return { ok: true, config: withTracing(await compileInSlices(v.config, file), parsed, env), notices: v.notices };
+  const config = await compileInSlices(v.config, file, { previous });
+  return { ok: true, config: withTracing(config, parsed, env), notices: v.notices };
 }
 
 /** `compileConfig` in slices of a few ms, the event loop turning between them. */
-export function compileInSlices(file: GatewayFile, fileName: string): Promise<CompiledConfig> {
-  return runInSlices(compileConfigWork(file, fileName));
+export function compileInSlices(
+  file: GatewayFile,
+  fileName: string,
+  options?: CompileOptions,
+): Promise<CompiledConfig> {
+  return runInSlices(compileConfigWork(file, fileName, options));
 }
 
 export { nextTurn };

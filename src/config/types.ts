@@ -184,7 +184,6 @@ export interface MirrorSpec {
 export interface RouteSpec {
   /** `GET /users/{id}`: the label in logs and metrics (a template, never a raw path). */
   readonly id: string;
-  readonly index: number;
   readonly method: HttpMethod;
   /** The route as written, without basePath. */
   readonly route: string;

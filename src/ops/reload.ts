@@ -1,7 +1,8 @@
 /**
  * Hot reload (docs/design-decisions.md: SIGHUP, or a file change under `--watch`). The new file is read,
  * validated and compiled first (parsed and validated on a worker thread, the rest in slices of a
- * few ms: docs/performance.md "Scale in routes"); only a configuration with no problem replaces the running one,
+ * few ms: docs/performance.md "Scale in routes"), keeping what the file did not change (routes,
+ * pipelines: docs/operations.md "What a reload rebuilds"); only a configuration with no problem replaces the running one,
  * by one reference swap in the gateway (in-flight requests and open streams finish on the table
  * they started with). An invalid file is logged with every problem and changes nothing.
  */
@@ -19,6 +20,8 @@ import type { Logger } from '../observability/logger.js';
 export interface Reloadable {
   readonly events: EventBus;
   readonly logger: Logger;
+  /** The configuration served now: a reload compiles and builds again only what the file changed. */
+  config(): CompiledConfig;
   /** Builds `config` beside the running configuration, in slices, then swaps it in. */
   reloadInSlices(config: CompiledConfig, plugins?: LoadedPlugins): Promise<void>;
 }
@@ -48,7 +51,7 @@ export function reloadFromFile(
 }
 
 async function reloadNow(target: Reloadable, file: string, env: NodeJS.ProcessEnv, why: string): Promise<boolean> {
-  const loaded = await loadConfigOffThread(file, env);
+  const loaded = await loadConfigOffThread(file, env, target.config());
   const next = loaded.ok ? await withPlugins(loaded.config) : loaded;
   if (!next.ok) {
     target.events.emit('config:reload', { file, ok: false, problems: next.problems.map(formatProblem) });

@@ -21,11 +21,17 @@ export function compileRoutes(config: CompiledConfig): PipelineConfig {
   return runWhole(compileRoutesWork(config));
 }
 
-/** `compileRoutes` as interruptible work (config/sliced-work.ts), after each route: a reload runs it in slices. */
-export function* compileRoutesWork(config: CompiledConfig): Work<PipelineConfig> {
+/**
+ * `compileRoutes` as interruptible work (config/sliced-work.ts), after each route: a reload runs it
+ * in slices. `kept` gives a route compiled before, for a route the reload did not change.
+ */
+export function* compileRoutesWork(
+  config: CompiledConfig,
+  kept: (spec: RouteSpec) => CompiledRoute | undefined = () => undefined,
+): Work<PipelineConfig> {
   const rolesClaim = config.settings.auth.rolesClaim;
   const refusal = ipRulesCompiler(config);
-  const routes = yield* mapEach(config.routes, (r) => compileRoute(r, rolesClaim, refusal));
+  const routes = yield* mapEach(config.routes, (r) => kept(r) ?? compileRoute(r, rolesClaim, refusal));
   return Object.freeze({ ...config, routes: Object.freeze(routes) });
 }
 

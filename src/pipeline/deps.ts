@@ -124,18 +124,42 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
   return runWhole(createPipelineDepsWork(config, shared));
 }
 
+/**
+ * What of the deps the routes decide (each part is made only when a route needs it): two
+ * configurations with the same settings, consumers, origins and needs make the same deps.
+ */
+export function routeNeeds({ routes }: CompiledConfig): RouteNeeds {
+  return {
+    auth: routes.some((r) => r.requiresAuth),
+    cache: routes.some((r) => r.cache !== undefined),
+    compression: routes.some((r) => r.compresses),
+    quotas: routes.some((r) => r.quota?.enabled === true),
+  };
+}
+
+export interface RouteNeeds {
+  readonly auth: boolean;
+  readonly cache: boolean;
+  readonly compression: boolean;
+  readonly quotas: boolean;
+}
+
+export const sameNeeds = (a: RouteNeeds, b: RouteNeeds): boolean =>
+  a.auth === b.auth && a.cache === b.cache && a.compression === b.compression && a.quotas === b.quotas;
+
 /** `createPipelineDeps` as interruptible work (config/sliced-work.ts), after each route compiled. */
 export function* createPipelineDepsWork(config: CompiledConfig, shared: SharedPipelineDeps): Work<PipelineDeps> {
   const { settings } = config;
   const compiled = yield* compileRoutesWork(config);
+  const needs = routeNeeds(config);
   // Made only when a route needs it: a JWKS authenticator starts fetching keys at once.
-  const authenticator = config.routes.some((r) => r.requiresAuth) ? createAuthenticator(settings, shared) : undefined;
+  const authenticator = needs.auth ? createAuthenticator(settings, shared) : undefined;
   const rateLimiter = shared.rateLimiter ?? createRateLimiter();
   const quotaCounters = shared.quotaCounters ?? createQuotaCounters();
   // Quotas are shared by default once there is a Redis: per-process quotas would admit N times the quota.
   const quotasInRedis = (settings.quotas?.store ?? (settings.redis === undefined ? 'local' : 'redis')) === 'redis';
   // The quotas' own Redis connection is opened only for a configuration that counts quotas.
-  const hasQuotas = settings.quotas !== undefined || config.routes.some((r) => r.quota?.enabled === true);
+  const hasQuotas = settings.quotas !== undefined || needs.quotas;
   const apiKeys = compileApiKeys(config);
   const sharedCache = sharedCacheSettings(settings.cache);
   return {
@@ -148,9 +172,7 @@ export function* createPipelineDepsWork(config: CompiledConfig, shared: SharedPi
         : quotaCounters,
     quotaWindows: createWindowClock(),
     spill: shared.spill ?? createSpillBudget(),
-    httpCache: config.routes.some((r) => r.cache !== undefined)
-      ? (shared.httpCache ?? createCacheStore({ maxBytes: settings.cache.maxBytes }))
-      : undefined,
+    httpCache: needs.cache ? (shared.httpCache ?? createCacheStore({ maxBytes: settings.cache.maxBytes })) : undefined,
     sharedCacheLevel:
       sharedCache === undefined || shared.sharedHttpCache === undefined
         ? undefined
@@ -173,7 +195,7 @@ export function* createPipelineDepsWork(config: CompiledConfig, shared: SharedPi
     tokenSources: compileTokenSources(settings.auth.tokenFrom),
     apiKeys,
     cors: compileCors(settings.cors),
-    compression: config.routes.some((r) => r.compresses) ? compileCompression(settings.compression) : undefined,
+    compression: needs.compression ? compileCompression(settings.compression) : undefined,
     clientIp: rateLimitClient(createClientIpResolver(settings.trustProxy), settings.rateLimit.ipv6PrefixLength),
     plugins: shared.plugins ?? new Map(),
   };

@@ -2,13 +2,19 @@
  * What a configuration is served with, built beside the running one: its pipeline deps, every
  * route's pipeline, then the route table. Interruptible after each route (config/sliced-work.ts):
  * start-up runs it whole, a reload in slices of a few ms while the running configuration serves.
+ *
+ * A reload keeps what the file did not change (docs/operations.md "What a reload rebuilds"): when
+ * the new configuration shares the running one's settings, consumers and origins (config/ keeps
+ * those objects when their part of the file is the same: config/compile-memo.ts), its deps are the
+ * running ones, every route config/ kept keeps its pipeline, and an unchanged list keeps its table.
  */
-import type { CompiledConfig } from '../config/types.js';
+import type { CompiledConfig, RouteSpec } from '../config/types.js';
 import { mapEach, runInSlices, type Work } from '../config/sliced-work.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { buildPipeline, type PipelineDeps, type SharedPipelineDeps } from '../pipeline/build.js';
-import { createPipelineDepsWork } from '../pipeline/deps.js';
-import { routeTableWork, type RouteTable } from '../router/route-table.js';
+import { compileRoutesWork } from '../pipeline/compile-route.js';
+import { createPipelineDepsWork, routeNeeds, sameNeeds } from '../pipeline/deps.js';
+import { routeTableWork, type RouteEntry, type RouteTable } from '../router/route-table.js';
 
 /** A configuration's pipelines and route table, ready to be swapped in. */
 export interface BuiltConfig {
@@ -16,10 +22,57 @@ export interface BuiltConfig {
   readonly table: RouteTable;
 }
 
-export function* buildConfigWork(config: CompiledConfig, shared: SharedPipelineDeps): Work<BuiltConfig> {
+/** The configuration served now and what it was built into. */
+export interface ServedConfig {
+  readonly config: CompiledConfig;
+  readonly built: BuiltConfig;
+}
+
+export function* buildConfigWork(
+  config: CompiledConfig,
+  shared: SharedPipelineDeps,
+  served?: ServedConfig,
+): Work<BuiltConfig> {
+  if (served !== undefined && sharesDeps(config, served.config)) return yield* buildOnServed(config, served);
   const deps = yield* createPipelineDepsWork(config, shared);
   const entries = yield* mapEach(deps.config.routes, (route) => ({ route, run: buildPipeline(route, deps) }));
   return { deps, table: yield* routeTableWork(entries) };
+}
+
+/**
+ * Whether `next` would make the deps `served` has: the same objects for the parts of the file the
+ * deps are made of, the same needs of its routes, and no plugins (a reload imports them anew).
+ */
+function sharesDeps(next: CompiledConfig, served: CompiledConfig): boolean {
+  return (
+    next.settings === served.settings &&
+    next.consumers === served.consumers &&
+    next.upstreams === served.upstreams &&
+    next.upstreamTls === served.upstreamTls &&
+    next.plugins.length === 0 &&
+    served.plugins.length === 0 &&
+    sameNeeds(routeNeeds(next), routeNeeds(served))
+  );
+}
+
+/** `config` built on the served deps: the routes config/ kept keep their compiled route and pipeline. */
+function* buildOnServed(config: CompiledConfig, served: ServedConfig): Work<BuiltConfig> {
+  const { deps: before, table } = served.built;
+  // The served table's entries are in the order of its configuration's routes.
+  const at = new Map<RouteSpec, number>();
+  served.config.routes.forEach((spec, i) => at.set(spec, i));
+  const keptEntry = (spec: RouteSpec): RouteEntry | undefined => {
+    const i = at.get(spec);
+    return i === undefined ? undefined : table.entries[i];
+  };
+  const compiled = yield* compileRoutesWork(config, (spec) => keptEntry(spec)?.route);
+  const deps: PipelineDeps = { ...before, config: compiled };
+  const entries = yield* mapEach(
+    compiled.routes,
+    (route, i) => keptEntry(config.routes[i]!) ?? { route, run: buildPipeline(route, deps) },
+  );
+  const same = entries.length === table.entries.length && entries.every((e, i) => e === table.entries[i]);
+  return { deps, table: same ? table : yield* routeTableWork(entries) };
 }
 
 /**
