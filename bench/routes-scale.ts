@@ -9,10 +9,14 @@
  * - lookup: ns per `match` for each kind, on paths made as a request makes them (new strings);
  * - start: `portico start` as a child process, from spawn to `/ready` answering (tsx included: the
  *   10-route row is the floor);
- * - reload: SIGHUP to the child's "reloaded" log line (both clocks are this machine's);
+ * - reload: SIGHUP to the child's "reloaded" log line (both clocks are this machine's), each
+ *   SIGHUP after one route's backend path was changed in the file (`--reload-change none`: the
+ *   same file), so the reload keeps every other route (docs/operations.md "What a reload rebuilds");
  * - stall: the longest the event loop is held during a reload in this process, with the load and
  *   build each in one call (`loadConfig`, `gateway.reload`) and as a reload does them (parse and
- *   validation on a worker thread, the rest in slices: `loadConfigOffThread`, `reloadInSlices`).
+ *   validation on a worker thread, the rest in slices: `loadConfigOffThread`, `reloadInSlices`),
+ *   each building every route (no served configuration handed over): the worst case, a file whose
+ *   every route or whose settings changed.
  *
  * Then a reload under load, on one route of the largest configuration for `--seconds` each:
  * - autocannon, once quiet and once with a SIGHUP every `--reload-every` seconds: req/s, the
@@ -35,7 +39,7 @@
  *
  *   node --expose-gc --import tsx bench/routes-scale.ts [--sizes 10,1000,10000] [--seconds 10]
  *        [--reload-every 2] [--connections 50] [--load-share 0.55] [--sweep-shares 0.1,...,0.7]
- *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load] [--pin]
+ *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load] [--pin] [--reload-change route|none]
  *        [--gateway-node-options=--max-semi-space-size=4]
  *
  * `--gateway-node-options=...` are node's options for the gateway child (space-separated), for an A/B
@@ -76,8 +80,11 @@ const { values } = parseArgs({
     'no-load': { type: 'boolean', default: false },
     'gateway-node-options': { type: 'string', default: '' },
     pin: { type: 'boolean', default: false },
+    'reload-change': { type: 'string', default: 'route' },
   },
 });
+const reloadChange = values['reload-change'];
+if (reloadChange !== 'route' && reloadChange !== 'none') throw new Error('--reload-change is route or none');
 const sizes = values.sizes.split(',').map(Number);
 const gatewayNodeOptions = values['gateway-node-options'].split(' ').filter((o) => o !== '');
 const seconds = Number(values.seconds);
@@ -100,6 +107,16 @@ function fileOf(count: number): string {
   const file = join(dir, `routes-${count}.yaml`);
   writeFileSync(file, mixedRoutesYaml(count, service));
   return file;
+}
+
+let edits = 0;
+/**
+ * What each SIGHUP reloads: with `--reload-change route` (the default) the file with one route's
+ * backend path changed, as an operator's edit; with `none` the same file (a certificate rotation).
+ */
+function editBeforeReload(file: string, count: number): void {
+  if (reloadChange === 'none') return;
+  writeFileSync(file, mixedRoutesYaml(count, service).replace('path: "/e0/items"', `path: "/e0/items/v${++edits}"`));
 }
 
 interface InProcess {
@@ -262,7 +279,8 @@ function recordDurations(child: ChildProcess): { start(): void; stop(): number[]
 }
 
 /** SIGHUP to the "reloaded" log line, in ms. */
-function reloadOnce(child: ChildProcess): Promise<number> {
+function reloadOnce(child: ChildProcess, file: string, count: number): Promise<number> {
+  editBeforeReload(file, count);
   return new Promise((resolve) => {
     const sent = Date.now();
     const onData = (chunk: Buffer) => {
@@ -285,7 +303,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 console.log(
-  `routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}; gateway node options: ${gatewayNodeOptions.join(' ') || 'none'}; backend ${nginx === undefined ? 'node:http in this process' : nginxVersion(nginx)}; ${pinning ? `gateway on core ${pinning.proxyCore}, backend and open-loop client on core ${pinning.loadCore}` : 'no pinning'}`,
+  `routes-scale: sizes ${sizes.join(', ')}; Node ${process.version}; each reload: ${reloadChange === 'route' ? 'one route changed' : 'the same file'}; gateway node options: ${gatewayNodeOptions.join(' ') || 'none'}; backend ${nginx === undefined ? 'node:http in this process' : nginxVersion(nginx)}; ${pinning ? `gateway on core ${pinning.proxyCore}, backend and open-loop client on core ${pinning.loadCore}` : 'no pinning'}`,
 );
 console.log(
   '| routes | load ms | build ms | heap MB | heap B/route | RSS MB | exact ns | param ns | prefix ns | host ns | start ms | reload ms | stall ms whole | stall ms sliced |',
@@ -295,8 +313,10 @@ let base: InProcess | undefined;
 for (const count of sizes) {
   const p = await inProcess(count);
   base ??= p;
-  const { child, startMs } = await startChild(fileOf(count));
-  const reloads = [await reloadOnce(child), await reloadOnce(child), await reloadOnce(child)];
+  const file = fileOf(count);
+  const { child, startMs } = await startChild(file);
+  const reloads = [];
+  for (let i = 0; i < 3; i++) reloads.push(await reloadOnce(child, file, count));
   await stopChild(child);
   const perRoute = count === sizes[0] ? '-' : ((p.heapBytes - base.heapBytes) / (count - sizes[0]!)).toFixed(0);
   const ns = (k: string) => p.lookupNs[k]!.toFixed(0);
@@ -307,7 +327,8 @@ for (const count of sizes) {
 
 if (!values['no-load']) {
   const count = Math.max(...sizes);
-  const { child, port } = await startChild(fileOf(count));
+  const file = fileOf(count);
+  const { child, port } = await startChild(file);
   const url = `http://127.0.0.1:${port}/api/e${Math.floor(count / 8)}/items`;
   const connections = Number(values.connections);
   /** `run` with a SIGHUP every `--reload-every` seconds meanwhile; the reloads counted. */
@@ -322,6 +343,7 @@ if (!values['no-load']) {
     child.stdout!.on('data', onData);
     const timer = setInterval(() => {
       signals++;
+      editBeforeReload(file, count);
       child.kill('SIGHUP');
     }, reloadEvery * 1000);
     const result = await run();
