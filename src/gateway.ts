@@ -89,7 +89,7 @@ export interface Gateway {
   adminAddress(): AddressInfo | undefined;
   /** Swaps in a new configuration (and its plugins, imported anew); in-flight requests finish on the old one. */
   reload(config: CompiledConfig, plugins?: GatewayOptions['plugins']): void;
-  /** `reload`, built in slices of a few ms while the running configuration serves (config/sliced-work.ts). */
+  /** `reload`, built in slices of about a ms while the running configuration serves (config/sliced-work.ts). */
   reloadInSlices(config: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void>;
   /**
    * Stops accepting (after the drain delay, if given), lets in-flight requests finish (bounded),

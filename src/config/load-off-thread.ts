@@ -3,7 +3,7 @@
  * routes"): the file is read, parsed and validated on a worker thread (./load-worker.ts), whose
  * parse and validation are single stretches of tens to hundreds of ms that cannot be cut; the
  * main thread only reads back the validated file, a few hundred routes per message, and compiles
- * it in slices of a few ms (./sliced-work.ts). The worker is started by the first reload and
+ * it in slices of about a ms (./sliced-work.ts). The worker is started by the first reload and
  * kept a minute after each (`KEEP_WARM_MS`). Same result as `loadConfig`; when no worker can
  * start, the same steps run on this thread (`loadConfigInSteps`).
  */

@@ -2,7 +2,7 @@
  * The worker thread of ./load-off-thread.ts: for each `load` it is sent, reads, parses and
  * validates the configuration file and posts the result back as plain data, the routes a few
  * hundred at a time, each when the main thread asks for `more`, so that the main thread, which
- * goes on serving requests, reads each message back in a stretch of a few ms.
+ * goes on serving requests, reads each message back in a short stretch.
  */
 import { readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';

@@ -20,7 +20,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
 
 /**
  * `loadConfig` while requests are being served, on this thread: the parse and the validation each
- * run in one stretch, the compilation in slices of a few ms (./sliced-work.ts), and the event loop
+ * run in one stretch, the compilation in slices of about a ms (./sliced-work.ts), and the event loop
  * answers the requests that came meanwhile between them (docs/performance.md#scale-in-routes).
  * Same result as `loadConfig`. A reload parses and validates on a worker thread instead
  * (./load-off-thread.ts), and comes here when no worker can start.
@@ -39,7 +39,7 @@ export async function loadConfigInSteps(
   return { ok: true, config: withTracing(config, parsed, env), notices: v.notices };
 }
 
-/** `compileConfig` in slices of a few ms, the event loop turning between them. */
+/** `compileConfig` in slices of about a ms, the event loop turning between them. */
 export function compileInSlices(
   file: GatewayFile,
   fileName: string,

@@ -1,8 +1,8 @@
 /**
- * Hot reload (docs/design-decisions.md: SIGHUP, or a file change under `--watch`). The new file is read,
- * validated and compiled first (parsed and validated on a worker thread, the rest in slices of a
- * few ms: docs/performance.md "Scale in routes"), keeping what the file did not change (routes,
- * pipelines: docs/operations.md "What a reload rebuilds"); only a configuration with no problem replaces the running one,
+ * Hot reload (docs/design-decisions.md: SIGHUP, or a file change under `--watch`). The new file is
+ * read, validated and compiled first (parsed and validated on a worker thread, the rest in slices
+ * of about a ms: docs/performance.md "Scale in routes"), keeping what the file did not change
+ * (docs/operations.md "What a reload rebuilds"); only a configuration with no problem replaces the running one,
  * by one reference swap in the gateway (in-flight requests and open streams finish on the table
  * they started with). An invalid file is logged with every problem and changes nothing.
  */

@@ -4,7 +4,7 @@
  * authenticator, header drop set, CORS and compression policies, client address rules, rate-limit
  * and quota stores, HTTP cache and spill budget this configuration uses.
  */
-import type { CompiledConfig } from '../config/types.js';
+import type { CompiledConfig, RouteSpec } from '../config/types.js';
 import type { UpstreamRegistry } from '../upstream/upstream.js';
 import type { EventBus } from '../observability/events.js';
 import type { Logger } from '../observability/logger.js';
@@ -126,16 +126,28 @@ export function createPipelineDeps(config: CompiledConfig, shared: SharedPipelin
 
 /**
  * What of the deps the routes decide (each part is made only when a route needs it): two
- * configurations with the same settings, consumers, origins and needs make the same deps.
+ * configurations with the same settings, consumers, origins and needs make the same deps. One pass
+ * over the routes, kept with the route list: a reload compares the served configuration's.
  */
 export function routeNeeds({ routes }: CompiledConfig): RouteNeeds {
-  return {
-    auth: routes.some((r) => r.requiresAuth),
-    cache: routes.some((r) => r.cache !== undefined),
-    compression: routes.some((r) => r.compresses),
-    quotas: routes.some((r) => r.quota?.enabled === true),
-  };
+  let needs = neededBy.get(routes);
+  if (needs !== undefined) return needs;
+  let auth = false;
+  let cache = false;
+  let compression = false;
+  let quotas = false;
+  for (const r of routes) {
+    auth ||= r.requiresAuth;
+    cache ||= r.cache !== undefined;
+    compression ||= r.compresses;
+    quotas ||= r.quota?.enabled === true;
+  }
+  needs = { auth, cache, compression, quotas };
+  neededBy.set(routes, needs);
+  return needs;
 }
+
+const neededBy = new WeakMap<readonly RouteSpec[], RouteNeeds>();
 
 export interface RouteNeeds {
   readonly auth: boolean;

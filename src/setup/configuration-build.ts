@@ -1,7 +1,7 @@
 /**
  * What a configuration is served with, built beside the running one: its pipeline deps, every
  * route's pipeline, then the route table. Interruptible after each route (config/sliced-work.ts):
- * start-up runs it whole, a reload in slices of a few ms while the running configuration serves.
+ * start-up runs it whole, a reload in slices of about a ms while the running configuration serves.
  *
  * A reload keeps what the file did not change (docs/operations.md "What a reload rebuilds"): when
  * the new configuration shares the running one's settings, consumers and origins (config/ keeps
@@ -60,7 +60,7 @@ function* buildOnServed(config: CompiledConfig, served: ServedConfig): Work<Buil
   const { deps: before, table } = served.built;
   // The served table's entries are in the order of its configuration's routes.
   const at = new Map<RouteSpec, number>();
-  served.config.routes.forEach((spec, i) => at.set(spec, i));
+  yield* mapEach(served.config.routes, (spec, i) => at.set(spec, i));
   const keptEntry = (spec: RouteSpec): RouteEntry | undefined => {
     const i = at.get(spec);
     return i === undefined ? undefined : table.entries[i];
