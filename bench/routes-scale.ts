@@ -40,6 +40,11 @@
  *   node --expose-gc --import tsx bench/routes-scale.ts [--sizes 10,1000,10000] [--seconds 10]
  *        [--reload-every 2] [--connections 50] [--load-share 0.55] [--sweep-shares 0.1,...,0.7]
  *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load] [--pin] [--reload-change route|none]
+ *        [--rate N] [--dist DIR]
+ *
+ * `--rate N` skips the sweep and loads at N requests/s, so that runs (and builds) compare at one
+ * load; `--dist DIR` runs the gateway of another build (`DIR/src/cli/main.js`, an older commit's
+ * `dist/`) against this bench.
  *        [--gateway-node-options=--max-semi-space-size=4]
  *
  * `--gateway-node-options=...` are node's options for the gateway child (space-separated), for an A/B
@@ -81,6 +86,8 @@ const { values } = parseArgs({
     'gateway-node-options': { type: 'string', default: '' },
     pin: { type: 'boolean', default: false },
     'reload-change': { type: 'string', default: 'route' },
+    rate: { type: 'string' },
+    dist: { type: 'string' },
   },
 });
 const reloadChange = values['reload-change'];
@@ -230,7 +237,7 @@ async function startChild(file: string): Promise<{ child: ChildProcess; port: nu
   const child = spawn(
     ...pinned(pinning?.proxyCore, process.execPath, [
       ...gatewayNodeOptions,
-      ...porticoCli(),
+      ...(values.dist === undefined ? porticoCli() : [join(values.dist, 'src/cli/main.js')]),
       'start',
       '--config',
       file,
@@ -363,18 +370,19 @@ if (!values['no-load']) {
   // the highest whose p99 stays within `--stable-factor` of the lowest rate's p99, with no error;
   // the load is `--load-share` of it ("full load" in the issue's words: busy, not queueing).
   const sweep: { rate: number; r: OpenLoopResult }[] = [];
-  for (const share of values['sweep-shares'].split(',').map(Number)) {
+  for (const share of values.rate === undefined ? values['sweep-shares'].split(',').map(Number) : []) {
     const rate = Math.round(quiet.requests.average * share);
     sweep.push({ rate, r: await open(rate, Number(values['sweep-seconds'])) });
   }
-  const floorP99 = sweep[0]!.r.p99Ms;
+  const floorP99 = sweep[0]?.r.p99Ms ?? 0;
   const isStable = (r: OpenLoopResult) =>
     r.p99Ms <= floorP99 * Number(values['stable-factor']) && r.errors === 0 && r.badStatus === 0;
   // The rates up to the first that is not stable.
   const firstUnstable = sweep.findIndex(({ r }) => !isStable(r));
   const stable = firstUnstable < 0 ? sweep : sweep.slice(0, Math.max(firstUnstable, 1));
-  const sustainable = stable.at(-1)!.rate;
-  const rate = Math.round(sustainable * Number(values['load-share']));
+  // `--rate`: the same load for runs to be compared, whatever a noisy sweep finds.
+  const sustainable = stable.at(-1)?.rate ?? Number(values.rate);
+  const rate = values.rate === undefined ? Math.round(sustainable * Number(values['load-share'])) : Number(values.rate);
 
   // Quiet and reloading runs at the same rate, interleaved round by round.
   // The gateway's own time of each request of a run (its access log's durationMs: request read to
@@ -421,7 +429,11 @@ if (!values['no-load']) {
     console.log(
       `| ${r0} | ${(r0 / quiet.requests.average).toFixed(2)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.maxMs.toFixed(2)} | ${r.errors + r.badStatus} | ${stable.some((x) => x.r === r) ? 'yes' : 'no'} |`,
     );
-  console.log(`sustainable ${sustainable} req/s; load ${rate} req/s (${values['load-share']} of it)`);
+  console.log(
+    values.rate === undefined
+      ? `sustainable ${sustainable} req/s; load ${rate} req/s (${values['load-share']} of it)`
+      : `load ${rate} req/s (--rate)`,
+  );
   console.log(`open loop at ${rate} req/s, quiet then reloading, per round: latency from due time`);
   console.log(
     '| round | quiet p50 | quiet p99 | reloading p50 | reloading p99 | p99.9 | max ms | reloads | errors | p99 ratio | gateway p99 quiet / reloading | gateway ratio |',
