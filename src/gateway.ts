@@ -204,6 +204,7 @@ class PorticoGateway implements Gateway {
   }
 
   private swap(next: CompiledConfig, built: BuiltConfig): void {
+    built.retarget?.();
     this.table = built.table;
     this.deps = built.deps;
     this.current = next;
@@ -260,10 +261,7 @@ class PorticoGateway implements Gateway {
     });
   }
 
-  /**
-   * The status dashboard (docs/dashboard.md) on a listener of its own, made only with
-   * `config.admin`: without it nothing of the dashboard subscribes to the bus.
-   */
+  /** The status dashboard (docs/dashboard.md) on its own listener, only with `config.admin`: else nothing subscribes. */
   private createAdmin(): AdminListener | undefined {
     const settings = this.current.settings.admin;
     if (settings === undefined) return undefined;

@@ -24,6 +24,45 @@ export interface RouteTable {
 const HOST_NOT_FOUND: Match = Object.freeze({ kind: 'host-not-found' });
 const NOT_FOUND: Match = Object.freeze({ kind: 'not-found' });
 
+/**
+ * When `entries` route as `table`'s do (the same methods, client paths and hosts, in the same
+ * order), the function that gives `table`'s entries the routes and pipelines of `entries`, so that
+ * `table` serves them with no table built; undefined when they route otherwise. Called at the
+ * swap: a request reads its entry's route and pipeline in the turn it is matched
+ * (server/http-server.ts), so one that started before keeps what it read.
+ */
+export function retargetTable(table: RouteTable, entries: readonly RouteEntry[]): (() => void) | undefined {
+  const held = table.entries;
+  if (held.length !== entries.length) return undefined;
+  const moves: { readonly slot: RouteEntry; readonly route: RouteEntry['route']; readonly run: RouteEntry['run'] }[] =
+    [];
+  for (let i = 0; i < held.length; i++) {
+    const slot = held[i]!;
+    const next = entries[i]!;
+    if (next === slot) continue;
+    if (!routesAlike(slot.route, next.route)) return undefined;
+    moves.push({ slot, route: next.route, run: next.run });
+  }
+  return () => {
+    for (const { slot, route, run } of moves) {
+      const writable = slot as { route: RouteEntry['route']; run: RouteEntry['run'] };
+      writable.route = route;
+      writable.run = run;
+    }
+  };
+}
+
+/** Whether two routes take the same requests: what the table is built from. */
+function routesAlike(a: RouteEntry['route'], b: RouteEntry['route']): boolean {
+  return (
+    a.method === b.method &&
+    a.clientPath === b.clientPath &&
+    a.isPrefix === b.isPrefix &&
+    a.hosts.length === b.hosts.length &&
+    a.hosts.every((h, i) => h === b.hosts[i])
+  );
+}
+
 /** Builds the table. */
 export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
   return runWhole(routeTableWork(entries));

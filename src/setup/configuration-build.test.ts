@@ -1,7 +1,7 @@
 /**
  * What a rebuild keeps from the served configuration (./configuration-build.ts): the deps and the
- * pipelines of the routes config/ kept, the table of an unchanged route list; nothing when the
- * settings or the routes' needs changed, or when there are plugins.
+ * pipelines of the routes config/ kept, the table while the routes take the same requests (given
+ * the changed routes at the swap); nothing when the settings or the routes' needs changed.
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,21 +47,39 @@ describe('a rebuild on the served configuration', () => {
     const first = load(yaml('/b/{id}'));
     const again = load(yaml('/b/{id}'), first);
     assert.equal(again.built.table, first.built.table);
+    assert.deepEqual(again.built.table.entries, first.built.table.entries);
     assert.equal(again.built.deps.authenticator, first.built.deps.authenticator);
     assert.equal(again.built.table.match('GET', '/api/b/7', undefined).kind, 'found');
   });
 
-  it('builds a changed route anew, keeps the others, and makes a new table', () => {
+  it('builds a changed route anew, keeps the others, and gives the served table its route at the swap', () => {
     const first = load(yaml('/b/{id}'));
-    const next = load(yaml('/b2/{id}'), first);
     const [a0, b0] = first.built.table.entries;
-    const [a1, b1] = next.built.table.entries;
-    assert.equal(a1, a0);
-    assert.notEqual(b1, b0);
-    assert.notEqual(next.built.table, first.built.table);
+    const servedRoute = b0!.route;
+    const next = load(yaml('/b2/{id}'), first);
+    assert.equal(next.built.table, first.built.table);
     assert.equal(next.built.deps.dropHeaders, first.built.deps.dropHeaders);
-    const m = next.built.table.match('GET', '/api/b/7', undefined);
-    assert.equal(m.kind === 'found' && m.entry, b1);
+    const matched = () => {
+      const m = next.built.table.match('GET', '/api/b/7', undefined);
+      return m.kind === 'found' ? m.entry.route : undefined;
+    };
+    // Until the swap, the served table serves the served route.
+    assert.equal(matched(), servedRoute);
+    next.built.retarget!();
+    assert.notEqual(matched(), servedRoute);
+    assert.equal(matched(), next.built.deps.config.routes[1]);
+    assert.equal(next.built.table.entries[0], a0);
+    assert.equal(next.built.table.entries[0]!.route, first.built.deps.config.routes[0]);
+  });
+
+  it('builds a new table when a route takes other requests', () => {
+    const first = load(yaml('/b/{id}'));
+    const next = load(yaml('/b/{id}').replace('route: "/b/{id}"', 'route: "/c/{id}"'), first);
+    assert.notEqual(next.built.table, first.built.table);
+    assert.equal(next.built.retarget, undefined);
+    assert.equal(next.built.table.entries[0], first.built.table.entries[0]);
+    assert.equal(next.built.table.match('GET', '/api/b/7', undefined).kind, 'not-found');
+    assert.equal(next.built.table.match('GET', '/api/c/7', undefined).kind, 'found');
   });
 
   it('builds everything anew when the settings changed', () => {

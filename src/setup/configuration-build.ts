@@ -6,7 +6,9 @@
  * A reload keeps what the file did not change (docs/operations.md "What a reload rebuilds"): when
  * the new configuration shares the running one's settings, consumers and origins (config/ keeps
  * those objects when their part of the file is the same: config/compile-memo.ts), its deps are the
- * running ones, every route config/ kept keeps its pipeline, and an unchanged list keeps its table.
+ * running ones, every route config/ kept keeps its pipeline, and when the routes still take the
+ * same requests (only backends, headers, limits changed) the served table is kept, its entries
+ * given the changed routes at the swap.
  */
 import type { CompiledConfig, RouteSpec } from '../config/types.js';
 import { mapEach, runInSlices, type Work } from '../config/sliced-work.js';
@@ -14,12 +16,14 @@ import type { UpstreamRegistry } from '../upstream/upstream.js';
 import { buildPipeline, type PipelineDeps, type SharedPipelineDeps } from '../pipeline/build.js';
 import { compileRoutesWork } from '../pipeline/compile-route.js';
 import { createPipelineDepsWork, routeNeeds, sameNeeds } from '../pipeline/deps.js';
-import { routeTableWork, type RouteEntry, type RouteTable } from '../router/route-table.js';
+import { retargetTable, routeTableWork, type RouteEntry, type RouteTable } from '../router/route-table.js';
 
 /** A configuration's pipelines and route table, ready to be swapped in. */
 export interface BuiltConfig {
   readonly deps: PipelineDeps;
   readonly table: RouteTable;
+  /** Called at the swap, first, when `table` is the served one given new routes (retargetTable). */
+  readonly retarget?: () => void;
 }
 
 /** The configuration served now and what it was built into. */
@@ -71,8 +75,10 @@ function* buildOnServed(config: CompiledConfig, served: ServedConfig): Work<Buil
     compiled.routes,
     (route, i) => keptEntry(config.routes[i]!) ?? { route, run: buildPipeline(route, deps) },
   );
-  const same = entries.length === table.entries.length && entries.every((e, i) => e === table.entries[i]);
-  return { deps, table: same ? table : yield* routeTableWork(entries) };
+  // Routes that take the same requests (a backend, a header, a limit changed): the served table,
+  // its entries given the new routes at the swap. Otherwise a new one.
+  const retarget = retargetTable(table, entries);
+  return retarget === undefined ? { deps, table: yield* routeTableWork(entries) } : { deps, table, retarget };
 }
 
 /**

@@ -23,8 +23,10 @@ describe('what a reload keeps', () => {
   let dir: string;
   let file: string;
   let cas: TestCa[];
-  const yaml = (bPath = '/b', timeoutSec = 30) => `
+  const held: (() => void)[] = [];
+  const yaml = (bPath = '/b', timeoutSec = 30, heldPath = '/hold/1') => `
 routes:
+  - { method: GET, route: /held, service: ${backend.host}, path: ${heldPath} }
   - { method: GET, route: /a, service: ${backend.host}, path: /a }
   - { method: GET, route: /b, service: ${backend.host}, path: ${bPath} }
   - { method: GET, route: "/c/{id}", service: ${backend.host}, path: "/c/{id}" }
@@ -55,7 +57,10 @@ config:
   };
 
   before(async () => {
-    backend = await startBackend((req, res) => json(res, 200, { url: req.url }));
+    backend = await startBackend((req, res) => {
+      if (req.url?.startsWith('/hold/') === true) held.push(() => json(res, 200, { url: req.url }));
+      else json(res, 200, { url: req.url });
+    });
     cas = [createTestCa(), createTestCa()];
     dir = mkdtempSync(join(tmpdir(), 'portico-reload-keeps-'));
     file = join(dir, 'gateway.yaml');
@@ -67,6 +72,7 @@ config:
     await reload(yaml());
   });
   after(async () => {
+    for (const release of held.splice(0)) release();
     await gw?.close();
     await backend?.close();
     for (const ca of cas ?? []) ca.remove();
@@ -78,7 +84,7 @@ config:
     const after = await reload(yaml());
     assert.equal(after.settings, before.settings);
     assert.equal(after.upstreams, before.upstreams);
-    for (const i of [0, 1, 2]) assert.equal(after.routes[i], before.routes[i], `routes[${i}] kept`);
+    for (const i of [0, 1, 2, 3]) assert.equal(after.routes[i], before.routes[i], `routes[${i}] kept`);
     assert.deepEqual((await get(`${gw.url}/api/c/7`)).json(), { url: '/c/7' });
     assert.deepEqual((await get(`${gw.url}/api/b`)).json(), { url: '/b' });
   });
@@ -86,11 +92,22 @@ config:
   it('compiles a changed route anew and keeps the others', async () => {
     const before = gw.gateway.config();
     const after = await reload(yaml('/b-v2'));
-    assert.notEqual(after.routes[1], before.routes[1]);
-    assert.equal(after.routes[0], before.routes[0]);
-    assert.equal(after.routes[2], before.routes[2]);
+    assert.notEqual(after.routes[2], before.routes[2]);
+    assert.equal(after.routes[1], before.routes[1]);
+    assert.equal(after.routes[3], before.routes[3]);
     assert.deepEqual((await get(`${gw.url}/api/b`)).json(), { url: '/b-v2' });
     assert.deepEqual((await get(`${gw.url}/api/a`)).json(), { url: '/a' });
+  });
+
+  it('lets a request in flight finish on the route it started with when its route changed', async () => {
+    const pending = get(`${gw.url}/api/held`);
+    while (held.length === 0) await new Promise((r) => setImmediate(r));
+    await reload(yaml('/b-v2', 30, '/hold/2'));
+    const later = get(`${gw.url}/api/held`);
+    while (held.length < 2) await new Promise((r) => setImmediate(r));
+    for (const release of held.splice(0)) release();
+    assert.deepEqual((await pending).json(), { url: '/hold/1' });
+    assert.deepEqual((await later).json(), { url: '/hold/2' });
   });
 
   it('compiles every route again when the rest of the file changed', async () => {
@@ -98,8 +115,8 @@ config:
     const after = await reload(yaml('/b-v2', 31));
     assert.notEqual(after.settings, before.settings);
     assert.equal(after.settings.timeouts.backendSec, 31);
-    for (const i of [0, 1, 2]) assert.notEqual(after.routes[i], before.routes[i], `routes[${i}] compiled again`);
-    assert.equal(after.routes[0]!.timeouts.backendSec, 31);
+    for (const i of [0, 1, 2, 3]) assert.notEqual(after.routes[i], before.routes[i], `routes[${i}] compiled again`);
+    assert.equal(after.routes[1]!.timeouts.backendSec, 31);
     assert.deepEqual((await get(`${gw.url}/api/a`)).json(), { url: '/a' });
   });
 
