@@ -104,11 +104,14 @@ export function capYoungGeneration(semiSpaceCapMb: number): void {
   // The factor is one setting for the whole process, and V8 raises it back to 2 whenever an isolate
   // configures its heap: a worker thread starting (a reload's config loader) would otherwise let the
   // main thread's semi-spaces grow past the cap (to 16 MB each during a reload of 10,000 routes).
-  // The worker's heap is configured before it reports `online`.
+  // The worker's heap is configured before it reports `online`. The factor goes back to 1, as at
+  // start-up: below the cap, 2 would let a synchronous stretch right after (a reload's compile)
+  // double the semi-spaces more than once before the next callback (32 MB seen for an 8 MB cap);
+  // the next collection's callback lets them grow again.
   process.on('worker', (worker) =>
     worker.once('online', () => {
-      factor = 0;
-      adjust();
+      setFlagsFromString('--semi-space-growth-factor=1');
+      factor = 1;
     }),
   );
 }
