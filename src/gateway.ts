@@ -46,10 +46,7 @@ export interface GatewayOptions {
   readonly drainTimeoutMs?: number;
   /** Overrides the WebSocket tunnel bounds (tests; docs/streaming.md "Tunnel limits" has the defaults). */
   readonly tunnel?: TunnelOptions;
-  /**
-   * Milliseconds clock for circuit open periods, mapping-cache TTLs and the JWKS retry backoff, so
-   * tests can move time by hand; it must never read 0. Default: the real clock.
-   */
+  /** Milliseconds clock of circuits, mapping-cache TTLs and JWKS backoff, for tests; never 0. Default: the real one. */
   readonly now?: () => number;
   /** Resolves the host name targets of named upstreams (tests); default: the system resolver. */
   readonly lookup?: LookupAll;
@@ -120,6 +117,7 @@ class PorticoGateway implements Gateway {
   private deps: BuiltConfig['deps'];
   private table: BuiltConfig['table'];
   private draining = false;
+  private swaps = 0;
   private acceptsTunnels = true;
   /** The consumers file reloads on its own into the served configuration's key store. */
   private readonly consumers: ConsumersWatch;
@@ -199,11 +197,15 @@ class PorticoGateway implements Gateway {
   }
 
   reloadInSlices(next: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void> {
-    const swap = (built: BuiltConfig) => this.swap(next, built);
+    const swaps = this.swaps;
+    // Built on what was served: if `reload` swapped in another meanwhile, built again on nothing.
+    const swap = (built: BuiltConfig) =>
+      this.swap(next, this.swaps === swaps ? built : runWhole(this.buildWork(next, plugins, false)));
     return buildInSlices(this.registries.upstreams, this.buildWork(next, plugins, true), swap);
   }
 
   private swap(next: CompiledConfig, built: BuiltConfig): void {
+    this.swaps++;
     built.retarget?.();
     this.table = built.table;
     this.deps = built.deps;

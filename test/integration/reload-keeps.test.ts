@@ -16,6 +16,7 @@ import { request } from 'undici';
 import { get } from '../support/http.js';
 import { createTestCa, type TestCa } from '../support/certs.js';
 import { reloadFromFile } from '../../src/ops/reload.js';
+import { loadConfigOffThread } from '../../src/config/load-off-thread.js';
 
 describe('what a reload keeps', () => {
   let backend: TestBackend;
@@ -108,6 +109,28 @@ config:
     for (const release of held.splice(0)) release();
     assert.deepEqual((await pending).json(), { url: '/hold/1' });
     assert.deepEqual((await later).json(), { url: '/hold/2' });
+  });
+
+  it('does not mix two reloads when one is swapped in while the other builds in slices', async () => {
+    const served = gw.gateway.config();
+    const compiled = async (text: string) => {
+      writeFileSync(file, text);
+      const loaded = await loadConfigOffThread(file, {}, served);
+      assert.ok(loaded.ok);
+      return loaded.config;
+    };
+    // Each changes another route and keeps the served table: built on the same served one.
+    const sliced = await compiled(yaml('/b-sliced', 30, '/hold/2'));
+    const whole = await compiled(yaml('/b-v2', 30, '/hold/whole'));
+    const building = gw.gateway.reloadInSlices(sliced);
+    gw.gateway.reload(whole);
+    await building;
+    assert.equal(gw.gateway.config(), sliced);
+    assert.deepEqual((await get(`${gw.url}/api/b`)).json(), { url: '/b-sliced' });
+    const pending = get(`${gw.url}/api/held`);
+    while (held.length === 0) await new Promise((r) => setImmediate(r));
+    held.shift()!();
+    assert.deepEqual((await pending).json(), { url: '/hold/2' });
   });
 
   it('compiles every route again when the rest of the file changed', async () => {
