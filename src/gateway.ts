@@ -198,7 +198,7 @@ class PorticoGateway implements Gateway {
 
   reloadInSlices(next: CompiledConfig, plugins?: GatewayOptions['plugins']): Promise<void> {
     const swaps = this.swaps;
-    // Built on what was served: if `reload` swapped in another meanwhile, built again on nothing.
+    // Built on what was served; if `reload()` swapped in another meanwhile, built again whole, in one stretch.
     const swap = (built: BuiltConfig) =>
       this.swap(next, this.swaps === swaps ? built : runWhole(this.buildWork(next, plugins, false)));
     return buildInSlices(this.registries.upstreams, this.buildWork(next, plugins, true), swap);

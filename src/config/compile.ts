@@ -70,11 +70,12 @@ export function* compileConfigWork(
   const kept = keptFrom(options.previous, head);
   const { settings, upstreamTls, named } = kept ?? fresh;
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
-  // And one origin per service string: the routes to one service share it, parsed once.
-  const parsed = new Map<string, Origin>(kept?.parsed);
+  // And one origin per service string: the routes to one service share it, parsed once (or kept;
+  // the map holds only the services this load looked up, so it never outgrows the file).
+  const parsed = new Map<string, Origin>();
   const originOf = (service: string) => {
     let origin = named.get(service) ?? parsed.get(service);
-    if (origin === undefined) parsed.set(service, (origin = mustService(service)));
+    if (origin === undefined) parsed.set(service, (origin = kept?.parsed.get(service) ?? mustService(service)));
     return origin;
   };
   const context: RouteContext = { settings, prefix, baseDir, originOf };

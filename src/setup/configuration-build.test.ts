@@ -14,7 +14,15 @@ import { createUpstreamRegistry } from '../upstream/upstream.js';
 import { createMappingCache } from '../mapping/cache.js';
 import { createEventBus } from '../observability/events.js';
 import { createLogger } from '../observability/logger.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { buildConfigWork, type ServedConfig } from './configuration-build.js';
+
+/** A full collection, without node's --expose-gc flag. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
 
 const upstreams = createUpstreamRegistry({ connections: 1 });
 const shared = {
@@ -80,6 +88,24 @@ describe('a rebuild on the served configuration', () => {
     assert.equal(next.built.table.entries[0], first.built.table.entries[0]);
     assert.equal(next.built.table.match('GET', '/api/b/7', undefined).kind, 'not-found');
     assert.equal(next.built.table.match('GET', '/api/c/7', undefined).kind, 'found');
+  });
+
+  it('lets a kept pipeline keep no route list of the load that built it', async () => {
+    // A split route's pipeline holds its deps (its arms are built on them) and is kept by every
+    // reload below, which edits another route; the route list of the load that built it must go.
+    const split = (aPath: string) =>
+      yaml('/b/{id}').replace(
+        'routes:\n',
+        `routes:\n  - { method: GET, route: /s, path: /s, public: true, split: [{ service: "127.0.0.1:9", weight: 1 }, { service: "127.0.0.1:8", weight: 1 }] }\n  - { method: GET, route: /x, service: "127.0.0.1:9", path: ${aPath}, public: true }\n`,
+      );
+    let served = load(split('/x0'));
+    const built = new WeakRef(served.built.deps.config.routes);
+    for (let i = 1; i <= 3; i++) served = load(split(`/x${i}`), served);
+    assert.equal(served.built.table.entries[0]!.route.split?.arms.length, 2);
+    // A WeakRef's target lives until the job that made it ends.
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    assert.equal(built.deref(), undefined, 'the route list of the first load is still reachable');
   });
 
   it('builds everything anew when the settings changed', () => {

@@ -39,8 +39,19 @@ export function* buildConfigWork(
 ): Work<BuiltConfig> {
   if (served !== undefined && sharesDeps(config, served.config)) return yield* buildOnServed(config, served);
   const deps = yield* createPipelineDepsWork(config, shared);
-  const entries = yield* mapEach(deps.config.routes, (route) => ({ route, run: buildPipeline(route, deps) }));
+  const forPipelines = withoutRoutes(deps);
+  const entries = yield* mapEach(deps.config.routes, (route) => ({ route, run: buildPipeline(route, forPipelines) }));
   return { deps, table: yield* routeTableWork(entries) };
+}
+
+const NO_ROUTES: PipelineDeps['config']['routes'] = Object.freeze([]);
+
+/**
+ * The deps a pipeline is built on: without the configuration's route list, which no layer reads, so
+ * that a pipeline kept across reloads does not keep the route list of the load that built it alive.
+ */
+function withoutRoutes(deps: PipelineDeps): PipelineDeps {
+  return { ...deps, config: { ...deps.config, routes: NO_ROUTES } };
 }
 
 /**
@@ -71,9 +82,10 @@ function* buildOnServed(config: CompiledConfig, served: ServedConfig): Work<Buil
   };
   const compiled = yield* compileRoutesWork(config, (spec) => keptEntry(spec)?.route);
   const deps: PipelineDeps = { ...before, config: compiled };
+  const forPipelines = withoutRoutes(deps);
   const entries = yield* mapEach(
     compiled.routes,
-    (route, i) => keptEntry(config.routes[i]!) ?? { route, run: buildPipeline(route, deps) },
+    (route, i) => keptEntry(config.routes[i]!) ?? { route, run: buildPipeline(route, forPipelines) },
   );
   // Routes that take the same requests (a backend, a header, a limit changed): the served table,
   // its entries given the new routes at the swap. Otherwise a new one.
