@@ -40,12 +40,11 @@
  *   node --expose-gc --import tsx bench/routes-scale.ts [--sizes 10,1000,10000] [--seconds 10]
  *        [--reload-every 2] [--connections 50] [--load-share 0.55] [--sweep-shares 0.1,...,0.7]
  *        [--sweep-seconds 3] [--stable-factor 2] [--rounds 3] [--no-load] [--pin] [--reload-change route|none]
- *        [--rate N] [--dist DIR]
+ *        [--rate N] [--dist DIR] [--gateway-node-options=--max-semi-space-size=4]
  *
  * `--rate N` skips the sweep and loads at N requests/s, so that runs (and builds) compare at one
  * load; `--dist DIR` runs the gateway of another build (`DIR/src/cli/main.js`, an older commit's
  * `dist/`) against this bench.
- *        [--gateway-node-options=--max-semi-space-size=4]
  *
  * `--gateway-node-options=...` are node's options for the gateway child (space-separated), for an A/B
  * of V8 settings the CLI cannot make at run time, such as the young generation's size.

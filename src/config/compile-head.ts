@@ -1,31 +1,29 @@
 /**
- * What every route of a file is compiled against, compiled anew at every load (./compile.ts keeps
- * the last one's objects when their part of the file and the TLS files read are the same,
- * ./compile-memo.ts): the settings, the upstream TLS, the named upstreams' origins, the consumers;
- * and the server's TLS, which no route depends on.
+ * The origins every route of a file is compiled against, and the server's TLS: both read their
+ * files at every load. ./compile.ts compiles the origins first, for the identities of the upstream
+ * TLS files they read, and keeps the last load's when those and the rest of the file are the same
+ * (./compile-memo.ts).
  */
 import { compileClientTls, overGlobal } from './client-tls.js';
-import { compileConsumers } from './consumers-file.js';
 import { readCaFile, readCertificatePair } from './tls-files.js';
 import { parseService, upstreamOrigin } from './syntax/service.js';
-import { withTainhaKeys } from './tainha.js';
 import type { GatewayFile, UpstreamConfig } from './schema.js';
 import type { ClientTls, CompiledTls, Origin, UpstreamSpec } from './types.js';
 
-/** What every route is compiled against, compiled anew at every load (and kept when unchanged). */
-export function compileHead(file: GatewayFile, baseDir: string) {
-  const settings = withTainhaKeys(file.config);
-  const upstreamTls = compileClientTls(settings.upstreamTls, baseDir);
-  // One origin per named upstream, shared by every route and rule that names it.
-  const named: ReadonlyMap<string, Origin> = new Map(
+/** The TLS of https:// services, and one origin per named upstream, shared by every route and rule that names it. */
+export function compileOrigins(
+  file: GatewayFile,
+  baseDir: string,
+): { readonly upstreamTls: ClientTls | undefined; readonly named: ReadonlyMap<string, Origin> } {
+  const global = file.config.upstreamTls;
+  const upstreamTls = compileClientTls(global, baseDir);
+  const named = new Map(
     Object.entries(file.upstreams ?? {}).map(([name, u]) => {
-      const tls =
-        u.tls === undefined ? upstreamTls : compileClientTls(overGlobal(u.tls, settings.upstreamTls), baseDir);
+      const tls = u.tls === undefined ? upstreamTls : compileClientTls(overGlobal(u.tls, global), baseDir);
       return [name, upstreamOrigin(compileUpstream(name, u, tls))];
     }),
   );
-  // Validation put a consumers file's list here (validate.ts): what was checked is what is served.
-  return { settings, upstreamTls, named, consumers: compileConsumers(file.consumers ?? []) };
+  return { upstreamTls, named };
 }
 
 function compileUpstream(name: string, u: UpstreamConfig, tls: ClientTls): UpstreamSpec {

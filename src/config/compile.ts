@@ -27,7 +27,9 @@ import { parseStickyKey } from './syntax/sticky-key.js';
 import { mapEach, runWhole, type Work } from './sliced-work.js';
 import { routeSource, sourceKey, sourceRoute, type RouteSource } from './route-key.js';
 import { headKeyOf, keptFrom, remember, tlsIdsOf } from './compile-memo.js';
-import { compileHead, compileTls, must, mustService } from './compile-head.js';
+import { compileOrigins, compileTls, must, mustService } from './compile-head.js';
+import { compileConsumers } from './consumers-file.js';
+import { withTainhaKeys } from './tainha.js';
 
 /** Methods a retry cannot make do their work twice (RFC 9110 9.2.2). */
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -61,14 +63,17 @@ export function* compileConfigWork(
   options: CompileOptions = {},
 ): Work<CompiledConfig> {
   const baseDir = dirname(fileName);
-  const fresh = compileHead(file, baseDir);
+  const origins = compileOrigins(file, baseDir);
   const head = {
     headKey: options.headKey ?? headKeyOf(file),
     fileName,
-    tlsIds: tlsIdsOf(fresh.upstreamTls, fresh.named),
+    tlsIds: tlsIdsOf(origins.upstreamTls, origins.named),
   };
   const kept = keptFrom(options.previous, head);
-  const { settings, upstreamTls, named } = kept ?? fresh;
+  const { upstreamTls, named } = kept ?? origins;
+  const settings = kept?.settings ?? withTainhaKeys(file.config);
+  // Validation put a consumers file's list here (validate.ts): what was checked is what is served.
+  const consumers = kept?.consumers ?? compileConsumers(file.consumers ?? []);
   const prefix = settings.basePath === '/' ? '' : settings.basePath;
   // And one origin per service string: the routes to one service share it, parsed once (or kept;
   // the map holds only the services this load looked up, so it never outgrows the file).
@@ -102,7 +107,6 @@ export function* compileConfigWork(
       timeoutMs: p.timeoutMs,
     }),
   );
-  const consumers = kept?.consumers ?? fresh.consumers;
   const frozenRoutes = Object.freeze(routes);
   remember(frozenRoutes, { ...head, settings, upstreamTls, named, parsed, consumers, specs });
   return Object.freeze({

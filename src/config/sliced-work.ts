@@ -13,8 +13,7 @@ export type Work<T> = Generator<void, T, undefined>;
  * The longest stretch a sliced run holds the event loop, in ms: a request arriving meanwhile
  * waits for at most about this (plus one interruption point's own work), far below a p99. Under
  * load every slice is followed by the requests that came meanwhile, so a shorter slice makes a
- * reload take longer on a busy gateway; 1 ms rather than 4 took a reload's p99 ratio from 2.39x to
- * 1.55x (docs/performance.md "Scale in routes").
+ * reload take longer on a busy gateway (the trade measured in docs/performance.md "Scale in routes").
  */
 export const SLICE_MS = 1;
 

@@ -75,7 +75,10 @@ function* buildOnServed(config: CompiledConfig, served: ServedConfig): Work<Buil
   const { deps: before, table } = served.built;
   // The served table's entries are in the order of its configuration's routes.
   const at = new Map<RouteSpec, number>();
-  yield* mapEach(served.config.routes, (spec, i) => at.set(spec, i));
+  for (const [i, spec] of served.config.routes.entries()) {
+    at.set(spec, i);
+    yield;
+  }
   const keptEntry = (spec: RouteSpec): RouteEntry | undefined => {
     const i = at.get(spec);
     return i === undefined ? undefined : table.entries[i];
