@@ -92,12 +92,16 @@ function newSpaceBytes(): number {
  */
 export function capYoungGeneration(semiSpaceCapMb: number): void {
   let factor = 1;
-  setFlagsFromString('--semi-space-growth-factor=1');
-  const adjust = () => {
-    const wanted = growthFactorFor(newSpaceBytes(), semiSpaceCapMb);
-    if (wanted === factor) return;
+  /** Worker threads running: while any does, the factor is set again after every collection. */
+  let workers = 0;
+  const set = (wanted: 1 | 2) => {
     setFlagsFromString(`--semi-space-growth-factor=${wanted}`);
     factor = wanted;
+  };
+  set(1);
+  const adjust = () => {
+    const wanted = growthFactorFor(newSpaceBytes(), semiSpaceCapMb);
+    if (wanted !== factor || workers > 0) set(wanted);
   };
   const observer = new PerformanceObserver(adjust);
   observer.observe({ entryTypes: ['gc'] });
@@ -107,13 +111,21 @@ export function capYoungGeneration(semiSpaceCapMb: number): void {
   // The worker's heap is configured before it reports `online`. The factor goes back to 1, as at
   // start-up: below the cap, 2 would let a synchronous stretch right after (a reload's compile)
   // double the semi-spaces more than once before the next callback (32 MB seen for an 8 MB cap);
-  // the next collection's callback lets them grow again.
-  process.on('worker', (worker) =>
+  // the next collection's callback lets them grow again. A worker may start isolates of its own
+  // after `online` (on Node 20, a loader registered by an `--import` module runs on a thread of
+  // its own per worker), so while one runs the factor is set after every collection.
+  process.on('worker', (worker) => {
+    let online = false;
     worker.once('online', () => {
-      setFlagsFromString('--semi-space-growth-factor=1');
-      factor = 1;
-    }),
-  );
+      online = true;
+      workers++;
+      set(1);
+    });
+    worker.once('exit', () => {
+      if (online) workers--;
+      adjust();
+    });
+  });
 }
 
 /** False when `PORTICO_V8_TUNING` turns the tuning off (`off`, `false`, `0`, `no`). */
