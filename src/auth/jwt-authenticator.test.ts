@@ -199,8 +199,11 @@ function runJwtContract(name: string, make: (o: ModeOptions) => Promise<Mode>): 
   });
 }
 
+/** The RSA key of the confused tokens, made once: an RSA key pair takes hundreds of ms to make. */
+let rsaKey: Promise<Awaited<ReturnType<typeof generateKeyPair>>['privateKey']> | undefined;
+
 runJwtContract('local HMAC secret', async (o) => {
-  const { privateKey } = await generateKeyPair('RS256');
+  const privateKey = await (rsaKey ??= generateKeyPair('RS256').then((k) => k.privateKey));
   const secret = new TextEncoder().encode(SECRET);
   const authenticator = createLocalJwtAuthenticator({
     secret: SECRET,
