@@ -11,7 +11,9 @@
  * requests sent by h2load to one row; the row's CPU time (user + system, from /proc) over it,
  * divided by the requests done, is its CPU per request. Rounds rotate the rows; the table gives
  * each row's median. Goal (docs/performance.md "TLS and HTTP/2"): Portico's h2 at >= 0.85x the floor's
- * compatibility-API h2, here as the floor's CPU per request over Portico's.
+ * compatibility-API h2, here as the floor's CPU per request over Portico's. The floor does none of
+ * Portico's default duties (access line, request id, X-Forwarded-*, traceparent); the rows of
+ * bench/node-floor-duties.ts over TLS do them, and the last line gives Portico's ratio to those.
  * Processes are pinned as in bench/edge.ts when `taskset` exists.
  */
 import { execFileSync } from 'node:child_process';
@@ -23,7 +25,7 @@ import { describeMachine } from './lib/machine.js';
 import { emitResults, median, runBench } from './lib/report.js';
 import { nginxVersion, startNginxBackend } from './lib/nginx.js';
 import { BUILT_IN_SCENARIOS } from './lib/scenarios.js';
-import { edgeSetup, h2load, makeCertificate, startFloor } from './lib/h2load.js';
+import { edgeSetup, h2load, makeCertificate, startFloor, startFloorDuties } from './lib/h2load.js';
 
 interface Row {
   readonly key: string;
@@ -111,6 +113,8 @@ async function main(): Promise<void> {
     };
     const tlsFloor = await floor(['--tls', tls.cert, tls.key]);
     const coreFloor = await floor(['--tls', tls.cert, tls.key, '--h2-core']);
+    const duties = await startFloorDuties(backend.port, tls, pinning?.proxyCore, pinning?.loadCore);
+    started.push(duties);
     const rows: Row[] = [
       ...porticos.flatMap(([label, s], i) => [
         { key: `portico${i} h2`, label: `${label}, h2`, h2: true, port: s.port, pid: s.pid },
@@ -125,6 +129,14 @@ async function main(): Promise<void> {
       },
       { key: 'floor https1', label: 'Node floor, HTTPS/1.1', h2: false, port: tlsFloor.port, pid: tlsFloor.pid },
       { key: 'core h2', label: 'Node floor, h2 (core stream API)', h2: true, port: coreFloor.port, pid: coreFloor.pid },
+      { key: 'duties h2', label: 'Node floor + default duties, h2', h2: true, port: duties.port, pid: duties.pid },
+      {
+        key: 'duties https1',
+        label: 'Node floor + default duties, HTTPS/1.1',
+        h2: false,
+        port: duties.port,
+        pid: duties.pid,
+      },
     ];
     const samples = new Map<string, number[]>(rows.map((r) => [r.key, []]));
     const failures = new Map<string, number>(rows.map((r) => [r.key, 0]));
@@ -159,6 +171,7 @@ async function main(): Promise<void> {
       ),
       '',
       ...porticos.flatMap(([label], i) => [
+        `${label}: against the floor doing the same default duties, h2 at ${(cpu('duties h2') / cpu(`portico${i} h2`)).toFixed(3)}x, HTTPS/1.1 at ${(cpu('duties https1') / cpu(`portico${i} https1`)).toFixed(3)}x.`,
         `${label}: h2 at ${(cpu('floor h2') / cpu(`portico${i} h2`)).toFixed(3)}x the floor's compatibility-API h2 (goal >= 0.85x), ${(cpu('core h2') / cpu(`portico${i} h2`)).toFixed(3)}x its core-API h2; HTTPS/1.1 at ${(cpu('floor https1') / cpu(`portico${i} https1`)).toFixed(3)}x the floor's (goal >= 0.85x); requests per CPU second, the inverse of the CPU per request.`,
       ]),
       ...(base === undefined

@@ -11,9 +11,15 @@
  *   status, duration), collected in a string and written to stdout per 64 KiB or 100 ms.
  * Nothing else: no routing table, no pipeline, no limits, no circuit, no metrics, and no bound on
  * what stdout holds (the thinnest code, not a safe one).
- * Run: `node node-floor-duties.js BACKEND_URL PORT`; it answers `GET /health` for the harness.
+ * With `--tls CERT KEY` it listens with TLS, speaking h2 and HTTP/1.1 as bench/node-floor.ts does
+ * (node:http2's secure server with allowHTTP1, h2 through its compatibility API), and answers the
+ * harness's `GET /health` on the plain port given by `--health PORT`.
+ * Run: `node node-floor-duties.js BACKEND_URL PORT [--tls CERT KEY --health PORT]`; without TLS it
+ * answers `GET /health` on PORT.
  */
 import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
+import { readFileSync } from 'node:fs';
 import { randomFillSync, randomUUID } from 'node:crypto';
 import { Pool, type Dispatcher } from 'undici';
 
@@ -40,7 +46,9 @@ const pool = new Pool(process.argv[2] ?? 'http://127.0.0.1:3000', { connections:
 
 function without(drop: Set<string>, headers: Record<string, string | string[] | undefined>) {
   const out: Record<string, string | string[]> = {};
-  for (const name in headers) if (!drop.has(name) && headers[name] !== undefined) out[name] = headers[name];
+  // HTTP/2 pseudo-headers (`:path`...) start with a colon: never forwarded either.
+  for (const name in headers)
+    if (!drop.has(name) && name.charCodeAt(0) !== 58 && headers[name] !== undefined) out[name] = headers[name];
   return out;
 }
 
@@ -72,7 +80,10 @@ function log(line: string): void {
   else timer ??= setTimeout(flush, 100);
 }
 
-const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
+const tls = process.argv.indexOf('--tls');
+const proto = tls < 0 ? 'http' : 'https';
+
+const handler: Parameters<typeof createServer>[1] = (req, res) => {
   const started = performance.now();
   const url = req.url ?? '/';
   if (url === '/health') return void res.writeHead(200).end();
@@ -83,8 +94,9 @@ const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
   const parent = typeof h.traceparent === 'string' ? TRACEPARENT.exec(h.traceparent) : null;
   const headers = without(OWNED, h);
   headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
-  headers['x-forwarded-proto'] = 'http';
-  if (h.host !== undefined) headers['x-forwarded-host'] = h.host;
+  headers['x-forwarded-proto'] = proto;
+  const host = h.host ?? h[':authority'];
+  if (typeof host === 'string') headers['x-forwarded-host'] = host;
   headers['x-request-id'] = id;
   headers.traceparent = `00-${parent?.[1] ?? hex(16)}-${hex(8)}-${parent?.[2] ?? '01'}`;
   res.once('close', () =>
@@ -113,9 +125,19 @@ const server = createServer({ keepAliveTimeout: 72_000 }, (req, res) => {
       else res.writeHead(502).end();
     },
   );
-});
+};
 
+const server =
+  tls < 0
+    ? createServer({ keepAliveTimeout: 72_000 }, handler)
+    : createSecureServer(
+        { allowHTTP1: true, cert: readFileSync(process.argv[tls + 1]!), key: readFileSync(process.argv[tls + 2]!) },
+        handler as unknown as Parameters<typeof createSecureServer>[1],
+      );
 server.listen(Number(process.argv[3]), '127.0.0.1');
+const health = process.argv.indexOf('--health');
+if (health > 0)
+  createServer((_req, res) => void res.writeHead(200).end()).listen(Number(process.argv[health + 1]), '127.0.0.1');
 process.on('SIGTERM', () => {
   flush();
   process.exit(0);

@@ -115,3 +115,36 @@ export async function startFloor(backendPort: number, core: number | undefined, 
     ready: { kind: 'stdout-line' },
   });
 }
+
+/**
+ * The Node floor with Portico's default duties (bench/node-floor-duties.ts) over TLS, in front of
+ * the backend on `backendPort`: its access lines go to a pipe drained on `drainCore`, as Portico's.
+ */
+export async function startFloorDuties(
+  backendPort: number,
+  tls: { cert: string; key: string },
+  core: number | undefined,
+  drainCore: number | undefined,
+): Promise<Started & { port: number }> {
+  const port = await freePort();
+  const healthPort = await freePort();
+  const started = await startProcess({
+    name: 'node floor + duties',
+    command: process.execPath,
+    args: [
+      transpileEntry(resolve(ROOT, 'bench/node-floor-duties.ts')),
+      `http://127.0.0.1:${backendPort}`,
+      String(port),
+      '--tls',
+      tls.cert,
+      tls.key,
+      '--health',
+      String(healthPort),
+    ],
+    core,
+    ready: { kind: 'health', port: healthPort, path: '/health' },
+    stdout: 'drain',
+    drainCore,
+  });
+  return { ...started, port };
+}
