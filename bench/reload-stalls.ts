@@ -30,11 +30,6 @@ import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { applyV8Tuning } from '../src/cli/v8-tuning.js';
-import { loadConfig } from '../src/config/load.js';
-import { createGateway } from '../src/gateway.js';
-import { createLogger } from '../src/observability/logger.js';
-import { reloadFromFile } from '../src/ops/reload.js';
-import { mixedRoutesYaml } from './lib/routes-yaml.js';
 import { watchTimerGaps } from './lib/timer-gaps.js';
 
 const { values } = parseArgs({
@@ -46,6 +41,13 @@ const { values } = parseArgs({
   },
 });
 applyV8Tuning(process.execArgv, process.env.NODE_OPTIONS);
+// The gateway's modules after the tuning, as `portico start` loads them: loading them is a long
+// synchronous stretch that grew the young generation to 32 MB before a cap set later could act.
+const { loadConfig } = await import('../src/config/load.js');
+const { createGateway } = await import('../src/gateway.js');
+const { createLogger } = await import('../src/observability/logger.js');
+const { reloadFromFile } = await import('../src/ops/reload.js');
+const { mixedRoutesYaml } = await import('./lib/routes-yaml.js');
 const count = Number(values.routes);
 const settleMs = Number(values['settle-ms']);
 const dir = mkdtempSync(join(tmpdir(), 'portico-reload-stalls-'));
