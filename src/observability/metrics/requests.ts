@@ -34,8 +34,10 @@ export const requestMetrics: MetricsModule = (registry, sources) => {
   return {
     'request:end': (e) => {
       // Keyed by status class, not status: 200 and 204 are one series.
-      const series = duration.series(
-        `${e.status >= 100 && e.status < 600 ? (e.status / 100) | 0 : 0} ${e.method} ${e.routeId ?? ''}`,
+      const series = duration.seriesOf(
+        e.status >= 100 && e.status < 600 ? (e.status / 100) | 0 : 0,
+        e.method,
+        e.routeId ?? '',
         () => ({ route: routeLabel(e.routeId), method: e.method, status_class: statusClass(e.status) }),
       );
       duration.observe(series, e.durationMs / 1000);

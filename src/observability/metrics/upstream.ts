@@ -24,7 +24,7 @@ export const upstreamMetrics: MetricsModule = (registry) => {
   const { upstreamErrors, mappingCalls, retries, aggregateFailures } = counters(registry, SERIES);
   return {
     'upstream:response': (e) => {
-      const series = upstreamDuration.series(`${e.call} ${e.origin} ${e.routeId}`, () => ({
+      const series = upstreamDuration.seriesOf(e.call, e.origin, e.routeId, () => ({
         route: routeLabel(e.routeId),
         origin: e.origin,
         call: e.call,
