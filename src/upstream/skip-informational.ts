@@ -41,9 +41,11 @@ export function skipInformational(socket: Socket): void {
   const write = socket.write;
   let atStart = false;
   let held: Buffer | undefined;
-  socket.write = function (this: Socket, chunk: unknown, ...rest: unknown[]): boolean {
+  // Three parameters, not a rest list: a write per request head and per body chunk, and
+  // Writable.write reads an absent encoding or callback as it reads an undefined one.
+  socket.write = function (this: Socket, chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
     if (typeof chunk === 'string' && chunk.charCodeAt(0) !== 13) atStart = true;
-    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, encoding, cb);
   } as Socket['write'];
   socket.read = function (this: Socket, size?: number): unknown {
     for (;;) {
