@@ -16,7 +16,7 @@
  * bench/node-floor-duties.ts over TLS do them, and the last line gives Portico's ratio to those.
  * Processes are pinned as in bench/edge.ts when `taskset` exists.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,20 +35,7 @@ interface Row {
   readonly pid: number;
 }
 
-/**
- * How node runs the CLI of the tree at `root`: its build, as users run it (porticoCli for this
- * tree; a base tree is built with its own compiler first). Under tsx, the loader's per-request
- * work (about 9 µs, docs/performance.md) would count against Portico and not the compiled floors.
- */
-function builtCli(root: string): string[] {
-  if (root === ROOT) return porticoCli();
-  const tsc = resolve(root, 'node_modules/typescript/bin/tsc');
-  const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error(`bench: the build of ${root} failed`);
-  return [resolve(root, 'dist/src/cli/main.js')];
-}
-
-/** `portico start` of the tree at `root` (its build) on `port` with TLS. */
+/** `portico start` of the tree at `root` (its build: under tsx the loader's per-request work would count against Portico alone) on `port` with TLS. */
 async function startPortico(
   root: string,
   name: string,
@@ -73,7 +60,7 @@ routes:
   const started = await startProcess({
     name,
     command: process.execPath,
-    args: [...builtCli(root), 'start', '--config', file, '--host', '127.0.0.1', '--port', String(port)],
+    args: [...porticoCli(root), 'start', '--config', file, '--host', '127.0.0.1', '--port', String(port)],
     core,
     drainCore,
     ready: { kind: 'health', port: healthPort, path: '/health' },
@@ -125,7 +112,11 @@ async function main(): Promise<void> {
     };
     const tlsFloor = await floor(['--tls', tls.cert, tls.key]);
     const coreFloor = await floor(['--tls', tls.cert, tls.key, '--h2-core']);
-    const duties = await startFloorDuties(backend.port, tls, pinning?.proxyCore, pinning?.loadCore);
+    const duties = await startFloorDuties(`http://127.0.0.1:${backend.port}`, {
+      core: pinning?.proxyCore,
+      drainCore: pinning?.loadCore,
+      tls,
+    });
     started.push(duties);
     const rows: Row[] = [
       ...porticos.flatMap(([label, s], i) => [

@@ -23,6 +23,7 @@ import {
   type Started,
 } from './processes.js';
 import { porticoRoute, type BenchScenario } from './scenarios.js';
+import { startFloorDuties } from './h2load.js';
 import type { LoadSpec } from './load.js';
 import { GatewaySettingsSchema } from '../../src/config/schema.js';
 import { SEMI_SPACE_CAP_MB, tuningFlags } from '../../src/cli/v8-tuning.js';
@@ -179,17 +180,13 @@ export async function startCandidate(id: CandidateId, ctx: CandidateContext): Pr
   }
   if (id === 'node-floor-duties') {
     // Logs like Portico: stdout into a pipe drained by another process, readiness by /health.
-    const port = await freePort();
-    const p = await startProcess({
-      name: label,
-      command: process.execPath,
-      args: [...(ctx.nodeArgs ?? []), transpileEntry(resolve(ROOT, 'bench', `${id}.ts`)), backendUrl, String(port)],
+    const p = await startFloorDuties(backendUrl, {
       core: proxyCore,
-      ready: { kind: 'health', port, path: '/health' },
-      stdout: 'drain',
       drainCore: ctx.pinning?.loadCore,
+      nodeArgs: ctx.nodeArgs,
+      name: label,
     });
-    const origin = `http://127.0.0.1:${port}`;
+    const origin = `http://127.0.0.1:${p.port}`;
     return {
       id,
       label,

@@ -117,34 +117,36 @@ export async function startFloor(backendPort: number, core: number | undefined, 
 }
 
 /**
- * The Node floor with Portico's default duties (bench/node-floor-duties.ts) over TLS, in front of
- * the backend on `backendPort`: its access lines go to a pipe drained on `drainCore`, as Portico's.
+ * The Node floor with Portico's default duties (bench/node-floor-duties.ts) in front of
+ * `backendUrl`, over TLS when `tls` is given: its access lines go to a pipe drained on
+ * `o.drainCore`, as Portico's; readiness by `/health` (on a plain port of its own with TLS).
  */
 export async function startFloorDuties(
-  backendPort: number,
-  tls: { cert: string; key: string },
-  core: number | undefined,
-  drainCore: number | undefined,
+  backendUrl: string,
+  o: {
+    readonly core: number | undefined;
+    readonly drainCore: number | undefined;
+    readonly tls?: { cert: string; key: string };
+    readonly nodeArgs?: readonly string[] | undefined;
+    readonly name?: string;
+  },
 ): Promise<Started & { port: number }> {
   const port = await freePort();
-  const healthPort = await freePort();
+  const healthPort = o.tls === undefined ? port : await freePort();
   const started = await startProcess({
-    name: 'node floor + duties',
+    name: o.name ?? 'node floor + duties',
     command: process.execPath,
     args: [
+      ...(o.nodeArgs ?? []),
       transpileEntry(resolve(ROOT, 'bench/node-floor-duties.ts')),
-      `http://127.0.0.1:${backendPort}`,
+      backendUrl,
       String(port),
-      '--tls',
-      tls.cert,
-      tls.key,
-      '--health',
-      String(healthPort),
+      ...(o.tls === undefined ? [] : ['--tls', o.tls.cert, o.tls.key, '--health', String(healthPort)]),
     ],
-    core,
+    core: o.core,
     ready: { kind: 'health', port: healthPort, path: '/health' },
     stdout: 'drain',
-    drainCore,
+    drainCore: o.drainCore,
   });
   return { ...started, port };
 }

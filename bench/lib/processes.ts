@@ -56,19 +56,23 @@ export function porticoStartArgs(configFile: string, port: number): string[] {
  * (`tsc -p tsconfig.build.json` is incremental: a second of work when nothing changed). A
  * file's time cannot tell a current build, since an incremental build leaves unchanged outputs
  * as they were. Under tsx instead, its loader would add work of its own per request (a name
- * given to every function made at run time: microseconds a request no user pays).
+ * given to every function made at run time: microseconds a request no user pays). `root` is
+ * another checkout to run instead (a worktree of an older commit with its node_modules), built
+ * with its own compiler.
  */
-export function porticoCli(): string[] {
-  if (!builtThisRun) {
-    const tsc = resolve(ROOT, 'node_modules/typescript/bin/tsc');
-    const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('bench: npm run build failed: Portico cannot be measured as users run it');
-    builtThisRun = true;
+export function porticoCli(root: string = ROOT): string[] {
+  if (!built.has(root)) {
+    const tsc = resolve(root, 'node_modules/typescript/bin/tsc');
+    const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+    if (build.status !== 0)
+      throw new Error(`bench: the build of ${root} failed: Portico cannot be measured as users run it`);
+    built.add(root);
   }
-  return [resolve(ROOT, 'dist/src/cli/main.js')];
+  return [resolve(root, 'dist/src/cli/main.js')];
 }
 
-let builtThisRun = false;
+/** The checkouts built in this run. */
+const built = new Set<string>();
 
 export interface Started {
   readonly name: string;

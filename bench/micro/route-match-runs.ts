@@ -8,18 +8,23 @@
  * Prints each row's median ns/op over the processes, its quartiles and its range.
  */
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { median, percentile } from '../lib/report.js';
+import type { MicroResult } from './measure.js';
 
 const runs = Number(process.env.RUNS ?? 10);
-const script = fileURLToPath(new URL('./route-match.ts', import.meta.url));
+// Each process runs route-match.ts's suite and prints its results as JSON.
+const child = `
+  const { suite } = await import(${JSON.stringify(new URL('./route-match.ts', import.meta.url).href)});
+  const { budgetMs } = await import(${JSON.stringify(new URL('./measure.ts', import.meta.url).href)});
+  process.stdout.write(JSON.stringify(await suite.run(budgetMs())));`;
 const rows = new Map<string, number[]>();
 for (let run = 0; run < runs; run++) {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', env: process.env });
-  for (const line of out.split('\n')) {
-    const m = /^ {2}(.+?)\s{2,}[\d,]+ ops\/s\s+([\d.]+) ns\/op$/.exec(line);
-    if (m !== null) (rows.get(m[1]!) ?? rows.set(m[1]!, []).get(m[1]!)!).push(Number(m[2]));
-  }
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], {
+    encoding: 'utf8',
+    env: process.env,
+  });
+  for (const r of JSON.parse(out) as MicroResult[])
+    (rows.get(r.name) ?? rows.set(r.name, []).get(r.name)!).push(r.nsPerOp);
   process.stderr.write(`run ${run + 1} of ${runs}\n`);
 }
 const width = Math.max(...[...rows.keys()].map((name) => name.length));
